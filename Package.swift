@@ -1,0 +1,67 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Swift settings shared by every Swift target: Swift 6 language mode is the package default;
+/// upcoming features that make the concurrency story stricter are enabled on top.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Cast",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "castd", targets: ["castd"]),
+        .executable(name: "cast", targets: ["cast"]),
+        .library(name: "CastKit", targets: ["CastKit"]),
+    ],
+    targets: [
+        // MARK: C libraries (module map + shim header, no logic)
+        .systemLibrary(
+            name: "CAvahi", pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]),
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CSDL2", pkgConfig: "sdl2",
+            providers: [.apt(["libsdl2-dev"])]),
+
+        // MARK: Pure Swift
+        .target(name: "CastProtocol", swiftSettings: strict),
+
+        // MARK: Wrappers around one C library each
+        .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "CastDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
+        .target(name: "CastMedia", dependencies: ["CFFmpeg", "CALSA", "CastProtocol"], swiftSettings: strict),
+
+        // MARK: Services and the library
+        .target(
+            name: "CastReceiver",
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            swiftSettings: strict),
+        .target(
+            name: "CastKit",
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            swiftSettings: strict),
+
+        // MARK: Executables (thin)
+        .executableTarget(name: "castd", dependencies: ["CastReceiver"], path: "Receiver", swiftSettings: strict),
+        .executableTarget(name: "cast", dependencies: ["CastKit"], path: "Sender", swiftSettings: strict),
+
+        // MARK: Tests
+        .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity"], swiftSettings: strict),
+        .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery"], swiftSettings: strict),
+        .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,210 @@
+import Foundation
+
+/// The wire ids of message types. Ids are never reused: a retired message keeps its number.
+public enum MessageType: UInt8, Sendable, CaseIterable {
+    /// Sender → receiver, first message on every connection.
+    case hello = 1
+    /// Receiver → sender, the answer to an accepted hello.
+    case welcome = 2
+    /// Sender → receiver: what are you doing?
+    case statusRequest = 3
+    /// Receiver → sender: the answer to `statusRequest`.
+    case status = 4
+    /// Either way: something failed; after a protocol violation the sender of `error` closes.
+    case error = 5
+}
+
+/// The protocol version this build speaks. A peer with another major version is refused.
+public let protocolVersion = 1
+
+/// Sender → receiver: who I am and which version I speak.
+public struct Hello: Codable, Sendable, Equatable {
+    /// The protocol version of the sender.
+    public var version: Int
+    /// The sender's human-readable name (user@host), shown in receiver logs.
+    public var name: String
+    /// The sending software, e.g. "cast 0.1".
+    public var software: String
+
+    /// Creates a hello.
+    public init(version: Int = protocolVersion, name: String, software: String) {
+        self.version = version
+        self.name = name
+        self.software = software
+    }
+}
+
+/// Receiver → sender: the connection is accepted.
+public struct Welcome: Codable, Sendable, Equatable {
+    /// The receiver's protocol version.
+    public var version: Int
+    /// The receiver's friendly name.
+    public var name: String
+    /// The receiver's id (fingerprint of its public key), as in the TXT record.
+    public var id: String
+    /// The receiver's authentication mode: `pin`, `password` or `none`.
+    public var auth: String
+
+    /// Creates a welcome.
+    public init(version: Int = protocolVersion, name: String, id: String, auth: String) {
+        self.version = version
+        self.name = name
+        self.id = id
+        self.auth = auth
+    }
+}
+
+/// Receiver → sender: what the receiver is doing now.
+public struct ReceiverStatus: Codable, Sendable, Equatable {
+    /// The receiver's friendly name.
+    public var name: String
+    /// The receiver's id.
+    public var id: String
+    /// The playback state; `stopped` when idle.
+    public var state: PlaybackState
+    /// What plays, when something does.
+    public var title: String?
+    /// The position in seconds, when something plays.
+    public var position: Double?
+    /// The duration in seconds, when known.
+    public var duration: Double?
+
+    /// Creates a status.
+    public init(
+        name: String, id: String, state: PlaybackState, title: String? = nil, position: Double? = nil,
+        duration: Double? = nil
+    ) {
+        self.name = name
+        self.id = id
+        self.state = state
+        self.title = title
+        self.position = position
+        self.duration = duration
+    }
+}
+
+/// Either way: a failure, with a stable code and a message for people.
+public struct ErrorMessage: Codable, Sendable, Equatable {
+    /// A stable word (`ProtocolError.Code` values and later application codes).
+    public var code: String
+    /// A human-readable explanation.
+    public var message: String
+
+    /// Creates an error message.
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The error message telling a peer about its protocol error.
+    public init(_ error: ProtocolError) {
+        self.init(code: error.code.rawValue, message: error.message)
+    }
+}
+
+/// A decoded message.
+public enum Message: Sendable, Equatable {
+    /// See `Hello`.
+    case hello(Hello)
+    /// See `Welcome`.
+    case welcome(Welcome)
+    /// Asks for a `status`.
+    case statusRequest
+    /// See `ReceiverStatus`.
+    case status(ReceiverStatus)
+    /// See `ErrorMessage`.
+    case error(ErrorMessage)
+
+    /// The message's wire type.
+    public var type: MessageType {
+        switch self {
+        case .hello: .hello
+        case .welcome: .welcome
+        case .statusRequest: .statusRequest
+        case .status: .status
+        case .error: .error
+        }
+    }
+}
+
+/// The longest string accepted in any text field: names, titles, messages.
+public let maximumTextLength = 1024
+
+extension Message {
+    /// The message as a frame.
+    public func frame() -> Frame {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let payload: Data
+        do {
+            switch self {
+            case .hello(let body): payload = try encoder.encode(body)
+            case .welcome(let body): payload = try encoder.encode(body)
+            case .statusRequest: payload = Data("{}".utf8)
+            case .status(let body): payload = try encoder.encode(body)
+            case .error(let body): payload = try encoder.encode(body)
+            }
+        } catch {
+            preconditionFailure("encoding a message cannot fail: \(error)")
+        }
+        return Frame(type: type.rawValue, payload: Array(payload))
+    }
+
+    /// Decodes and validates a frame.
+    /// - Throws: `ProtocolError` `.unknownMessageType` or `.malformedMessage`.
+    public init(_ frame: Frame) throws(ProtocolError) {
+        guard let type = MessageType(rawValue: frame.type) else {
+            throw ProtocolError(.unknownMessageType, "unknown message type \(frame.type)")
+        }
+        let data = Data(frame.payload)
+        func decode<T: Decodable>(_: T.Type) throws(ProtocolError) -> T {
+            do {
+                return try JSONDecoder().decode(T.self, from: data)
+            } catch {
+                throw ProtocolError(.malformedMessage, "\(type) payload does not decode: \(Self.describe(error))")
+            }
+        }
+        switch type {
+        case .hello:
+            let body = try decode(Hello.self)
+            try Self.check(text: body.name, field: "hello.name")
+            try Self.check(text: body.software, field: "hello.software")
+            self = .hello(body)
+        case .welcome:
+            let body = try decode(Welcome.self)
+            try Self.check(text: body.name, field: "welcome.name")
+            try Self.check(text: body.id, field: "welcome.id")
+            self = .welcome(body)
+        case .statusRequest:
+            _ = try decode([String: String].self)
+            self = .statusRequest
+        case .status:
+            let body = try decode(ReceiverStatus.self)
+            try Self.check(text: body.name, field: "status.name")
+            try Self.check(text: body.title ?? "", field: "status.title")
+            self = .status(body)
+        case .error:
+            let body = try decode(ErrorMessage.self)
+            try Self.check(text: body.message, field: "error.message")
+            self = .error(body)
+        }
+    }
+
+    private static func check(text: String, field: String) throws(ProtocolError) {
+        guard text.utf8.count <= maximumTextLength else {
+            throw ProtocolError(.malformedMessage, "\(field) is longer than \(maximumTextLength) bytes")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "missing key '\(key.stringValue)'"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        case DecodingError.dataCorrupted(let context):
+            context.codingPath.isEmpty
+                ? "not JSON" : "bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        default: "\(error)"
+        }
+    }
+}

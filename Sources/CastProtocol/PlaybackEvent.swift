@@ -1,0 +1,90 @@
+/// The playback state of a receiver, in the vocabulary of MPMoviePlaybackState.
+public enum PlaybackState: String, Codable, Sendable, CaseIterable {
+    /// Nothing plays; the initial state and the state after a finish.
+    case stopped
+    /// Media is playing.
+    case playing
+    /// Paused by a control; resumes where it stopped.
+    case paused
+    /// Playback stopped by itself (the input stalled, another sender took over) and resumes by itself.
+    case interrupted
+    /// Scrubbing forward.
+    case seekingForward
+    /// Scrubbing backward.
+    case seekingBackward
+}
+
+/// How far loading has come, in the vocabulary of MPMovieLoadState. Encoded as a list of words.
+public struct LoadState: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Enough is buffered to start playing.
+    public static let playable = LoadState(rawValue: 1 << 0)
+    /// Enough is buffered to play to the end at the measured input rate.
+    public static let playthroughOK = LoadState(rawValue: 1 << 1)
+    /// The input cannot keep up: playback is interrupted until the buffer refills.
+    public static let stalled = LoadState(rawValue: 1 << 2)
+
+    /// The wire words, in a fixed order.
+    public static let words: [(LoadState, String)] = [
+        (.playable, "playable"), (.playthroughOK, "playthroughOK"), (.stalled, "stalled"),
+    ]
+
+    /// The set as wire words.
+    public var wordList: [String] { Self.words.filter { contains($0.0) }.map(\.1) }
+
+    /// The set from wire words; nil when a word is unknown.
+    public init?(words: [String]) {
+        var state = LoadState()
+        for word in words {
+            guard let entry = Self.words.first(where: { $0.1 == word }) else { return nil }
+            state.insert(entry.0)
+        }
+        self = state
+    }
+}
+
+/// Why playback finished, in the vocabulary of MPMovieFinishReason.
+public enum FinishReason: String, Codable, Sendable {
+    /// Played to the end.
+    case playbackEnded
+    /// Decoding, the source or the connection failed; the event carries the message.
+    case playbackError
+    /// A user stopped it.
+    case userExited
+}
+
+/// The kinds of media a movie holds (MPMovieMediaTypeMask).
+public enum MediaType: String, Codable, Sendable {
+    /// At least one audio stream is played.
+    case audio
+    /// At least one video stream is played.
+    case video
+}
+
+/// One change of playback, pushed by the receiver as it happens.
+///
+/// The same values leave the engine, cross the receiver and reach the sender: the engine
+/// emits them, the receiver stamps and forwards them, `castd --events` and `cast send --json`
+/// print them as JSON lines (see docs/protocol.md).
+public enum PlaybackEvent: Sendable, Equatable {
+    /// The load state changed.
+    case loadState(LoadState)
+    /// The duration became known (seconds).
+    case durationAvailable(Double)
+    /// The media types became known.
+    case mediaTypes([MediaType])
+    /// The natural size of the video became known (pixels, display aspect applied).
+    case naturalSize(width: Int, height: Int)
+    /// The first video frame is ready to be shown.
+    case readyForDisplay
+    /// The playback state changed.
+    case playbackState(PlaybackState)
+    /// The playback position (seconds) at a moment of the receiver's wall clock (seconds since 1970).
+    case position(seconds: Double, at: Double)
+    /// Video started or stopped being shown on the receiver (isAirPlayVideoActive).
+    case videoActive(Bool)
+    /// Playback finished; `error` is set for `playbackError`.
+    case finished(reason: FinishReason, error: String?)
+}

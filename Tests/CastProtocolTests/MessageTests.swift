@@ -1,0 +1,64 @@
+import XCTest
+
+@testable import CastProtocol
+
+final class MessageTests: XCTestCase {
+    private enum Fixtures {
+        static let hello = Hello(name: "alice@laptop", software: "cast test")
+        static let welcome = Welcome(name: "Living Room", id: String(repeating: "ab", count: 16), auth: "none")
+        static let status = ReceiverStatus(
+            name: "Living Room", id: "00ff", state: .playing, title: "clip.mp4", position: 1.5, duration: 5)
+    }
+
+    func testEveryMessageRoundTrips() throws {
+        let messages: [Message] = [
+            .hello(Fixtures.hello), .welcome(Fixtures.welcome), .statusRequest, .status(Fixtures.status),
+            .status(ReceiverStatus(name: "Box", id: "1", state: .stopped)),
+            .error(ErrorMessage(code: "timeout", message: "too slow")),
+        ]
+        for message in messages {
+            XCTAssertEqual(try Message(message.frame()), message)
+        }
+        XCTAssertEqual(Set(messages.map(\.type)), Set(MessageType.allCases))
+    }
+
+    func testWireIdsAreStable() {
+        XCTAssertEqual(MessageType.allCases.map(\.rawValue), [1, 2, 3, 4, 5])
+    }
+
+    func testHelloPayloadIsJSON() throws {
+        let frame = Message.hello(Fixtures.hello).frame()
+        let text = String(decoding: frame.payload, as: UTF8.self)
+        XCTAssertEqual(text, #"{"name":"alice@laptop","software":"cast test","version":1}"#)
+    }
+
+    func testUnknownTypeIsRejected() {
+        assertRejected(Frame(type: 200, payload: Array("{}".utf8)), .unknownMessageType)
+    }
+
+    func testGarbagePayloadIsRejected() {
+        assertRejected(Frame(type: MessageType.hello.rawValue, payload: [0xFF, 0x00, 0x13]), .malformedMessage)
+        assertRejected(Frame(type: MessageType.statusRequest.rawValue, payload: Array("[1,2]".utf8)), .malformedMessage)
+    }
+
+    func testMissingKeyIsRejected() {
+        assertRejected(Frame(type: MessageType.hello.rawValue, payload: Array(#"{"version":1}"#.utf8)), .malformedMessage)
+    }
+
+    func testUnknownPlaybackStateIsRejected() {
+        let json = #"{"name":"a","id":"b","state":"dancing"}"#
+        assertRejected(Frame(type: MessageType.status.rawValue, payload: Array(json.utf8)), .malformedMessage)
+    }
+
+    func testOverlongTextIsRejected() {
+        let long = String(repeating: "x", count: maximumTextLength + 1)
+        let frame = Message.hello(Hello(name: long, software: "s")).frame()
+        assertRejected(frame, .malformedMessage)
+    }
+
+    private func assertRejected(_ frame: Frame, _ code: ProtocolError.Code, line: UInt = #line) {
+        XCTAssertThrowsError(try Message(frame), line: line) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, code, line: line)
+        }
+    }
+}

@@ -62,3 +62,24 @@ final class MessageTests: XCTestCase {
         }
     }
 }
+
+final class ServiceRecordTests: XCTestCase {
+    func testTXTRoundTrip() {
+        let record = ServiceRecord(id: "abcd", friendlyName: "Living Room", features: [.audio, .video], auth: .none)
+        XCTAssertEqual(record.txt, ["v": "1", "id": "abcd", "fn": "Living Room", "ft": "0x3", "auth": "none"])
+        XCTAssertEqual(ServiceRecord(txt: record.txt), record)
+    }
+
+    func testIncompleteOrMalformedTXTIsNotAReceiver() {
+        let good = ["v": "1", "id": "abcd", "fn": "x", "ft": "0x3", "auth": "pin"]
+        XCTAssertNotNil(ServiceRecord(txt: good))
+        for key in ["v", "id", "ft", "auth"] {
+            var txt = good
+            txt[key] = nil
+            XCTAssertNil(ServiceRecord(txt: txt), key)
+        }
+        XCTAssertNil(ServiceRecord(txt: good.merging(["ft": "3"]) { $1 }))
+        XCTAssertNil(ServiceRecord(txt: good.merging(["auth": "maybe"]) { $1 }))
+        XCTAssertNil(ServiceRecord(txt: good.merging(["v": "one"]) { $1 }))
+    }
+}

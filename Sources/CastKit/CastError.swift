@@ -1,0 +1,47 @@
+/// A failure a sender reports to its user. Each kind maps to one exit code of `cast` (docs/user-guide.md).
+public struct CastError: Error, Sendable, CustomStringConvertible {
+    /// What failed, in the user's words.
+    public struct Kind: Hashable, Sendable {
+        fileprivate enum Code: Hashable, Sendable {
+            case usage, playback, noSuchReceiver, notAuthorised, connectionLost, discovery
+        }
+        fileprivate let code: Code
+
+        /// The command line was wrong.
+        public static let usage = Kind(code: .usage)
+        /// Playback failed on the receiver.
+        public static let playback = Kind(code: .playback)
+        /// No receiver matched the name, or none is in sight.
+        public static let noSuchReceiver = Kind(code: .noSuchReceiver)
+        /// The receiver refused us: pairing is needed or was refused.
+        public static let notAuthorised = Kind(code: .notAuthorised)
+        /// The receiver could not be reached, or the connection broke.
+        public static let connectionLost = Kind(code: .connectionLost)
+        /// mDNS is not available (no avahi-daemon).
+        public static let discovery = Kind(code: .discovery)
+    }
+
+    /// What failed.
+    public let kind: Kind
+    /// A message for people.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The exit code of `cast` for this error: 1 playback, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost.
+    public var exitCode: Int32 {
+        switch kind.code {
+        case .playback: 1
+        case .usage: 2
+        case .noSuchReceiver, .discovery: 3
+        case .notAuthorised: 4
+        case .connectionLost: 5
+        }
+    }
+}

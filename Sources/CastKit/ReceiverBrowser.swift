@@ -1,0 +1,33 @@
+import CastDiscovery
+public import CastProtocol
+
+/// Finds receivers on the local network over mDNS (avahi-daemon).
+public enum ReceiverBrowser {
+    /// Every receiver that answers within `timeout`, sorted by name. Advertisements whose TXT record
+    /// is not a usable receiver record are left out.
+    /// - Throws: `CastError` `.discovery` when avahi-daemon is not running.
+    public static func receivers(timeout: Duration = .seconds(2)) throws(CastError) -> [ReceiverDescription] {
+        let found: [DiscoveredReceiver]
+        do {
+            found = try Browser.browse(serviceType: serviceType, timeout: timeout)
+        } catch {
+            throw CastError(.discovery, "cannot browse for receivers: \(error)")
+        }
+        return found.compactMap { service -> ReceiverDescription? in
+            guard let record = ServiceRecord(txt: service.txt) else { return nil }
+            return ReceiverDescription(
+                name: service.name, id: record.id, host: service.address, port: service.port, record: record)
+        }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+
+    /// Resolves what the user typed: an address directly, a name through discovery.
+    /// - Throws: `CastError` `.noSuchReceiver` (with the names in sight) or `.discovery`.
+    public static func resolve(_ query: String?, timeout: Duration = .seconds(2)) throws(CastError)
+        -> ReceiverDescription
+    {
+        if let query, case .address(let host, let port) = ReceiverQuery(query) {
+            return ReceiverDescription(name: query, id: "", host: host, port: port)
+        }
+        return try ReceiverQuery.match(query, in: receivers(timeout: timeout))
+    }
+}

@@ -1,0 +1,132 @@
+public import CastProtocol
+import CastSecurity
+import Foundation
+
+/// A sender's control connection to one receiver: TLS 1.3, hello, then requests.
+///
+/// Thread-safety: requests are serialised by the caller (one request at a time); `close()` may be
+/// called from any thread.
+public final class ReceiverConnection: Sendable {
+    /// What the receiver said about itself when it accepted us.
+    public let welcome: Welcome
+    /// The TLS protocol version in use ("TLSv1.3").
+    public let tlsVersion: String
+    /// The receiver's id as computed from its TLS key (the id the sender will pin).
+    public let peerID: String?
+    private let tls: TLSConnection
+    private let reader: FrameReader
+
+    private init(welcome: Welcome, tls: TLSConnection, reader: FrameReader) {
+        self.welcome = welcome
+        self.tls = tls
+        self.reader = reader
+        self.tlsVersion = tls.protocolVersion
+        self.peerID = tls.peerPublicKey.map { fingerprint(ofPublicKey: $0) }
+    }
+
+    /// How long a reply may take before the receiver counts as lost.
+    public static let replyTimeout: Duration = .seconds(5)
+
+    /// Connects, completes TLS and the hello exchange.
+    /// - Parameters:
+    ///   - receiver: where to connect.
+    ///   - configDirectory: the sender's directory holding its identity (created on first use).
+    ///   - senderName: shown in the receiver's log.
+    /// - Throws: `CastError`: `.connectionLost` when unreachable, `.notAuthorised` when the receiver requires pairing.
+    public static func open(
+        _ receiver: ReceiverDescription, configDirectory: String, senderName: String,
+        timeout: Duration = .seconds(5)
+    ) throws(CastError) -> ReceiverConnection {
+        let identity: Identity
+        do {
+            identity = try Identity.loadOrCreate(directory: configDirectory)
+        } catch {
+            throw CastError(.usage, "cannot use the sender identity in \(configDirectory): \(error)")
+        }
+        let tls: TLSConnection
+        do {
+            let fd = try TCP.connect(host: receiver.host, port: receiver.port, timeout: timeout)
+            tls = try TLSConnection.connect(fd: fd, identity: identity, handshakeTimeout: timeout)
+        } catch {
+            throw CastError(.connectionLost, "cannot reach \(receiver.name) at \(receiver.address): \(error)")
+        }
+        let reader = FrameReader(tls: tls, receiverName: receiver.name)
+        do {
+            try tls.write(Message.hello(Hello(name: senderName, software: "cast \(castVersion)")).frame().encoded())
+        } catch {
+            tls.close()
+            throw CastError(.connectionLost, "lost \(receiver.name) while saying hello: \(error)")
+        }
+        switch try reader.next(timeout: timeout) {
+        case .welcome(let welcome):
+            return ReceiverConnection(welcome: welcome, tls: tls, reader: reader)
+        case let other:
+            tls.close()
+            throw reader.unexpected(other, waitingFor: "welcome")
+        }
+    }
+
+    /// Asks the receiver what it is doing.
+    public func status() throws(CastError) -> ReceiverStatus {
+        do {
+            try tls.write(Message.statusRequest.frame().encoded())
+        } catch {
+            throw CastError(.connectionLost, "lost \(welcome.name): \(error)")
+        }
+        switch try reader.next(timeout: Self.replyTimeout) {
+        case .status(let status): return status
+        case let other: throw reader.unexpected(other, waitingFor: "status")
+        }
+    }
+
+    /// Closes the connection (close_notify, then the socket). Idempotent.
+    public func close() { tls.close() }
+}
+
+/// The version of the sender software.
+public let castVersion = "0.1.0"
+
+/// Reads whole messages from a TLS connection. Used by one thread at a time.
+final class FrameReader: @unchecked Sendable {
+    // Invariant: only the thread that owns the connection's request/response cycle calls `next`.
+    private let tls: TLSConnection
+    private let receiverName: String
+    private var decoder = FrameDecoder()
+
+    init(tls: TLSConnection, receiverName: String) {
+        self.tls = tls
+        self.receiverName = receiverName
+    }
+
+    /// The next message; `timeout` bounds the wait (nil waits for ever).
+    func next(timeout: Duration?) throws(CastError) -> Message {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now + $0 }
+        while true {
+            do {
+                if let frame = try decoder.nextFrame() { return try Message(frame) }
+            } catch {
+                throw CastError(.connectionLost, "\(receiverName) sent a message this sender cannot read: \(error)")
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try tls.read(maxCount: 64 * 1024, timeout: deadline.map { max(.zero, $0 - clock.now) })
+            } catch {
+                throw CastError(.connectionLost, "lost \(receiverName): \(error)")
+            }
+            if bytes.isEmpty { throw CastError(.connectionLost, "\(receiverName) closed the connection") }
+            decoder.feed(bytes)
+        }
+    }
+
+    /// The error for a message that is not the awaited one; a receiver's `error` becomes the matching CastError.
+    func unexpected(_ message: Message, waitingFor: String) -> CastError {
+        guard case .error(let error) = message else {
+            return CastError(.connectionLost, "\(receiverName) sent \(message.type) while \(waitingFor) was expected")
+        }
+        if error.code == ProtocolError.Code.pairingRequired.rawValue {
+            return CastError(.notAuthorised, "\(receiverName) refused this sender: \(error.message)")
+        }
+        return CastError(.connectionLost, "\(receiverName) closed the connection: \(error.code): \(error.message)")
+    }
+}

@@ -1,0 +1,96 @@
+import CastProtocol
+import CastSecurity
+import Foundation
+
+/// One sender's control connection: TLS, then frames through the state machine, until either side closes.
+///
+/// Runs on its own thread and is not shared: no synchronisation needed inside.
+struct ControlConnection {
+    let fd: Int32
+    let peer: String
+    let receiver: Receiver
+    let logger: Logger
+
+    func run() {
+        let limits = receiver.configuration.limits
+        let tls: TLSConnection
+        do {
+            tls = try TLSConnection.accept(
+                fd: fd, identity: receiver.identityForConnections, handshakeTimeout: limits.handshakeTimeout)
+        } catch {
+            logger.warning("connection from \(peer) closed: TLS handshake failed: \(error)")
+            return
+        }
+        defer { tls.close() }
+        var machine = ReceiverConnectionStateMachine(
+            welcome: Welcome(name: receiver.configuration.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
+            auth: receiver.configuration.auth)
+        var decoder = FrameDecoder()
+        let clock = ContinuousClock()
+        let helloDeadline = clock.now + limits.helloTimeout
+        var frameDeadline: ContinuousClock.Instant?
+
+        func perform(_ action: ReceiverConnectionStateMachine.Action) throws -> Bool {
+            switch action {
+            case .send(let message):
+                try tls.write(message.frame().encoded())
+                if case .welcome = message, let hello = machine.peer {
+                    logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
+                }
+                return true
+            case .sendStatus:
+                try tls.write(Message.status(receiver.currentStatus()).frame().encoded())
+                return true
+            case .sendAndClose(let message, let reason):
+                logger.warning("connection from \(peer) closed: \(reason)")
+                try? tls.write(message.frame().encoded())
+                return false
+            }
+        }
+
+        do {
+            while true {
+                // Deadlines bound what a slow peer can hold: the hello, and each frame once started.
+                let deadline: ContinuousClock.Instant? =
+                    !machine.isEstablished ? min(helloDeadline, frameDeadline ?? helloDeadline) : frameDeadline
+                var timeout: Duration? = deadline.map { $0 - clock.now }
+                if let t = timeout, t <= .zero { timeout = .zero }
+                let bytes: [UInt8]
+                do {
+                    if timeout == .zero { throw ReadTimedOut() }
+                    bytes = try tls.read(maxCount: 16 * 1024, timeout: timeout)
+                } catch let error as SecurityError where error.kind == .timedOut {
+                    throw ReadTimedOut()
+                }
+                if bytes.isEmpty {
+                    if let hello = machine.peer {
+                        logger.info("sender \"\(hello.name)\" disconnected")
+                    } else {
+                        logger.warning("connection from \(peer) closed by the peer before hello")
+                    }
+                    return
+                }
+                decoder.feed(bytes)
+                while true {
+                    let frame: Frame?
+                    do {
+                        frame = try decoder.nextFrame()
+                    } catch {
+                        _ = try perform(machine.framingFailed(error))
+                        return
+                    }
+                    guard let frame else { break }
+                    guard try perform(machine.receive(frame)) else { return }
+                }
+                frameDeadline = decoder.hasPartialFrame ? (frameDeadline ?? clock.now + limits.frameTimeout) : nil
+            }
+        } catch is ReadTimedOut {
+            let what = machine.isEstablished ? "the sender stalled in the middle of a frame" : "no hello in time"
+            _ = try? perform(machine.timedOut(what))
+        } catch {
+            logger.warning("connection from \(peer) lost: \(error)")
+        }
+    }
+
+    private struct ReadTimedOut: Error {}
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where the receiver's log lines go. A value passed in (swift-log style), so the daemon decides
+/// the destination and tests can capture lines.
+public struct Logger: Sendable {
+    /// How much a line matters.
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+        /// Details for debugging.
+        case debug = 0
+        /// Things worth knowing: who connected, what plays.
+        case info = 1
+        /// Something is degraded but the receiver works.
+        case warning = 2
+        /// Something failed.
+        case error = 3
+
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+    }
+
+    private let sink: @Sendable (Level, String) -> Void
+
+    /// A logger that hands each line to `sink`.
+    public init(_ sink: @escaping @Sendable (Level, String) -> Void) {
+        self.sink = sink
+    }
+
+    /// A logger that writes `castd: level: message` lines to standard error, dropping lines below `minimum`.
+    public static func standardError(minimum: Level = .info) -> Logger {
+        Logger { level, message in
+            guard level >= minimum else { return }
+            let line = level == .info ? "castd: \(message)\n" : "castd: \(level): \(message)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    /// Logs a line.
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        sink(level, message())
+    }
+
+    /// Logs at `.debug`.
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    /// Logs at `.info`.
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    /// Logs at `.warning`.
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    /// Logs at `.error`.
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}

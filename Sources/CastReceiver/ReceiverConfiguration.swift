@@ -1,0 +1,47 @@
+public import CastProtocol
+
+/// Everything a receiver needs to run; `castd` builds it from flags and the config file.
+public struct ReceiverConfiguration: Sendable {
+    /// The friendly name, advertised as the DNS-SD instance name.
+    public var name: String
+    /// The TCP port; 0 picks a free one.
+    public var port: UInt16
+    /// The address to listen on (`::` takes IPv4 and IPv6).
+    public var listenAddress: String
+    /// How senders are admitted.
+    public var auth: AuthMode
+    /// Where the identity (and later the pairing store) lives.
+    public var stateDirectory: String
+    /// Whether to advertise over mDNS.
+    public var advertise: Bool
+    /// Limits that protect the receiver from slow or hostile peers.
+    public var limits: Limits
+
+    /// Bounds on what one connection may cost.
+    public struct Limits: Sendable {
+        /// Time for the TLS handshake.
+        public var handshakeTimeout: Duration = .seconds(5)
+        /// Time from the end of the handshake to a complete hello.
+        public var helloTimeout: Duration = .seconds(5)
+        /// Time a peer may take between the first and the last byte of one frame.
+        public var frameTimeout: Duration = .seconds(5)
+        /// Connections served at once; more are closed at accept.
+        public var maximumConnections: Int = 64
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// Creates a configuration.
+    public init(
+        name: String, port: UInt16 = 7100, listenAddress: String = "::", auth: AuthMode = .pin,
+        stateDirectory: String, advertise: Bool = true, limits: Limits = Limits()
+    ) {
+        self.name = name
+        self.port = port
+        self.listenAddress = listenAddress
+        self.auth = auth
+        self.stateDirectory = stateDirectory
+        self.advertise = advertise
+        self.limits = limits
+    }
+}

@@ -36,6 +36,7 @@ let package = Package(
 
         // MARK: Pure Swift
         .target(name: "CastProtocol", swiftSettings: strict),
+        .target(name: "CastCommandLine", swiftSettings: strict),
 
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
@@ -45,19 +46,22 @@ let package = Package(
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery"],
             swiftSettings: strict),
         .target(
             name: "CastKit",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery"],
             swiftSettings: strict),
 
         // MARK: Executables (thin)
-        .executableTarget(name: "castd", dependencies: ["CastReceiver"], path: "Receiver", swiftSettings: strict),
-        .executableTarget(name: "cast", dependencies: ["CastKit"], path: "Sender", swiftSettings: strict),
+        .executableTarget(name: "castd", dependencies: ["CastReceiver", "CastCommandLine"], path: "Receiver", swiftSettings: strict),
+        .executableTarget(name: "cast", dependencies: ["CastKit", "CastCommandLine"], path: "Sender", swiftSettings: strict),
 
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
+        .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
+        .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),
         .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity"], swiftSettings: strict),
         .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery"], swiftSettings: strict),
         .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol"], swiftSettings: strict),

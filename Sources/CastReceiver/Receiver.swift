@@ -55,7 +55,7 @@ public final class Receiver: Sendable {
             $0.listenFD = fd
             $0.port = port
         }
-        logger.info("listening on port \(port) (id \(id), auth \(configuration.auth.rawValue))")
+        logger.info("listening on port \(port) (address \(configuration.listenAddress), id \(id), auth \(configuration.auth.rawValue))")
         let thread = Thread { [self] in acceptLoop(fd) }
         thread.name = "castd accept"
         thread.start()

@@ -1,0 +1,148 @@
+// castd: the Cast receiver daemon. Arguments, config file and signals; the service is CastReceiver.
+import CastCommandLine
+import CastProtocol
+import CastReceiver
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let options: [OptionSpec] = [
+    OptionSpec("name", value: "NAME", help: "friendly name, advertised over mDNS (default: the host name)"),
+    OptionSpec("port", value: "N", help: "TCP port to listen on; 0 picks a free port (default 7100)"),
+    OptionSpec("listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
+    OptionSpec("audio-device", value: "PCM", help: "ALSA PCM to play audio on, or none (default: default)"),
+    OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE"),
+    OptionSpec("auth", value: "MODE", help: "how senders are admitted: pin (default), password or none"),
+    OptionSpec("password-file", value: "FILE", help: "the secret for --auth password"),
+    OptionSpec("state-dir", value: "DIR", help: "where the identity is kept (default /var/lib/castd as root)"),
+    OptionSpec("events", value: "FILE", help: "write every event as a JSON line to FILE, or - for standard output"),
+    OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
+    OptionSpec("no-advertise", help: "do not advertise over mDNS"),
+    OptionSpec("help", help: "show this help"),
+]
+
+let usage = """
+    usage: castd [--name NAME] [--port N] [--audio-device PCM] [--video-out MODE]
+                 [--auth pin|password|none] [--password-file F] [--state-dir DIR]
+                 [--events FILE|-] [--config F]
+
+    The Cast receiver: advertises itself over mDNS as _castd._tcp, accepts senders over
+    TLS 1.3 and reports everything that happens to playback back to them.
+
+    options:
+    \(options.map { "  --\($0.name)\($0.value.map { " " + $0 } ?? "")".padding(toLength: 26, withPad: " ", startingAt: 0) + $0.help }.joined(separator: "\n"))
+
+    examples:
+      castd --name "Living Room"
+      castd --auth none --port 0 --video-out none --state-dir /tmp/castd
+    """
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("castd: \(message)\n".utf8))
+    exit(code)
+}
+
+/// Flags from the command line over settings from the config file.
+func settings() -> [String: String] {
+    let parsed: ParsedArguments
+    do {
+        parsed = try parseArguments(CommandLine.arguments.dropFirst(), options: options)
+    } catch {
+        fail("\(error.message) (see castd --help)", code: 2)
+    }
+    if parsed.has("help") {
+        print(usage)
+        exit(0)
+    }
+    if let extra = parsed.positionals.first { fail("unexpected argument '\(extra)' (see castd --help)", code: 2) }
+    var merged: [String: String] = [:]
+    let explicitConfig = parsed.options["config"]
+    let configPath = explicitConfig ?? "/etc/castd.conf"
+    if explicitConfig != nil || FileManager.default.fileExists(atPath: configPath) {
+        guard let data = FileManager.default.contents(atPath: configPath) else {
+            fail("cannot read the config file \(configPath)", code: 2)
+        }
+        do {
+            for entry in try ConfigFile.parse(String(decoding: data, as: UTF8.self)) {
+                guard entry.key != "config", let spec = options.first(where: { $0.name == entry.key }) else {
+                    fail(
+                        "\(configPath): line \(entry.line): unknown setting '\(entry.key)'"
+                            + suggestion(for: entry.key, among: options.map(\.name)), code: 2)
+                }
+                merged[entry.key] = spec.value == nil ? "" : entry.value
+            }
+        } catch {
+            fail("\(configPath): \(error)", code: 2)
+        }
+    }
+    merged.merge(parsed.options) { _, flag in flag }
+    return merged
+}
+
+func defaultStateDirectory() -> String {
+    if getuid() == 0 { return "/var/lib/castd" }
+    let env = ProcessInfo.processInfo.environment
+    let base = env["XDG_STATE_HOME"] ?? ((env["HOME"] ?? "/tmp") + "/.local/state")
+    return base + "/castd"
+}
+
+func hostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count) == 0 else { return "castd" }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+let values = settings()
+let name = values["name"] ?? hostName()
+guard !name.isEmpty, name.utf8.count <= 63 else { fail("--name must be 1 to 63 bytes (a DNS-SD instance name)", code: 2) }
+guard let port = UInt16(values["port"] ?? "7100") else { fail("--port must be a number from 0 to 65535", code: 2) }
+guard let auth = AuthMode(rawValue: values["auth"] ?? "pin") else {
+    fail("--auth must be pin, password or none", code: 2)
+}
+if let videoOut = values["video-out"] {
+    let modes = ["window", "fullscreen", "none"]
+    guard modes.contains(videoOut) || (videoOut.hasPrefix("framemd5:") && videoOut.count > 9) else {
+        fail("--video-out must be window, fullscreen, none or framemd5:FILE", code: 2)
+    }
+}
+if auth == .password {
+    guard let file = values["password-file"] else { fail("--auth password needs --password-file FILE", code: 2) }
+    guard FileManager.default.isReadableFile(atPath: file) else { fail("cannot read the password file \(file)", code: 2) }
+}
+
+signal(SIGPIPE, SIG_IGN)
+let logger = Logger.standardError()
+let configuration = ReceiverConfiguration(
+    name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth,
+    stateDirectory: values["state-dir"] ?? defaultStateDirectory(), advertise: !(values["no-advertise"] != nil))
+let receiver: Receiver
+do {
+    receiver = try Receiver(configuration: configuration, logger: logger)
+    try receiver.start()
+} catch {
+    fail("\(error)", code: 1)
+}
+switch auth {
+case .none:
+    logger.warning("auth none: any sender on this network can control this receiver")
+case .pin, .password:
+    logger.warning("auth \(auth.rawValue): pairing is not available in this build yet, so no sender is admitted; use --auth none")
+}
+
+/// Kept alive for the life of the process; touched only on the main thread.
+nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
+for signalNumber in [SIGINT, SIGTERM] {
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+    source.setEventHandler {
+        logger.info("stopping")
+        receiver.stop()
+        exit(0)
+    }
+    source.resume()
+    signalSources.append(source)
+}
+dispatchMain()

@@ -1,0 +1,174 @@
+// cast: the Cast command line sender. Arguments and output; the work is CastKit.
+import CastCommandLine
+import CastKit
+import CastProtocol
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One verb of `cast`.
+struct Verb {
+    let name: String
+    let synopsis: String
+    let abstract: String
+    let options: [OptionSpec]
+    let examples: [String]
+    let run: (ParsedArguments) throws(CastError) -> Void
+}
+
+let jsonOption = OptionSpec("json", help: "print JSON instead of text")
+let timeoutOption = OptionSpec("timeout", value: "SEC", help: "how long to look for receivers (default 2)")
+let helpOption = OptionSpec("help", help: "show this help")
+
+func output(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func browseTimeout(_ arguments: ParsedArguments) throws(CastError) -> Duration {
+    guard let text = arguments.options["timeout"] else { return .seconds(2) }
+    guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
+        throw CastError(.usage, "--timeout must be a number of seconds from 0 to 60")
+    }
+    return .milliseconds(Int(seconds * 1000))
+}
+
+func senderConfigDirectory() -> String {
+    let env = ProcessInfo.processInfo.environment
+    return (env["XDG_CONFIG_HOME"] ?? ((env["HOME"] ?? "/tmp") + "/.config")) + "/cast"
+}
+
+func senderName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let host = gethostname(&buffer, buffer.count) == 0
+        ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+    return "\(ProcessInfo.processInfo.environment["USER"] ?? "user")@\(host)"
+}
+
+func json(_ object: Any) -> String {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    return String(decoding: data, as: UTF8.self)
+}
+
+func list(_ arguments: ParsedArguments) throws(CastError) {
+    let receivers = try ReceiverBrowser.receivers(timeout: browseTimeout(arguments))
+    if arguments.has("json") {
+        output(json(receivers.map { r -> [String: Any] in
+            var object: [String: Any] = ["name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address]
+            if let record = r.record { object["txt"] = record.txt }
+            return object
+        }))
+        return
+    }
+    guard !receivers.isEmpty else {
+        output("no receivers in sight")
+        return
+    }
+    let rows = [["NAME", "ID", "ADDRESS", "AUTH"]]
+        + receivers.map { [$0.name, $0.id, $0.address, $0.record?.auth.rawValue ?? "?"] }
+    let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    for row in rows {
+        output(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            .trimmingCharacters(in: .whitespaces))
+    }
+}
+
+func status(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast status needs one receiver NAME") }
+    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let connection = try ReceiverConnection.open(
+        receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
+    defer { connection.close() }
+    let status = try connection.status()
+    if arguments.has("json") {
+        var object: [String: Any] = [
+            "name": status.name, "id": status.id, "address": receiver.address, "state": status.state.rawValue,
+            "tls": connection.tlsVersion,
+        ]
+        if let title = status.title { object["title"] = title }
+        if let position = status.position { object["position"] = position }
+        if let duration = status.duration { object["duration"] = duration }
+        output(json(object))
+        return
+    }
+    output("name: \(status.name)")
+    output("id: \(status.id)")
+    output("address: \(receiver.address)")
+    output("tls: \(connection.tlsVersion)")
+    output("state: \(status.state.rawValue)")
+    if let title = status.title { output("playing: \(title)") }
+}
+
+let verbs: [Verb] = [
+    Verb(
+        name: "list", synopsis: "cast list [--json] [--timeout SEC]",
+        abstract: "List the receivers on the local network (mDNS).",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast list", "cast list --json --timeout 5"],
+        run: list),
+    Verb(
+        name: "status", synopsis: "cast status NAME [--json]",
+        abstract: "Show what a receiver is doing. NAME is a name, an id, a unique prefix of either, or HOST:PORT.",
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast status \"Living Room\"", "cast status 10.0.0.5:7100 --json"], run: status),
+]
+
+let toolUsage = """
+    usage: cast VERB [options]
+
+    Send media to Cast receivers and control them.
+
+    verbs:
+    \(verbs.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+
+    Run 'cast VERB --help' for a verb's options.
+    exit codes: 0 done, 1 playback error, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost
+    """
+
+func help(for verb: Verb) -> String {
+    """
+    usage: \(verb.synopsis)
+
+    \(verb.abstract)
+
+    options:
+    \(verb.options.map { "  --\($0.name)\($0.value.map { " " + $0 } ?? "")".padding(toLength: 20, withPad: " ", startingAt: 0) + $0.help }.joined(separator: "\n"))
+
+    examples:
+    \(verb.examples.map { "  " + $0 }.joined(separator: "\n"))
+    """
+}
+
+@MainActor func main() -> Int32 {
+    signal(SIGPIPE, SIG_IGN)
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    guard let first = arguments.first, first != "--help", first != "help", first != "-h" else {
+        output(toolUsage)
+        return arguments.isEmpty ? 2 : 0
+    }
+    guard let verb = verbs.first(where: { $0.name == first }) else {
+        FileHandle.standardError.write(Data(
+            "cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name))) (see cast --help)\n".utf8))
+        return 2
+    }
+    do {
+        let parsed = try parseArguments(arguments.dropFirst(), options: verb.options)
+        if parsed.has("help") {
+            output(help(for: verb))
+            return 0
+        }
+        try verb.run(parsed)
+        return 0
+    } catch let error as UsageError {
+        FileHandle.standardError.write(Data("cast \(verb.name): \(error.message) (see cast \(verb.name) --help)\n".utf8))
+        return 2
+    } catch let error as CastError {
+        FileHandle.standardError.write(Data("cast \(verb.name): \(error.message)\n".utf8))
+        return error.exitCode
+    } catch {
+        FileHandle.standardError.write(Data("cast \(verb.name): \(error)\n".utf8))
+        return 1
+    }
+}
+
+exit(main())

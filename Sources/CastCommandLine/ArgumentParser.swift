@@ -1,0 +1,106 @@
+/// One option a command accepts.
+public struct OptionSpec: Sendable {
+    /// The long name without dashes (`audio-device`).
+    public var name: String
+    /// The value's placeholder in help (`PCM`); nil for a flag that takes no value.
+    public var value: String?
+    /// One line of help.
+    public var help: String
+
+    /// Creates an option.
+    public init(_ name: String, value: String? = nil, help: String) {
+        self.name = name
+        self.value = value
+        self.help = help
+    }
+}
+
+/// The command line, parsed: options by name and the positional arguments in order.
+public struct ParsedArguments: Sendable, Equatable {
+    /// Option values by long name; a flag has the value "".
+    public var options: [String: String] = [:]
+    /// Positional arguments (`-` is one).
+    public var positionals: [String] = []
+
+    /// Creates an empty result.
+    public init() {}
+
+    /// Whether a flag or option was given.
+    public func has(_ name: String) -> Bool { options[name] != nil }
+}
+
+/// A mistake in the command line: the message is one line; the exit code is 2.
+public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The one-line message.
+    public let message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Parses `--name value`, `--name=value`, flags and positionals; `--` ends options.
+/// - Throws: `UsageError` for an unknown option (naming the closest valid spelling), a missing value,
+///   or a value given to a flag.
+public func parseArguments(_ arguments: some Sequence<String>, options specs: [OptionSpec]) throws(UsageError)
+    -> ParsedArguments
+{
+    var result = ParsedArguments()
+    var iterator = arguments.makeIterator()
+    var onlyPositionals = false
+    while let argument = iterator.next() {
+        guard !onlyPositionals, argument.hasPrefix("-"), argument != "-" else {
+            result.positionals.append(argument)
+            continue
+        }
+        if argument == "--" {
+            onlyPositionals = true
+            continue
+        }
+        guard argument.hasPrefix("--") else {
+            throw UsageError("unknown option '\(argument)'\(suggestion(for: argument, among: specs.map { "--" + $0.name }))")
+        }
+        var name = String(argument.dropFirst(2))
+        var inlineValue: String?
+        if let equals = name.firstIndex(of: "=") {
+            inlineValue = String(name[name.index(after: equals)...])
+            name = String(name[..<equals])
+        }
+        guard let spec = specs.first(where: { $0.name == name }) else {
+            throw UsageError("unknown option '--\(name)'\(suggestion(for: "--" + name, among: specs.map { "--" + $0.name }))")
+        }
+        if spec.value == nil {
+            guard inlineValue == nil else { throw UsageError("option '--\(name)' takes no value") }
+            result.options[name] = ""
+        } else if let value = inlineValue ?? iterator.next() {
+            result.options[name] = value
+        } else {
+            throw UsageError("option '--\(name)' needs a value (\(spec.value!))")
+        }
+    }
+    return result
+}
+
+/// "; did you mean 'x'?" when a candidate is close enough to be a typo, else "".
+public func suggestion(for word: String, among candidates: [String]) -> String {
+    let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+    guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, word.count / 3) else { return "" }
+    return "; did you mean '\(best.0)'?"
+}
+
+/// Levenshtein distance between two strings.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    guard !a.isEmpty else { return b.count }
+    guard !b.isEmpty else { return a.count }
+    var previous = Array(0...b.count)
+    var current = Array(repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+        current[0] = i
+        for j in 1...b.count {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        swap(&previous, &current)
+    }
+    return previous[b.count]
+}

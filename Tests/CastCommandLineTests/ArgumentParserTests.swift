@@ -1,0 +1,46 @@
+import XCTest
+
+@testable import CastCommandLine
+
+final class ArgumentParserTests: XCTestCase {
+    private let specs = [
+        OptionSpec("port", value: "N", help: "port"), OptionSpec("json", help: "json"),
+        OptionSpec("audio-device", value: "PCM", help: "pcm"),
+    ]
+
+    func testOptionsFlagsAndPositionals() throws {
+        let parsed = try parseArguments(["status", "--port", "7", "--json", "Living Room", "--audio-device=hw:0", "-"], options: specs)
+        XCTAssertEqual(parsed.positionals, ["status", "Living Room", "-"])
+        XCTAssertEqual(parsed.options, ["port": "7", "json": "", "audio-device": "hw:0"])
+    }
+
+    func testDoubleDashEndsOptions() throws {
+        let parsed = try parseArguments(["--", "--json"], options: specs)
+        XCTAssertEqual(parsed.positionals, ["--json"])
+        XCTAssertTrue(parsed.options.isEmpty)
+    }
+
+    func testUnknownOptionNamesTheClosestSpelling() {
+        XCTAssertThrowsError(try parseArguments(["--prot", "1"], options: specs)) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "unknown option '--prot'; did you mean '--port'?")
+        }
+        XCTAssertThrowsError(try parseArguments(["--zzzzzzzzzz"], options: specs)) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "unknown option '--zzzzzzzzzz'")
+        }
+    }
+
+    func testMissingValueAndValueForFlag() {
+        XCTAssertThrowsError(try parseArguments(["--port"], options: specs)) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "option '--port' needs a value (N)")
+        }
+        XCTAssertThrowsError(try parseArguments(["--json=yes"], options: specs)) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "option '--json' takes no value")
+        }
+    }
+
+    func testEditDistance() {
+        XCTAssertEqual(editDistance("kitten", "sitting"), 3)
+        XCTAssertEqual(editDistance("", "abc"), 3)
+        XCTAssertEqual(editDistance("same", "same"), 0)
+    }
+}

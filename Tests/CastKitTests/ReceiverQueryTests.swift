@@ -1,0 +1,61 @@
+import XCTest
+
+@testable import CastKit
+
+final class ReceiverQueryTests: XCTestCase {
+    private enum Fixtures {
+        static let living = ReceiverDescription(name: "Living Room", id: "a1b2c3d4", host: "10.0.0.1", port: 7100)
+        static let kitchen = ReceiverDescription(name: "Kitchen", id: "a1ffee00", host: "10.0.0.2", port: 7100)
+        static let all = [living, kitchen]
+    }
+
+    func testAddressesNeedNoDiscovery() {
+        XCTAssertEqual(ReceiverQuery("10.77.1.1:7100"), .address(host: "10.77.1.1", port: 7100))
+        XCTAssertEqual(ReceiverQuery("box.local:9"), .address(host: "box.local", port: 9))
+        XCTAssertEqual(ReceiverQuery("[fe80::1]:7100"), .address(host: "fe80::1", port: 7100))
+        XCTAssertEqual(ReceiverQuery("Living Room"), .name("Living Room"))
+        XCTAssertEqual(ReceiverQuery("host:notaport"), .name("host:notaport"))
+        XCTAssertEqual(ReceiverQuery("host:0"), .name("host:0"))
+        XCTAssertEqual(ReceiverQuery(":7100"), .name(":7100"))
+    }
+
+    func testNameIsMatchedCaseInsensitively() throws {
+        XCTAssertEqual(try ReceiverQuery.match("living room", in: Fixtures.all), Fixtures.living)
+        XCTAssertEqual(try ReceiverQuery.match("KITCHEN", in: Fixtures.all), Fixtures.kitchen)
+    }
+
+    func testIdThenUniquePrefix() throws {
+        XCTAssertEqual(try ReceiverQuery.match("a1ffee00", in: Fixtures.all), Fixtures.kitchen)
+        XCTAssertEqual(try ReceiverQuery.match("liv", in: Fixtures.all), Fixtures.living)
+        XCTAssertEqual(try ReceiverQuery.match("a1b", in: Fixtures.all), Fixtures.living)
+    }
+
+    func testAmbiguousAndUnknownNamesSayWhatIsInSight() {
+        XCTAssertThrowsError(try ReceiverQuery.match("a1", in: Fixtures.all)) { error in
+            let error = error as! CastError
+            XCTAssertEqual(error.exitCode, 3)
+            XCTAssertTrue(error.message.contains("several"), error.message)
+        }
+        XCTAssertThrowsError(try ReceiverQuery.match("garage", in: Fixtures.all)) { error in
+            let error = error as! CastError
+            XCTAssertEqual(error.exitCode, 3)
+            XCTAssertEqual(error.message, #"no receiver named "garage"; receivers in sight: "Kitchen", "Living Room""#)
+        }
+    }
+
+    func testWithoutQueryTheOnlyReceiverIsChosen() throws {
+        XCTAssertEqual(try ReceiverQuery.match(nil, in: [Fixtures.kitchen]), Fixtures.kitchen)
+        XCTAssertThrowsError(try ReceiverQuery.match(nil, in: Fixtures.all))
+        XCTAssertThrowsError(try ReceiverQuery.match(nil, in: [])) { error in
+            XCTAssertTrue((error as! CastError).message.contains("no receivers are in sight"))
+        }
+    }
+
+    func testExitCodesFollowTheContract() {
+        XCTAssertEqual(CastError(.playback, "").exitCode, 1)
+        XCTAssertEqual(CastError(.usage, "").exitCode, 2)
+        XCTAssertEqual(CastError(.noSuchReceiver, "").exitCode, 3)
+        XCTAssertEqual(CastError(.notAuthorised, "").exitCode, 4)
+        XCTAssertEqual(CastError(.connectionLost, "").exitCode, 5)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import XCTest
+
+/// Where the package lives and where the built programs are.
+enum Paths {
+    /// The package root, from this file's path.
+    static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    /// The lab script.
+    static let lab = package.appendingPathComponent("scripts/lab").path
+    /// The directory holding `castd` and `cast`: next to the test bundle.
+    static let binaries: URL = {
+        if let dir = ProcessInfo.processInfo.environment["CAST_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        var url = Bundle.main.bundleURL
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("castd").path) {
+            url = url.deletingLastPathComponent()
+        }
+        return url
+    }()
+    static var castd: String { binaries.appendingPathComponent("castd").path }
+    static var cast: String { binaries.appendingPathComponent("cast").path }
+}
+
+/// The outcome of a finished command.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var seconds: Double
+}
+
+/// Runs a program to completion, killing it (by pid) if it outlives `timeout`: a hang fails the test, not the suite.
+@discardableResult
+func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60, input: Data? = nil)
+    throws -> CommandResult
+{
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.merge(environment) { $1 }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    let stdin = Pipe()
+    process.standardInput = stdin
+    let start = Date()
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(input) }
+    try? stdin.fileHandleForWriting.close()
+    let collector = OutputCollector()
+    let group = DispatchGroup()
+    for (pipe, isOut) in [(out, true), (err, false)] {
+        group.enter()
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            collector.set(data, isOut: isOut)
+            group.leave()
+        }
+    }
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    var timedOut = false
+    if process.isRunning {
+        timedOut = true
+        kill(process.processIdentifier, SIGKILL)
+    }
+    process.waitUntilExit()
+    group.wait()
+    let seconds = Date().timeIntervalSince(start)
+    let (stdout, stderr) = collector.get()
+    if timedOut {
+        XCTFail("\(arguments.joined(separator: " ")) did not finish within \(timeout) s; stderr: \(stderr)")
+    }
+    return CommandResult(status: process.terminationStatus, stdout: stdout, stderr: stderr, seconds: seconds)
+}
+
+/// Collects a process's output from two reader threads.
+final class OutputCollector: @unchecked Sendable {
+    // Invariant: `lock` guards both strings.
+    private let lock = NSLock()
+    private var out = ""
+    private var err = ""
+    func set(_ data: Data, isOut: Bool) {
+        lock.withLock {
+            if isOut { out = String(decoding: data, as: UTF8.self) } else { err = String(decoding: data, as: UTF8.self) }
+        }
+    }
+    func get() -> (String, String) { lock.withLock { (out, err) } }
+}

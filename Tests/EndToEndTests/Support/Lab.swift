@@ -1,0 +1,120 @@
+import Foundation
+import XCTest
+
+/// A two-host network lab (namespaces `<name>-box` and `<name>-phone`, each with its own D-Bus and
+/// avahi-daemon), made by `scripts/lab` for one test and torn down after it. mDNS never leaves it.
+final class Lab {
+    enum Host: String {
+        case box
+        case phone
+    }
+
+    let name: String
+    private(set) var daemons: [Daemon] = []
+
+    /// Brings the lab up; skips the test when it cannot exist here (not root, no `ip netns`).
+    init(_ name: String) throws {
+        guard getuid() == 0 else { throw XCTSkip("the network lab needs root") }
+        self.name = name
+        let result = try run([Paths.lab, "up", name], timeout: 60)
+        guard result.status == 0 else {
+            _ = try? run([Paths.lab, "down", name], timeout: 30)
+            throw LabError(message: "lab up \(name) failed: \(result.stderr)")
+        }
+    }
+
+    /// Stops every daemon this lab started (by pid) and removes the namespaces.
+    func tearDown() {
+        for daemon in daemons { daemon.stop() }
+        daemons.removeAll()
+        _ = try? run([Paths.lab, "down", name], timeout: 30)
+    }
+
+    /// The host's lab address.
+    func address(_ host: Host) -> String {
+        (try? run([Paths.lab, "addr", name, host.rawValue]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
+    }
+
+    /// Runs a command on a host (with the host's D-Bus, so avahi tools and our programs find its avahi-daemon).
+    @discardableResult
+    func run(on host: Host, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60)
+        throws -> CommandResult
+    {
+        try EndToEndTests.run([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Starts a long-running program on a host; stopped by `tearDown`.
+    func start(on host: Host, _ arguments: [String], environment: [String: String] = [:]) throws -> Daemon {
+        let daemon = try Daemon([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment)
+        daemons.append(daemon)
+        return daemon
+    }
+
+    /// Runs a lab command (`avahi-restart`, `avahi-stop`, ...) for a host.
+    func control(_ command: String, _ host: Host) throws {
+        let result = try EndToEndTests.run([Paths.lab, command, name, host.rawValue], timeout: 30)
+        guard result.status == 0 else { throw LabError(message: "lab \(command) failed: \(result.stderr)") }
+    }
+
+    struct LabError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+}
+
+/// A background process whose output lines are collected as they come.
+final class Daemon: @unchecked Sendable {
+    // Invariant: `lock` guards `lines`; `process` is only started and stopped from the test's thread.
+    private let process = Process()
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard !data.isEmpty, let self else { return }
+            let text = String(decoding: data, as: UTF8.self)
+            self.lock.withLock { self.pending += text
+                while let newline = self.pending.firstIndex(of: "\n") {
+                    self.lines.append(String(self.pending[..<newline]))
+                    self.pending = String(self.pending[self.pending.index(after: newline)...])
+                }
+            }
+        }
+        try process.run()
+    }
+    private var pending = ""
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+    var output: [String] { lock.withLock { lines } }
+
+    /// Waits until a line contains `text`; returns it, or nil after `timeout` seconds.
+    func waitForLine(containing text: String, timeout: Double = 10, after index: Int = 0) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = output.dropFirst(index).first(where: { $0.contains(text) }) { return line }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+
+    /// SIGTERM, then SIGKILL after 3 s; only this process, by pid.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}

@@ -31,7 +31,7 @@ struct CommandResult {
 
 /// Runs a program to completion, killing it (by pid) if it outlives `timeout`: a hang fails the test, not the suite.
 @discardableResult
-func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60, input: Data? = nil)
+func runCommand(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60, input: Data? = nil)
     throws -> CommandResult
 {
     let process = Process()
@@ -50,16 +50,11 @@ func run(_ arguments: [String], environment: [String: String] = [:], timeout: Do
     try process.run()
     if let input { stdin.fileHandleForWriting.write(input) }
     try? stdin.fileHandleForWriting.close()
+    // Output is collected as it comes: a daemon that the command forks may inherit the pipes and
+    // keep them open long after the command exits, so waiting for end-of-file could hang.
     let collector = OutputCollector()
-    let group = DispatchGroup()
-    for (pipe, isOut) in [(out, true), (err, false)] {
-        group.enter()
-        DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            collector.set(data, isOut: isOut)
-            group.leave()
-        }
-    }
+    out.fileHandleForReading.readabilityHandler = { collector.append($0.availableData, isOut: true) }
+    err.fileHandleForReading.readabilityHandler = { collector.append($0.availableData, isOut: false) }
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
     var timedOut = false
@@ -68,7 +63,20 @@ func run(_ arguments: [String], environment: [String: String] = [:], timeout: Do
         kill(process.processIdentifier, SIGKILL)
     }
     process.waitUntilExit()
-    group.wait()
+    Thread.sleep(forTimeInterval: 0.05)
+    out.fileHandleForReading.readabilityHandler = nil
+    err.fileHandleForReading.readabilityHandler = nil
+    for (pipe, isOut) in [(out, true), (err, false)] {
+        // Whatever is already buffered, without waiting for end-of-file.
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            collector.append(Data(buffer[0..<n]), isOut: isOut)
+        }
+    }
     let seconds = Date().timeIntervalSince(start)
     let (stdout, stderr) = collector.get()
     if timedOut {
@@ -81,12 +89,14 @@ func run(_ arguments: [String], environment: [String: String] = [:], timeout: Do
 final class OutputCollector: @unchecked Sendable {
     // Invariant: `lock` guards both strings.
     private let lock = NSLock()
-    private var out = ""
-    private var err = ""
-    func set(_ data: Data, isOut: Bool) {
+    private var out = Data()
+    private var err = Data()
+    func append(_ data: Data, isOut: Bool) {
         lock.withLock {
-            if isOut { out = String(decoding: data, as: UTF8.self) } else { err = String(decoding: data, as: UTF8.self) }
+            if isOut { out.append(data) } else { err.append(data) }
         }
     }
-    func get() -> (String, String) { lock.withLock { (out, err) } }
+    func get() -> (String, String) {
+        lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
+    }
 }

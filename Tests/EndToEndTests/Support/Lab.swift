@@ -16,9 +16,9 @@ final class Lab {
     init(_ name: String) throws {
         guard getuid() == 0 else { throw XCTSkip("the network lab needs root") }
         self.name = name
-        let result = try run([Paths.lab, "up", name], timeout: 60)
+        let result = try runCommand([Paths.lab, "up", name], timeout: 60)
         guard result.status == 0 else {
-            _ = try? run([Paths.lab, "down", name], timeout: 30)
+            _ = try? runCommand([Paths.lab, "down", name], timeout: 30)
             throw LabError(message: "lab up \(name) failed: \(result.stderr)")
         }
     }
@@ -27,12 +27,12 @@ final class Lab {
     func tearDown() {
         for daemon in daemons { daemon.stop() }
         daemons.removeAll()
-        _ = try? run([Paths.lab, "down", name], timeout: 30)
+        _ = try? runCommand([Paths.lab, "down", name], timeout: 30)
     }
 
     /// The host's lab address.
     func address(_ host: Host) -> String {
-        (try? run([Paths.lab, "addr", name, host.rawValue]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
+        (try? runCommand([Paths.lab, "addr", name, host.rawValue]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
     }
 
     /// Runs a command on a host (with the host's D-Bus, so avahi tools and our programs find its avahi-daemon).
@@ -40,7 +40,7 @@ final class Lab {
     func run(on host: Host, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60)
         throws -> CommandResult
     {
-        try EndToEndTests.run([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, timeout: timeout)
+        try runCommand([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, timeout: timeout)
     }
 
     /// Starts a long-running program on a host; stopped by `tearDown`.
@@ -52,7 +52,7 @@ final class Lab {
 
     /// Runs a lab command (`avahi-restart`, `avahi-stop`, ...) for a host.
     func control(_ command: String, _ host: Host) throws {
-        let result = try EndToEndTests.run([Paths.lab, command, name, host.rawValue], timeout: 30)
+        let result = try runCommand([Paths.lab, command, name, host.rawValue], timeout: 30)
         guard result.status == 0 else { throw LabError(message: "lab \(command) failed: \(result.stderr)") }
     }
 

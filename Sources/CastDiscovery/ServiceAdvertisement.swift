@@ -1,0 +1,19 @@
+/// A receiver's advertisement: the DNS-SD instance name, port and TXT record of `_castd._tcp`.
+public struct ServiceAdvertisement: Sendable, Equatable {
+    /// The DNS-SD service type every receiver is advertised under.
+    public static let castServiceType = "_castd._tcp"
+
+    /// The instance name, i.e. the receiver's friendly name ("Living Room"); spaces and capitals are fine.
+    public var name: String
+    /// The TCP port the receiver listens on.
+    public var port: UInt16
+    /// The TXT record as `key=value` pairs (UTF-8), e.g. `v`, `id`, `fn`, `ft`, `auth`.
+    public var txt: [String: String]
+
+    /// Creates an advertisement of `name` on `port` with the TXT record `txt`.
+    public init(name: String, port: UInt16, txt: [String: String] = [:]) {
+        self.name = name
+        self.port = port
+        self.txt = txt
+    }
+}

@@ -1,0 +1,67 @@
+internal import CFFmpeg
+import Glibc
+
+/// A failure of the engine, its source or its devices; `description` is the message reported with `playbackError`.
+public struct MediaError: Error, Sendable, CustomStringConvertible {
+    private enum Code: Sendable {
+        case ffmpeg(Int32)
+        case system(Int32)
+        case alsa(Int32)
+        case other
+    }
+
+    private let code: Code
+    /// What failed and why, including the library's own error text.
+    public let description: String
+
+    private init(code: Code, description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    /// An FFmpeg call returned `status` (an AVERROR).
+    static func ffmpeg(_ function: String, status: Int32) -> MediaError {
+        MediaError(code: .ffmpeg(status), description: "\(function): \(ffmpegMessage(status))")
+    }
+
+    /// A system call failed with `errno`.
+    static func system(_ function: String, errno code: Int32) -> MediaError {
+        MediaError(code: .system(code), description: "\(function): \(String(cString: strerror(code)))")
+    }
+
+    /// An ALSA call returned `status` (a negative errno).
+    static func alsa(_ function: String, status: Int32, message: String) -> MediaError {
+        MediaError(code: .alsa(status), description: "\(function): \(message)")
+    }
+
+    /// Anything else.
+    static func other(_ description: String) -> MediaError {
+        MediaError(code: .other, description: description)
+    }
+
+    /// The FFmpeg status carried, when this error came from FFmpeg.
+    var ffmpegStatus: Int32? {
+        if case .ffmpeg(let status) = code { return status }
+        return nil
+    }
+}
+
+/// FFmpeg's text for an AVERROR (av_strerror).
+func ffmpegMessage(_ status: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    av_strerror(status, &buffer, buffer.count)
+    return string(fromCBuffer: buffer)
+}
+
+/// Checks an FFmpeg status: returns it when non-negative, throws `MediaError.ffmpeg` otherwise.
+@discardableResult
+func checkFFmpeg(_ function: String, _ status: Int32) throws -> Int32 {
+    guard status >= 0 else { throw MediaError.ffmpeg(function, status: status) }
+    return status
+}
+
+/// The text in a NUL-terminated C buffer.
+func string(fromCBuffer buffer: [CChar]) -> String {
+    let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    return String(decoding: bytes, as: UTF8.self)
+}

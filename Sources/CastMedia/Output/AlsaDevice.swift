@@ -1,0 +1,111 @@
+internal import CALSA
+import Glibc
+
+/// An ALSA playback PCM in S16_LE interleaved, opened at the rate and channel count nearest to the source's.
+/// Used by the audio output thread only (opened on the demux thread before that thread starts).
+final class AlsaDevice: @unchecked Sendable {
+    // Invariant: after init, only the audio output thread calls into `pcm`.
+    private let pcm: OpaquePointer
+    /// The name it was opened with.
+    let name: String
+    /// The rate the device runs at (frames per second).
+    let rate: Int
+    /// The channel count the device takes.
+    let channels: Int
+    /// The buffer and period sizes the device agreed to, in frames.
+    let bufferFrames: Int
+    let periodFrames: Int
+    /// Bytes per frame (S16: 2 per channel).
+    var frameBytes: Int { channels * 2 }
+
+    /// Opens `name` for playback, asking for `rate` and `channels` and a buffer of about 100 ms in 4 periods.
+    init(name: String, rate: Int, channels: Int) throws {
+        var handle: OpaquePointer?
+        try Self.check("snd_pcm_open(\(name))", snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0))
+        guard let handle else { throw MediaError.other("snd_pcm_open(\(name)): no handle") }
+        var params: OpaquePointer?
+        snd_pcm_hw_params_malloc(&params)
+        defer { snd_pcm_hw_params_free(params) }
+        var chosenRate = UInt32(rate)
+        var chosenChannels = UInt32(channels)
+        var buffer = snd_pcm_uframes_t(0)
+        var period = snd_pcm_uframes_t(0)
+        do {
+            try Self.check("snd_pcm_hw_params_any", snd_pcm_hw_params_any(handle, params))
+            try Self.check("snd_pcm_hw_params_set_rate_resample", snd_pcm_hw_params_set_rate_resample(handle, params, 1))
+            try Self.check(
+                "snd_pcm_hw_params_set_access",
+                snd_pcm_hw_params_set_access(handle, params, SND_PCM_ACCESS_RW_INTERLEAVED))
+            try Self.check(
+                "snd_pcm_hw_params_set_format(S16_LE)", snd_pcm_hw_params_set_format(handle, params, SND_PCM_FORMAT_S16_LE))
+            try Self.check(
+                "snd_pcm_hw_params_set_channels_near", snd_pcm_hw_params_set_channels_near(handle, params, &chosenChannels))
+            try Self.check(
+                "snd_pcm_hw_params_set_rate_near", snd_pcm_hw_params_set_rate_near(handle, params, &chosenRate, nil))
+            var bufferTime: UInt32 = 100_000
+            try Self.check(
+                "snd_pcm_hw_params_set_buffer_time_near",
+                snd_pcm_hw_params_set_buffer_time_near(handle, params, &bufferTime, nil))
+            var periods: UInt32 = 4
+            _ = snd_pcm_hw_params_set_periods_near(handle, params, &periods, nil)
+            try Self.check("snd_pcm_hw_params", snd_pcm_hw_params(handle, params))
+            snd_pcm_hw_params_get_buffer_size(params, &buffer)
+            snd_pcm_hw_params_get_period_size(params, &period, nil)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        self.pcm = handle
+        self.name = name
+        self.rate = Int(chosenRate)
+        self.channels = Int(chosenChannels)
+        self.bufferFrames = max(Int(buffer), 1)
+        self.periodFrames = max(Int(period), 1)
+    }
+
+    deinit { snd_pcm_close(pcm) }
+
+    private static func check(_ function: String, _ status: Int32) throws {
+        guard status >= 0 else {
+            throw MediaError.alsa(function, status: status, message: String(cString: snd_strerror(status)))
+        }
+    }
+
+    /// Writes whole frames from `bytes`, recovering from underruns and suspends; returns frames written.
+    func write(_ bytes: UnsafeRawBufferPointer) throws -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        let frames = bytes.count / frameBytes
+        var done = 0
+        while done < frames {
+            let n = snd_pcm_writei(pcm, base + done * frameBytes, snd_pcm_uframes_t(frames - done))
+            if n >= 0 {
+                done += Int(n)
+                continue
+            }
+            let status = Int32(n)
+            if status == -EINTR || status == -EAGAIN { continue }
+            // -EPIPE (underrun) and -ESTRPIPE (suspended) are recovered; anything else is fatal.
+            let recovered = snd_pcm_recover(pcm, status, 1)
+            if recovered < 0 {
+                throw MediaError.alsa("snd_pcm_writei(\(name))", status: status, message: String(cString: snd_strerror(status)))
+            }
+        }
+        return done
+    }
+
+    /// Frames written but not yet heard (snd_pcm_delay); 0 when the device cannot tell.
+    func delay() -> Int {
+        var frames = snd_pcm_sframes_t(0)
+        guard snd_pcm_delay(pcm, &frames) >= 0 else { return 0 }
+        return max(Int(frames), 0)
+    }
+
+    /// Throws away what is buffered and stops at once (pause).
+    func drop() { snd_pcm_drop(pcm) }
+
+    /// Makes the device ready to be written again after `drop()`.
+    func prepare() { snd_pcm_prepare(pcm) }
+
+    /// Plays out what is buffered and stops.
+    func drain() { snd_pcm_drain(pcm) }
+}

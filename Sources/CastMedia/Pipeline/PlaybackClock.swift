@@ -1,0 +1,84 @@
+import Foundation
+
+/// The monotonic clock, in nanoseconds (CLOCK_MONOTONIC, which never jumps).
+enum Monotonic {
+    /// Now, in nanoseconds.
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// The media clock: which media time is presented at which monotonic time.
+///
+/// It is an anchor, "media time M at monotonic time T", plus a running flag, so it can answer both ways:
+/// the position now, and when a given sample or frame is due ("sample N at monotonic time T"). The audio output
+/// re-anchors it when the device paces playback (the audio clock is master); otherwise it runs on the monotonic
+/// clock. A network clock can later move the anchor the same way.
+final class PlaybackClock: @unchecked Sendable {
+    // Invariant: the stored properties are read and written only under `lock`.
+    private let lock = NSLock()
+    private var anchorMedia: Double
+    private var anchorTime: UInt64 = 0
+    private var running = false
+
+    /// A stopped clock at media time `position`.
+    init(position: Double = 0) { anchorMedia = position }
+
+    /// The media time at monotonic time `now`.
+    func position(at now: UInt64 = Monotonic.now()) -> Double {
+        lock.withLock { positionLocked(at: now) }
+    }
+
+    private func positionLocked(at now: UInt64) -> Double {
+        guard running else { return anchorMedia }
+        return anchorMedia + Double(Int64(bitPattern: now &- anchorTime)) / 1e9
+    }
+
+    /// The monotonic time at which media time `media` is due; nil while the clock stands still.
+    func dueTime(of media: Double) -> UInt64? {
+        lock.withLock {
+            guard running else { return nil }
+            let offset = (media - anchorMedia) * 1e9
+            return offset <= 0
+                ? anchorTime &- UInt64(min(-offset, Double(anchorTime)))
+                : anchorTime &+ UInt64(offset)
+        }
+    }
+
+    /// Whether the clock runs.
+    var isRunning: Bool { lock.withLock { running } }
+
+    /// Starts (or restarts) the clock: media time `position` is presented at monotonic time `time`.
+    func start(at position: Double, time: UInt64 = Monotonic.now()) {
+        lock.withLock {
+            anchorMedia = position
+            anchorTime = time
+            running = true
+        }
+    }
+
+    /// Stops the clock where it is now, or at `position` when given.
+    func pause(at position: Double? = nil, time: UInt64 = Monotonic.now()) {
+        lock.withLock {
+            anchorMedia = position ?? positionLocked(at: time)
+            running = false
+        }
+    }
+
+    /// Resumes a paused clock from where it stood.
+    func resume(time: UInt64 = Monotonic.now()) {
+        lock.withLock {
+            guard !running else { return }
+            anchorTime = time
+            running = true
+        }
+    }
+
+    /// Moves a running clock so that `position` is the media time at `time`, when it is more than `tolerance`
+    /// seconds away from it (the audio device is the master).
+    func follow(_ position: Double, at time: UInt64, tolerance: Double) {
+        lock.withLock {
+            guard running, abs(positionLocked(at: time) - position) > tolerance else { return }
+            anchorMedia = position
+            anchorTime = time
+        }
+    }
+}

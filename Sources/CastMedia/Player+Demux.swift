@@ -1,0 +1,156 @@
+internal import CFFmpeg
+import CastProtocol
+import Foundation
+
+/// What the output threads need to know about a stream's timestamps.
+struct StreamTiming: Sendable {
+    /// The stream's time base.
+    var timeBase: AVRational
+    /// The container's start time in AV_TIME_BASE units, subtracted from every timestamp (as ffmpeg does).
+    var containerStart: Int64
+    /// ffmpeg's guess of the frame rate (video), 0/1 when unknown.
+    var frameRate: AVRational
+    /// The start time `ffmpeg -map 0:v` subtracts (AV_TIME_BASE units): for formats with timestamp
+    /// discontinuities (MPEG-TS) ffmpeg takes the earliest start of the streams it uses, here the video alone.
+    var mappedStart: Int64 = 0
+
+    /// A frame's media time in seconds, or nil without a timestamp.
+    func seconds(of frame: Frame) -> Double? {
+        let ts = frame.pointer.pointee.best_effort_timestamp
+        guard ts != cast_av_nopts_value() else { return nil }
+        return Double(ts) * av_q2d(timeBase) - Double(containerStart) / Double(AV_TIME_BASE)
+    }
+
+    /// A frame's duration in seconds, from its packet or the frame rate; 0 when unknown.
+    func duration(of frame: Frame) -> Double {
+        let d = frame.pointer.pointee.pkt_duration
+        if d > 0 { return Double(d) * av_q2d(timeBase) }
+        if frameRate.num > 0 && frameRate.den > 0 { return 1 / av_q2d(frameRate) }
+        return 0
+    }
+}
+
+/// Packet and frame budgets between the stages (ffplay keeps about 15 MB of packets).
+enum QueueLimits {
+    static let videoPackets = (count: 4096, bytes: 16 << 20)
+    static let audioPackets = (count: 4096, bytes: 4 << 20)
+    static let videoFrames = 4
+    static let audioFrames = 16
+}
+
+extension Player {
+    /// The demux thread: opens and probes, starts the other threads, reads packets until the end, waits for the
+    /// other threads and finishes. Every C handle is released here, after the threads that used it ended.
+    func runDemux() {
+        do {
+            try demux()
+        } catch {
+            fail(error)
+        }
+        threads.wait()
+        finish()
+    }
+
+    private func demux() throws {
+        let demuxer = try Demuxer(source: source, interrupt: interrupt)
+        let format = demuxer.context
+        let videoStream = demuxer.bestStream(AVMEDIA_TYPE_VIDEO)
+        let audioStream = demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
+        guard videoStream != nil || audioStream != nil else {
+            throw MediaError.ffmpeg("av_find_best_stream (no audio or video stream)", status: cast_averror(ENOSYS))
+        }
+        let videoDecoder = try videoStream.map { try Decoder(stream: $0) }
+        let audioDecoder = try audioStream.map { try Decoder(stream: $0) }
+        let device: AlsaDevice? = try audioDecoder.flatMap { decoder in
+            guard case .alsa(let name) = configuration.audio else { return nil }
+            let codec = decoder.context.pointee
+            return try AlsaDevice(
+                name: name, rate: Int(codec.sample_rate), channels: Int(max(codec.ch_layout.nb_channels, 1)))
+        }
+
+        // What is known after probing.
+        var load: LoadState = .playable
+        emit(.loadState(load))
+        if source.isSeekable, source.size != nil {
+            load.insert(.playthroughOK)
+            emit(.loadState(load))
+        }
+        if let duration = demuxer.duration {
+            mediaDuration = duration
+            emit(.durationAvailable(duration))
+        }
+        emit(.mediaTypes((audioDecoder != nil ? [.audio] : []) + (videoDecoder != nil ? [.video] : [])))
+        if let videoStream, let par = videoStream.pointee.codecpar?.pointee, par.width > 0, par.height > 0 {
+            let sar = av_guess_sample_aspect_ratio(format, videoStream, nil)
+            let width = sar.num > 0 && sar.den > 0 ? Int((Double(par.width) * av_q2d(sar)).rounded()) : Int(par.width)
+            emit(.naturalSize(width: width, height: Int(par.height)))
+        }
+        if configuration.startTime > 0 && source.isSeekable {
+            try demuxer.seek(to: configuration.startTime)
+        }
+
+        // The pipeline.
+        control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
+        var routes: [Int32: BoundedQueue<Packet>] = [:]
+        if let videoStream, let videoDecoder {
+            let packets = BoundedQueue<Packet>(
+                maxCount: QueueLimits.videoPackets.count, maxBytes: QueueLimits.videoPackets.bytes)
+            let frames = BoundedQueue<Frame>(maxCount: QueueLimits.videoFrames)
+            register(packets)
+            register(frames)
+            routes[videoStream.pointee.index] = packets
+            var timing = StreamTiming(
+                timeBase: videoStream.pointee.time_base, containerStart: demuxer.startTime,
+                frameRate: av_guess_frame_rate(format, videoStream, nil))
+            timing.mappedStart = demuxer.startTime
+            let videoStart = videoStream.pointee.start_time
+            if format.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0, videoStart != cast_av_nopts_value() {
+                let start = av_rescale_q(videoStart, videoStream.pointee.time_base, cast_av_time_base_q())
+                timing.mappedStart = max(start, demuxer.startTime)
+            }
+            spawnThread(named: "CastMedia.video-decode") { [self] in
+                runDecoder(videoDecoder, packets: packets, frames: frames)
+            }
+            spawnThread(named: "CastMedia.video-out") { [self, timing] in runVideoOutput(frames: frames, timing: timing) }
+        }
+        if let audioStream, let audioDecoder {
+            let packets = BoundedQueue<Packet>(
+                maxCount: QueueLimits.audioPackets.count, maxBytes: QueueLimits.audioPackets.bytes)
+            let frames = BoundedQueue<Frame>(maxCount: QueueLimits.audioFrames)
+            register(packets)
+            register(frames)
+            routes[audioStream.pointee.index] = packets
+            let timing = StreamTiming(
+                timeBase: audioStream.pointee.time_base, containerStart: demuxer.startTime, frameRate: AVRational())
+            spawnThread(named: "CastMedia.audio-decode") { [self] in
+                runDecoder(audioDecoder, packets: packets, frames: frames)
+            }
+            spawnThread(named: "CastMedia.audio-out") { [self] in
+                runAudioOutput(frames: frames, timing: timing, device: device)
+            }
+        }
+
+        // Read until the end: the queues' bounds pace this loop.
+        while !isStopping {
+            let packet = Packet()
+            guard try demuxer.read(into: packet) else { break }
+            guard let queue = routes[packet.pointer.pointee.stream_index] else { continue }
+            guard queue.put(.item(packet), bytes: packet.size) else { return }
+        }
+        for queue in routes.values { queue.put(.end) }
+    }
+
+    /// A decode thread: packets in, frames out; at the end the decoder is drained so that every frame counts.
+    func runDecoder(_ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>) {
+        while let item = packets.take() {
+            switch item {
+            case .item(let packet):
+                guard decoder.decode(packet, deliver: { frames.put(.item($0)) }) else { return }
+            case .end:
+                guard decoder.decode(nil, deliver: { frames.put(.item($0)) }) else { return }
+                frames.put(.end)
+                return
+            }
+        }
+    }
+}

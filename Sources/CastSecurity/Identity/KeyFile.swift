@@ -1,0 +1,142 @@
+internal import COpenSSL
+import Glibc
+
+/// The on-disk form of an identity key: `<directory>/identity.pem`, PKCS#8 PEM, mode 0600.
+struct KeyFile {
+    let directory: String
+    var path: String { directory + "/" + Identity.fileName }
+
+    /// Loads the key, creating the directory and a new key when there is no file yet.
+    func loadOrCreate() throws -> PrivateKey {
+        if let key = try loadIfPresent() { return key }
+        try createDirectory()
+        let key = try PrivateKey.generateEd25519()
+        if try install(pem: try pemText(of: key)) { return key }
+        // Another process installed its key first; use that one so both agree.
+        guard let key = try loadIfPresent() else {
+            throw SecurityError(.keyFile, "identity key file \(path) vanished while being created")
+        }
+        return key
+    }
+
+    /// Reads and parses the key file, refusing one that group or others can access. `nil` if it does not exist.
+    func loadIfPresent() throws -> PrivateKey? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw SecurityError(.keyFile, function: "open", errno: code, "cannot open identity key file \(path)")
+        }
+        defer { closeDescriptor(fd) }
+        var status = stat()
+        try systemCall("fstat") { fstat(fd, &status) }
+        let mode = status.st_mode & 0o7777
+        if mode & 0o077 != 0 {
+            throw SecurityError(
+                .keyFile,
+                "identity key file \(path) has mode \(octal(mode)), which lets group or others access it; "
+                    + "it must be 0600 (run: chmod 600 \(path))")
+        }
+        let pem = try readAll(fd)
+        let bio = try MemoryBIO(copying: pem)
+        guard let key = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil) else {
+            let details = drainOpenSSLErrors()
+            throw SecurityError(
+                .keyFile, function: "PEM_read_bio_PrivateKey",
+                "identity key file \(path) is not a PEM private key" + (details.isEmpty ? "" : ": \(details)"))
+        }
+        let privateKey = PrivateKey(owning: key)
+        guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
+            throw SecurityError(.keyFile, "identity key file \(path) holds a key that is not Ed25519")
+        }
+        return privateKey
+    }
+
+    /// Creates `directory` and any missing parents with mode 0700; an existing directory is left as it is.
+    private func createDirectory() throws {
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            if Glibc.mkdir(prefix, 0o700) != 0 {
+                let code = errno
+                if code != EEXIST {
+                    throw SecurityError(.system, function: "mkdir", errno: code, "cannot create directory \(prefix)")
+                }
+            }
+        }
+    }
+
+    /// Writes `pem` to a temporary file (0600, fsynced), then links it to `path`. Returns `false` if `path`
+    /// already exists (another process won the race). Falls back to rename(2) where hard links are unsupported.
+    private func install(pem: [UInt8]) throws -> Bool {
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = try systemCall("open") { Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+        var installed = false
+        defer { if !installed { unlink(temporary) } }
+        do {
+            defer { closeDescriptor(fd) }
+            try systemCall("fchmod") { fchmod(fd, 0o600) }
+            try writeAll(fd, pem)
+            try systemCall("fsync") { fsync(fd) }
+        }
+        if Glibc.link(temporary, path) == 0 {
+            unlink(temporary)
+        } else {
+            let code = errno
+            if code == EEXIST { return false }
+            guard code == EPERM || code == EOPNOTSUPP || code == EXDEV else {
+                throw SecurityError(.system, function: "link", errno: code, "cannot install identity key file \(path)")
+            }
+            try systemCall("rename") { rename(temporary, path) }
+        }
+        installed = true
+        syncDirectory()
+        return true
+    }
+
+    /// Makes the new directory entry durable; best effort, as not every file system supports it.
+    private func syncDirectory() {
+        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = fsync(fd)
+            closeDescriptor(fd)
+        }
+    }
+
+    private func pemText(of key: PrivateKey) throws -> [UInt8] {
+        let bio = try MemoryBIO()
+        try requireOne(
+            PEM_write_bio_PrivateKey(bio.pointer, key.pointer, nil, nil, 0, nil, nil), "PEM_write_bio_PrivateKey",
+            "cannot encode the identity key")
+        return bio.contents
+    }
+
+    private func readAll(_ fd: Int32) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = try systemCall("read") {
+                chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+            if bytes.count > 1 << 20 { throw SecurityError(.keyFile, "identity key file \(path) is too large") }
+        }
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = try systemCall("write") {
+                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            }
+            offset += count
+        }
+    }
+}
+
+/// A file mode as ls and chmod write it, e.g. "0644".
+private func octal(_ mode: mode_t) -> String {
+    let digits = String(mode, radix: 8)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

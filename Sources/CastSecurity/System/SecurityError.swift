@@ -1,0 +1,57 @@
+/// An error from CastSecurity: a socket call, OpenSSL, a key file or a timeout.
+///
+/// Match on `kind` (`error.kind == .timedOut`); `description` carries the details
+/// (the failing function, `errno` text, OpenSSL's error string, the file and its mode).
+public struct SecurityError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, in broad terms. New kinds may be added without breaking callers.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private enum Code: Hashable, Sendable {
+            case system, tls, timedOut, keyFile, addressResolution, closed
+        }
+
+        private let code: Code
+
+        /// A system call failed; `errno` and `function` say which and why.
+        public static let system = Kind(code: .system)
+        /// OpenSSL failed (handshake, certificate, key, exporter); the message holds OpenSSL's error string.
+        public static let tls = Kind(code: .tls)
+        /// A deadline passed: connect, TLS handshake, read or write.
+        public static let timedOut = Kind(code: .timedOut)
+        /// The identity key file is unusable: too permissive, unreadable or not an Ed25519 key.
+        public static let keyFile = Kind(code: .keyFile)
+        /// A host name or address could not be resolved (`getaddrinfo`).
+        public static let addressResolution = Kind(code: .addressResolution)
+        /// The connection was used after `close()`.
+        public static let closed = Kind(code: .closed)
+
+        /// The kind's name, e.g. `timedOut`.
+        public var description: String { "\(code)" }
+    }
+
+    /// What went wrong, in broad terms.
+    public let kind: Kind
+    /// The C function that failed, when there is one (`connect`, `SSL_do_handshake`, ...).
+    public let function: String?
+    /// The `errno` value for `.system` errors (and some `.tls` errors caused by the socket), else `nil`.
+    public let errno: Int32?
+    /// A human-readable explanation, without the function name and errno text.
+    public let message: String
+
+    init(_ kind: Kind, function: String? = nil, errno: Int32? = nil, _ message: String) {
+        self.kind = kind
+        self.function = function
+        self.errno = errno
+        self.message = message
+    }
+
+    /// One line: the message, then the function and `strerror(errno)` when known.
+    public var description: String {
+        var text = message
+        if let function {
+            text += " (\(function)" + (errno.map { ": \(errnoText($0))" } ?? "") + ")"
+        } else if let errno {
+            text += " (\(errnoText(errno)))"
+        }
+        return text
+    }
+}

@@ -1,0 +1,102 @@
+import CastDiscovery
+import Foundation
+import XCTest
+
+/// Browsing in the two-host lab: what `Browser` on the phone finds of a service published on the box.
+final class BrowserTests: XCTestCase {
+    private var lab: LabFixture?
+    private var advertisers: [Advertiser] = []
+
+    override func setUpWithError() throws {
+        lab = try LabFixture.up()
+    }
+
+    override func tearDown() {
+        for advertiser in advertisers { advertiser.stop() }
+        advertisers = []
+        lab?.down()
+        lab = nil
+        LabFixture.removeBusLink()
+    }
+
+    /// Publishes on `host` and waits until it is established.
+    private func publish(_ ad: ServiceAdvertisement, on host: LabFixture.Host) throws {
+        let log = EventLog()
+        lab!.useBus(of: host)
+        let advertiser = Advertiser(ad) { log.append($0) }
+        advertisers.append(advertiser)
+        advertiser.start()
+        XCTAssertNotNil(log.wait { $0 == .published(name: ad.name) }, "events: \(log.all)")
+    }
+
+    func testFindsAndResolvesAServiceOnTheOtherHost() throws {
+        let lab = try XCTUnwrap(lab)
+        try publish(Fixtures.livingRoom, on: .box)
+        // Not switched before: an Advertiser that reconnects would follow the link to the phone.
+        lab.useBus(of: .phone)
+
+        let started = ContinuousClock.now
+        let found = try Browser.browse(timeout: .seconds(5))
+        let took = ContinuousClock.now - started
+        XCTAssertEqual(
+            found,
+            [
+                DiscoveredReceiver(
+                    name: "Living Room", host: lab.hostName(.box), address: try lab.address(.box), port: 7000,
+                    txt: Fixtures.txt)
+            ])
+        XCTAssertGreaterThanOrEqual(took, .milliseconds(900), "returned before min(timeout, 1 s)")
+        XCTAssertLessThan(took, .seconds(3), "did not return early after ALL_FOR_NOW")
+        print("browse from the phone: \(found.count) receiver(s) in \(took)")
+    }
+
+    func testFindsSeveralReceiversSortedByName() throws {
+        let lab = try XCTUnwrap(lab)
+        try publish(Fixtures.livingRoom, on: .box)
+        try publish(ServiceAdvertisement(name: "Kitchen", port: 7001, txt: ["v": "1"]), on: .phone)
+        lab.useBus(of: .phone)
+        let found = try Browser.browse(timeout: .seconds(3))
+        XCTAssertEqual(found.map(\.name), ["Kitchen", "Living Room"])
+        XCTAssertEqual(found.map(\.address), [try lab.address(.phone), try lab.address(.box)])
+        XCTAssertEqual(found.first?.txt, ["v": "1"])
+    }
+
+    func testShortTimeoutIsHonoured() throws {
+        lab!.useBus(of: .phone)
+        let started = ContinuousClock.now
+        XCTAssertEqual(try Browser.browse(timeout: .milliseconds(300)), [])
+        let took = ContinuousClock.now - started
+        XCTAssertLessThan(took, .milliseconds(700))
+    }
+
+    func testWithoutDaemonThrowsPromptly() throws {
+        let lab = try XCTUnwrap(lab)
+        try lab.run("avahi-stop", "phone")
+        lab.useBus(of: .phone)
+        try assertThrowsDaemonNotRunningPromptly()
+    }
+
+    func testWithoutBusThrowsPromptly() throws {
+        lab!.useMissingBus()
+        try assertThrowsDaemonNotRunningPromptly()
+    }
+
+    private func assertThrowsDaemonNotRunningPromptly(file: StaticString = #filePath, line: UInt = #line) throws {
+        let started = ContinuousClock.now
+        XCTAssertThrowsError(try Browser.browse(timeout: .seconds(10)), file: file, line: line) { error in
+            XCTAssertEqual(error as? DiscoveryError, .daemonNotRunning, file: file, line: line)
+            let message = "\(error)"
+            XCTAssertTrue(message.hasPrefix("avahi-daemon is not running ("), message, file: file, line: line)
+            XCTAssertTrue(message.hasSuffix("): use --to HOST:PORT"), message, file: file, line: line)
+            print("no daemon: \(message)")
+        }
+        let took = ContinuousClock.now - started
+        XCTAssertLessThan(took, .seconds(2), file: file, line: line)
+        print("no daemon: browse threw after \(took)")
+    }
+}
+
+private enum Fixtures {
+    static let txt = ["v": "1", "id": "3f:a9:0c:71", "fn": "Living Room", "ft": "video,audio", "auth": "pin"]
+    static let livingRoom = ServiceAdvertisement(name: "Living Room", port: 7000, txt: txt)
+}

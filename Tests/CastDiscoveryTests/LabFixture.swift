@@ -1,0 +1,199 @@
+import CastDiscovery
+import Foundation
+import Synchronization
+import XCTest
+
+/// A two-host lab made by `scripts/lab`: namespaces `NAME-box` and `NAME-phone`, each with its own bus and
+/// avahi-daemon. Nothing of it touches the machine's real interfaces.
+struct LabFixture {
+    enum Host: String {
+        case box, phone
+    }
+
+    private static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/lab").path
+    private static let counter = Mutex(0)
+
+    let name: String
+
+    /// Brings up a fresh lab with a name unique to this process and test, or skips the test where labs cannot
+    /// be made (not root, no `ip netns`, no avahi-daemon).
+    static func up() throws -> LabFixture {
+        guard getuid() == 0 else { throw XCTSkip("the network lab needs root") }
+        guard (try? run(["/usr/sbin/ip", "netns", "list"])) != nil || (try? run(["/sbin/ip", "netns", "list"])) != nil
+        else { throw XCTSkip("`ip netns` is unavailable") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/avahi-daemon") else {
+            throw XCTSkip("avahi-daemon is not installed")
+        }
+        let serial = counter.withLock { counter in
+            counter += 1
+            return counter
+        }
+        let lab = LabFixture(name: "cdt\(getpid())x\(serial)")
+        do {
+            try lab.run("up")
+        } catch {
+            lab.down()
+            throw error
+        }
+        return lab
+    }
+
+    /// Tears the lab down; never fails.
+    func down() {
+        _ = try? run("down")
+    }
+
+    /// `scripts/lab COMMAND NAME ARGS…`; returns standard output, throws when it exits non-zero.
+    @discardableResult
+    func run(_ command: String, _ arguments: String...) throws -> String {
+        try Self.run([Self.script, command, name] + arguments)
+    }
+
+    /// The host's lab address.
+    func address(_ host: Host) throws -> String {
+        try run("addr", host.rawValue).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// avahi's name for the host (`NAME-box.local`).
+    func hostName(_ host: Host) -> String {
+        "\(name)-\(host.rawValue).local"
+    }
+
+    /// Makes this process's avahi clients, created from now on, talk to `host`'s avahi-daemon.
+    ///
+    /// libdbus reads `DBUS_SYSTEM_BUS_ADDRESS` once per process (`dbus_bus_get_private` caches the address), so
+    /// switching the variable between hosts does nothing after the first client. Instead the variable names a
+    /// symbolic link, set once, and this points the link at the host's bus socket (connect(2) follows it).
+    func useBus(of host: Host) {
+        Self.pointBusLink(at: "/tmp/cast-lab/\(name)/\(host.rawValue)/dbus.sock")
+    }
+
+    /// Points the process's bus link at a socket that does not exist: no system bus at all.
+    func useMissingBus() {
+        Self.pointBusLink(at: "/tmp/cast-lab/\(name)/no-such-bus.sock")
+    }
+
+    /// Removes the process's bus link (the next test points it again).
+    static func removeBusLink() {
+        unlink(busLink)
+    }
+
+    private static let busLink = "/tmp/cast-lab-bus-\(getpid()).sock"
+
+    private static func pointBusLink(at target: String) {
+        let temporary = busLink + ".new"
+        unlink(temporary)
+        symlink(target, temporary)
+        rename(temporary, busLink)
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=\(busLink)", 1)
+    }
+
+    /// The resolved `_castd._tcp` services that the real `avahi-browse` sees from `host`.
+    func avahiBrowse(from host: Host) throws -> [BrowsedService] {
+        let output = try run(
+            "exec", host.rawValue, "avahi-browse", "--parsable", "--resolve", "--terminate", "_castd._tcp")
+        return output.split(separator: "\n").compactMap(BrowsedService.init(parsableLine:))
+    }
+
+    static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw LabError(
+                command: arguments.joined(separator: " "), status: process.terminationStatus,
+                errors: String(decoding: errorData, as: UTF8.self))
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+struct LabError: Error, CustomStringConvertible {
+    var command: String
+    var status: Int32
+    var errors: String
+    var description: String { "`\(command)` exited with \(status): \(errors)" }
+}
+
+/// One resolved line (`=;…`) of `avahi-browse --parsable --resolve`.
+struct BrowsedService: Equatable {
+    var name: String
+    var host: String
+    var address: String
+    var port: UInt16
+    /// The TXT items exactly as avahi-browse prints them, `key=value`.
+    var txt: Set<String>
+
+    init?(parsableLine line: Substring) {
+        // =;lab0;IPv4;Living\032Room;_castd._tcp;local;HOST.local;10.77.1.1;7000;"a=b" "c=d"
+        let fields = line.split(separator: ";", maxSplits: 9, omittingEmptySubsequences: false)
+        guard fields.count == 10, fields[0] == "=", let port = UInt16(fields[8]) else { return nil }
+        name = Self.unescape(String(fields[3]))
+        host = String(fields[6])
+        address = String(fields[7])
+        self.port = port
+        txt = Set(
+            fields[9].split(separator: "\" \"").map {
+                Self.unescape(String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+            }.filter { !$0.isEmpty })
+    }
+
+    /// avahi-browse writes unusual bytes of a name or TXT item as `\DDD` (decimal), e.g. a space in a name as `\032`.
+    private static func unescape(_ escaped: String) -> String {
+        var bytes: [UInt8] = []
+        var rest = Substring(escaped).utf8[...]
+        while let byte = rest.first {
+            rest = rest.dropFirst()
+            if byte == UInt8(ascii: "\\"), rest.count >= 3,
+                let code = UInt8(String(decoding: rest.prefix(3), as: UTF8.self))
+            {
+                bytes.append(code)
+                rest = rest.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The events an Advertiser reported, in order, with a way to wait for one.
+final class EventLog: Sendable {
+    private let events = Mutex<[AdvertiserEventRecord]>([])
+
+    struct AdvertiserEventRecord: Sendable {
+        var event: AdvertiserEvent
+        var time: ContinuousClock.Instant
+    }
+
+    func append(_ event: AdvertiserEvent) {
+        let record = AdvertiserEventRecord(event: event, time: .now)
+        events.withLock { $0.append(record) }
+    }
+
+    var all: [AdvertiserEvent] { events.withLock { $0.map(\.event) } }
+    var count: Int { events.withLock { $0.count } }
+
+    /// The first event at index `start` or later that matches, waiting up to `timeout` for it.
+    func wait(
+        from start: Int = 0, timeout: Duration = .seconds(10), _ matches: (AdvertiserEvent) -> Bool
+    ) -> AdvertiserEventRecord? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let found = events.withLock { events in events.dropFirst(start).first { matches($0.event) } }
+            if let found { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+}

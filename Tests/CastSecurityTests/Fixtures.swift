@@ -1,0 +1,74 @@
+import CastSecurity
+import Foundation
+import XCTest
+
+/// Shared set-up for the CastSecurity tests.
+enum Fixtures {
+    /// A fresh empty directory under the system temporary directory, removed when the test ends.
+    static func temporaryDirectory(_ test: XCTestCase) throws -> String {
+        var template = Array((NSTemporaryDirectory() + "/cast-security-XXXXXX").utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
+            guard let result = mkdtemp(buffer.baseAddress!) else { return nil }
+            return String(cString: result)
+        }
+        let directory = try XCTUnwrap(path, "mkdtemp failed")
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        return directory
+    }
+
+    /// Two identities that live only in memory, made once for the whole test run (key generation is cheap,
+    /// but `SSL_CTX_new` is not).
+    static let receiver = try! Identity.ephemeral()
+    static let sender = try! Identity.ephemeral()
+
+    /// A TLS connection pair over real loopback TCP: `server` accepted with `receiver`, `client` connected
+    /// with `sender`.
+    static func connectedPair(handshakeTimeout: Duration = .seconds(5)) throws -> (
+        server: TLSConnection, client: TLSConnection
+    ) {
+        let listener = try TCP.listen(host: "127.0.0.1", port: 0)
+        defer { close(listener.fd) }
+        let server = Background {
+            let (fd, _) = try TCP.accept(listener.fd)
+            return try TLSConnection.accept(fd: fd, identity: receiver, handshakeTimeout: handshakeTimeout)
+        }
+        let fd = try TCP.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        let client = try TLSConnection.connect(fd: fd, identity: sender, handshakeTimeout: handshakeTimeout)
+        return (try server.value(), client)
+    }
+
+    /// Seconds elapsed while running `body`.
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = ContinuousClock.now
+        try body()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+}
+
+/// Runs `body` on its own thread; `value()` waits for it and returns its result or rethrows its error.
+final class Background<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable invariant: `result` is written once by the worker thread before `done` is signalled
+    // and read only after waiting on `done`.
+    private var result: Result<Value, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        let thread = Thread { [self] in
+            result = Result { try body() }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Waits for the thread (at most `timeout`, failing the wait if it is exceeded) and returns its result.
+    func value(timeout: Double = 10) throws -> Value {
+        guard done.wait(timeout: .now() + timeout) == .success else {
+            throw BackgroundTimeout()
+        }
+        return try result!.get()
+    }
+
+    /// Thrown by `value(timeout:)` when the background thread has not finished in time.
+    struct BackgroundTimeout: Error {}
+}

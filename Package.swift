@@ -46,7 +46,7 @@ let package = Package(
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery"],
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
             swiftSettings: strict),
         .target(
             name: "CastKit",
@@ -54,7 +54,7 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Executables (thin)
-        .executableTarget(name: "castd", dependencies: ["CastReceiver", "CastCommandLine"], path: "Receiver", swiftSettings: strict),
+        .executableTarget(name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver", swiftSettings: strict),
         .executableTarget(name: "cast", dependencies: ["CastKit", "CastCommandLine"], path: "Sender", swiftSettings: strict),
 
         // MARK: Tests

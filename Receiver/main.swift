@@ -1,5 +1,6 @@
 // castd: the Cast receiver daemon. Arguments, config file and signals; the service is CastReceiver.
 import CastCommandLine
+import CastMedia
 import CastProtocol
 import CastReceiver
 import Dispatch
@@ -102,11 +103,19 @@ guard let port = UInt16(values["port"] ?? "7100") else { fail("--port must be a 
 guard let auth = AuthMode(rawValue: values["auth"] ?? "pin") else {
     fail("--auth must be pin, password or none", code: 2)
 }
-if let videoOut = values["video-out"] {
-    let modes = ["window", "fullscreen", "none"]
-    guard modes.contains(videoOut) || (videoOut.hasPrefix("framemd5:") && videoOut.count > 9) else {
-        fail("--video-out must be window, fullscreen, none or framemd5:FILE", code: 2)
-    }
+let video: VideoOutput
+switch values["video-out"] ?? "none" {
+case "none": video = .none
+case let mode where mode.hasPrefix("framemd5:") && mode.count > 9: video = .framemd5(path: String(mode.dropFirst(9)))
+case "window", "fullscreen": fail("--video-out window and fullscreen are not available in this build yet; use none or framemd5:FILE", code: 2)
+default: fail("--video-out must be window, fullscreen, none or framemd5:FILE", code: 2)
+}
+let audioDevice = values["audio-device"] ?? "default"
+guard !audioDevice.isEmpty, audioDevice.utf8.count <= 256 else { fail("--audio-device must name an ALSA PCM or none", code: 2) }
+let audio: AudioOutput = audioDevice == "none" ? .none : .alsa(device: audioDevice)
+var events: EventLog?
+if let path = values["events"] {
+    do { events = try EventLog(path: path) } catch { fail("\(error)", code: 2) }
 }
 if auth == .password {
     guard let file = values["password-file"] else { fail("--auth password needs --password-file FILE", code: 2) }
@@ -117,7 +126,8 @@ signal(SIGPIPE, SIG_IGN)
 let logger = Logger.standardError()
 let configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth,
-    stateDirectory: values["state-dir"] ?? defaultStateDirectory(), advertise: !(values["no-advertise"] != nil))
+    stateDirectory: values["state-dir"] ?? defaultStateDirectory(), advertise: values["no-advertise"] == nil,
+    engine: PlayerConfiguration(audio: audio, video: video), events: events)
 let receiver: Receiver
 do {
     receiver = try Receiver(configuration: configuration, logger: logger)

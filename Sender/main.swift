@@ -18,7 +18,7 @@ struct Verb {
     let run: (ParsedArguments) throws(CastError) -> Void
 }
 
-let jsonOption = OptionSpec("json", help: "print JSON instead of text")
+let jsonOption = OptionSpec("json", help: "print JSON instead of text (events as JSON lines)")
 let timeoutOption = OptionSpec("timeout", value: "SEC", help: "how long to look for receivers (default 2)")
 let helpOption = OptionSpec("help", help: "show this help")
 
@@ -100,12 +100,121 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
     if let title = status.title { output("playing: \(title)") }
 }
 
+/// Formats seconds as m:ss.
+func clock(_ seconds: Double?) -> String {
+    guard let seconds, seconds.isFinite, seconds >= 0 else { return "--:--" }
+    let whole = Int(seconds)
+    return String(format: "%d:%02d", whole / 60, whole % 60)
+}
+
+/// The live status line of `cast send` on a terminal (mpv-like): state, position / duration, bar.
+struct StatusLine {
+    var state: PlaybackState = .stopped
+    var position: Double?
+    var duration: Double?
+    var title: String
+
+    func render(width: Int = 24) -> String {
+        let symbol: String
+        switch state {
+        case .playing: symbol = "▶"
+        case .paused: symbol = "⏸"
+        case .stopped: symbol = "■"
+        case .interrupted: symbol = "…"
+        case .seekingForward: symbol = "⏩"
+        case .seekingBackward: symbol = "⏪"
+        }
+        var bar = ""
+        if let duration, duration > 0, let position {
+            let filled = min(width, max(0, Int((position / duration) * Double(width))))
+            bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+        }
+        return "\(symbol) \(state.rawValue)  \(clock(position)) / \(clock(duration))\(bar)  \(title)"
+    }
+}
+
+/// Set by SIGINT: the event loop asks the receiver to stop. Written by the signal source on the
+/// main queue's thread, read nowhere else.
+nonisolated(unsafe) var interruptSource: (any DispatchSourceSignal)?
+
+func send(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else {
+        throw CastError(.usage, "cast send needs one SOURCE: a file, or - for standard input")
+    }
+    var startTime: Double?
+    if let text = arguments.options["start"] {
+        guard let value = Double(text), value.isFinite, value >= 0 else {
+            throw CastError(.usage, "--start must be a number of seconds ≥ 0")
+        }
+        startTime = value
+    }
+    let file = try MediaFile.open(arguments.positionals[0])
+    let receiver = try ReceiverBrowser.resolve(arguments.options["to"], timeout: browseTimeout(arguments))
+    let playback = try RemotePlayback.start(
+        file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime)
+    defer { playback.close() }
+
+    signal(SIGINT, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    source.setEventHandler { try? playback.control(.stop) }
+    source.resume()
+    interruptSource = source
+
+    let json = arguments.has("json")
+    let live = !json && isatty(1) == 1
+    var line = StatusLine(title: file.title)
+    while true {
+        let event: PlaybackEvent
+        do {
+            event = try playback.nextEvent()
+        } catch {
+            if live { output("") }
+            throw CastError(.connectionLost, "lost the receiver \(playback.receiverName): \(error.message)")
+        }
+        if json {
+            output(event.jsonLine)
+        }
+        switch event {
+        case .playbackState(let state):
+            line.state = state
+            if !json && !live { output("\(state.rawValue)") }
+        case .durationAvailable(let duration): line.duration = duration
+        case .position(let seconds, _): line.position = seconds
+        case .finished(let reason, let error):
+            if live { output("") }
+            switch reason {
+            case .playbackEnded, .userExited:
+                if !json { output("finished: \(reason.rawValue)") }
+                return
+            case .playbackError:
+                throw CastError(.playback, "playback failed on \(playback.receiverName): \(error ?? "unknown error")")
+            }
+        default: break
+        }
+        if live {
+            FileHandle.standardOutput.write(Data(("\r\u{1B}[2K" + line.render()).utf8))
+        }
+    }
+}
+
 let verbs: [Verb] = [
     Verb(
         name: "list", synopsis: "cast list [--json] [--timeout SEC]",
         abstract: "List the receivers on the local network (mDNS).",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast list", "cast list --json --timeout 5"],
         run: list),
+    Verb(
+        name: "send", synopsis: "cast send SOURCE [--to NAME|ID|HOST:PORT] [--start SEC] [--json]",
+        abstract: "Play a file (or - for standard input) on a receiver and follow it to the end.",
+        options: [
+            OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix or HOST:PORT"),
+            OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
+            jsonOption, timeoutOption, helpOption,
+        ],
+        examples: [
+            "cast send movie.mp4 --to \"Living Room\"", "cast send song.flac --to 192.168.1.20:7100 --json",
+            "ffmpeg -i in.mkv -c copy -f mpegts - | cast send - --to kitchen",
+        ], run: send),
     Verb(
         name: "status", synopsis: "cast status NAME [--json]",
         abstract: "Show what a receiver is doing. NAME is a name, an id, a unique prefix of either, or HOST:PORT.",

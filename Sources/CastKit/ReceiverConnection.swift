@@ -1,11 +1,12 @@
 public import CastProtocol
 import CastSecurity
 import Foundation
+import Synchronization
 
 /// A sender's control connection to one receiver: TLS 1.3, hello, then requests.
 ///
-/// Thread-safety: requests are serialised by the caller (one request at a time); `close()` may be
-/// called from any thread.
+/// Thread-safety: one thread reads (`receive`, or a request that waits for its reply); `send` and
+/// `close()` may be called from any thread (sends are serialised by a lock).
 public final class ReceiverConnection: Sendable {
     /// What the receiver said about itself when it accepted us.
     public let welcome: Welcome
@@ -15,8 +16,12 @@ public final class ReceiverConnection: Sendable {
     public let peerID: String?
     private let tls: TLSConnection
     private let reader: FrameReader
+    private let writeLock = Mutex(())
 
-    private init(welcome: Welcome, tls: TLSConnection, reader: FrameReader) {
+    private let description: ReceiverDescription
+
+    private init(welcome: Welcome, tls: TLSConnection, reader: FrameReader, receiver: ReceiverDescription) {
+        self.description = receiver
         self.welcome = welcome
         self.tls = tls
         self.reader = reader
@@ -37,19 +42,7 @@ public final class ReceiverConnection: Sendable {
         _ receiver: ReceiverDescription, configDirectory: String, senderName: String,
         timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReceiverConnection {
-        let identity: Identity
-        do {
-            identity = try Identity.loadOrCreate(directory: configDirectory)
-        } catch {
-            throw CastError(.usage, "cannot use the sender identity in \(configDirectory): \(error)")
-        }
-        let tls: TLSConnection
-        do {
-            let fd = try TCP.connect(host: receiver.host, port: receiver.port, timeout: timeout)
-            tls = try TLSConnection.connect(fd: fd, identity: identity, handshakeTimeout: timeout)
-        } catch {
-            throw CastError(.connectionLost, "cannot reach \(receiver.name) at \(receiver.address): \(error)")
-        }
+        let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: timeout)
         let reader = FrameReader(tls: tls, receiverName: receiver.name)
         do {
             try tls.write(Message.hello(Hello(name: senderName, software: "cast \(castVersion)")).frame().encoded())
@@ -59,7 +52,7 @@ public final class ReceiverConnection: Sendable {
         }
         switch try reader.next(timeout: timeout) {
         case .welcome(let welcome):
-            return ReceiverConnection(welcome: welcome, tls: tls, reader: reader)
+            return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver)
         case let other:
             tls.close()
             throw reader.unexpected(other, waitingFor: "welcome")
@@ -68,19 +61,56 @@ public final class ReceiverConnection: Sendable {
 
     /// Asks the receiver what it is doing.
     public func status() throws(CastError) -> ReceiverStatus {
-        do {
-            try tls.write(Message.statusRequest.frame().encoded())
-        } catch {
-            throw CastError(.connectionLost, "lost \(welcome.name): \(error)")
-        }
-        switch try reader.next(timeout: Self.replyTimeout) {
+        try send(.statusRequest)
+        switch try receive(timeout: Self.replyTimeout) {
         case .status(let status): return status
-        case let other: throw reader.unexpected(other, waitingFor: "status")
+        case let other: throw unexpected(other, waitingFor: "status")
         }
     }
 
+    /// Sends one message.
+    public func send(_ message: Message) throws(CastError) {
+        let bytes = message.frame().encoded()
+        do {
+            try writeLock.withLock { _ in try tls.write(bytes, timeout: Self.replyTimeout) }
+        } catch {
+            throw CastError(.connectionLost, "lost \(welcome.name): \(error)")
+        }
+    }
+
+    /// The next message from the receiver; nil timeout waits for ever.
+    public func receive(timeout: Duration?) throws(CastError) -> Message {
+        try reader.next(timeout: timeout)
+    }
+
+    /// The error for a reply that is not the awaited one (a receiver's `error` becomes the matching CastError).
+    public func unexpected(_ message: Message, waitingFor: String) -> CastError {
+        reader.unexpected(message, waitingFor: waitingFor)
+    }
+
+    /// Where the connection goes: host and port (for a media connection to the same receiver).
+    public var receiver: ReceiverDescription { description }
+
     /// Closes the connection (close_notify, then the socket). Idempotent.
     public func close() { tls.close() }
+}
+
+/// Opens a TLS connection to a receiver with the sender's identity (created on first use).
+func connectTLS(to receiver: ReceiverDescription, configDirectory: String, timeout: Duration) throws(CastError)
+    -> TLSConnection
+{
+    let identity: Identity
+    do {
+        identity = try Identity.loadOrCreate(directory: configDirectory)
+    } catch {
+        throw CastError(.usage, "cannot use the sender identity in \(configDirectory): \(error)")
+    }
+    do {
+        let fd = try TCP.connect(host: receiver.host, port: receiver.port, timeout: timeout)
+        return try TLSConnection.connect(fd: fd, identity: identity, handshakeTimeout: timeout)
+    } catch {
+        throw CastError(.connectionLost, "cannot reach \(receiver.name) at \(receiver.address): \(error)")
+    }
 }
 
 /// The version of the sender software.

@@ -12,6 +12,20 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case status = 4
     /// Either way: something failed; after a protocol violation the sender of `error` closes.
     case error = 5
+    /// Sender → receiver: play this (`PlayRequest`).
+    case play = 6
+    /// Receiver → sender: the play request is accepted (`PlayAccepted`).
+    case playAccepted = 7
+    /// Receiver → sender: a playback event (`PlaybackEvent`), pushed as it happens.
+    case event = 8
+    /// Sender → receiver: pause, resume, stop (`PlaybackControl`).
+    case control = 9
+    /// Sender → receiver, first on a media connection (`MediaHello`).
+    case mediaHello = 10
+    /// Receiver → sender on a media connection (`MediaRead`).
+    case mediaRead = 11
+    /// Sender → receiver on a media connection (`MediaData`, binary).
+    case mediaData = 12
 }
 
 /// The protocol version this build speaks. A peer with another major version is refused.
@@ -114,6 +128,20 @@ public enum Message: Sendable, Equatable {
     case status(ReceiverStatus)
     /// See `ErrorMessage`.
     case error(ErrorMessage)
+    /// See `PlayRequest`.
+    case play(PlayRequest)
+    /// See `PlayAccepted`.
+    case playAccepted(PlayAccepted)
+    /// See `PlaybackEvent`.
+    case event(PlaybackEvent)
+    /// See `PlaybackControl`.
+    case control(PlaybackControl)
+    /// See `MediaHello`.
+    case mediaHello(MediaHello)
+    /// See `MediaRead`.
+    case mediaRead(MediaRead)
+    /// See `MediaData`.
+    case mediaData(MediaData)
 
     /// The message's wire type.
     public var type: MessageType {
@@ -123,6 +151,13 @@ public enum Message: Sendable, Equatable {
         case .statusRequest: .statusRequest
         case .status: .status
         case .error: .error
+        case .play: .play
+        case .playAccepted: .playAccepted
+        case .event: .event
+        case .control: .control
+        case .mediaHello: .mediaHello
+        case .mediaRead: .mediaRead
+        case .mediaData: .mediaData
         }
     }
 }
@@ -143,6 +178,16 @@ extension Message {
             case .statusRequest: payload = Data("{}".utf8)
             case .status(let body): payload = try encoder.encode(body)
             case .error(let body): payload = try encoder.encode(body)
+            case .play(let body): payload = try encoder.encode(body)
+            case .playAccepted(let body): payload = try encoder.encode(body)
+            case .event(let body): payload = try encoder.encode(body)
+            case .control(let body): payload = try encoder.encode(body)
+            case .mediaHello(let body): payload = try encoder.encode(body)
+            case .mediaRead(let body): payload = try encoder.encode(body)
+            case .mediaData(let body):
+                var bytes = withUnsafeBytes(of: UInt64(bitPattern: body.offset).bigEndian) { Array($0) }
+                bytes.append(contentsOf: body.bytes)
+                return Frame(type: type.rawValue, payload: bytes)
             }
         } catch {
             preconditionFailure("encoding a message cannot fail: \(error)")
@@ -187,6 +232,41 @@ extension Message {
             let body = try decode(ErrorMessage.self)
             try Self.check(text: body.message, field: "error.message")
             self = .error(body)
+        case .play:
+            let body = try decode(PlayRequest.self)
+            try Self.check(text: body.title, field: "play.title")
+            try Self.check(text: body.media.nameHint ?? "", field: "play.media.nameHint")
+            if let size = body.media.size, size < 0 { throw ProtocolError(.malformedMessage, "play.media.size is negative") }
+            if let start = body.startTime, !(start.isFinite && start >= 0) {
+                throw ProtocolError(.malformedMessage, "play.startTime must be a finite number of seconds ≥ 0")
+            }
+            self = .play(body)
+        case .playAccepted:
+            let body = try decode(PlayAccepted.self)
+            try Self.check(text: body.session, field: "playAccepted.session")
+            self = .playAccepted(body)
+        case .event:
+            self = .event(try decode(PlaybackEvent.self))
+        case .control:
+            self = .control(try decode(PlaybackControl.self))
+        case .mediaHello:
+            let body = try decode(MediaHello.self)
+            try Self.check(text: body.session, field: "mediaHello.session")
+            self = .mediaHello(body)
+        case .mediaRead:
+            let body = try decode(MediaRead.self)
+            guard body.offset >= 0, body.length > 0, body.length <= MediaRead.maximumLength else {
+                throw ProtocolError(
+                    .malformedMessage, "mediaRead needs offset ≥ 0 and length 1...\(MediaRead.maximumLength)")
+            }
+            self = .mediaRead(body)
+        case .mediaData:
+            guard frame.payload.count >= 8 else {
+                throw ProtocolError(.malformedMessage, "mediaData is shorter than its 8-byte offset")
+            }
+            let offset = frame.payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            guard offset <= UInt64(Int64.max) else { throw ProtocolError(.malformedMessage, "mediaData offset out of range") }
+            self = .mediaData(MediaData(offset: Int64(offset), bytes: Array(frame.payload.dropFirst(8))))
         }
     }
 

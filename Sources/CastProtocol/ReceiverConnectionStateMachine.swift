@@ -18,6 +18,13 @@ public struct ReceiverConnectionStateMachine: Sendable {
         case send(Message)
         /// Send the receiver's current status (only the I/O layer knows it) and keep reading.
         case sendStatus
+        /// Start playing for this sender (replacing whatever plays); answer with `playAccepted` or an error.
+        case play(PlayRequest)
+        /// Apply a control to the session this sender started.
+        case control(PlaybackControl.Action)
+        /// This is a media connection for `session`: hand the connection to that session's source;
+        /// from here on the session reads it, not this machine.
+        case attachMedia(session: String)
         /// Send this message, then close the connection; `reason` goes to the log.
         case sendAndClose(Message, reason: String)
     }
@@ -27,6 +34,8 @@ public struct ReceiverConnectionStateMachine: Sendable {
         case awaitingHello
         /// Hello accepted; the sender may send requests.
         case established(Hello)
+        /// A media connection; its frames belong to the session's source.
+        case media
         /// An error was sent; nothing more is processed.
         case closed
     }
@@ -52,6 +61,7 @@ public struct ReceiverConnectionStateMachine: Sendable {
 
     /// Handles one frame from the sender.
     public mutating func receive(_ frame: Frame) -> Action {
+        if case .media = state { preconditionFailure("a media connection's frames go to its session") }
         guard case .closed = state else {
             do {
                 return try handle(Message(frame))
@@ -85,16 +95,30 @@ public struct ReceiverConnectionStateMachine: Sendable {
                 // Pairing is not built yet: no mode but `none` may admit an unknown sender.
                 throw ProtocolError(.pairingRequired, "this receiver requires pairing (auth \(auth.rawValue))")
             }
+        case (.awaitingHello, .mediaHello(let hello)):
+            guard hello.version == protocolVersion else {
+                throw ProtocolError(
+                    .unsupportedVersion, "protocol version \(hello.version) is not supported (this receiver speaks \(protocolVersion))")
+            }
+            guard auth == .none else {
+                throw ProtocolError(.pairingRequired, "this receiver requires pairing (auth \(auth.rawValue))")
+            }
+            state = .media
+            return .attachMedia(session: hello.session)
         case (.awaitingHello, let other):
             throw ProtocolError(.unexpectedMessage, "\(other.type) before hello")
         case (.established, .statusRequest):
             return .sendStatus
+        case (.established, .play(let request)):
+            return .play(request)
+        case (.established, .control(let control)):
+            return .control(control.action)
         case (.established, .error):
             // A sender's error is information for the log; there is nothing to answer.
             throw ProtocolError(.unexpectedMessage, "the sender reported an error")
         case (.established, let other):
             throw ProtocolError(.unexpectedMessage, "\(other.type) is not accepted from a sender")
-        case (.closed, _):
+        case (.closed, _), (.media, _):
             preconditionFailure("handled above")
         }
     }

@@ -21,7 +21,10 @@ struct ControlConnection {
             logger.warning("connection from \(peer) closed: TLS handshake failed: \(error)")
             return
         }
-        defer { tls.close() }
+        // A media connection hands its TLS to the session, which closes it when playback ends.
+        var handedOver = false
+        defer { if !handedOver { tls.close() } }
+        let writer = MessageWriter(tls)
         var machine = ReceiverConnectionStateMachine(
             welcome: Welcome(name: receiver.configuration.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
             auth: receiver.configuration.auth)
@@ -33,21 +36,39 @@ struct ControlConnection {
         func perform(_ action: ReceiverConnectionStateMachine.Action) throws -> Bool {
             switch action {
             case .send(let message):
-                try tls.write(message.frame().encoded())
+                try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
                 }
                 return true
             case .sendStatus:
-                try tls.write(Message.status(receiver.currentStatus()).frame().encoded())
+                try writer.send(.status(receiver.currentStatus()))
                 return true
+            case .play(let request):
+                let token = receiver.startSession(request, senderName: machine.peer?.name ?? peer, writer: writer)
+                try writer.send(.playAccepted(PlayAccepted(session: token)))
+                return true
+            case .control(let action):
+                if !receiver.control(action) {
+                    try writer.send(.error(ErrorMessage(code: "notPlaying", message: "nothing plays on this receiver")))
+                }
+                return true
+            case .attachMedia(let token):
+                guard receiver.attachMedia(token: token, tls: tls) else {
+                    logger.warning("media connection from \(peer) closed: no session \(token)")
+                    try? writer.send(.error(ErrorMessage(code: "unknownSession", message: "no playback session \(token)")))
+                    return false
+                }
+                handedOver = true
+                return false
             case .sendAndClose(let message, let reason):
                 logger.warning("connection from \(peer) closed: \(reason)")
-                try? tls.write(message.frame().encoded())
+                try? writer.send(message)
                 return false
             }
         }
 
+        defer { if let hello = machine.peer { receiver.senderLost(writer, name: hello.name) } }
         do {
             while true {
                 // Deadlines bound what a slow peer can hold: the hello, and each frame once started.

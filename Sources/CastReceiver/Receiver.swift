@@ -28,6 +28,8 @@ public final class Receiver: Sendable {
         var connections = 0
         var advertiser: Advertiser?
         var stopped = false
+        /// The session that owns the screen and the speakers, if any. One at a time.
+        var session: PlaybackSession?
     }
 
     /// Loads (or creates) the identity in the state directory.
@@ -41,7 +43,8 @@ public final class Receiver: Sendable {
 
     /// What a sender learns from the advertisement.
     public var serviceRecord: ServiceRecord {
-        ServiceRecord(id: id, friendlyName: configuration.name, features: [], auth: configuration.auth)
+        ServiceRecord(
+            id: id, friendlyName: configuration.name, features: [.audio, .video, .mediaConnection], auth: configuration.auth)
     }
 
     /// The port it listens on, once started.
@@ -65,18 +68,76 @@ public final class Receiver: Sendable {
 
     /// Stops advertising and accepting. Connections in progress end when their peers go.
     public func stop() {
-        let (fd, advertiser) = state.withLock { state -> (Int32, Advertiser?) in
+        let (fd, advertiser, session) = state.withLock { state -> (Int32, Advertiser?, PlaybackSession?) in
             state.stopped = true
             defer { state.advertiser = nil }
-            return (state.listenFD, state.advertiser)
+            return (state.listenFD, state.advertiser, state.session)
         }
         advertiser?.stop()
         if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        session?.end(with: .finished(reason: .playbackError, error: "the receiver is shutting down"))
     }
 
     /// The status a `statusRequest` is answered with.
     func currentStatus() -> ReceiverStatus {
-        ReceiverStatus(name: configuration.name, id: id, state: .stopped)
+        if let session = state.withLock({ $0.session }) { return session.status(name: configuration.name, id: id) }
+        return ReceiverStatus(name: configuration.name, id: id, state: .stopped)
+    }
+
+    /// Starts a session for a sender's play request, replacing the one that plays (the previous
+    /// sender is told it was interrupted). Returns the token its media connection must present.
+    func startSession(_ request: PlayRequest, senderName: String, writer: MessageWriter) -> String {
+        let logger = self.logger
+        let events = configuration.events
+        let session = PlaybackSession(
+            request: request, senderName: senderName, writer: writer, engine: configuration.engine,
+            onEvent: { session, event in
+                events?.write(event)
+                if case .finished(let reason, let error) = event {
+                    logger.info("\"\(session.request.title)\" from \(session.senderName) finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
+                }
+            },
+            onEnd: { [weak self] session in
+                self?.state.withLock { state in
+                    if state.session === session { state.session = nil }
+                }
+            })
+        let previous = state.withLock { state -> PlaybackSession? in
+            defer { state.session = session }
+            return state.session
+        }
+        if let previous {
+            logger.info("\(senderName) takes over from \(previous.senderName)")
+            previous.end(with: .finished(reason: .playbackError, error: "interrupted: \(senderName) started playing on this receiver"))
+        }
+        logger.info("\(senderName) plays \"\(request.title)\"")
+        let timeout = configuration.limits.mediaConnectionTimeout
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [weak session] in
+            guard let session, !session.hasMedia else { return }
+            session.end(with: .finished(reason: .playbackError, error: "the media connection did not arrive within \(timeout)"))
+        }
+        return session.token
+    }
+
+    /// Hands a media connection to the session whose token it presented; false when there is none.
+    func attachMedia(token: String, tls: TLSConnection) -> Bool {
+        guard let session = state.withLock({ $0.session }), session.token == token else { return false }
+        session.attach(tls)
+        return true
+    }
+
+    /// A control from a sender acts on the session that plays now, whoever started it.
+    func control(_ action: PlaybackControl.Action) -> Bool {
+        guard let session = state.withLock({ $0.session }) else { return false }
+        session.control(action)
+        return true
+    }
+
+    /// A sender's control connection ended: its session, if still playing, stops.
+    func senderLost(_ writer: MessageWriter, name: String) {
+        guard let session = state.withLock({ $0.session }), session.belongs(to: writer) else { return }
+        logger.warning("lost the sender \(name) while playing; stopping")
+        session.end(with: .finished(reason: .playbackError, error: "the sender was lost"))
     }
 
     private func startAdvertising(port: UInt16) {
@@ -133,4 +194,12 @@ public final class Receiver: Sendable {
 
     // Exposed to the connection.
     var identityForConnections: Identity { identity }
+}
+
+extension Duration {
+    /// Seconds as a Double (for Dispatch).
+    var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
 }

@@ -1,3 +1,4 @@
+public import CastMedia
 public import CastProtocol
 
 /// Everything a receiver needs to run; `castd` builds it from flags and the config file.
@@ -14,6 +15,10 @@ public struct ReceiverConfiguration: Sendable {
     public var stateDirectory: String
     /// Whether to advertise over mDNS.
     public var advertise: Bool
+    /// Where audio and video go.
+    public var engine: PlayerConfiguration
+    /// Where `--events` writes, if anywhere.
+    public var events: EventLog?
     /// Limits that protect the receiver from slow or hostile peers.
     public var limits: Limits
 
@@ -27,6 +32,8 @@ public struct ReceiverConfiguration: Sendable {
         public var frameTimeout: Duration = .seconds(5)
         /// Connections served at once; more are closed at accept.
         public var maximumConnections: Int = 64
+        /// Time from an accepted play request to its media connection.
+        public var mediaConnectionTimeout: Duration = .seconds(10)
         /// Creates the defaults.
         public init() {}
     }
@@ -34,8 +41,12 @@ public struct ReceiverConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         name: String, port: UInt16 = 7100, listenAddress: String = "::", auth: AuthMode = .pin,
-        stateDirectory: String, advertise: Bool = true, limits: Limits = Limits()
+        stateDirectory: String, advertise: Bool = true,
+        engine: PlayerConfiguration = PlayerConfiguration(audio: .alsa(device: "default"), video: .none),
+        events: EventLog? = nil, limits: Limits = Limits()
     ) {
+        self.engine = engine
+        self.events = events
         self.name = name
         self.port = port
         self.listenAddress = listenAddress

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 
 @testable import CastProtocol
@@ -15,6 +16,13 @@ final class MessageTests: XCTestCase {
             .hello(Fixtures.hello), .welcome(Fixtures.welcome), .statusRequest, .status(Fixtures.status),
             .status(ReceiverStatus(name: "Box", id: "1", state: .stopped)),
             .error(ErrorMessage(code: "timeout", message: "too slow")),
+            .play(PlayRequest(title: "clip.mp4", media: MediaDescriptor(size: 1234, seekable: true, nameHint: "clip.mp4"))),
+            .play(PlayRequest(title: "-", media: MediaDescriptor(size: nil, seekable: false, nameHint: nil), startTime: 2)),
+            .playAccepted(PlayAccepted(session: "abc")),
+            .event(.playbackState(.playing)), .event(.finished(reason: .playbackError, error: "boom")),
+            .control(PlaybackControl(.pause)), .mediaHello(MediaHello(session: "abc")),
+            .mediaRead(MediaRead(offset: 1 << 40, length: MediaRead.maximumLength)),
+            .mediaData(MediaData(offset: 5, bytes: [1, 2, 3])), .mediaData(MediaData(offset: 99, bytes: [])),
         ]
         for message in messages {
             XCTAssertEqual(try Message(message.frame()), message)
@@ -23,13 +31,33 @@ final class MessageTests: XCTestCase {
     }
 
     func testWireIdsAreStable() {
-        XCTAssertEqual(MessageType.allCases.map(\.rawValue), [1, 2, 3, 4, 5])
+        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...12))
     }
 
     func testHelloPayloadIsJSON() throws {
         let frame = Message.hello(Fixtures.hello).frame()
         let text = String(decoding: frame.payload, as: UTF8.self)
         XCTAssertEqual(text, #"{"name":"alice@laptop","software":"cast test","version":1}"#)
+    }
+
+    func testMediaDataIsBinaryWithABigEndianOffset() {
+        let frame = Message.mediaData(MediaData(offset: 0x0102, bytes: [0xAA])).frame()
+        XCTAssertEqual(frame.payload, [0, 0, 0, 0, 0, 0, 1, 2, 0xAA])
+        assertRejected(Frame(type: MessageType.mediaData.rawValue, payload: [0, 0, 0]), .malformedMessage)
+        assertRejected(Frame(type: MessageType.mediaData.rawValue, payload: [0xFF] + Array(repeating: 0, count: 7)), .malformedMessage)
+    }
+
+    func testMediaReadIsBounded() {
+        for (offset, length) in [(0, 0), (-1, 10), (0, MediaRead.maximumLength + 1)] {
+            let json = #"{"offset":\#(offset),"length":\#(length)}"#
+            assertRejected(Frame(type: MessageType.mediaRead.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+    }
+
+    func testPlayRejectsNegativeSizesAndStartTimes() {
+        for json in [#"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#] {
+            assertRejected(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
     }
 
     func testUnknownTypeIsRejected() {
@@ -81,5 +109,32 @@ final class ServiceRecordTests: XCTestCase {
         XCTAssertNil(ServiceRecord(txt: good.merging(["ft": "3"]) { $1 }))
         XCTAssertNil(ServiceRecord(txt: good.merging(["auth": "maybe"]) { $1 }))
         XCTAssertNil(ServiceRecord(txt: good.merging(["v": "one"]) { $1 }))
+    }
+}
+
+final class PlaybackEventJSONTests: XCTestCase {
+    func testEveryEventHasItsJSONLine() {
+        let lines: [(PlaybackEvent, String)] = [
+            (.loadState([.playable, .playthroughOK]), #"{"event":"loadState","loadState":["playable","playthroughOK"]}"#),
+            (.durationAvailable(5), #"{"duration":5,"event":"durationAvailable"}"#),
+            (.mediaTypes([.audio, .video]), #"{"event":"mediaTypes","mediaTypes":["audio","video"]}"#),
+            (.naturalSize(width: 320, height: 240), #"{"event":"naturalSize","height":240,"width":320}"#),
+            (.readyForDisplay, #"{"event":"readyForDisplay"}"#),
+            (.playbackState(.seekingForward), #"{"event":"playbackState","state":"seekingForward"}"#),
+            (.position(seconds: 1.5, at: 100), #"{"at":100,"event":"position","position":1.5}"#),
+            (.videoActive(true), #"{"active":true,"event":"videoActive"}"#),
+            (.finished(reason: .playbackEnded, error: nil), #"{"event":"finished","reason":"playbackEnded"}"#),
+            (.finished(reason: .playbackError, error: "x"), #"{"error":"x","event":"finished","reason":"playbackError"}"#),
+        ]
+        for (event, line) in lines {
+            XCTAssertEqual(event.jsonLine, line)
+            XCTAssertEqual(try JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8)), event)
+        }
+    }
+
+    func testUnknownEventsAndWordsAreRejected() {
+        for line in [#"{"event":"dance"}"#, #"{"event":"loadState","loadState":["full"]}"#, #"{"state":"playing"}"#] {
+            XCTAssertThrowsError(try JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8)), line)
+        }
     }
 }

@@ -16,6 +16,24 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.receive(Message.statusRequest.frame()), .sendStatus)
     }
 
+    func testPlayAndControlsAfterHello() {
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
+        let request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: nil))
+        assertClosed(machine.receive(Message.play(request).frame()), "unexpectedMessage")
+        machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
+        _ = machine.receive(Fixtures.hello)
+        XCTAssertEqual(machine.receive(Message.play(request).frame()), .play(request))
+        XCTAssertEqual(machine.receive(Message.control(PlaybackControl(.stop)).frame()), .control(.stop))
+        assertClosed(machine.receive(Message.mediaHello(MediaHello(session: "s")).frame()), "unexpectedMessage")
+    }
+
+    func testMediaHelloMakesAMediaConnection() {
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
+        XCTAssertEqual(machine.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .attachMedia(session: "s1"))
+        var locked = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
+        assertClosed(locked.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), "pairingRequired")
+    }
+
     func testNoOtherModeAdmitsAnUnknownSender() {
         for auth in [AuthMode.pin, .password] {
             var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: auth)

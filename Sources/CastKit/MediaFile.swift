@@ -1,0 +1,79 @@
+public import CastProtocol
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Media the sender serves to a receiver: a regular file (seekable, known size) or a stream
+/// (standard input, a pipe: read in order, size unknown).
+///
+/// Thread-safety: used by one serving thread at a time.
+public final class MediaFile: @unchecked Sendable {
+    // Invariant: only the media connection's serving thread reads after `open` returns.
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    /// What the receiver is told about it.
+    public let descriptor: MediaDescriptor
+    /// The title shown on the receiver: the file name.
+    public let title: String
+    private var streamPosition: Int64 = 0
+
+    private init(fd: Int32, ownsDescriptor: Bool, descriptor: MediaDescriptor, title: String) {
+        self.fd = fd
+        self.ownsDescriptor = ownsDescriptor
+        self.descriptor = descriptor
+        self.title = title
+    }
+
+    deinit { if ownsDescriptor { close(fd) } }
+
+    /// Opens a file, or standard input for "-". Checked before anything connects.
+    /// - Throws: `CastError` `.usage` when the file is missing, unreadable or a directory.
+    public static func open(_ path: String) throws(CastError) -> MediaFile {
+        if path == "-" { return describe(fd: 0, owns: false, name: "-") }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CastError(.usage, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw CastError(.usage, "\(path) is a directory")
+        }
+        return describe(fd: fd, owns: true, name: (path as NSString).lastPathComponent)
+    }
+
+    private static func describe(fd: Int32, owns: Bool, name: String) -> MediaFile {
+        var info = stat()
+        let regular = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        let descriptor = MediaDescriptor(
+            size: regular ? Int64(info.st_size) : nil, seekable: regular, nameHint: name == "-" ? nil : name)
+        return MediaFile(fd: fd, ownsDescriptor: owns, descriptor: descriptor, title: name == "-" ? "standard input" : name)
+    }
+
+    /// Reads up to `length` bytes at `offset`. A file returns fewer bytes only at its end; a stream
+    /// returns what one read gives (none at its end) and only reads in order: another offset is an error.
+    func read(offset: Int64, length: Int) throws(CastError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: length)
+        var filled = 0
+        if !descriptor.seekable && offset != streamPosition {
+            throw CastError(.playback, "the receiver asked for offset \(offset) of a stream that is at \(streamPosition)")
+        }
+        while filled < length {
+            let n = bytes.withUnsafeMutableBytes { buffer -> Int in
+                let base = buffer.baseAddress! + filled
+                return descriptor.seekable
+                    ? pread(fd, base, length - filled, off_t(offset) + off_t(filled)) : Glibc.read(fd, base, length - filled)
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw CastError(.playback, "cannot read \(title): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            filled += n
+            // A stream answers with what it has: a live pipe must not wait for a full megabyte.
+            if !descriptor.seekable { break }
+        }
+        if !descriptor.seekable { streamPosition += Int64(filled) }
+        return Array(bytes.prefix(filled))
+    }
+}

@@ -1,0 +1,113 @@
+public import CastProtocol
+import CastSecurity
+import Foundation
+
+/// Media playing on a receiver: the control connection that carries requests and pushed events,
+/// and the media connection over which the receiver pulls the file.
+///
+/// Thread-safety: one thread takes events with `nextEvent`; `control` may be called from any thread.
+public final class RemotePlayback: Sendable {
+    private let connection: ReceiverConnection
+    private let media: MediaServer
+
+    private init(connection: ReceiverConnection, media: MediaServer) {
+        self.connection = connection
+        self.media = media
+    }
+
+    /// Asks the receiver to play `file`, and serves it.
+    /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
+    public static func start(
+        _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
+        startTime: Double? = nil
+    ) throws(CastError) -> RemotePlayback {
+        let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        do throws(CastError) {
+            try connection.send(.play(PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)))
+            let accepted: PlayAccepted
+            switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
+            case .playAccepted(let reply): accepted = reply
+            case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
+            }
+            let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
+            do {
+                try tls.write(Message.mediaHello(MediaHello(session: accepted.session)).frame().encoded())
+            } catch {
+                tls.close()
+                throw CastError(.connectionLost, "lost \(receiver.name) while opening the media connection: \(error)")
+            }
+            return RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file))
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// The receiver's name.
+    public var receiverName: String { connection.welcome.name }
+
+    /// The next event the receiver pushes; waits as long as it takes.
+    /// - Throws: `CastError` `.connectionLost` when the receiver goes away.
+    public func nextEvent() throws(CastError) -> PlaybackEvent {
+        while true {
+            switch try connection.receive(timeout: nil) {
+            case .event(let event): return event
+            case .error(let error) where error.code == "notPlaying": continue
+            case let other: throw connection.unexpected(other, waitingFor: "event")
+            }
+        }
+    }
+
+    /// Sends pause, resume or stop.
+    public func control(_ action: PlaybackControl.Action) throws(CastError) {
+        try connection.send(.control(PlaybackControl(action)))
+    }
+
+    /// Closes both connections.
+    public func close() {
+        media.close()
+        connection.close()
+    }
+}
+
+/// Serves a file over a media connection: answers each `mediaRead` with `mediaData`, on its own thread.
+final class MediaServer: Sendable {
+    private let tls: TLSConnection
+
+    init(tls: TLSConnection, file: MediaFile) {
+        self.tls = tls
+        let thread = Thread { [tls] in Self.serve(tls, file) }
+        thread.name = "cast media"
+        thread.start()
+    }
+
+    func close() { tls.close() }
+
+    private static func serve(_ tls: TLSConnection, _ file: MediaFile) {
+        var decoder = FrameDecoder()
+        while true {
+            guard let bytes = try? tls.read(maxCount: 64 * 1024, timeout: nil), !bytes.isEmpty else { return }
+            decoder.feed(bytes)
+            do {
+                while let frame = try decoder.nextFrame() {
+                    switch try Message(frame) {
+                    case .mediaRead(let read):
+                        let reply: Message
+                        do {
+                            reply = .mediaData(MediaData(offset: read.offset, bytes: try file.read(offset: read.offset, length: read.length)))
+                        } catch {
+                            reply = .error(ErrorMessage(code: "mediaUnreadable", message: error.message))
+                        }
+                        try tls.write(reply.frame().encoded())
+                    case .error:
+                        return
+                    default:
+                        return
+                    }
+                }
+            } catch {
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Events travel as JSON objects with an `event` key naming the kind, e.g.
+/// `{"event":"playbackState","state":"playing"}`. The same objects are what `castd --events` and
+/// `cast send --json` print, one per line (docs/protocol.md lists every field).
+extension PlaybackEvent: Codable {
+    private enum Key: String, CodingKey {
+        case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error
+    }
+
+    /// The `event` word of each kind.
+    public var name: String {
+        switch self {
+        case .loadState: "loadState"
+        case .durationAvailable: "durationAvailable"
+        case .mediaTypes: "mediaTypes"
+        case .naturalSize: "naturalSize"
+        case .readyForDisplay: "readyForDisplay"
+        case .playbackState: "playbackState"
+        case .position: "position"
+        case .videoActive: "videoActive"
+        case .finished: "finished"
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(name, forKey: .event)
+        switch self {
+        case .loadState(let state): try c.encode(state.wordList, forKey: .loadState)
+        case .durationAvailable(let duration): try c.encode(duration, forKey: .duration)
+        case .mediaTypes(let types): try c.encode(types, forKey: .mediaTypes)
+        case .naturalSize(let width, let height):
+            try c.encode(width, forKey: .width)
+            try c.encode(height, forKey: .height)
+        case .readyForDisplay: break
+        case .playbackState(let state): try c.encode(state, forKey: .state)
+        case .position(let seconds, let at):
+            try c.encode(seconds, forKey: .position)
+            try c.encode(at, forKey: .at)
+        case .videoActive(let active): try c.encode(active, forKey: .active)
+        case .finished(let reason, let error):
+            try c.encode(reason, forKey: .reason)
+            try c.encodeIfPresent(error, forKey: .error)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        let name = try c.decode(String.self, forKey: .event)
+        func finite(_ key: Key) throws -> Double {
+            let value = try c.decode(Double.self, forKey: key)
+            guard value.isFinite else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not finite")
+            }
+            return value
+        }
+        switch name {
+        case "loadState":
+            let words = try c.decode([String].self, forKey: .loadState)
+            guard let state = LoadState(words: words) else {
+                throw DecodingError.dataCorruptedError(forKey: .loadState, in: c, debugDescription: "unknown word")
+            }
+            self = .loadState(state)
+        case "durationAvailable": self = .durationAvailable(try finite(.duration))
+        case "mediaTypes": self = .mediaTypes(try c.decode([MediaType].self, forKey: .mediaTypes))
+        case "naturalSize":
+            self = .naturalSize(width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height))
+        case "readyForDisplay": self = .readyForDisplay
+        case "playbackState": self = .playbackState(try c.decode(PlaybackState.self, forKey: .state))
+        case "position": self = .position(seconds: try finite(.position), at: try finite(.at))
+        case "videoActive": self = .videoActive(try c.decode(Bool.self, forKey: .active))
+        case "finished":
+            self = .finished(
+                reason: try c.decode(FinishReason.self, forKey: .reason), error: try c.decodeIfPresent(String.self, forKey: .error))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event '\(name)'")
+        }
+    }
+
+    /// The event as one line of JSON (no newline), keys sorted: the format of `castd --events` and `cast send --json`.
+    public var jsonLine: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { preconditionFailure("events always encode") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,139 @@
+import CastMedia
+import CastProtocol
+import CastSecurity
+import Foundation
+import Synchronization
+
+/// One play request from one sender: waits for its media connection, runs the engine, pushes
+/// every event to the sender (and the events log), and ends once with a finish.
+///
+/// Thread-safety: mutable state lives in `state` (a Mutex). Events arrive on the player's serial
+/// event queue; controls come from connection threads.
+final class PlaybackSession: Sendable {
+    /// The token the media connection presents.
+    let token: String
+    let request: PlayRequest
+    let senderName: String
+    private let writer: MessageWriter
+    private let engine: PlayerConfiguration
+    private let onEvent: @Sendable (PlaybackSession, PlaybackEvent) -> Void
+    private let onEnd: @Sendable (PlaybackSession) -> Void
+    private let state = Mutex(State())
+
+    private struct State: ~Copyable {
+        var player: Player?
+        var source: RemoteSource?
+        var finished = false
+        /// Set when the receiver ends the session for its own reason (sender lost, take-over):
+        /// the engine's own finish is replaced by this one.
+        var overrideFinish: PlaybackEvent?
+        var playbackState: PlaybackState = .stopped
+        var duration: Double?
+        var position: (seconds: Double, at: Double)?
+    }
+
+    init(
+        request: PlayRequest, senderName: String, writer: MessageWriter, engine: PlayerConfiguration,
+        onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
+        onEnd: @escaping @Sendable (PlaybackSession) -> Void
+    ) {
+        var generator = SystemRandomNumberGenerator()
+        self.token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        self.request = request
+        self.senderName = senderName
+        self.writer = writer
+        var engine = engine
+        engine.startTime = request.startTime ?? 0
+        self.engine = engine
+        self.onEvent = onEvent
+        self.onEnd = onEnd
+    }
+
+    /// Whether the media connection has arrived (or the session ended without it).
+    var hasMedia: Bool { state.withLock { $0.player != nil || $0.finished } }
+
+    /// Whether `writer` is this session's sender's connection.
+    func belongs(to writer: MessageWriter) -> Bool { self.writer === writer }
+
+    /// The media connection arrived: start the engine on it.
+    func attach(_ tls: TLSConnection) {
+        let source = RemoteSource(tls: tls, descriptor: request.media)
+        let player = Player(source: source, configuration: engine) { [weak self] event in self?.handle(event) }
+        let start = state.withLock { state -> Bool in
+            guard !state.finished, state.player == nil else { return false }
+            state.player = player
+            state.source = source
+            return true
+        }
+        guard start else {
+            source.close()
+            return
+        }
+        player.start()
+    }
+
+    /// Applies a control from a sender.
+    func control(_ action: PlaybackControl.Action) {
+        let player = state.withLock { $0.player }
+        switch action {
+        case .pause: player?.pause()
+        case .resume: player?.resume()
+        case .stop: end(with: .finished(reason: .userExited, error: nil))
+        }
+    }
+
+    /// Ends the session for a reason of the receiver's; the sender (and the log) see `finish`.
+    func end(with finish: PlaybackEvent) {
+        let player = state.withLock { state -> Player? in
+            if state.overrideFinish == nil, !state.finished { state.overrideFinish = finish }
+            return state.player
+        }
+        if let player {
+            player.stop()
+        } else {
+            // No media connection yet: nothing runs, so finish here.
+            handle(.playbackState(.stopped))
+            handle(finish)
+        }
+    }
+
+    /// What `status` reports while this session runs.
+    func status(name: String, id: String) -> ReceiverStatus {
+        state.withLock { state in
+            var position = state.position.map { $0.seconds }
+            if let p = state.position, state.playbackState == .playing {
+                position = p.seconds + max(0, Date().timeIntervalSince1970 - p.at)
+            }
+            return ReceiverStatus(
+                name: name, id: id, state: state.playbackState, title: request.title, position: position,
+                duration: state.duration)
+        }
+    }
+
+    private func handle(_ event: PlaybackEvent) {
+        var event = event
+        let (deliver, ended, source) = state.withLock { state -> (Bool, Bool, RemoteSource?) in
+            guard !state.finished else { return (false, false, nil) }
+            switch event {
+            case .playbackState(let playback): state.playbackState = playback
+            case .durationAvailable(let duration): state.duration = duration
+            case .position(let seconds, let at): state.position = (seconds, at)
+            case .finished:
+                if let override = state.overrideFinish { event = override }
+                state.finished = true
+                state.playbackState = .stopped
+                return (true, true, state.source)
+            default: break
+            }
+            return (true, false, nil)
+        }
+        guard deliver else { return }
+        onEvent(self, event)
+        // A sender that went away cannot be told; the log still is.
+        try? writer.send(.event(event))
+        if ended {
+            source?.close()
+            onEnd(self)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import CastProtocol
+import Foundation
+import XCTest
+
+/// Play, end to end: `cast send` on the phone, castd on the box, FFmpeg decoding, ALSA capturing
+/// the bytes that were played, framemd5 recording the frames that were presented.
+final class PlayTests: XCTestCase {
+    private var lab: Lab!
+    private var work: String!
+    private var receiver: Daemon!
+    private var port: UInt16 = 0
+
+    override func setUpWithError() throws {
+        lab = try Lab("e2p\(getpid() % 100000)")
+        work = NSTemporaryDirectory() + "cast-play-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        receiver = try lab.start(
+            on: .box,
+            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+             "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "castcapture:FILE=\(work!)/audio.raw",
+             "--events", "\(work!)/events.jsonl"],
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+        let line = try XCTUnwrap(receiver.waitForLine(containing: "listening on port"), "\(receiver.output)")
+        port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+    }
+
+    override func tearDown() {
+        lab?.tearDown()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+
+    private func send(_ arguments: [String], input: Data? = nil, timeout: Double = 60) throws -> CommandResult {
+        try lab.run(
+            on: .phone, [Paths.cast, "send"] + arguments,
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
+    }
+
+    private func sendViaShell(_ command: String, timeout: Double = 60) throws -> CommandResult {
+        try lab.run(
+            on: .phone, ["sh", "-c", command], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
+    }
+
+    private func events(_ jsonLines: String) throws -> [PlaybackEvent] {
+        try jsonLines.split(separator: "\n").map { try JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+    }
+
+    /// The events' names in order, positions left out.
+    private func names(_ events: [PlaybackEvent]) -> [String] {
+        events.filter { if case .position = $0 { false } else { true } }.map(\.name)
+    }
+
+    /// Checks the outcome of playing `clip` (seconds long) to the end.
+    private func assertPlayed(
+        _ clip: String, seconds: Double, result: CommandResult, audio: Bool, video: Bool, line: UInt = #line
+    ) throws {
+        XCTAssertEqual(result.status, 0, result.stderr, line: line)
+        let received = try events(result.stdout)
+        XCTAssertEqual(received.last, .finished(reason: .playbackEnded, error: nil), line: line)
+        // The milestones come in this order (other events may come between them).
+        let milestones: [PlaybackEvent] =
+            [.loadState([.playable])] + (video ? [.readyForDisplay] : []) + [.playbackState(.playing)]
+            + (video ? [.videoActive(true), .videoActive(false)] : []) + [.playbackState(.stopped)]
+        let indices = milestones.map { milestone in received.firstIndex(of: milestone) ?? -1 }
+        XCTAssertFalse(indices.contains(-1), "missing milestones: \(names(received))", line: line)
+        XCTAssertEqual(indices, indices.sorted(), "out of order: \(names(received))", line: line)
+        let order = names(received)
+        let states = received.compactMap { event -> PlaybackState? in
+            if case .playbackState(let state) = event { return state }
+            return nil
+        }
+        XCTAssertEqual(states, [.playing, .stopped], line: line)
+        XCTAssertTrue(received.contains(.mediaTypes((audio ? [.audio] : []) + (video ? [.video] : []))), "\(order)", line: line)
+        let positions = received.compactMap { event -> Double? in
+            if case .position(let seconds, _) = event { return seconds }
+            return nil
+        }
+        XCTAssertGreaterThanOrEqual(Double(positions.count), seconds * 4 - 2, "positions: \(positions.count)", line: line)
+        XCTAssertEqual(positions, positions.sorted(), line: line)
+
+        // The receiver's own log carries the same events.
+        let logged = try events(String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8))
+        XCTAssertEqual(names(logged), names(received), line: line)
+
+        // Real time: the clip's duration within 10 %, plus start-up.
+        XCTAssertGreaterThan(result.seconds, seconds * 0.9, line: line)
+        XCTAssertLessThan(result.seconds, seconds * 1.1 + 2, line: line)
+
+        if video {
+            let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+            XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip), line: line)
+            XCTAssertGreaterThan(frames.count, Int(seconds) * 25 - 1, line: line)
+        }
+        if audio {
+            let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
+            let playedSeconds = Double(pcm.count) / (48000 * 4)
+            XCTAssertEqual(playedSeconds, seconds, accuracy: seconds * 0.02, "bytes: \(pcm.count)", line: line)
+            XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02, line: line)
+        }
+    }
+
+    func testH264AACMovieByName() throws {
+        let clip = try Media.clip("movie.mp4")
+        let result = try send([clip, "--to", "living room", "--json"])
+        try assertPlayed(clip, seconds: 5, result: result, audio: true, video: true)
+        print("sent 5 s movie in \(String(format: "%.2f", result.seconds)) s")
+    }
+
+    func testAudioOnlyFile() throws {
+        let clip = try Media.clip("tone.m4a", audio: true, video: false)
+        let result = try send([clip, "--to", "\(lab.address(.box)):\(port)", "--json"])
+        try assertPlayed(clip, seconds: 5, result: result, audio: true, video: false)
+    }
+
+    func testVideoOnlyFile() throws {
+        let clip = try Media.clip("pattern.mkv", audio: false, video: true)
+        let result = try send([clip, "--to", "Living Room", "--json"])
+        try assertPlayed(clip, seconds: 5, result: result, audio: false, video: true)
+    }
+
+    func testStandardInput() throws {
+        let clip = try Media.clip("stream.ts", extra: ["-f", "mpegts"])
+        let result = try sendViaShell("cat '\(clip)' | '\(Paths.cast)' send - --to 'Living Room' --json")
+        try assertPlayed(clip, seconds: 5, result: result, audio: true, video: true)
+    }
+
+    func testMissingFileFailsWithoutConnecting() throws {
+        let result = try send(["\(work!)/no-such-file.mp4", "--to", "Living Room"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("cannot open"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("No such file"), result.stderr)
+        XCTAssertFalse(receiver.output.contains { $0.contains("connected from") }, "\(receiver.output)")
+    }
+
+    func testUnplayableAndTruncatedFilesAreErrorsAndTheNextSendPlays() throws {
+        let text = "\(work!)/notes.mp4"
+        try Data("these are not the frames you are looking for\n".utf8).write(to: URL(fileURLWithPath: text))
+        let good = try Media.clip("short.mp4", seconds: 2)
+        let truncated = "\(work!)/truncated.mp4"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: good))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
+
+        for bad in [text, truncated] {
+            let result = try send([bad, "--to", "Living Room", "--json"])
+            XCTAssertEqual(result.status, 1, "\(bad): \(result.stderr)")
+            guard case .finished(.playbackError, let message)? = try events(result.stdout).last else {
+                return XCTFail("\(bad): \(result.stdout)")
+            }
+            XCTAssertTrue(message?.contains("Invalid data") ?? false, message ?? "")
+            XCTAssertTrue(result.stderr.contains("playback failed"), result.stderr)
+        }
+        XCTAssertTrue(receiver.isRunning)
+        try? FileManager.default.removeItem(atPath: "\(work!)/frames.md5")
+        try? FileManager.default.removeItem(atPath: "\(work!)/events.jsonl")
+        try? FileManager.default.removeItem(atPath: "\(work!)/audio.raw")
+        // castd opened the framemd5 file at start... the next send must still play correctly.
+        let result = try send([good, "--to", "Living Room", "--json"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try events(result.stdout).last, .finished(reason: .playbackEnded, error: nil))
+    }
+
+    func testSenderVanishingMidPlayStopsTheReceiver() throws {
+        let clip = try Media.clip("long.mp4", seconds: 20)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        kill(sender.pid, SIGKILL)
+        let start = Date()
+        XCTAssertNotNil(receiver.waitForLine(containing: "finished: playbackError (the sender was lost)", timeout: 10), "\(receiver.output)")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        let logged = try events(String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8))
+        XCTAssertEqual(logged.last, .finished(reason: .playbackError, error: "the sender was lost"))
+        let status = try lab.run(
+            on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
+    }
+}

@@ -1,5 +1,5 @@
 import CastDiscovery
-public import CastProtocol
+import CastProtocol
 
 /// Finds receivers on the local network over mDNS (avahi-daemon).
 public enum ReceiverBrowser {

@@ -58,7 +58,10 @@ final class PlaybackSession: Sendable {
     /// The media connection arrived: start the engine on it.
     func attach(_ tls: TLSConnection) {
         let source = RemoteSource(tls: tls, descriptor: request.media)
-        let player = Player(source: source, configuration: engine) { [weak self] event in self?.handle(event) }
+        // The network read happens on the read-ahead thread; the engine reads from its buffer.
+        let player = Player(source: ReadAheadSource(source), configuration: engine) { [weak self] event in
+            self?.handle(event)
+        }
         let start = state.withLock { state -> Bool in
             guard !state.finished, state.player == nil else { return false }
             state.player = player

@@ -1,0 +1,322 @@
+import Foundation
+
+/// A source that reads its upstream ahead of the engine on a thread of its own, so that the demux thread is served
+/// from memory and a slow network read only stalls playback once the buffer has run dry.
+///
+/// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading `chunk` bytes
+/// at a time. Behind the position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that
+/// FFmpeg's small backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
+/// the buffer and lets the reader thread seek upstream; whatever it was reading under the old serial is discarded
+/// (ffplay's serial, applied to bytes).
+///
+/// Thread-safety: one `NSCondition` guards all state (the buffer, the positions, the statistics). The upstream's
+/// `read` and `seek` are only called by the reader thread; `cancel()` calls the upstream's `cancel()`, which the
+/// `MediaSource` contract allows from any thread. `read(into:)` and `seek(to:)` are called by one thread at a time
+/// (the engine's demux thread); `cancel()` and the statistics may be used from any thread.
+public final class ReadAheadSource: MediaSource {
+    private let core: Core
+    private let upstream: any MediaSource
+
+    /// Wraps `upstream` and starts reading it ahead at once, up to `capacity` bytes beyond the consumer's position,
+    /// `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for seeking
+    /// back. The reader thread ends with `cancel()`, or when this source is released.
+    public init(
+        _ upstream: any MediaSource, capacity: Int = 8 << 20, chunk: Int = 256 << 10, backBuffer: Int = 256 << 10
+    ) {
+        precondition(
+            capacity > 0 && chunk > 0 && backBuffer >= 0, "ReadAheadSource needs a positive capacity and chunk")
+        self.upstream = upstream
+        self.core = Core(upstream: upstream, capacity: capacity, chunk: min(chunk, capacity), backBuffer: backBuffer)
+        let thread = Thread { [core] in core.runReader() }
+        thread.name = "CastMedia.readAhead"
+        thread.start()
+    }
+
+    deinit {
+        // Nobody can read any more: end the reader thread, which holds the core (and the upstream) until it returns.
+        core.cancel()
+    }
+
+    /// Copies buffered bytes at the current position, waiting only while nothing is buffered; returns 0 at the end
+    /// of input. Throws the upstream's failure once the bytes before it were read, and a cancellation error
+    /// after `cancel()`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try core.read(into: buffer)
+    }
+
+    /// Moves to `offset`: within the buffered window (or the back-buffer) at once, otherwise by dropping the buffer
+    /// and refilling from `offset`. A failure of the upstream's seek is thrown by the next read.
+    public func seek(to offset: Int64) throws {
+        try core.seek(to: offset)
+    }
+
+    /// Wakes every waiting read for good (they throw), ends the reader thread and cancels the upstream.
+    public func cancel() {
+        core.cancel()
+    }
+
+    /// The upstream's size.
+    public var size: Int64? { upstream.size }
+    /// Whether the upstream can seek.
+    public var isSeekable: Bool { upstream.isSeekable }
+    /// The upstream's name hint.
+    public var nameHint: String? { upstream.nameHint }
+
+    /// How many bytes are buffered ahead of the consumer's position.
+    public var bufferedBytes: Int { core.statistics.buffered }
+    /// How many bytes the upstream delivered in total (including bytes dropped by seeks).
+    public var bytesReceived: Int64 { core.statistics.received }
+    /// The upstream's delivery rate in bytes per second over about the last 2 s spent reading it; nil before the
+    /// first upstream read.
+    ///
+    /// Time the reader spends waiting for room (a full buffer) does not count, so a full buffer reports what the
+    /// upstream can deliver rather than what the engine consumes; a read that hangs pulls the rate towards 0.
+    public var inputRate: Double? { core.statistics.rate }
+    /// Whether the upstream reached its end (at the position the reader was reading from).
+    public var isAtEnd: Bool { core.statistics.atEnd }
+}
+
+extension ReadAheadSource {
+    /// The state shared by the consumer and the reader thread. Kept apart from `ReadAheadSource` so that the reader
+    /// thread does not keep the source alive: releasing the source cancels the core.
+    private final class Core: @unchecked Sendable {
+        // Invariant: every `var` below is read and written only while `condition` is locked, and `ring` memory is
+        // only touched while it is locked. `upstream.read`/`seek` are only called by the reader thread, outside
+        // the lock; the `let`s never change.
+        private let condition = NSCondition()
+        private let upstream: any MediaSource
+        private let capacity: Int
+        private let chunk: Int
+        private var ring: Ring
+
+        /// Bumped by every seek that drops the buffer; bytes read under an older serial are discarded.
+        private var serial = 0
+        /// The absolute offsets of the buffered bytes: `[windowStart, windowEnd)`, with the consumer's position
+        /// between them. Bytes before the position are the back-buffer.
+        private var windowStart: Int64 = 0
+        private var windowEnd: Int64 = 0
+        private var position: Int64 = 0
+        /// Where the reader thread must seek the upstream before its next read.
+        private var pendingSeek: Int64?
+        /// The upstream returned 0 at `windowEnd`.
+        private var atEnd = false
+        /// The upstream's failure at `windowEnd`; the reader stops until a seek.
+        private var failure: (any Error)?
+        private var cancelled = false
+        private var received: Int64 = 0
+        private var meter = RateMeter(window: 2)
+        /// When the upstream read in progress began (seconds of the monotonic clock), nil between reads.
+        private var readStarted: Double?
+
+        init(upstream: any MediaSource, capacity: Int, chunk: Int, backBuffer: Int) {
+            self.upstream = upstream
+            self.capacity = capacity
+            self.chunk = chunk
+            self.ring = Ring(count: capacity + backBuffer)
+        }
+
+        deinit { ring.deallocate() }
+
+        // MARK: Consumer side
+
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            guard buffer.count > 0 else { return 0 }
+            condition.lock()
+            defer { condition.unlock() }
+            while !cancelled && position == windowEnd && !atEnd && failure == nil { condition.wait() }
+            if cancelled { throw MediaError.other("reading ahead was cancelled") }
+            let available = Int(windowEnd - position)
+            if available == 0 {
+                if let failure { throw failure }
+                return 0
+            }
+            let count = min(available, buffer.count)
+            ring.copy(from: position, count: count, to: buffer)
+            position += Int64(count)
+            condition.broadcast()
+            return count
+        }
+
+        func seek(to offset: Int64) throws {
+            guard offset >= 0 else { throw MediaError.other("seek to a negative offset (\(offset))") }
+            condition.lock()
+            defer { condition.unlock() }
+            if cancelled { throw MediaError.other("reading ahead was cancelled") }
+            if offset >= windowStart && offset <= windowEnd {
+                position = offset
+                condition.broadcast()
+                return
+            }
+            guard upstream.isSeekable else { throw MediaError.other("the source cannot seek outside its buffer") }
+            serial += 1
+            windowStart = offset
+            windowEnd = offset
+            position = offset
+            pendingSeek = offset
+            atEnd = false
+            failure = nil
+            condition.broadcast()
+        }
+
+        func cancel() {
+            condition.lock()
+            let first = !cancelled
+            cancelled = true
+            condition.broadcast()
+            condition.unlock()
+            if first { upstream.cancel() }
+        }
+
+        var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool) {
+            let now = Self.now()
+            return condition.withLock {
+                (Int(windowEnd - position), received, meter.rate(now: now, readStarted: readStarted), atEnd)
+            }
+        }
+
+        // MARK: Reader thread
+
+        func runReader() {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+            defer { scratch.deallocate() }
+            condition.lock()
+            defer { condition.unlock() }
+            while true {
+                // Wait for something to do: a seek, or room for a whole chunk.
+                while !cancelled && pendingSeek == nil
+                    && (atEnd || failure != nil || Int(windowEnd - position) + chunk > capacity)
+                {
+                    condition.wait()
+                }
+                if cancelled { return }
+                let readSerial = serial
+                if let target = pendingSeek {
+                    pendingSeek = nil
+                    condition.unlock()
+                    var seekFailure: (any Error)?
+                    do { try upstream.seek(to: target) } catch { seekFailure = error }
+                    condition.lock()
+                    if let seekFailure, serial == readSerial {
+                        failure = seekFailure
+                        condition.broadcast()
+                    }
+                    // A newer seek may have come meanwhile: look again before reading.
+                    continue
+                }
+                let started = Self.now()
+                readStarted = started
+                condition.unlock()
+                let outcome = Result { try upstream.read(into: scratch) }
+                let ended = Self.now()
+                condition.lock()
+                readStarted = nil
+                let count = (try? outcome.get()) ?? 0
+                received += Int64(count)
+                meter.record(bytes: count, duration: ended - started)
+                guard serial == readSerial else { continue }
+                switch outcome {
+                case .success(0): atEnd = true
+                case .success(let count): append(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                case .failure(let error): failure = error
+                }
+                condition.broadcast()
+            }
+        }
+
+        /// Appends at `windowEnd`, dropping the oldest back-buffer bytes when the ring is full. Called locked.
+        private func append(_ bytes: UnsafeRawBufferPointer) {
+            ring.copy(bytes, to: windowEnd)
+            windowEnd += Int64(bytes.count)
+            // At most `capacity` bytes are ahead, so at least `backBuffer` bytes stay behind the position.
+            windowStart = max(windowStart, windowEnd - Int64(ring.count))
+        }
+
+        /// Seconds of the monotonic clock.
+        private static func now() -> Double {
+            Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        }
+    }
+
+    /// Fixed memory addressed by absolute byte offsets modulo its size.
+    private struct Ring {
+        let storage: UnsafeMutableRawBufferPointer
+        var count: Int { storage.count }
+
+        init(count: Int) {
+            storage = .allocate(byteCount: count, alignment: 16)
+        }
+
+        func deallocate() { storage.deallocate() }
+
+        /// Copies `count` bytes starting at absolute `offset` into `target`.
+        func copy(from offset: Int64, count: Int, to target: UnsafeMutableRawBufferPointer) {
+            var done = 0
+            while done < count {
+                let index = Int((offset + Int64(done)) % Int64(storage.count))
+                let run = min(count - done, storage.count - index)
+                UnsafeMutableRawBufferPointer(rebasing: target[done..<(done + run)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[index..<(index + run)]))
+                done += run
+            }
+        }
+
+        /// Copies `bytes` to absolute `offset` onwards.
+        func copy(_ bytes: UnsafeRawBufferPointer, to offset: Int64) {
+            var done = 0
+            while done < bytes.count {
+                let index = Int((offset + Int64(done)) % Int64(storage.count))
+                let run = min(bytes.count - done, storage.count - index)
+                UnsafeMutableRawBufferPointer(rebasing: storage[index..<(index + run)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[done..<(done + run)]))
+                done += run
+            }
+        }
+    }
+
+    /// Bytes per second of upstream reading over the last `window` seconds of time spent inside upstream reads.
+    ///
+    /// Time is "reading time": it only advances while an upstream read is in progress, so idle periods (a full
+    /// buffer, the end of input) neither dilute the rate nor age it out.
+    private struct RateMeter {
+        /// One finished read: its span on the reading-time axis, and what it delivered.
+        private struct Sample {
+            var start: Double
+            var end: Double
+            var bytes: Int
+        }
+
+        let window: Double
+        private var samples: [Sample] = []
+        /// Total reading time of finished reads.
+        private var elapsed: Double = 0
+
+        init(window: Double) { self.window = window }
+
+        mutating func record(bytes: Int, duration: Double) {
+            let duration = max(duration, 0)
+            samples.append(Sample(start: elapsed, end: elapsed + duration, bytes: bytes))
+            elapsed += duration
+            // Keep only what the window can still reach (a read in progress only moves the window forward).
+            if let stale = samples.firstIndex(where: { $0.end > elapsed - window }), stale > 0 {
+                samples.removeFirst(stale)
+            }
+        }
+
+        /// The rate at `now`, counting a read in progress since `readStarted` as reading time without bytes yet.
+        func rate(now: Double, readStarted: Double?) -> Double? {
+            let current = elapsed + max(now - (readStarted ?? now), 0)
+            guard !samples.isEmpty || readStarted != nil else { return nil }
+            let from = max(current - window, 0)
+            var bytes = 0.0
+            for sample in samples where sample.end > from {
+                let length = sample.end - sample.start
+                // A read straddling the window's start counts in proportion.
+                let share = length > 0 ? (sample.end - max(sample.start, from)) / length : 1
+                bytes += Double(sample.bytes) * share
+            }
+            let span = current - from
+            guard span > 0 else { return nil }
+            return bytes / span
+        }
+    }
+}

@@ -197,6 +197,36 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// `cast pause|resume|stop NAME`: acts on whatever plays on the receiver, then reports the state it reached.
+func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(CastError) -> Void {
+    { arguments throws(CastError) in
+        guard arguments.positionals.count == 1 else {
+            throw CastError(.usage, "cast \(action.rawValue) needs one receiver NAME")
+        }
+        let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+        let connection = try ReceiverConnection.open(
+            receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
+        defer { connection.close() }
+        guard try connection.status().state != .stopped else {
+            throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
+        }
+        try connection.send(.control(PlaybackControl(action)))
+        let wanted: PlaybackState = switch action {
+        case .pause: .paused
+        case .resume: .playing
+        case .stop: .stopped
+        }
+        // The engine applies a control on its own threads: wait (briefly) until the state shows it.
+        var state = PlaybackState.stopped
+        for _ in 0..<50 {
+            state = try connection.status().state
+            if state == wanted { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        output("state: \(state.rawValue)")
+    }
+}
+
 let verbs: [Verb] = [
     Verb(
         name: "list", synopsis: "cast list [--json] [--timeout SEC]",
@@ -220,6 +250,15 @@ let verbs: [Verb] = [
         abstract: "Show what a receiver is doing. NAME is a name, an id, a unique prefix of either, or HOST:PORT.",
         options: [jsonOption, timeoutOption, helpOption],
         examples: ["cast status \"Living Room\"", "cast status 10.0.0.5:7100 --json"], run: status),
+    Verb(
+        name: "pause", synopsis: "cast pause NAME", abstract: "Pause what plays on a receiver.",
+        options: [timeoutOption, helpOption], examples: ["cast pause \"Living Room\""], run: controlVerb(.pause)),
+    Verb(
+        name: "resume", synopsis: "cast resume NAME", abstract: "Resume what is paused on a receiver.",
+        options: [timeoutOption, helpOption], examples: ["cast resume \"Living Room\""], run: controlVerb(.resume)),
+    Verb(
+        name: "stop", synopsis: "cast stop NAME", abstract: "Stop what plays on a receiver (its sender sees userExited).",
+        options: [timeoutOption, helpOption], examples: ["cast stop \"Living Room\""], run: controlVerb(.stop)),
 ]
 
 let toolUsage = """

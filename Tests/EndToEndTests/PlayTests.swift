@@ -175,4 +175,31 @@ final class PlayTests: XCTestCase {
             on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
     }
+
+    func testPauseResumeAndStopFromAnotherCastCommand() throws {
+        let clip = try Media.clip("long.mp4", seconds: 20)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        func verb(_ name: String) throws -> CommandResult {
+            try lab.run(on: .phone, [Paths.cast, name, "living room"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+        }
+        let pause = try verb("pause")
+        XCTAssertEqual(pause.status, 0, pause.stderr)
+        XCTAssertEqual(pause.stdout, "state: paused\n")
+        XCTAssertNotNil(sender.waitForLine(containing: #""state":"paused""#, timeout: 2))
+        let resume = try verb("resume")
+        XCTAssertEqual(resume.stdout, "state: playing\n", resume.stderr)
+        let stop = try verb("stop")
+        XCTAssertEqual(stop.stdout, "state: stopped\n", stop.stderr)
+        XCTAssertNotNil(sender.waitForLine(containing: #""reason":"userExited""#, timeout: 5), "\(sender.output)")
+        let deadline = Date().addingTimeInterval(5)
+        while sender.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertFalse(sender.isRunning)
+        XCTAssertEqual(sender.exitStatus, 0)
+        let nothing = try verb("pause")
+        XCTAssertEqual(nothing.status, 1)
+        XCTAssertTrue(nothing.stderr.contains("nothing plays"), nothing.stderr)
+    }
 }

@@ -96,6 +96,8 @@ final class Daemon: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }
+    /// The exit status, once the process has ended.
+    var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
     var output: [String] { lock.withLock { lines } }
 
     /// Waits until a line contains `text`; returns it, or nil after `timeout` seconds.

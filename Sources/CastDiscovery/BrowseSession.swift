@@ -40,7 +40,7 @@ final class BrowseSession {
         Unmanaged<BrowseSession>.fromOpaque(userdata!).takeUnretainedValue()
     }
 
-    func run(timeout: Duration) throws -> [DiscoveredReceiver] {
+    func run(timeout: Duration, until found: ((DiscoveredReceiver) -> Bool)? = nil) throws -> [DiscoveredReceiver] {
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + timeout
@@ -58,6 +58,8 @@ final class BrowseSession {
             let now = clock.now
             let isComplete = isAllForNow && pendingResolves == 0
             if now >= deadline || (isComplete && now >= earliestReturn) { break }
+            // The caller knows what it looks for: no need to wait for the rest of the network.
+            if let found, receivers.values.contains(where: found) { break }
             let wake = isComplete ? earliestReturn : deadline
             let sleep = Self.milliseconds(wake - now)
             if avahi_simple_poll_iterate(poll, Int32(clamping: max(1, min(sleep, 250)))) != 0 {

@@ -6,12 +6,14 @@ public enum Browser {
     ///
     /// Returns early, but not before `min(timeout, 1 s)`, once avahi said `AVAHI_BROWSER_ALL_FOR_NOW` and every
     /// resolve has finished. Blocks the calling thread.
+    /// With `until`, returns as soon as a resolved receiver satisfies it (what was resolved so far).
     /// - Throws: ``DiscoveryError/daemonNotRunning`` at once when no avahi-daemon is reachable;
     ///   ``DiscoveryError/browseFailed`` when the daemon cannot browse.
     public static func browse(
-        serviceType: String = ServiceAdvertisement.castServiceType, timeout: Duration
+        serviceType: String = ServiceAdvertisement.castServiceType, timeout: Duration,
+        until found: ((DiscoveredReceiver) -> Bool)? = nil
     ) throws -> [DiscoveredReceiver] {
         let session = try BrowseSession(serviceType: serviceType)
-        return try session.run(timeout: timeout)
+        return try session.run(timeout: timeout, until: found)
     }
 }

@@ -7,9 +7,15 @@ public enum ReceiverBrowser {
     /// is not a usable receiver record are left out.
     /// - Throws: `CastError` `.discovery` when avahi-daemon is not running.
     public static func receivers(timeout: Duration = .seconds(2)) throws(CastError) -> [ReceiverDescription] {
+        try receivers(timeout: timeout, until: nil)
+    }
+
+    private static func receivers(timeout: Duration, until stop: ((DiscoveredReceiver) -> Bool)?) throws(CastError)
+        -> [ReceiverDescription]
+    {
         let found: [DiscoveredReceiver]
         do {
-            found = try Browser.browse(serviceType: serviceType, timeout: timeout)
+            found = try Browser.browse(serviceType: serviceType, timeout: timeout, until: stop)
         } catch {
             throw CastError(.discovery, "cannot browse for receivers: \(error)")
         }
@@ -28,6 +34,11 @@ public enum ReceiverBrowser {
         if let query, case .address(let host, let port) = ReceiverQuery(query) {
             return ReceiverDescription(name: query, id: "", host: host, port: port)
         }
-        return try ReceiverQuery.match(query, in: receivers(timeout: timeout))
+        // An exact name or id ends the search at once; a prefix needs everything in sight to be unique.
+        let exact = query?.lowercased()
+        let stop: ((DiscoveredReceiver) -> Bool)? = exact.map { exact in
+            { $0.name.lowercased() == exact || $0.txt["id"]?.lowercased() == exact }
+        }
+        return try ReceiverQuery.match(query, in: receivers(timeout: timeout, until: stop))
     }
 }

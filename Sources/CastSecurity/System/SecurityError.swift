@@ -7,6 +7,7 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Code: Hashable, Sendable {
             case system, tls, timedOut, keyFile, addressResolution, closed
+            case authenticationFailed, invalidPeerValue, trustStore
         }
 
         private let code: Code
@@ -23,6 +24,15 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
         public static let addressResolution = Kind(code: .addressResolution)
         /// The connection was used after `close()`.
         public static let closed = Kind(code: .closed)
+        /// The peer's SRP proof did not match ours: a wrong PIN or password, or a session relayed by a man in
+        /// the middle (the proofs cover the TLS exporter value, so the two cannot be told apart, by design).
+        public static let authenticationFailed = Kind(code: .authenticationFailed)
+        /// The peer sent an SRP value that the protocol forbids (`A % N == 0`, `B % N == 0`, `u == 0`, a value
+        /// not below `N`, an empty or oversized salt): a broken or malicious peer, not a wrong PIN.
+        public static let invalidPeerValue = Kind(code: .invalidPeerValue)
+        /// A trust store file (paired senders, known receivers) is unusable: corrupt, too large, too many
+        /// entries, or readable by group or others. The file is left untouched for the user to inspect.
+        public static let trustStore = Kind(code: .trustStore)
 
         /// The kind's name, e.g. `timedOut`.
         public var description: String { "\(code)" }

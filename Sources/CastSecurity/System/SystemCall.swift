@@ -3,7 +3,7 @@ import Glibc
 /// Runs a system call that reports failure as `-1` + `errno`, retrying `EINTR`, and throws
 /// `SecurityError.system` naming `function` otherwise. Not for `close(2)`, which must not be retried on Linux.
 @discardableResult
-func systemCall<Result: FixedWidthInteger>(_ function: String, _ body: () -> Result) throws -> Result {
+func systemCall<Result: FixedWidthInteger>(_ function: String, _ body: () -> Result) throws(SecurityError) -> Result {
     while true {
         let result = body()
         if result != -1 { return result }

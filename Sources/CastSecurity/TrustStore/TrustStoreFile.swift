@@ -1,0 +1,293 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The contents of one trust store file.
+protocol TrustStoreDocument: Codable, Sendable {
+  /// The document of a store that has no file yet.
+  static var empty: Self { get }
+  /// How many entries it holds (checked against `TrustStoreLimits.maximumEntries`).
+  var entryCount: Int { get }
+}
+
+/// The bounds every trust store file is held to, so a hostile or broken file cannot exhaust memory.
+public enum TrustStoreLimits {
+  /// Files larger than this are refused: 1 MiB.
+  public static let maximumFileSize = 1 << 20
+  /// Stores with more entries are refused, and adding past it throws.
+  public static let maximumEntries = 1000
+  /// The longest name (in UTF-8 bytes) an entry may carry, as the protocol's longest text field.
+  public static let maximumNameLength = 1024
+}
+
+/// One JSON trust store file in a directory, with an in-memory copy of its document.
+///
+/// Reading: the file must be a regular file of mode 0600 or stricter (anything granting group or others
+/// access is refused, as ssh refuses such keys), at most 1 MiB, valid JSON of the document's shape, with at
+/// most 1000 entries. Any violation throws `.trustStore` naming the file and what is wrong, and the file is
+/// never rewritten by us until the user fixes or removes it.
+///
+/// Writing (`update`): under an exclusive `flock` on `<file>.lock` (so two processes, e.g. `castd` and
+/// `castd --unpair`, never lose each other's changes), the file is re-read, changed, written to a temporary
+/// file in the same directory (mode 0600), fsynced, renamed over the old one, and the directory is fsynced.
+/// A crash at any moment leaves either the old or the new file, never a mixture; leftover temporary files
+/// are removed by the next writer.
+///
+/// Thread-safety: `Sendable`; the cached document lives in a `Mutex`, and the mutex is always taken before
+/// the file lock, so the two never deadlock.
+final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
+  let directory: String
+  let path: String
+  private let cache: Mutex<Cached>
+
+  private struct Cached: Sendable {
+    var document: Document
+    /// Identifies the file version `document` was read from; `nil` when there was no file.
+    var stamp: FileStamp?
+  }
+
+  /// Loads `<directory>/<fileName>`; a missing file (or directory) is an empty store.
+  init(directory: String, fileName: String) throws(SecurityError) {
+    self.directory = directory
+    path = directory + "/" + fileName
+    let (document, stamp) = try Self.read(path: path)
+    cache = Mutex(Cached(document: document, stamp: stamp))
+  }
+
+  /// The document, re-read first if another process replaced the file since we last read it.
+  func current() throws(SecurityError) -> Document {
+    try cache.withLock { (cached: inout Cached) throws(SecurityError) -> Document in
+      if FileStamp(path: path) != cached.stamp {
+        let (document, stamp) = try Self.read(path: path)
+        cached = Cached(document: document, stamp: stamp)
+      }
+      return cached.document
+    }
+  }
+
+  /// Changes the document and saves it atomically (see the type's documentation). When `body` or the
+  /// save throws, neither the file nor the in-memory copy changes.
+  func update<Result>(_ body: (inout Document) throws(SecurityError) -> Result) throws(SecurityError) -> Result {
+    try cache.withLock { (cached: inout Cached) throws(SecurityError) -> Result in
+      try createDirectory()
+      let lock = try FileLock(path: path + ".lock")
+      defer { lock.release() }
+      var (document, _) = try Self.read(path: path)
+      let result = try body(&document)
+      guard document.entryCount <= TrustStoreLimits.maximumEntries else {
+        throw SecurityError(
+          .trustStore, "trust store \(path) is full (\(TrustStoreLimits.maximumEntries) entries)")
+      }
+      try write(encode(document))
+      cached = Cached(document: document, stamp: FileStamp(path: path))
+      return result
+    }
+  }
+
+  // MARK: Reading
+
+  private static func read(path: String) throws(SecurityError) -> (Document, FileStamp?) {
+    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    if fd < 0 {
+      let code = errno
+      if code == ENOENT { return (Document.empty, nil) }
+      if code == ELOOP { throw SecurityError(.trustStore, "trust store \(path) is a symbolic link; refusing it") }
+      throw SecurityError(.system, function: "open", errno: code, "cannot open trust store \(path)")
+    }
+    defer { closeDescriptor(fd) }
+    var status = stat()
+    try systemCall("fstat") { fstat(fd, &status) }
+    guard status.st_mode & S_IFMT == S_IFREG else {
+      throw SecurityError(.trustStore, "trust store \(path) is not a regular file")
+    }
+    let mode = status.st_mode & 0o7777
+    if mode & 0o077 != 0 {
+      throw SecurityError(
+        .trustStore,
+        "trust store \(path) has mode \(octal(mode)), which lets group or others access it; "
+          + "it must be 0600 (run: chmod 600 \(path))")
+    }
+    if status.st_size > TrustStoreLimits.maximumFileSize {
+      throw SecurityError(
+        .trustStore,
+        "trust store \(path) is \(status.st_size) bytes, more than the \(TrustStoreLimits.maximumFileSize) allowed")
+    }
+    let bytes = try readAll(fd, path: path)
+    let document: Document
+    do {
+      let decoder = JSONDecoder()
+      decoder.dateDecodingStrategy = .iso8601
+      document = try decoder.decode(Document.self, from: Data(bytes))
+    } catch {
+      throw SecurityError(
+        .trustStore,
+        "trust store \(path) is corrupt (\(describe(error))); it was left as it is: repair or remove it")
+    }
+    guard document.entryCount <= TrustStoreLimits.maximumEntries else {
+      throw SecurityError(
+        .trustStore,
+        "trust store \(path) has \(document.entryCount) entries, more than the \(TrustStoreLimits.maximumEntries) allowed"
+      )
+    }
+    return (document, FileStamp(status))
+  }
+
+  private static func readAll(_ fd: Int32, path: String) throws(SecurityError) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = try systemCall("read") {
+        chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      }
+      if count == 0 { return bytes }
+      bytes += chunk[0..<count]
+      // The file may have grown after fstat; the bound holds regardless.
+      if bytes.count > TrustStoreLimits.maximumFileSize {
+        throw SecurityError(.trustStore, "trust store \(path) is larger than \(TrustStoreLimits.maximumFileSize) bytes")
+      }
+    }
+  }
+
+  private static func describe(_ error: any Error) -> String {
+    switch error {
+    case DecodingError.dataCorrupted(let context), DecodingError.keyNotFound(_, let context),
+      DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+      let at = context.codingPath.map(\.stringValue).joined(separator: ".")
+      return (at.isEmpty ? "" : "at '\(at)': ") + context.debugDescription
+    default:
+      return "\(error)"
+    }
+  }
+
+  // MARK: Writing
+
+  private func encode(_ document: Document) throws(SecurityError) -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    do {
+      return Array(try encoder.encode(document)) + [UInt8(ascii: "\n")]
+    } catch {
+      preconditionFailure("encoding a trust store cannot fail: \(error)")
+    }
+  }
+
+  private func write(_ bytes: [UInt8]) throws(SecurityError) {
+    guard bytes.count <= TrustStoreLimits.maximumFileSize else {
+      throw SecurityError(.trustStore, "trust store \(path) would exceed \(TrustStoreLimits.maximumFileSize) bytes")
+    }
+    removeStaleTemporaryFiles()
+    let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    do throws(SecurityError) {
+      let fd = try systemCall("open") {
+        Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+      }
+      var renamed = false
+      defer { if !renamed { unlink(temporary) } }
+      do {
+        defer { closeDescriptor(fd) }
+        try systemCall("fchmod") { fchmod(fd, 0o600) }
+        var offset = 0
+        while offset < bytes.count {
+          offset += try systemCall("write") {
+            bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+          }
+        }
+        try systemCall("fsync") { fsync(fd) }
+      }
+      try systemCall("rename") { rename(temporary, path) }
+      renamed = true
+    } catch {
+      throw SecurityError(
+        error.kind, function: error.function, errno: error.errno, "cannot write trust store \(path)")
+    }
+    syncDirectory()
+  }
+
+  /// Temporary files of writers that died before their rename. Only called under the file lock, so no
+  /// live writer owns one.
+  private func removeStaleTemporaryFiles() {
+    let prefix = (path as NSString).lastPathComponent + ".tmp-"
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    for name in names where name.hasPrefix(prefix) {
+      unlink(directory + "/" + name)
+    }
+  }
+
+  /// Makes the rename durable. Best effort: some file systems cannot fsync a directory.
+  private func syncDirectory() {
+    let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if fd >= 0 {
+      _ = fsync(fd)
+      closeDescriptor(fd)
+    }
+  }
+
+  /// Creates `directory` and missing parents with mode 0700; existing ones are left as they are.
+  private func createDirectory() throws(SecurityError) {
+    var prefix = directory.hasPrefix("/") ? "" : "."
+    for component in directory.split(separator: "/") {
+      prefix += "/" + component
+      if Glibc.mkdir(prefix, 0o700) != 0 {
+        let code = errno
+        if code != EEXIST {
+          throw SecurityError(.system, function: "mkdir", errno: code, "cannot create directory \(prefix)")
+        }
+      }
+    }
+  }
+}
+
+/// Which version of a file we read: a save renames a new inode into place, so any change shows.
+struct FileStamp: Equatable, Sendable {
+  private let device: UInt64
+  private let inode: UInt64
+  private let size: Int64
+  private let modifiedSeconds: Int
+  private let modifiedNanoseconds: Int
+
+  init(_ status: stat) {
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
+    size = Int64(status.st_size)
+    modifiedSeconds = status.st_mtim.tv_sec
+    modifiedNanoseconds = status.st_mtim.tv_nsec
+  }
+
+  /// The stamp of the file at `path`, or `nil` when it does not exist (or cannot be examined).
+  init?(path: String) {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return nil }
+    self.init(status)
+  }
+}
+
+/// An exclusive `flock` on a lock file, held until `release()`.
+private struct FileLock {
+  private let fd: Int32
+
+  init(path: String) throws(SecurityError) {
+    do throws(SecurityError) {
+      fd = try systemCall("open") { Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+    } catch {
+      throw SecurityError(error.kind, function: error.function, errno: error.errno, "cannot open lock file \(path)")
+    }
+    do throws(SecurityError) {
+      try systemCall("flock") { flock(fd, LOCK_EX) }
+    } catch {
+      closeDescriptor(fd)
+      throw error
+    }
+  }
+
+  /// Unlocks (closing the descriptor drops the lock).
+  func release() {
+    closeDescriptor(fd)
+  }
+}
+
+/// A file mode as ls and chmod write it, e.g. "0644".
+private func octal(_ mode: mode_t) -> String {
+  let digits = String(mode, radix: 8)
+  return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

@@ -3,6 +3,7 @@ import CastCommandLine
 import CastMedia
 import CastProtocol
 import CastReceiver
+import CastSecurity
 import Dispatch
 import Foundation
 
@@ -22,6 +23,8 @@ let options: [OptionSpec] = [
     OptionSpec("events", value: "FILE", help: "write every event as a JSON line to FILE, or - for standard output"),
     OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
+    OptionSpec("list-paired", help: "list the paired senders and exit"),
+    OptionSpec("unpair", value: "ID", help: "forget the paired sender with this id (or unique prefix) and exit"),
     OptionSpec("help", help: "show this help"),
 ]
 
@@ -117,16 +120,45 @@ var events: EventLog?
 if let path = values["events"] {
     do { events = try EventLog(path: path) } catch { fail("\(error)", code: 2) }
 }
+let stateDirectory = values["state-dir"] ?? defaultStateDirectory()
+
+if values["list-paired"] != nil || values["unpair"] != nil {
+    do {
+        let store = try PairedSenders.load(directory: stateDirectory)
+        if let id = values["unpair"] {
+            switch try store.remove(id) {
+            case .removed(let sender): print("unpaired \(sender.name) (id \(sender.id))")
+            case .notFound: fail("no paired sender with id \(id)", code: 1)
+            case .ambiguous(let matches): fail("\(id) matches several senders: \(matches.map(\.id).joined(separator: ", "))", code: 1)
+            }
+        } else {
+            let senders = try store.list()
+            if senders.isEmpty { print("no paired senders") }
+            let formatter = ISO8601DateFormatter()
+            for sender in senders { print("\(sender.id)  \(formatter.string(from: sender.pairedAt))  \(sender.name)") }
+        }
+        exit(0)
+    } catch {
+        fail("\(error)", code: 1)
+    }
+}
+
+var password: String?
 if auth == .password {
     guard let file = values["password-file"] else { fail("--auth password needs --password-file FILE", code: 2) }
-    guard FileManager.default.isReadableFile(atPath: file) else { fail("cannot read the password file \(file)", code: 2) }
+    guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
+        fail("cannot read the password file \(file) (at most 4 KiB)", code: 2)
+    }
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+    guard !text.isEmpty else { fail("the password file \(file) is empty", code: 2) }
+    password = text
 }
 
 signal(SIGPIPE, SIG_IGN)
 let logger = Logger.standardError()
 let configuration = ReceiverConfiguration(
-    name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth,
-    stateDirectory: values["state-dir"] ?? defaultStateDirectory(), advertise: values["no-advertise"] == nil,
+    name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,
+    stateDirectory: stateDirectory, advertise: values["no-advertise"] == nil,
     engine: PlayerConfiguration(audio: audio, video: video), events: events)
 let receiver: Receiver
 do {
@@ -138,8 +170,10 @@ do {
 switch auth {
 case .none:
     logger.warning("auth none: any sender on this network can control this receiver")
-case .pin, .password:
-    logger.warning("auth \(auth.rawValue): pairing is not available in this build yet, so no sender is admitted; use --auth none")
+case .pin:
+    logger.info("paired senders only; pair with: cast pair \"\(name)\" (a PIN is shown here for each attempt)")
+case .password:
+    logger.info("paired senders only; pair with: cast pair \"\(name)\" and the password")
 }
 
 /// Kept alive for the life of the process; touched only on the main thread.

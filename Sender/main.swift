@@ -227,6 +227,25 @@ func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(C
     }
 }
 
+func pair(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast pair needs one receiver NAME") }
+    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let given = arguments.options["pin"]
+    let paired = try Pairing.pair(receiver, configDirectory: senderConfigDirectory(), senderName: senderName()) {
+        if let given { return given }
+        let what = receiver.record?.auth == .password ? "the password of" : "the PIN shown on"
+        FileHandle.standardError.write(Data("Enter \(what) \(receiver.name): ".utf8))
+        return readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces)
+    }
+    output("paired with \(paired.name) (id \(paired.id))")
+}
+
+func unpair(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast unpair needs one receiver NAME or id") }
+    let removed = try Pairing.unpair(arguments.positionals[0], configDirectory: senderConfigDirectory())
+    output("forgot \(removed)")
+}
+
 let verbs: [Verb] = [
     Verb(
         name: "list", synopsis: "cast list [--json] [--timeout SEC]",
@@ -250,6 +269,14 @@ let verbs: [Verb] = [
         abstract: "Show what a receiver is doing. NAME is a name, an id, a unique prefix of either, or HOST:PORT.",
         options: [jsonOption, timeoutOption, helpOption],
         examples: ["cast status \"Living Room\"", "cast status 10.0.0.5:7100 --json"], run: status),
+    Verb(
+        name: "pair", synopsis: "cast pair NAME [--pin PIN]",
+        abstract: "Pair with a receiver using the PIN it shows (or its password); later connections need no PIN.",
+        options: [OptionSpec("pin", value: "PIN", help: "the PIN (or password) instead of a prompt"), timeoutOption, helpOption],
+        examples: ["cast pair \"Living Room\"", "cast pair kitchen --pin 0427"], run: pair),
+    Verb(
+        name: "unpair", synopsis: "cast unpair NAME", abstract: "Forget a paired receiver (by name or id).",
+        options: [helpOption], examples: ["cast unpair \"Living Room\""], run: unpair),
     Verb(
         name: "pause", synopsis: "cast pause NAME", abstract: "Pause what plays on a receiver.",
         options: [timeoutOption, helpOption], examples: ["cast pause \"Living Room\""], run: controlVerb(.pause)),

@@ -52,6 +52,14 @@ public final class ReceiverConnection: Sendable {
         }
         switch try reader.next(timeout: timeout) {
         case .welcome(let welcome):
+            let peerID = tls.peerPublicKey.map { fingerprint(ofPublicKey: $0) }
+            do {
+                try checkPinnedIdentity(
+                    name: welcome.name, peerID: peerID, announcedID: receiver.id, configDirectory: configDirectory)
+            } catch {
+                tls.close()
+                throw error
+            }
             return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver)
         case let other:
             tls.close()
@@ -155,7 +163,8 @@ final class FrameReader: @unchecked Sendable {
             return CastError(.connectionLost, "\(receiverName) sent \(message.type) while \(waitingFor) was expected")
         }
         if error.code == ProtocolError.Code.pairingRequired.rawValue {
-            return CastError(.notAuthorised, "\(receiverName) refused this sender: \(error.message)")
+            return CastError(
+                .notAuthorised, "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(error.message))")
         }
         return CastError(.connectionLost, "\(receiverName) closed the connection: \(error.code): \(error.message)")
     }

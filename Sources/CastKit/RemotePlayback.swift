@@ -30,6 +30,11 @@ public final class RemotePlayback: Sendable {
             case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
             }
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
+            // The media connection must reach the same receiver as the control connection.
+            guard let mediaKey = tls.peerPublicKey, fingerprint(ofPublicKey: mediaKey) == connection.peerID else {
+                tls.close()
+                throw CastError(.notAuthorised, "the media connection reached a receiver with another identity: refused")
+            }
             do {
                 try tls.write(Message.mediaHello(MediaHello(session: accepted.session)).frame().encoded())
             } catch {

@@ -26,6 +26,25 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case mediaRead = 11
     /// Sender → receiver on a media connection (`MediaData`, binary).
     case mediaData = 12
+    /// Sender → receiver: start pairing (`PairingStart`).
+    case pairingStart = 30
+    /// Receiver → sender: salt and B (`PairingChallenge`).
+    case pairingChallenge = 31
+    /// Sender → receiver: A and M1 (`PairingProof`).
+    case pairingProof = 32
+    /// Receiver → sender: M2 and the receiver's key (`PairingConfirmation`).
+    case pairingConfirmation = 33
+    /// Receiver → sender: pairing did not happen (`PairingFailure`).
+    case pairingFailure = 34
+    // 35...39: reserved for pairing.
+}
+
+extension MessageType {
+    /// The message type of a pairing message (the same id).
+    init(pairing type: PairingMessageType) {
+        guard let value = MessageType(rawValue: type.rawValue) else { preconditionFailure("pairing ids are message ids") }
+        self = value
+    }
 }
 
 /// The protocol version this build speaks. A peer with another major version is refused.
@@ -142,6 +161,8 @@ public enum Message: Sendable, Equatable {
     case mediaRead(MediaRead)
     /// See `MediaData`.
     case mediaData(MediaData)
+    /// A pairing message (types 30–39), see `PairingMessage`.
+    case pairing(PairingMessage)
 
     /// The message's wire type.
     public var type: MessageType {
@@ -158,6 +179,7 @@ public enum Message: Sendable, Equatable {
         case .mediaHello: .mediaHello
         case .mediaRead: .mediaRead
         case .mediaData: .mediaData
+        case .pairing(let message): MessageType(pairing: message.type)
         }
     }
 }
@@ -184,6 +206,7 @@ extension Message {
             case .control(let body): payload = try encoder.encode(body)
             case .mediaHello(let body): payload = try encoder.encode(body)
             case .mediaRead(let body): payload = try encoder.encode(body)
+            case .pairing(let body): return body.frame()
             case .mediaData(let body):
                 var bytes = withUnsafeBytes(of: UInt64(bitPattern: body.offset).bigEndian) { Array($0) }
                 bytes.append(contentsOf: body.bytes)
@@ -200,6 +223,10 @@ extension Message {
     public init(_ frame: Frame) throws(ProtocolError) {
         guard let type = MessageType(rawValue: frame.type) else {
             throw ProtocolError(.unknownMessageType, "unknown message type \(frame.type)")
+        }
+        if PairingMessageType(rawValue: frame.type) != nil {
+            self = .pairing(try PairingMessage(frame))
+            return
         }
         let data = Data(frame.payload)
         func decode<T: Decodable>(_: T.Type) throws(ProtocolError) -> T {
@@ -267,6 +294,8 @@ extension Message {
             let offset = frame.payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             guard offset <= UInt64(Int64.max) else { throw ProtocolError(.malformedMessage, "mediaData offset out of range") }
             self = .mediaData(MediaData(offset: Int64(offset), bytes: Array(frame.payload.dropFirst(8))))
+        case .pairingStart, .pairingChallenge, .pairingProof, .pairingConfirmation, .pairingFailure:
+            preconditionFailure("decoded above")
         }
     }
 

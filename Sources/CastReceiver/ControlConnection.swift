@@ -4,12 +4,28 @@ import Foundation
 
 /// One sender's control connection: TLS, then frames through the state machine, until either side closes.
 ///
-/// Runs on its own thread and is not shared: no synchronisation needed inside.
-struct ControlConnection {
+/// Runs on its own thread and is not shared (the accept loop reads `wasAdmitted` on the same
+/// thread after `run` returns): no synchronisation needed inside.
+final class ControlConnection {
     let fd: Int32
     let peer: String
     let receiver: Receiver
     let logger: Logger
+    /// Set once the peer is admitted (read by the accept loop's bookkeeping after `run` returns).
+    private(set) var wasAdmitted = false
+
+    init(fd: Int32, peer: String, receiver: Receiver, logger: Logger) {
+        self.fd = fd
+        self.peer = peer
+        self.receiver = receiver
+        self.logger = logger
+    }
+
+    private func markAdmitted() {
+        guard !wasAdmitted else { return }
+        wasAdmitted = true
+        receiver.connectionAdmitted()
+    }
 
     func run() {
         let limits = receiver.configuration.limits
@@ -27,20 +43,49 @@ struct ControlConnection {
         let writer = MessageWriter(tls)
         var machine = ReceiverConnectionStateMachine(
             welcome: Welcome(name: receiver.configuration.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
-            auth: receiver.configuration.auth)
+            auth: receiver.configuration.auth, peerIsPaired: receiver.pairing.isPaired(tls.peerPublicKey))
         var decoder = FrameDecoder()
         let clock = ContinuousClock()
-        let helloDeadline = clock.now + limits.helloTimeout
+        var helloDeadline = clock.now + limits.helloTimeout
         var frameDeadline: ContinuousClock.Instant?
+        /// The SRP state of a pairing attempt on this connection.
+        var srp: SRPServer?
+        defer { if srp != nil { receiver.pairing.abandon() } }
 
         func perform(_ action: ReceiverConnectionStateMachine.Action) throws -> Bool {
             switch action {
             case .send(let message):
                 try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
+                    markAdmitted()
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
                 }
                 return true
+            case .startPairing(let start):
+                switch receiver.pairing.challenge(for: start, peerKey: tls.peerPublicKey) {
+                case .proceed(let (challenge, server)):
+                    srp = server
+                    helloDeadline = clock.now + limits.pairingTimeout
+                    try writer.send(.pairing(.challenge(challenge)))
+                    return true
+                case .refuse(let failure):
+                    logger.warning("pairing request from \(peer) refused: \(failure.message)")
+                    try? writer.send(.pairing(.failure(failure)))
+                    return false
+                }
+            case .finishPairing(let start, let proof):
+                guard let server = srp else { preconditionFailure("a proof without a challenge") }
+                srp = nil
+                switch receiver.pairing.confirm(start, proof, server: server, tls: tls) {
+                case .proceed(let confirmation):
+                    try writer.send(.pairing(.confirmation(confirmation)))
+                    machine.pairingSucceeded()
+                    helloDeadline = clock.now + limits.helloTimeout
+                    return true
+                case .refuse(let failure):
+                    try? writer.send(.pairing(.failure(failure)))
+                    return false
+                }
             case .sendStatus:
                 try writer.send(.status(receiver.currentStatus()))
                 return true
@@ -60,6 +105,7 @@ struct ControlConnection {
                     return false
                 }
                 handedOver = true
+                markAdmitted()
                 return false
             case .sendAndClose(let message, let reason):
                 logger.warning("connection from \(peer) closed: \(reason)")
@@ -73,7 +119,7 @@ struct ControlConnection {
             while true {
                 // Deadlines bound what a slow peer can hold: the hello, and each frame once started.
                 let deadline: ContinuousClock.Instant? =
-                    !machine.isEstablished ? min(helloDeadline, frameDeadline ?? helloDeadline) : frameDeadline
+                    machine.phase != .established ? min(helloDeadline, frameDeadline ?? helloDeadline) : frameDeadline
                 var timeout: Duration? = deadline.map { $0 - clock.now }
                 if let t = timeout, t <= .zero { timeout = .zero }
                 let bytes: [UInt8]
@@ -106,7 +152,12 @@ struct ControlConnection {
                 frameDeadline = decoder.hasPartialFrame ? (frameDeadline ?? clock.now + limits.frameTimeout) : nil
             }
         } catch is ReadTimedOut {
-            let what = machine.isEstablished ? "the sender stalled in the middle of a frame" : "no hello in time"
+            let what: String
+            switch machine.phase {
+            case .established: what = "the sender stalled in the middle of a frame"
+            case .pairing: what = "no pairing proof in time"
+            default: what = "no hello in time"
+            }
             _ = try? perform(machine.timedOut(what))
         } catch {
             logger.warning("connection from \(peer) lost: \(error)")

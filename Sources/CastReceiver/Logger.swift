@@ -36,10 +36,22 @@ public struct Logger: Sendable {
     public static func standardError(minimum: Level = .info) -> Logger {
         Logger { level, message in
             guard level >= minimum else { return }
-            let line = level == .info ? "castd: \(message)\n" : "castd: \(level): \(message)\n"
+            let line =
+                message.hasPrefix(announcementMarker)
+                ? String(message.dropFirst()) + "\n"
+                : level == .info ? "castd: \(message)\n" : "castd: \(level): \(message)\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }
+
+    /// A line meant to be read by a person exactly as written (e.g. `Pairing PIN: 0427`), with
+    /// no prefix: it goes to the sink at `.info` marked as an announcement.
+    public func announce(_ line: String) {
+        sink(.info, Self.announcementMarker + line)
+    }
+
+    /// Marks a line that a sink must print without its prefix.
+    public static let announcementMarker = "\u{1}"
 
     /// Logs a line.
     public func log(_ level: Level, _ message: @autoclosure () -> String) {

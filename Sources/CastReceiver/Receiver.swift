@@ -20,12 +20,16 @@ public final class Receiver: Sendable {
     public let id: String
     private let identity: Identity
     private let logger: Logger
+    /// Pairing: the store of paired senders, the attempt limiter.
+    let pairing: PairingDesk
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
         var listenFD: Int32 = -1
         var port: UInt16 = 0
         var connections = 0
+        /// Connections not yet admitted; bounded separately.
+        var unadmitted = 0
         var advertiser: Advertiser?
         var stopped = false
         /// The session that owns the screen and the speakers, if any. One at a time.
@@ -39,6 +43,12 @@ public final class Receiver: Sendable {
         self.logger = logger
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
+        self.pairing = PairingDesk(
+            auth: configuration.auth, password: configuration.password, stateDirectory: configuration.stateDirectory,
+            identity: identity, logger: logger)
+        if let problem = pairing.storeProblem, configuration.auth != .none {
+            logger.warning("pairings cannot be stored (\(problem)): new senders cannot pair until that is fixed")
+        }
     }
 
     /// What a sender learns from the advertisement.
@@ -172,19 +182,28 @@ public final class Receiver: Sendable {
                 Thread.sleep(forTimeInterval: 0.05)
                 continue
             }
-            let admitted = state.withLock { state -> Bool in
-                guard state.connections < configuration.limits.maximumConnections else { return false }
+            let limits = configuration.limits
+            let refusal = state.withLock { state -> String? in
+                if state.connections >= limits.maximumConnections { return "\(limits.maximumConnections) connections already" }
+                if state.unadmitted >= limits.maximumUnadmittedConnections {
+                    return "\(limits.maximumUnadmittedConnections) connections are already waiting to be admitted"
+                }
                 state.connections += 1
-                return true
+                state.unadmitted += 1
+                return nil
             }
-            guard admitted else {
-                logger.warning("connection from \(accepted.peer) refused: \(configuration.limits.maximumConnections) connections already")
+            if let refusal {
+                logger.warning("connection from \(accepted.peer) refused: \(refusal)")
                 close(accepted.fd)
                 continue
             }
             let thread = Thread { [self] in
-                defer { state.withLock { $0.connections -= 1 } }
-                ControlConnection(fd: accepted.fd, peer: accepted.peer, receiver: self, logger: logger).run()
+                let connection = ControlConnection(fd: accepted.fd, peer: accepted.peer, receiver: self, logger: logger)
+                connection.run()
+                state.withLock {
+                    $0.connections -= 1
+                    if !connection.wasAdmitted { $0.unadmitted -= 1 }
+                }
             }
             thread.name = "castd connection"
             thread.start()
@@ -194,6 +213,12 @@ public final class Receiver: Sendable {
 
     // Exposed to the connection.
     var identityForConnections: Identity { identity }
+
+    /// A connection was admitted (hello accepted, or a media connection): it no longer counts
+    /// against the cap on strangers.
+    func connectionAdmitted() {
+        state.withLock { $0.unadmitted -= 1 }
+    }
 }
 
 extension Duration {

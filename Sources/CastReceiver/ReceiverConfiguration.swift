@@ -11,6 +11,8 @@ public struct ReceiverConfiguration: Sendable {
     public var listenAddress: String
     /// How senders are admitted.
     public var auth: AuthMode
+    /// The fixed secret for `auth == .password`.
+    public var password: String?
     /// Where the identity (and later the pairing store) lives.
     public var stateDirectory: String
     /// Whether to advertise over mDNS.
@@ -32,6 +34,11 @@ public struct ReceiverConfiguration: Sendable {
         public var frameTimeout: Duration = .seconds(5)
         /// Connections served at once; more are closed at accept.
         public var maximumConnections: Int = 64
+        /// Connections not yet admitted (before hello or pairing), at once: a flood of strangers
+        /// cannot crowd out paired senders.
+        public var maximumUnadmittedConnections: Int = 16
+        /// Time a sender may take to type the PIN and send its proof.
+        public var pairingTimeout: Duration = .seconds(120)
         /// Time from an accepted play request to its media connection.
         public var mediaConnectionTimeout: Duration = .seconds(10)
         /// Creates the defaults.
@@ -41,7 +48,7 @@ public struct ReceiverConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         name: String, port: UInt16 = 7100, listenAddress: String = "::", auth: AuthMode = .pin,
-        stateDirectory: String, advertise: Bool = true,
+        password: String? = nil, stateDirectory: String, advertise: Bool = true,
         engine: PlayerConfiguration = PlayerConfiguration(audio: .alsa(device: "default"), video: .none),
         events: EventLog? = nil, limits: Limits = Limits()
     ) {
@@ -51,6 +58,7 @@ public struct ReceiverConfiguration: Sendable {
         self.port = port
         self.listenAddress = listenAddress
         self.auth = auth
+        self.password = password
         self.stateDirectory = stateDirectory
         self.advertise = advertise
         self.limits = limits

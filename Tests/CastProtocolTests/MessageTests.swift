@@ -23,6 +23,11 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.pause)), .mediaHello(MediaHello(session: "abc")),
             .mediaRead(MediaRead(offset: 1 << 40, length: MediaRead.maximumLength)),
             .mediaData(MediaData(offset: 5, bytes: [1, 2, 3])), .mediaData(MediaData(offset: 99, bytes: [])),
+            .pairing(.start(PairingStart(name: "bob", publicKey: Array(repeating: 1, count: 32)))),
+            .pairing(.challenge(PairingChallenge(salt: [1, 2], B: [3, 4]))),
+            .pairing(.proof(PairingProof(A: [5], M1: Array(repeating: 6, count: 64)))),
+            .pairing(.confirmation(PairingConfirmation(M2: Array(repeating: 7, count: 64), publicKey: Array(repeating: 8, count: 32)))),
+            .pairing(.failure(PairingFailure(reason: .locked, message: "wait", retryAfter: 60))),
         ]
         for message in messages {
             XCTAssertEqual(try Message(message.frame()), message)
@@ -31,7 +36,7 @@ final class MessageTests: XCTestCase {
     }
 
     func testWireIdsAreStable() {
-        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...12))
+        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...12) + Array(30...34))
     }
 
     func testHelloPayloadIsJSON() throws {

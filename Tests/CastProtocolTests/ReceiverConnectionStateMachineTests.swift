@@ -42,6 +42,42 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
         }
     }
 
+    func testPairedPeerIsWelcomedUnderPin() {
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin, peerIsPaired: true)
+        XCTAssertEqual(machine.receive(Fixtures.hello), .send(.welcome(Fixtures.welcome)))
+    }
+
+    func testPairingThenHello() {
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
+        let start = PairingStart(name: "bob", publicKey: Array(repeating: 7, count: 32))
+        XCTAssertEqual(machine.receive(Message.pairing(.start(start)).frame()), .startPairing(start))
+        XCTAssertEqual(machine.phase, .pairing)
+        // Only the proof is accepted now, and nothing else is even decoded.
+        var other = machine
+        assertClosed(other.receive(Fixtures.hello), "unexpectedMessage")
+        let proof = PairingProof(A: [1, 2, 3], M1: Array(repeating: 9, count: 64))
+        XCTAssertEqual(machine.receive(Message.pairing(.proof(proof)).frame()), .finishPairing(start, proof))
+        machine.pairingSucceeded()
+        XCTAssertEqual(machine.phase, .awaitingHello)
+        XCTAssertEqual(machine.receive(Fixtures.hello), .send(.welcome(Fixtures.welcome)))
+    }
+
+    func testPairingIsNotOfferedWithAuthNone() {
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
+        let start = PairingStart(name: "bob", publicKey: Array(repeating: 7, count: 32))
+        guard case .sendAndClose(.pairing(.failure(let failure)), _) = machine.receive(Message.pairing(.start(start)).frame())
+        else { return XCTFail("expected a pairing failure") }
+        XCTAssertEqual(failure.reason, .notAccepted)
+    }
+
+    func testUnadmittedPeerGetsNothingButAdmissionMessagesDecoded() {
+        // A malformed play before hello is refused for its type, not parsed.
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
+        assertClosed(machine.receive(Frame(type: MessageType.play.rawValue, payload: [0xFF])), "unexpectedMessage")
+        var proofFirst = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
+        assertClosed(proofFirst.receive(Frame(type: MessageType.pairingProof.rawValue, payload: Array("{}".utf8))), "unexpectedMessage")
+    }
+
     func testMessageBeforeHelloCloses() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         assertClosed(machine.receive(Message.statusRequest.frame()), "unexpectedMessage")

@@ -43,9 +43,13 @@ final class Lab {
         try runCommand([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, timeout: timeout)
     }
 
-    /// Starts a long-running program on a host; stopped by `tearDown`.
-    func start(on host: Host, _ arguments: [String], environment: [String: String] = [:]) throws -> Daemon {
-        let daemon = try Daemon([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment)
+    /// Starts a long-running program on a host; stopped by `tearDown`. With `interactive`, its
+    /// standard input is a pipe the test writes to (`Daemon.type`).
+    func start(on host: Host, _ arguments: [String], environment: [String: String] = [:], interactive: Bool = false)
+        throws -> Daemon
+    {
+        let daemon = try Daemon(
+            [Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, interactive: interactive)
         daemons.append(daemon)
         return daemon
     }
@@ -69,7 +73,10 @@ final class Daemon: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
 
-    init(_ arguments: [String], environment: [String: String]) throws {
+    private let input: Pipe?
+
+    init(_ arguments: [String], environment: [String: String], interactive: Bool = false) throws {
+        input = interactive ? Pipe() : nil
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -78,7 +85,7 @@ final class Daemon: @unchecked Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = input ?? FileHandle.nullDevice
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard !data.isEmpty, let self else { return }
@@ -95,6 +102,18 @@ final class Daemon: @unchecked Sendable {
     private var pending = ""
 
     var pid: Int32 { process.processIdentifier }
+
+    /// Writes a line to the program's standard input (interactive daemons only).
+    func type(_ line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Waits for the process to end (at most `timeout` seconds); its exit status, nil if still running.
+    func waitForExit(timeout: Double = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        return exitStatus
+    }
     var isRunning: Bool { process.isRunning }
     /// The exit status, once the process has ended.
     var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }

@@ -1,0 +1,140 @@
+public import CastProtocol
+import CastSecurity
+import Foundation
+
+/// Pairing from the sender's side: SRP-6a with the receiver's PIN (or password) inside TLS, both
+/// proofs bound to this TLS session, then each side keeps the other's public key.
+public enum Pairing {
+    /// Pairs with a receiver. `secret` is asked for once the receiver has shown its PIN (it is
+    /// called after the receiver answered, so a prompt appears when the PIN is on screen).
+    /// - Returns: the receiver's name (as it calls itself) and id.
+    /// - Throws: `CastError` `.notAuthorised` for a wrong PIN, a lockout (with the time to wait) or a
+    ///   receiver whose key does not match what this sender knows; `.connectionLost`.
+    public static func pair(
+        _ receiver: ReceiverDescription, configDirectory: String, senderName: String,
+        secret: () -> String?
+    ) throws(CastError) -> (name: String, id: String) {
+        let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: .seconds(5))
+        defer { tls.close() }
+        guard let peerKey = tls.peerPublicKey else {
+            throw CastError(.notAuthorised, "\(receiver.name) presented no Ed25519 key")
+        }
+        let peerID = fingerprint(ofPublicKey: peerKey)
+        if !receiver.id.isEmpty, receiver.id != peerID {
+            throw CastError(.notAuthorised, identityMismatch(receiver.name, announced: receiver.id, presented: peerID))
+        }
+        let identity: Identity
+        do {
+            identity = try Identity.loadOrCreate(directory: configDirectory)
+        } catch {
+            throw CastError(.usage, "cannot use the sender identity in \(configDirectory): \(error)")
+        }
+        let reader = FrameReader(tls: tls, receiverName: receiver.name)
+        func send(_ message: Message) throws(CastError) {
+            do {
+                try tls.write(message.frame().encoded())
+            } catch {
+                throw CastError(.connectionLost, "lost \(receiver.name) while pairing: \(error)")
+            }
+        }
+        try send(.pairing(.start(PairingStart(name: senderName, publicKey: identity.publicKey))))
+        let challenge: PairingChallenge
+        switch try reader.next(timeout: .seconds(10)) {
+        case .pairing(.challenge(let value)): challenge = value
+        case let other: throw refusal(other, receiver.name)
+        }
+        guard let typed = secret(), !typed.isEmpty else { throw CastError(.usage, "no PIN given") }
+        let client = SRPClient(username: "cast", password: typed, group: .rfc5054_3072, hash: .sha512)
+        let m1: [UInt8]
+        do {
+            m1 = try client.respond(salt: challenge.salt, B: challenge.B, binding: try tls.pairingBinding())
+        } catch {
+            throw CastError(.notAuthorised, "\(receiver.name) sent an unusable challenge: \(error)")
+        }
+        try send(.pairing(.proof(PairingProof(A: client.A, M1: m1))))
+        let confirmation: PairingConfirmation
+        switch try reader.next(timeout: .seconds(30)) {
+        case .pairing(.confirmation(let value)): confirmation = value
+        case let other: throw refusal(other, receiver.name)
+        }
+        do {
+            try client.verify(M2: confirmation.M2)
+        } catch {
+            throw CastError(.notAuthorised, "\(receiver.name) did not prove it knows the PIN: pairing refused (\(error))")
+        }
+        guard confirmation.publicKey == peerKey else {
+            throw CastError(.notAuthorised, "\(receiver.name) confirmed with a key that is not its TLS key: pairing refused")
+        }
+        // Now paired, the same connection may say hello: the welcome names the receiver as it names
+        // itself, which is the name the pairing is kept under (and checked against later).
+        try send(.hello(Hello(name: senderName, software: "cast \(castVersion)")))
+        let welcome: Welcome
+        switch try reader.next(timeout: .seconds(5)) {
+        case .welcome(let value): welcome = value
+        case let other: throw reader.unexpected(other, waitingFor: "welcome")
+        }
+        do {
+            let known = try KnownReceivers.load(directory: configDirectory)
+            try known.pin(id: peerID, publicKey: peerKey, name: welcome.name)
+        } catch {
+            throw CastError(.usage, "paired, but this sender could not store the pairing: \(error)")
+        }
+        return (welcome.name, peerID)
+    }
+
+    /// Forgets a receiver (by name or id). Returns what was removed.
+    public static func unpair(_ nameOrID: String, configDirectory: String) throws(CastError) -> String {
+        do {
+            let known = try KnownReceivers.load(directory: configDirectory)
+            switch try known.remove(nameOrID) {
+            case .removed(let receiver): return "\(receiver.name) (id \(receiver.id))"
+            case .notFound: throw CastError(.noSuchReceiver, "no paired receiver \"\(nameOrID)\"")
+            case .ambiguous(let matches):
+                throw CastError(.usage, "\"\(nameOrID)\" matches several paired receivers: \(matches.map(\.name).joined(separator: ", "))")
+            }
+        } catch let error as CastError {
+            throw error
+        } catch {
+            throw CastError(.usage, "cannot read the paired receivers: \(error)")
+        }
+    }
+
+    private static func refusal(_ message: Message, _ name: String) -> CastError {
+        if case .pairing(.failure(let failure)) = message {
+            return CastError(.notAuthorised, "pairing with \(name) failed: \(failure.message)")
+        }
+        if case .error(let error) = message {
+            return CastError(.notAuthorised, "pairing with \(name) failed: \(error.message)")
+        }
+        return CastError(.connectionLost, "\(name) sent \(message.type) during pairing")
+    }
+}
+
+/// The ssh-style warning for a receiver whose key is not the one expected.
+func identityMismatch(_ name: String, announced: String, presented: String) -> String {
+    """
+    WARNING: the identity of receiver "\(name)" has changed.
+      expected id \(announced)
+      presented id \(presented)
+    Someone could be impersonating it. If the receiver was reset on purpose, forget it with
+    'cast unpair "\(name)"' and pair again. Refused.
+    """
+}
+
+/// Checks that the receiver's TLS key is the one this sender paired with under that name (or is
+/// unknown); the check every connection makes after `welcome`.
+func checkPinnedIdentity(name: String, peerID: String?, announcedID: String, configDirectory: String) throws(CastError) {
+    guard let peerID else { throw CastError(.notAuthorised, "\(name) presented no Ed25519 key") }
+    if !announcedID.isEmpty, announcedID != peerID {
+        throw CastError(.notAuthorised, identityMismatch(name, announced: announcedID, presented: peerID))
+    }
+    let known: [KnownReceiver]
+    do {
+        known = try KnownReceivers.load(directory: configDirectory).lookup(name: name)
+    } catch {
+        throw CastError(.usage, "cannot read the paired receivers: \(error)")
+    }
+    if !known.isEmpty, !known.contains(where: { $0.id == peerID }) {
+        throw CastError(.notAuthorised, identityMismatch(name, announced: known[0].id, presented: peerID))
+    }
+}

@@ -1,0 +1,145 @@
+import CastProtocol
+import CastSecurity
+import Foundation
+import Synchronization
+
+/// Where senders pair with this receiver: the store of paired senders, the rate limit on
+/// attempts, and the secret of each attempt (a fresh PIN, or the configured password).
+///
+/// Thread-safety: the limiter is behind a Mutex; the store is Sendable and serialises its own
+/// writes (and guards against other processes with a lock file). SRP state of one attempt lives
+/// in its connection, never here.
+final class PairingDesk: Sendable {
+    private let auth: AuthMode
+    private let password: String?
+    private let store: PairedSenders?
+    /// Why pairings cannot be stored, when they cannot (pairing is then refused rather than lost).
+    let storeProblem: String?
+    private let identity: Identity
+    private let logger: Logger
+    private let limiter = Mutex(PairingAttemptLimiter())
+
+    /// The SRP user name both sides use; the secret is what distinguishes attempts.
+    static let srpUsername = "cast"
+
+    init(auth: AuthMode, password: String?, stateDirectory: String, identity: Identity, logger: Logger) {
+        self.auth = auth
+        self.password = password
+        self.identity = identity
+        self.logger = logger
+        var problem: String?
+        var store: PairedSenders?
+        do {
+            store = try PairedSenders.load(directory: stateDirectory)
+            if access(stateDirectory, W_OK) != 0 {
+                problem = "the state directory \(stateDirectory) is not writable"
+            }
+        } catch {
+            problem = "\(error)"
+        }
+        self.store = store
+        self.storeProblem = problem
+    }
+
+    /// Whether a TLS peer key belongs to a paired sender. A store that cannot be read admits nobody.
+    func isPaired(_ key: [UInt8]?) -> Bool {
+        guard let key, let store else { return false }
+        do {
+            return try store.contains(publicKey: key)
+        } catch {
+            logger.error("cannot read the pairing store: \(error)")
+            return false
+        }
+    }
+
+    /// The answer to a `pairingStart`: a challenge (and the SRP server that must verify the proof),
+    /// or a failure to send before closing.
+    func challenge(for start: PairingStart, peerKey: [UInt8]?) -> PairingOutcome<(PairingChallenge, SRPServer)> {
+        guard let peerKey, peerKey == start.publicKey else {
+            return .refuse(PairingFailure(reason: .notAccepted, message: "the key in pairingStart is not the key of this TLS connection"))
+        }
+        if let storeProblem {
+            logger.error("pairing refused: cannot store pairings (\(storeProblem))")
+            return .refuse(PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
+        }
+        let decision = limiter.withLock { $0.beginAttempt(now: .now) }
+        guard decision == .allowed else { return .refuse(failure(for: decision)) }
+        let secret: String
+        switch auth {
+        case .pin:
+            let pin = PairingPIN.random()
+            secret = pin.description
+            logger.announce("Pairing PIN: \(pin)")
+            logger.info("\"\(start.name)\" asks to pair; the PIN above is for this attempt only")
+        case .password:
+            secret = password ?? ""
+            logger.info("\"\(start.name)\" asks to pair with the password")
+        case .none:
+            preconditionFailure("the state machine refuses pairing under auth none")
+        }
+        let salt = SRPServer.makeSalt()
+        let verifier = SRPServer.makeVerifier(
+            username: Self.srpUsername, password: secret, salt: salt, group: .rfc5054_3072, hash: .sha512)
+        let server = SRPServer(
+            username: Self.srpUsername, salt: salt, verifier: verifier, group: .rfc5054_3072, hash: .sha512)
+        return .proceed((PairingChallenge(salt: salt, B: server.B), server))
+    }
+
+    /// Verifies the proof (bound to this TLS session) and stores the sender; the confirmation to
+    /// send, or a failure (wrong PIN: with the time to wait).
+    func confirm(
+        _ start: PairingStart, _ proof: PairingProof, server: SRPServer, tls: TLSConnection
+    ) -> PairingOutcome<PairingConfirmation> {
+        let m2: [UInt8]
+        do {
+            m2 = try server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
+        } catch {
+            let decision = limiter.withLock { $0.recordFailure(now: .now) }
+            logger.warning("pairing with \"\(start.name)\" failed: wrong PIN or a relayed session")
+            var failure = failure(for: decision)
+            failure.reason = .authenticationFailed
+            failure.message = "wrong PIN" + (failure.retryAfter.map { "; try again in \($0) s" } ?? "")
+            if case .locked = decision { failure.message = "too many wrong PINs: pairing is closed for \(failure.retryAfter ?? 60) s" }
+            return .refuse(failure)
+        }
+        do {
+            guard let store else { throw PairingStoreMissing() }
+            let paired = try store.add(publicKey: start.publicKey, name: start.name)
+            limiter.withLock { $0.recordSuccess() }
+            logger.info("paired with \"\(start.name)\" (id \(paired.id))")
+            return .proceed(PairingConfirmation(M2: m2, publicKey: identity.publicKey))
+        } catch {
+            limiter.withLock { $0.abandonAttempt() }
+            logger.error("pairing with \"\(start.name)\" not stored: \(error)")
+            return .refuse(PairingFailure(reason: .notAccepted, message: "the receiver could not store the pairing"))
+        }
+    }
+
+    /// The attempt ended without a proof (the peer went away).
+    func abandon() { limiter.withLock { $0.abandonAttempt() } }
+
+    private func failure(for decision: PairingAttemptLimiter.Decision) -> PairingFailure {
+        let reason = decision.failureReason ?? .busy
+        let retry = decision.retryAfterSeconds
+        let message: String
+        switch reason {
+        case .locked: message = "too many wrong PINs: pairing is closed for \(retry ?? 60) s"
+        case .backingOff: message = "wait \(retry ?? 1) s before the next attempt"
+        case .busy: message = "another pairing is in progress"
+        default: message = "pairing is not possible now"
+        }
+        return PairingFailure(reason: reason, message: message, retryAfter: retry)
+    }
+
+    private struct PairingStoreMissing: Error, CustomStringConvertible {
+        var description: String { "no pairing store" }
+    }
+}
+
+/// What a pairing step comes to: go on with a value, or refuse with a failure to send before closing.
+enum PairingOutcome<Value> {
+    /// Go on.
+    case proceed(Value)
+    /// Send this failure and close.
+    case refuse(PairingFailure)
+}

@@ -41,7 +41,7 @@ let package = Package(
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "CastDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
-        .target(name: "CastMedia", dependencies: ["CFFmpeg", "CALSA", "CastProtocol"], swiftSettings: strict),
+        .target(name: "CastMedia", dependencies: ["CFFmpeg", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Services and the library
         .target(

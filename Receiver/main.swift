@@ -16,7 +16,7 @@ let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "TCP port to listen on; 0 picks a free port (default 7100)"),
     OptionSpec("listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
     OptionSpec("audio-device", value: "PCM", help: "ALSA PCM to play audio on, or none (default: default)"),
-    OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE"),
+    OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE (default: window with a display, else none)"),
     OptionSpec("auth", value: "MODE", help: "how senders are admitted: pin (default), password or none"),
     OptionSpec("password-file", value: "FILE", help: "the secret for --auth password"),
     OptionSpec("state-dir", value: "DIR", help: "where the identity is kept (default /var/lib/castd as root)"),
@@ -107,10 +107,14 @@ guard let auth = AuthMode(rawValue: values["auth"] ?? "pin") else {
     fail("--auth must be pin, password or none", code: 2)
 }
 let video: VideoOutput
-switch values["video-out"] ?? "none" {
+// The default is a window where there is a display to put it on (as the contract says), else none.
+let environment = ProcessInfo.processInfo.environment
+let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+switch values["video-out"] ?? (hasDisplay ? "window" : "none") {
 case "none": video = .none
 case let mode where mode.hasPrefix("framemd5:") && mode.count > 9: video = .framemd5(path: String(mode.dropFirst(9)))
-case "window", "fullscreen": fail("--video-out window and fullscreen are not available in this build yet; use none or framemd5:FILE", code: 2)
+case "window": video = .window
+case "fullscreen": video = .fullscreen
 default: fail("--video-out must be window, fullscreen, none or framemd5:FILE", code: 2)
 }
 let audioDevice = values["audio-device"] ?? "default"

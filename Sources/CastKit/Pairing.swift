@@ -1,4 +1,4 @@
-public import CastProtocol
+import CastProtocol
 import CastSecurity
 import Foundation
 

@@ -2,6 +2,16 @@ import CastProtocol
 import Foundation
 
 extension Player {
+    /// Changes how `.window` and `.fullscreen` fit pictures to the screen, at once, also for the picture on screen.
+    /// The window is the process's one window, so the mode applies to it, not only to this player's stream.
+    /// Does nothing for other video outputs.
+    public func setScalingMode(_ mode: ScalingMode) {
+        switch configuration.video {
+        case .window, .fullscreen: WindowOutput.shared.setScalingMode(mode)
+        case .none, .framemd5: break
+        }
+    }
+
     /// The video output thread: holds each frame until the clock reaches it, then presents it.
     /// No frame is dropped: a late frame is presented at once (framemd5 must see every frame).
     func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming) {
@@ -14,12 +24,8 @@ extension Player {
     }
 
     private func presentVideo(frames: BoundedQueue<Frame>, timing: StreamTiming) throws {
-        var writer: FrameMD5Writer?
-        if case .framemd5(let path) = configuration.video {
-            writer = try FrameMD5Writer(
-                path: path, streamTimeBase: timing.timeBase, frameRate: timing.frameRate,
-                containerStartTime: timing.mappedStart)
-        }
+        let presenters = try makePresenters(timing: timing)
+        defer { for presenter in presenters { presenter.close() } }
         let startTime = configuration.startTime
         var first: Frame?
         while first == nil {
@@ -35,7 +41,7 @@ extension Player {
         guard var frame = first, var due = time else { return }
         while true {
             try waitUntilDue(due)
-            try writer?.write(frame)
+            for presenter in presenters { try presenter.present(frame) }
             videoBecameActive()
             let length = timing.duration(of: frame)
             guard let item = frames.take() else { return }
@@ -47,6 +53,24 @@ extension Player {
             frame = next
             time = timing.seconds(of: frame)
             due = time ?? due + length
+        }
+    }
+
+    /// The presenters that `configuration.video` asks for (none for `.none`: frames are only timed).
+    private func makePresenters(timing: StreamTiming) throws -> [any VideoPresenter] {
+        switch configuration.video {
+        case .none:
+            return []
+        case .framemd5(let path):
+            return [
+                try FrameMD5Writer(
+                    path: path, streamTimeBase: timing.timeBase, frameRate: timing.frameRate,
+                    containerStartTime: timing.mappedStart)
+            ]
+        case .window:
+            return [try WindowPresenter(mode: .windowed, scaling: configuration.scalingMode)]
+        case .fullscreen:
+            return [try WindowPresenter(mode: .fullscreen, scaling: configuration.scalingMode)]
         }
     }
 

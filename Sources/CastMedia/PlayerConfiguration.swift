@@ -12,6 +12,10 @@ public enum VideoOutput: Sendable, Equatable {
     case none
     /// One line per presented frame, in the format of `ffmpeg -f framemd5`, written at the frame's display time.
     case framemd5(path: String)
+    /// A window at the video's natural size (1280×720 while idle), through SDL2 (X11, Wayland or KMS/DRM).
+    case window
+    /// The whole display (SDL2's desktop full screen); pictures are fitted by the scaling mode.
+    case fullscreen
 }
 
 /// How a `Player` plays.
@@ -22,11 +26,14 @@ public struct PlayerConfiguration: Sendable {
     public var video: VideoOutput
     /// Where playback begins, in seconds from the start of the media.
     public var startTime: Double = 0
+    /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.
+    public var scalingMode: ScalingMode = .aspectFit
 
     /// A configuration with the given outputs, starting at `startTime` seconds.
-    public init(audio: AudioOutput, video: VideoOutput, startTime: Double = 0) {
+    public init(audio: AudioOutput, video: VideoOutput, startTime: Double = 0, scalingMode: ScalingMode = .aspectFit) {
         self.audio = audio
         self.video = video
         self.startTime = startTime
+        self.scalingMode = scalingMode
     }
 }

@@ -1,0 +1,37 @@
+import Foundation
+
+/// The process's video window, held open while this object lives: between playbacks it shows the idle screen, and a
+/// `Player` with `.window` or `.fullscreen` video shows its pictures in it.
+///
+/// Players open the window themselves and close it when they finish; a receiver that wants the window up while
+/// nothing plays (castd with `--video-out window`) holds a `VideoWindow`. Closing the window with the window
+/// manager's close button hides it without ending anything; the next playback shows it again.
+public final class VideoWindow: @unchecked Sendable {
+    // Invariant: `token` is read and cleared only under `lock`.
+    private let lock = NSLock()
+    private var token: Int?
+
+    /// Opens the window (or takes the one already open) in a window or on the whole display. Throws `MediaError`
+    /// when no display is available.
+    public init(fullscreen: Bool = false, scalingMode: ScalingMode = .aspectFit) throws {
+        token = try WindowOutput.shared.acquire(mode: fullscreen ? .fullscreen : .windowed, scaling: scalingMode)
+    }
+
+    deinit { close() }
+
+    /// How pictures are fitted to the window from now on; the picture on screen changes at once.
+    public func setScalingMode(_ mode: ScalingMode) {
+        WindowOutput.shared.setScalingMode(mode)
+    }
+
+    /// Lets the window go; it closes when no player uses it either. Idempotent.
+    public func close() {
+        guard
+            let token = lock.withLock({ () -> Int? in
+                defer { token = nil }
+                return token
+            })
+        else { return }
+        WindowOutput.shared.release(token)
+    }
+}

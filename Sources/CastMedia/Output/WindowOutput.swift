@@ -1,0 +1,232 @@
+internal import CSDL2
+import Foundation
+
+/// The process's video window: one SDL window, driven by one thread of its own, shared by everyone who shows video.
+///
+/// SDL is process-global and must be driven from one thread, so there is one `WindowOutput` (`shared`) and one SDL
+/// thread. Users `acquire` it (which starts SDL and opens the window on first use, or throws a `MediaError` when no
+/// display can be opened) and `release` it; when the last user leaves, the window is destroyed and SDL shut down, so
+/// that no display connection outlives its users (`waitUntilClosed` waits for that). Between playbacks, while someone still holds it, the window shows the idle
+/// screen (black; 1280×720 when windowed).
+///
+/// Other threads never touch SDL objects: they post requests into the lock-protected `Requests` (the latest frame,
+/// the display mode, the scaling mode) and wake the SDL thread with an SDL user event. A frame that arrives before the
+/// previous one was drawn replaces it: the window shows the latest picture, it never falls behind.
+///
+/// Closing the window (the window manager's close button, or SDL_QUIT) does not end the process or playback: the
+/// window is hidden, playback goes on, and the next user to acquire the window shows it again.
+final class WindowOutput: @unchecked Sendable {
+    // Invariant: every stored property below `lock` is read and written only while `lock` is held. SDL calls happen
+    // only on the SDL thread, except SDL_PushEvent (thread-safe), which is made only while `phase == .running`: the
+    // SDL thread leaves `.running` under the lock before it shuts SDL down.
+    static let shared = WindowOutput()
+
+    /// How the window covers the display.
+    enum DisplayMode: Sendable, Equatable {
+        /// A window at the video's natural size.
+        case windowed
+        /// The whole display (SDL_WINDOW_FULLSCREEN_DESKTOP).
+        case fullscreen
+    }
+
+    /// The SDL thread's life.
+    private enum Phase: Equatable {
+        /// No SDL thread; SDL is not initialised.
+        case stopped
+        /// The SDL thread is opening the display.
+        case starting
+        /// The window is open; requests are served.
+        case running
+        /// The last user left; the SDL thread is shutting SDL down.
+        case stopping
+    }
+
+    /// What other threads ask of the SDL thread.
+    struct Requests {
+        /// Users by token, with the display mode each asked for; the newest one decides the mode.
+        var users: [Int: DisplayMode] = [:]
+        /// A picture to draw, not yet taken by the SDL thread.
+        var frame: Frame?
+        /// True after the stream that drew the last picture ended: show the idle screen.
+        var idle = false
+        var scaling: ScalingMode = .aspectFit
+        /// The window should be shown (again): set by every acquire, cleared by the SDL thread.
+        var show = false
+        /// Tests: behave as if the window manager's close button was pressed.
+        var simulateClose = false
+    }
+
+    private let lock = NSCondition()
+    private var phase = Phase.stopped
+    private var requests = Requests()
+    private var nextToken = 0
+    /// The SDL thread's error when it could not open the display.
+    private var startError: MediaError?
+    /// The SDL user event that wakes the SDL thread.
+    private var wakeEvent: UInt32 = 0
+    /// A wake event is queued and not yet seen: later wakes need not queue another.
+    private var wakePending = false
+    /// How many times the window was closed by its user (tests).
+    var closedByUserCount: Int { lock.withLock { closedCount } }
+    private var closedCount = 0
+
+    /// Opens the window (and SDL) when nobody holds it yet, shows it in `mode`, and returns the token for `release`.
+    /// Throws `MediaError` when no display is available (no X11 or Wayland display, no KMS/DRM device).
+    func acquire(mode: DisplayMode, scaling: ScalingMode?) throws -> Int {
+        try lock.withLock {
+            while phase == .stopping || phase == .starting { lock.wait() }
+            if phase == .stopped {
+                phase = .starting
+                startError = nil
+                let thread = Thread { [self] in runSDLThread() }
+                thread.name = "CastMedia.window"
+                thread.stackSize = 4 << 20
+                thread.start()
+                while phase == .starting { lock.wait() }
+                if let startError {
+                    self.startError = nil
+                    throw startError
+                }
+            }
+            nextToken += 1
+            requests.users[nextToken] = mode
+            requests.show = true
+            if let scaling { requests.scaling = scaling }
+            wakeLocked()
+            return nextToken
+        }
+    }
+
+    /// Gives the window back; returns at once. After the last user's release the SDL thread destroys the window and
+    /// shuts SDL down (leaving full screen can take SDL a while: that must not delay the end of playback).
+    func release(_ token: Int) {
+        lock.withLock {
+            guard requests.users.removeValue(forKey: token) != nil else { return }
+            wakeLocked()
+        }
+    }
+
+    /// Blocks until SDL is shut down, when nobody holds the window: afterwards no connection to the display is open
+    /// (tests stop their X server after this).
+    func waitUntilClosed() {
+        lock.withLock {
+            while requests.users.isEmpty && phase != .stopped { lock.wait() }
+        }
+    }
+
+    /// Draws `frame` as soon as the SDL thread can (replacing a picture not drawn yet).
+    func show(_ frame: Frame) {
+        lock.withLock {
+            requests.frame = frame
+            requests.idle = false
+            wakeLocked()
+        }
+    }
+
+    /// The stream that was showing ended: the window goes back to the idle screen.
+    func showIdle() {
+        lock.withLock {
+            requests.frame = nil
+            requests.idle = true
+            wakeLocked()
+        }
+    }
+
+    /// Changes how pictures are fitted to the window; takes effect at once, also on the picture on screen.
+    func setScalingMode(_ mode: ScalingMode) {
+        lock.withLock {
+            requests.scaling = mode
+            wakeLocked()
+        }
+    }
+
+    /// The current scaling mode.
+    var scalingMode: ScalingMode { lock.withLock { requests.scaling } }
+
+    /// Tests: acts as the window manager's close button does.
+    func simulateUserClose() {
+        lock.withLock {
+            requests.simulateClose = true
+            wakeLocked()
+        }
+    }
+
+    private func wakeLocked() {
+        guard phase == .running, !wakePending else { return }
+        wakePending = true
+        _ = cast_sdl_push_user_event(wakeEvent)
+    }
+
+    // MARK: The SDL thread
+
+    private func runSDLThread() {
+        let renderer: WindowRenderer
+        do {
+            let event = try WindowRenderer.initializeSDL()
+            renderer = try WindowRenderer(fullscreen: false)
+            lock.withLock {
+                wakeEvent = event
+                phase = .running
+                lock.broadcast()
+            }
+        } catch {
+            SDL_Quit()
+            lock.withLock {
+                startError = error as? MediaError ?? MediaError.other("\(error)")
+                phase = .stopped
+                lock.broadcast()
+            }
+            return
+        }
+        serve(renderer)
+        renderer.destroy()
+        SDL_Quit()
+        lock.withLock {
+            phase = .stopped
+            lock.broadcast()
+        }
+    }
+
+    /// The SDL thread's loop: waits for SDL events or requests, applies them, draws. Returns when the last user left.
+    private func serve(_ renderer: WindowRenderer) {
+        var event = SDL_Event()
+        while true {
+            var redraw = false
+            if SDL_WaitEventTimeout(&event, 250) != 0 {
+                repeat {
+                    switch renderer.handle(event) {
+                    case .nothing: break
+                    case .redraw: redraw = true
+                    case .closedByUser: lock.withLock { closedCount += 1 }
+                    }
+                } while SDL_PollEvent(&event) != 0
+            }
+            let (work, mode, leave) = lock.withLock { () -> (Requests, DisplayMode?, Bool) in
+                wakePending = false
+                let work = requests
+                requests.frame = nil
+                requests.show = false
+                requests.simulateClose = false
+                if requests.users.isEmpty {
+                    phase = .stopping
+                    return (work, nil, true)
+                }
+                return (work, requests.users.max { $0.key < $1.key }?.value, false)
+            }
+            if leave { return }
+            if work.simulateClose { renderer.pushCloseEvent() }
+            if let mode { redraw = renderer.setDisplayMode(mode) || redraw }
+            if work.show { renderer.show() }
+            if renderer.setScaling(work.scaling) { redraw = true }
+            if work.idle, !renderer.isIdle {
+                renderer.becomeIdle()
+                redraw = true
+            }
+            if let frame = work.frame {
+                renderer.upload(frame)
+                redraw = true
+            }
+            if redraw { renderer.draw() }
+        }
+    }
+}

@@ -1,0 +1,335 @@
+internal import CFFmpeg
+internal import CSDL2
+import Foundation
+
+/// The SDL window, its renderer and the picture's texture. Created, used and destroyed on the SDL thread only
+/// (`WindowOutput`'s), so it needs no lock and is not Sendable.
+final class WindowRenderer {
+    /// What an SDL event means for the window.
+    enum EventOutcome {
+        case nothing
+        /// The window must be drawn again (exposed, resized, shown).
+        case redraw
+        /// The user closed the window: it was hidden, playback goes on.
+        case closedByUser
+    }
+
+    /// The window's size when it shows no video (the contract: 1280×720 when idle).
+    static let idleSize = (width: 1280, height: 720)
+
+    private let window: OpaquePointer
+    private let renderer: OpaquePointer
+    private var texture: OpaquePointer?
+    /// The texture's SDL pixel format and size in pixels.
+    private var textureFormat: (format: UInt32, width: Int32, height: Int32)?
+    /// The picture's size with square pixels (after the sample aspect ratio).
+    private var displaySize: (width: Double, height: Double)?
+    /// swscale's context and output frame, for pixel formats that SDL cannot take.
+    private var scaler: OpaquePointer?
+    private var converted: UnsafeMutablePointer<AVFrame>?
+    private var mode = WindowOutput.DisplayMode.windowed
+    private var scaling = ScalingMode.aspectFit
+    private var hidden = true
+    private(set) var isIdle = true
+
+    /// Sets the hints that keep SDL from taking over the process (its SIGINT/SIGTERM handlers would turn castd's
+    /// graceful shutdown into an SDL_QUIT event) and initialises SDL's video; returns the wake-up event type.
+    /// The caller calls SDL_Quit when this throws.
+    static func initializeSDL() throws -> UInt32 {
+        SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
+        SDL_SetHint(SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE, "0")
+        SDL_SetHint(SDL_HINT_APP_NAME, "Cast")
+        guard SDL_Init(UInt32(SDL_INIT_VIDEO)) == 0 else {
+            var message = "cannot open a video window: SDL_Init(video): \(sdlError())"
+            let environment = ProcessInfo.processInfo.environment
+            if (environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
+                message += " (no display: DISPLAY and WAYLAND_DISPLAY are unset and no KMS/DRM device could be used)"
+            }
+            throw MediaError.other(message)
+        }
+        // SDL falls back to drivers that show nothing ("offscreen", "dummy") when no display works: that is no display,
+        // unless the user asked for one of them by name.
+        let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? ""
+        let requested = ProcessInfo.processInfo.environment["SDL_VIDEODRIVER"] ?? ""
+        if ["offscreen", "dummy"].contains(driver) && !requested.contains(driver) {
+            throw MediaError.other(
+                "cannot open a video window: no display (DISPLAY and WAYLAND_DISPLAY are unset or unusable, and no "
+                    + "KMS/DRM device could be used; SDL offered only its \(driver) driver)")
+        }
+        let event = SDL_RegisterEvents(1)
+        guard event != UInt32.max else { throw MediaError.other("SDL_RegisterEvents: \(sdlError())") }
+        return event
+    }
+
+    /// Opens the window, hidden, at the idle size, and its renderer.
+    init(fullscreen: Bool) throws {
+        let centered = cast_sdl_windowpos_centered()
+        var flags = SDL_WINDOW_HIDDEN.rawValue | SDL_WINDOW_RESIZABLE.rawValue
+        if fullscreen { flags |= SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue }
+        guard
+            let window = SDL_CreateWindow(
+                "Cast", centered, centered, Int32(Self.idleSize.width), Int32(Self.idleSize.height), flags)
+        else { throw MediaError.other("cannot open a video window: SDL_CreateWindow: \(sdlError())") }
+        // No PRESENTVSYNC: presenting must never block the SDL thread for a refresh period.
+        guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
+            let message = sdlError()
+            SDL_DestroyWindow(window)
+            throw MediaError.other("cannot open a video window: SDL_CreateRenderer: \(message)")
+        }
+        self.window = window
+        self.renderer = renderer
+        self.mode = fullscreen ? .fullscreen : .windowed
+    }
+
+    /// Frees everything; SDL_Quit follows.
+    func destroy() {
+        if let texture { SDL_DestroyTexture(texture) }
+        texture = nil
+        SDL_DestroyRenderer(renderer)
+        SDL_DestroyWindow(window)
+        sws_freeContext(scaler)
+        scaler = nil
+        av_frame_free(&converted)
+    }
+
+    // MARK: Events and requests
+
+    func handle(_ event: SDL_Event) -> EventOutcome {
+        // SDL_QUIT (the last window closed, or a signal if SDL had handlers) is ignored: the process's owner decides
+        // when to quit, and the window close that causes it is handled below.
+        guard event.type == SDL_WINDOWEVENT.rawValue, event.window.windowID == SDL_GetWindowID(window) else {
+            return .nothing
+        }
+        switch UInt32(event.window.event) {
+        case SDL_WINDOWEVENT_CLOSE.rawValue:
+            SDL_HideWindow(window)
+            hidden = true
+            return .closedByUser
+        case SDL_WINDOWEVENT_EXPOSED.rawValue, SDL_WINDOWEVENT_SIZE_CHANGED.rawValue, SDL_WINDOWEVENT_SHOWN.rawValue,
+            SDL_WINDOWEVENT_RESTORED.rawValue:
+            return .redraw
+        default:
+            return .nothing
+        }
+    }
+
+    /// Tests: queues the event that the window manager's close button produces.
+    func pushCloseEvent() { _ = cast_sdl_push_window_close(window) }
+
+    /// Switches between a window and the whole display; true when something changed.
+    func setDisplayMode(_ newMode: WindowOutput.DisplayMode) -> Bool {
+        guard newMode != mode else { return false }
+        mode = newMode
+        let flags = newMode == .fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0
+        if SDL_SetWindowFullscreen(window, flags) != 0 {
+            // Keep going in whatever mode SDL left the window: a picture in a window beats no picture.
+            FileHandle.standardError.write(Data("castmedia: SDL_SetWindowFullscreen: \(sdlError())\n".utf8))
+        }
+        fitWindow()
+        return true
+    }
+
+    /// Changes the scaling mode; true when it changed.
+    func setScaling(_ newScaling: ScalingMode) -> Bool {
+        guard newScaling != scaling else { return false }
+        scaling = newScaling
+        return true
+    }
+
+    func show() {
+        guard hidden else { return }
+        hidden = false
+        SDL_ShowWindow(window)
+        fitWindow()
+    }
+
+    /// Shows the idle screen from the next draw on.
+    func becomeIdle() {
+        isIdle = true
+        fitWindow()
+    }
+
+    /// A window (not full screen) takes the picture's natural size, or the idle size, centred on the display.
+    private func fitWindow() {
+        guard mode == .windowed else { return }
+        var width = Int32(Self.idleSize.width)
+        var height = Int32(Self.idleSize.height)
+        if !isIdle, let displaySize {
+            width = Int32(max(displaySize.width.rounded(), 1))
+            height = Int32(max(displaySize.height.rounded(), 1))
+        }
+        var current = (width: Int32(0), height: Int32(0))
+        SDL_GetWindowSize(window, &current.width, &current.height)
+        guard current != (width, height) else { return }
+        SDL_SetWindowSize(window, width, height)
+        let centered = cast_sdl_windowpos_centered()
+        SDL_SetWindowPosition(window, centered, centered)
+    }
+
+    // MARK: Pictures
+
+    /// Puts `frame`'s picture into the texture, converting it with swscale only when SDL cannot take its pixel
+    /// format. A picture that cannot be shown is skipped with a message: the window must not stop playback.
+    func upload(_ frame: Frame) {
+        let f = frame.pointer
+        let width = f.pointee.width
+        let height = f.pointee.height
+        guard width > 0, height > 0 else { return }
+        let sar = f.pointee.sample_aspect_ratio
+        let aspect = sar.num > 0 && sar.den > 0 ? av_q2d(sar) : 1
+        let size = (width: Double(width) * aspect, height: Double(height))
+        let sizeChanged = displaySize.map { $0 != size } ?? true
+        displaySize = size
+        let wasIdle = isIdle
+        isIdle = false
+        if sizeChanged || wasIdle { fitWindow() }
+
+        var source = UnsafePointer(f)
+        var format = Self.sdlFormat(for: AVPixelFormat(f.pointee.format))
+        let planesPositive = (0..<3).allSatisfy { plane in linesize(f, plane) >= 0 }
+        if format == nil || !planesPositive {
+            guard let result = convert(f) else { return }
+            source = UnsafePointer(result.frame)
+            format = result.format
+        }
+        guard let format else { return }
+        SDL_SetYUVConversionMode(Self.conversionMode(for: source))
+        guard prepareTexture(format: format, width: width, height: height), let texture else { return }
+        let s = source.pointee
+        let status: Int32
+        switch format {
+        case SDL_PIXELFORMAT_IYUV.rawValue:
+            status = SDL_UpdateYUVTexture(
+                texture, nil, s.data.0, s.linesize.0, s.data.1, s.linesize.1, s.data.2, s.linesize.2)
+        case SDL_PIXELFORMAT_NV12.rawValue, SDL_PIXELFORMAT_NV21.rawValue:
+            status = SDL_UpdateNVTexture(texture, nil, s.data.0, s.linesize.0, s.data.1, s.linesize.1)
+        default:
+            status = SDL_UpdateTexture(texture, nil, s.data.0, s.linesize.0)
+        }
+        if status != 0 { FileHandle.standardError.write(Data("castmedia: SDL_UpdateTexture: \(sdlError())\n".utf8)) }
+    }
+
+    /// Clears to black and draws the picture (unless idle) as the scaling mode places it.
+    func draw() {
+        guard !hidden else { return }
+        SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
+        SDL_RenderClear(renderer)
+        if !isIdle, let texture, let textureFormat, let displaySize {
+            var output = (width: Int32(0), height: Int32(0))
+            SDL_GetRendererOutputSize(renderer, &output.width, &output.height)
+            let layout = VideoLayout(
+                mode: scaling, pictureWidth: Int(textureFormat.width), pictureHeight: Int(textureFormat.height),
+                displayWidth: displaySize.width, displayHeight: displaySize.height,
+                outputWidth: Int(output.width), outputHeight: Int(output.height))
+            var source = SDL_Rect(layout.source)
+            var destination = SDL_Rect(layout.destination)
+            SDL_RenderCopy(renderer, texture, &source, &destination)
+        }
+        SDL_RenderPresent(renderer)
+    }
+
+    private func prepareTexture(format: UInt32, width: Int32, height: Int32) -> Bool {
+        if let textureFormat, textureFormat == (format, width, height), texture != nil { return true }
+        if let texture { SDL_DestroyTexture(texture) }
+        texture = SDL_CreateTexture(renderer, format, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue), width, height)
+        guard let texture else {
+            textureFormat = nil
+            FileHandle.standardError.write(Data("castmedia: SDL_CreateTexture: \(sdlError())\n".utf8))
+            return false
+        }
+        SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_NONE)
+        textureFormat = (format, width, height)
+        return true
+    }
+
+    /// Converts `f` with swscale: to packed BGRA when it carries RGB or alpha, otherwise to YUV 4:2:0.
+    private func convert(_ f: UnsafeMutablePointer<AVFrame>) -> (frame: UnsafeMutablePointer<AVFrame>, format: UInt32)?
+    {
+        let sourceFormat = AVPixelFormat(f.pointee.format)
+        var rgb = false
+        if let descriptor = av_pix_fmt_desc_get(sourceFormat) {
+            rgb = descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_ALPHA) != 0
+        }
+        let target = rgb ? AV_PIX_FMT_BGRA : AV_PIX_FMT_YUV420P
+        let width = f.pointee.width
+        let height = f.pointee.height
+        scaler = sws_getCachedContext(
+            scaler, width, height, sourceFormat, width, height, target, SWS_BILINEAR, nil, nil, nil)
+        guard let scaler else {
+            FileHandle.standardError.write(Data("castmedia: sws_getCachedContext: unsupported pixel format\n".utf8))
+            return nil
+        }
+        if let c = converted,
+            c.pointee.width != width || c.pointee.height != height || c.pointee.format != target.rawValue
+        {
+            av_frame_free(&converted)
+        }
+        if converted == nil {
+            guard let c = av_frame_alloc() else { return nil }
+            c.pointee.width = width
+            c.pointee.height = height
+            c.pointee.format = target.rawValue
+            guard av_frame_get_buffer(c, 0) >= 0 else {
+                var doomed: UnsafeMutablePointer<AVFrame>? = c
+                av_frame_free(&doomed)
+                return nil
+            }
+            converted = c
+        }
+        guard let converted else { return nil }
+        let status = sws_scale_frame(scaler, converted, f)
+        guard status >= 0 else {
+            FileHandle.standardError.write(Data("castmedia: sws_scale_frame: \(ffmpegMessage(status))\n".utf8))
+            return nil
+        }
+        converted.pointee.color_range = AVCOL_RANGE_MPEG
+        converted.pointee.colorspace = AVCOL_SPC_BT470BG
+        return (converted, rgb ? SDL_PIXELFORMAT_ARGB8888.rawValue : SDL_PIXELFORMAT_IYUV.rawValue)
+    }
+
+    /// The SDL texture format that holds FFmpeg's `format` as it is (ffplay's table), or nil: convert first.
+    static func sdlFormat(for format: AVPixelFormat) -> UInt32? {
+        switch format {
+        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: return SDL_PIXELFORMAT_IYUV.rawValue
+        case AV_PIX_FMT_NV12: return SDL_PIXELFORMAT_NV12.rawValue
+        case AV_PIX_FMT_NV21: return SDL_PIXELFORMAT_NV21.rawValue
+        case AV_PIX_FMT_YUYV422: return SDL_PIXELFORMAT_YUY2.rawValue
+        case AV_PIX_FMT_UYVY422: return SDL_PIXELFORMAT_UYVY.rawValue
+        case AV_PIX_FMT_RGB24: return SDL_PIXELFORMAT_RGB24.rawValue
+        case AV_PIX_FMT_BGR24: return SDL_PIXELFORMAT_BGR24.rawValue
+        // FFmpeg names bytes in memory order, SDL names 32-bit words: on little-endian BGRA is ARGB8888.
+        case AV_PIX_FMT_BGRA: return SDL_PIXELFORMAT_ARGB8888.rawValue
+        case AV_PIX_FMT_RGBA: return SDL_PIXELFORMAT_ABGR8888.rawValue
+        case AV_PIX_FMT_BGR0: return SDL_PIXELFORMAT_RGB888.rawValue
+        case AV_PIX_FMT_RGB0: return SDL_PIXELFORMAT_BGR888.rawValue
+        default: return nil
+        }
+    }
+
+    /// SDL's YUV→RGB matrix for the frame's colour space and range (as ffplay chooses it).
+    private static func conversionMode(for f: UnsafePointer<AVFrame>) -> SDL_YUV_CONVERSION_MODE {
+        if f.pointee.color_range == AVCOL_RANGE_JPEG { return SDL_YUV_CONVERSION_JPEG }
+        switch f.pointee.colorspace {
+        case AVCOL_SPC_BT709: return SDL_YUV_CONVERSION_BT709
+        case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M: return SDL_YUV_CONVERSION_BT601
+        default: return SDL_YUV_CONVERSION_AUTOMATIC
+        }
+    }
+
+    private func linesize(_ f: UnsafeMutablePointer<AVFrame>, _ plane: Int) -> Int32 {
+        switch plane {
+        case 0: return f.pointee.linesize.0
+        case 1: return f.pointee.linesize.1
+        default: return f.pointee.linesize.2
+        }
+    }
+}
+
+/// SDL's last error message.
+func sdlError() -> String { String(cString: SDL_GetError()) }
+
+extension SDL_Rect {
+    init(_ rect: PixelRect) {
+        self.init(x: Int32(rect.x), y: Int32(rect.y), w: Int32(rect.width), h: Int32(rect.height))
+    }
+}

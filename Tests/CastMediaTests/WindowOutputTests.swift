@@ -1,0 +1,334 @@
+import CastProtocol
+import Foundation
+import XCTest
+
+@testable import CastMedia
+
+/// `.window` and `.fullscreen` on a private Xvfb display: what reaches the screen is read back with ffmpeg's x11grab.
+final class WindowOutputTests: XCTestCase {
+    private var display: VirtualDisplay?
+
+    override func setUpWithError() throws {
+        display = try VirtualDisplay.start()
+    }
+
+    override func tearDown() {
+        // SDL lets the display go on its own thread after the last player finished; the X server must outlive that.
+        WindowOutput.shared.waitUntilClosed()
+        display?.stop()
+        display = nil
+    }
+
+    func testWindowShowsTheClipAtItsNaturalSizeCentred() throws {
+        let display = try XCTUnwrap(display)
+        let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder())
+        let run = try PlayingRun(clip: clip, video: .window)
+        run.sleep(until: 1.0)
+        let screen = try display.capture()
+        run.finish()
+
+        // The 320×240 window sits in the middle of the 1280×720 screen: x 480..<800, y 240..<480.
+        screen.assert(.red, at: 640, 360)
+        screen.assert(.green, at: 640, 250, "the clip's top band, at the window's top")
+        screen.assert(.blue, at: 490, 360, "the clip's left band, at the window's left")
+        screen.assert(.black, at: 400, 360, "outside the window")
+        screen.assert(.black, at: 640, 200, "outside the window")
+        run.assertPlayedToTheEnd(seconds: 2)
+    }
+
+    func testFullscreenFillsTheDisplayAndSwitchesScalingModesWhilePlaying() throws {
+        let display = try XCTUnwrap(display)
+        let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder(), seconds: 4)
+        let run = try PlayingRun(clip: clip, video: .fullscreen)
+
+        // aspectFit (the default): 4:3 in 16:9 is 960×720 at x 160..<1120, black bars left and right.
+        run.sleep(until: 0.8)
+        var screen = try display.capture()
+        screen.assert(.black, at: 80, 360, "left bar")
+        screen.assert(.black, at: 1200, 360, "right bar")
+        screen.assert(.red, at: 640, 360)
+        screen.assert(.green, at: 640, 20, "top band, scaled ×3 to 60 rows")
+        screen.assert(.blue, at: 180, 360, "left band at the picture's left edge")
+
+        // aspectFill: ×4 to 1280×960, 120 rows cropped top and bottom, which takes the 20-row top band away.
+        run.player.setScalingMode(.aspectFill)
+        run.sleep(until: 1.5)
+        screen = try display.capture()
+        screen.assert(.red, at: 640, 10, "top band cropped")
+        screen.assert(.blue, at: 20, 360, "left band at the screen's left edge")
+        screen.assert(.red, at: 640, 360)
+
+        // fill: stretched ×4 across, ×3 down.
+        run.player.setScalingMode(.fill)
+        run.sleep(until: 2.2)
+        screen = try display.capture()
+        screen.assert(.green, at: 640, 20, "top band, 60 rows")
+        screen.assert(.blue, at: 20, 360, "left band, 80 columns")
+        screen.assert(.red, at: 200, 360)
+        screen.assert(.red, at: 1260, 700)
+
+        // none: 320×240 centred, black around it.
+        run.player.setScalingMode(.none)
+        run.sleep(until: 2.9)
+        screen = try display.capture()
+        screen.assert(.red, at: 640, 360)
+        screen.assert(.green, at: 640, 250)
+        screen.assert(.blue, at: 490, 360)
+        screen.assert(.black, at: 400, 360)
+        screen.assert(.black, at: 640, 200)
+
+        run.finish()
+        run.assertPlayedToTheEnd(seconds: 4)
+    }
+
+    func testPixelFormatsThatSDLCannotTakeAreConverted() throws {
+        let display = try XCTUnwrap(display)
+        let folder = try Fixtures.folder()
+        // yuv444p and gbrp go through swscale (to YUV 4:2:0 and to BGRA); rgb24 is uploaded as it is.
+        let cases: [(name: String, codec: [String])] = [
+            ("yuv444p.mp4", ["-c:v", "libx264", "-pix_fmt", "yuv444p"]),
+            ("gbrp.mkv", ["-c:v", "libx264rgb", "-pix_fmt", "gbrp"]),
+            ("rgb24.mov", ["-c:v", "png", "-pix_fmt", "rgb24"]),
+        ]
+        for (name, codec) in cases {
+            let clip = try WindowFixtures.bandedClip(in: folder, seconds: 1, name: name, codec: codec)
+            let run = try PlayingRun(clip: clip, video: .fullscreen)
+            run.sleep(until: 0.5)
+            let screen = try display.capture()
+            run.finish()
+            screen.assert(.red, at: 640, 360, name)
+            screen.assert(.green, at: 640, 20, name)
+            screen.assert(.blue, at: 180, 360, name)
+            screen.assert(.black, at: 80, 360, name)
+            run.assertPlayedToTheEnd(seconds: 1)
+        }
+    }
+
+    func testClosingTheWindowHidesItAndPlaybackGoesOn() throws {
+        let display = try XCTUnwrap(display)
+        let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder())
+        let closedBefore = WindowOutput.shared.closedByUserCount
+        let run = try PlayingRun(clip: clip, video: .window)
+        run.sleep(until: 0.6)
+        try display.capture().assert(.red, at: 640, 360)
+        WindowOutput.shared.simulateUserClose()
+        run.sleep(until: 1.2)
+        try display.capture().assert(.black, at: 640, 360, "the window is hidden")
+        run.finish()
+        XCTAssertEqual(WindowOutput.shared.closedByUserCount, closedBefore + 1)
+        run.assertPlayedToTheEnd(seconds: 2)
+
+        // The next playback shows the window again.
+        let again = try PlayingRun(clip: clip, video: .window)
+        again.sleep(until: 0.8)
+        try display.capture().assert(.red, at: 640, 360, "shown again")
+        again.finish()
+        again.assertPlayedToTheEnd(seconds: 2)
+    }
+
+    func testWithoutADisplayPlaybackFailsWithAClearMessage() throws {
+        let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder(), seconds: 1)
+        let saved = ProcessInfo.processInfo.environment["DISPLAY"]
+        unsetenv("DISPLAY")
+        defer { if let saved { setenv("DISPLAY", saved, 1) } }
+        for video in [VideoOutput.window, .fullscreen] {
+            let (log, seconds) = try play(try FileSource(path: clip), video: video)
+            XCTAssertEqual(log.finish?.reason, .playbackError, "\(log.events)")
+            let message = log.finish?.error ?? ""
+            print("no display: \(message) after \(seconds) s")
+            XCTAssertTrue(message.contains("cannot open a video window"), message)
+            XCTAssertTrue(message.contains("DISPLAY"), message)
+            XCTAssertLessThan(seconds, 1)
+        }
+        XCTAssertThrowsError(try VideoWindow())
+    }
+
+    func testAVideoWindowStaysOpenBetweenPlaybacksShowingTheIdleScreen() throws {
+        let display = try XCTUnwrap(display)
+        let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder(), seconds: 1)
+        let window = try VideoWindow()
+        defer { window.close() }
+        Thread.sleep(forTimeInterval: 0.3)
+        // Idle: a black 1280×720 window; nothing to tell it from the black root but that it is mapped, so check
+        // the picture after playback goes back to black.
+        try display.capture().assert(.black, at: 640, 360, "idle")
+        let run = try PlayingRun(clip: clip, video: .window)
+        run.sleep(until: 0.5)
+        try display.capture().assert(.red, at: 640, 360)
+        run.finish()
+        run.assertPlayedToTheEnd(seconds: 1)
+        Thread.sleep(forTimeInterval: 0.3)
+        try display.capture().assert(.black, at: 640, 360, "idle again after playback")
+    }
+}
+
+/// One playback running in the background, timed from its start.
+private final class PlayingRun {
+    let player: Player
+    let log = EventLog()
+    let started = Date()
+    private let done = DispatchSemaphore(value: 0)
+    private(set) var seconds = 0.0
+
+    init(clip: String, video: VideoOutput) throws {
+        let log = self.log
+        player = Player(
+            source: try FileSource(path: clip), configuration: PlayerConfiguration(audio: .none, video: video)
+        ) {
+            log.append($0)
+        }
+        player.start()
+        Thread.detachNewThread { [player, done] in
+            player.waitUntilFinished()
+            done.signal()
+        }
+    }
+
+    /// Sleeps until `offset` seconds after the start.
+    func sleep(until offset: Double) {
+        let left = offset - Date().timeIntervalSince(started)
+        if left > 0 { Thread.sleep(forTimeInterval: left) }
+    }
+
+    /// Waits for the end (20 s at most).
+    func finish() {
+        if done.wait(timeout: .now() + 20) != .success {
+            player.stop()
+            XCTFail("player hung")
+        }
+        seconds = Date().timeIntervalSince(started)
+    }
+
+    /// Played to the end in real time: `expected` seconds from the playing event to the finish, with the start-up
+    /// (probing, and opening SDL and the window, which is slower on a loaded machine) measured apart.
+    func assertPlayedToTheEnd(seconds expected: Double, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)", file: file, line: line)
+        XCTAssertNil(log.finish?.error ?? nil, file: file, line: line)
+        XCTAssertTrue(log.events.contains(.videoActive(true)), file: file, line: line)
+        let timed = log.timed
+        let playing = timed.first { $0.event == .playbackState(.playing) }?.time
+        let finished = timed.first {
+            if case .finished = $0.event { return true }
+            return false
+        }?.time
+        guard let playing, let finished else { return XCTFail("no playing or finished event", file: file, line: line) }
+        let played = finished.timeIntervalSince(playing)
+        let startUp = playing.timeIntervalSince(started)
+        print("wall time \(seconds) s for \(expected) s: start-up \(startUp) s, playing to finished \(played) s")
+        XCTAssertEqual(played, expected, accuracy: 0.15, file: file, line: line)
+        XCTAssertLessThan(startUp, 0.6, file: file, line: line)
+    }
+
+}
+
+/// A private X server (Xvfb) on a free display number; DISPLAY points at it while it runs.
+private final class VirtualDisplay {
+    let number: Int
+    private let process: Process
+    private let savedDisplay: String?
+
+    static func start() throws -> VirtualDisplay {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else {
+            throw XCTSkip("Xvfb is not installed")
+        }
+        let manager = FileManager.default
+        guard
+            let number = (97..<160).first(where: {
+                !manager.fileExists(atPath: "/tmp/.X\($0)-lock") && !manager.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
+            })
+        else { throw XCTSkip("no free X display number") }
+        return try VirtualDisplay(number: number)
+    }
+
+    private init(number: Int) throws {
+        self.number = number
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = [":\(number)", "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
+            guard process.isRunning, Date() < deadline else {
+                process.terminate()
+                throw NSError(
+                    domain: "Xvfb", code: 1, userInfo: [NSLocalizedDescriptionKey: "Xvfb :\(number) did not start"])
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        savedDisplay = ProcessInfo.processInfo.environment["DISPLAY"]
+        setenv("DISPLAY", ":\(number)", 1)
+    }
+
+    /// Stops this server (by its pid) and restores DISPLAY.
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        if let savedDisplay { setenv("DISPLAY", savedDisplay, 1) } else { unsetenv("DISPLAY") }
+    }
+
+    /// The whole screen now, as RGB, without the pointer (x11grab draws it by default, at the screen's centre).
+    func capture() throws -> Screenshot {
+        let data = try Fixtures.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-f", "x11grab", "-draw_mouse", "0", "-video_size", "1280x720", "-i", ":\(number)",
+                "-frames:v", "1",
+                "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
+            ])
+        XCTAssertEqual(data.count, 1280 * 720 * 3)
+        return Screenshot(bytes: [UInt8](data), width: 1280)
+    }
+}
+
+/// An RGB24 screen capture.
+private struct Screenshot {
+    let bytes: [UInt8]
+    let width: Int
+
+    enum Colour: String {
+        case red, green, blue, black
+
+        func matches(_ p: (r: Int, g: Int, b: Int)) -> Bool {
+            switch self {
+            case .red: p.r > 200 && p.g < 60 && p.b < 60
+            // lavfi's "green" is #008000.
+            case .green: p.r < 50 && p.g > 90 && p.b < 50
+            case .blue: p.r < 50 && p.g < 50 && p.b > 200
+            case .black: p.r < 20 && p.g < 20 && p.b < 20
+            }
+        }
+    }
+
+    func pixel(_ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+        let i = (y * width + x) * 3
+        guard i + 2 < bytes.count else { return (-1, -1, -1) }
+        return (Int(bytes[i]), Int(bytes[i + 1]), Int(bytes[i + 2]))
+    }
+
+    func assert(
+        _ colour: Colour, at x: Int, _ y: Int, _ note: String = "", file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let p = pixel(x, y)
+        XCTAssertTrue(colour.matches(p), "(\(x), \(y)) is \(p), expected \(colour) \(note)", file: file, line: line)
+    }
+}
+
+private enum WindowFixtures {
+    /// A 4:3 clip (320×240, 25 fps): red, with a green band over the top 20 rows and a blue band down the left 20
+    /// columns, so that crops, bars and stretches show in a screenshot.
+    static func bandedClip(
+        in folder: URL, seconds: Int = 2, name: String = "banded.mp4",
+        codec: [String] = ["-c:v", "libx264", "-pix_fmt", "yuv420p"]
+    ) throws -> String {
+        let path = folder.appendingPathComponent(name).path
+        let graph =
+            "color=c=red:size=320x240:rate=25:duration=\(seconds),"
+            + "drawbox=x=0:y=0:w=320:h=20:color=green:t=fill,drawbox=x=0:y=20:w=20:h=220:color=blue:t=fill"
+        try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", graph] + codec + [path])
+        return path
+    }
+}

@@ -19,7 +19,9 @@ public enum ConfigFile {
     public static func parse(_ text: String) throws(ConfigFile.Error) -> [Entry] {
         guard text.utf8.count <= maximumSize else { throw Error("the file is larger than \(maximumSize) bytes") }
         var entries: [Entry] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Split on every newline Character: in Swift "\r\n" is one Character, so splitting on "\n"
+        // alone would leave a CRLF file as one line.
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             var line = Substring(raw)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
             let trimmed = line.trimmingSpaces()

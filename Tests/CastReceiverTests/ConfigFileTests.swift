@@ -19,6 +19,12 @@ final class ConfigFileTests: XCTestCase {
             ])
     }
 
+    func testWindowsLineEndings() throws {
+        XCTAssertEqual(
+            try ConfigFile.parse("name = Kitchen\r\nport = 7001\r\n"),
+            [.init(key: "name", value: "Kitchen", line: 1), .init(key: "port", value: "7001", line: 2)])
+    }
+
     func testMalformedLinesNameTheLine() {
         XCTAssertThrowsError(try ConfigFile.parse("name = a\njust words\n")) { error in
             XCTAssertEqual((error as? ConfigFile.Error)?.message, "line 2: expected 'key = value', found 'just words'")

@@ -19,6 +19,9 @@ final class PairingDesk: Sendable {
     private let logger: Logger
     private let limiter = Mutex(PairingAttemptLimiter())
 
+    /// What the secret is called in messages.
+    private var secretWord: String { auth == .password ? "password" : "PIN" }
+
     /// The SRP user name both sides use; the secret is what distinguishes attempts.
     static let srpUsername = "cast"
 
@@ -95,11 +98,11 @@ final class PairingDesk: Sendable {
             m2 = try server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
         } catch {
             let decision = limiter.withLock { $0.recordFailure(now: .now) }
-            logger.warning("pairing with \"\(start.name)\" failed: wrong PIN or a relayed session")
+            logger.warning("pairing with \"\(start.name)\" failed: wrong \(secretWord) or a relayed session")
             var failure = failure(for: decision)
             failure.reason = .authenticationFailed
-            failure.message = "wrong PIN" + (failure.retryAfter.map { "; try again in \($0) s" } ?? "")
-            if case .locked = decision { failure.message = "too many wrong PINs: pairing is closed for \(failure.retryAfter ?? 60) s" }
+            failure.message = "wrong \(secretWord)" + (failure.retryAfter.map { "; try again in \($0) s" } ?? "")
+            if case .locked = decision { failure.message = self.failure(for: decision).message }
             return .refuse(failure)
         }
         do {
@@ -123,7 +126,7 @@ final class PairingDesk: Sendable {
         let retry = decision.retryAfterSeconds
         let message: String
         switch reason {
-        case .locked: message = "too many wrong PINs: pairing is closed for \(retry ?? 60) s"
+        case .locked: message = "too many wrong \(secretWord)s: pairing is closed for \(retry ?? 60) s"
         case .backingOff: message = "wait \(retry ?? 1) s before the next attempt"
         case .busy: message = "another pairing is in progress"
         default: message = "pairing is not possible now"

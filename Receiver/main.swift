@@ -22,6 +22,8 @@ let options: [OptionSpec] = [
     OptionSpec("state-dir", value: "DIR", help: "where the identity is kept (default /var/lib/castd as root)"),
     OptionSpec("events", value: "FILE", help: "write every event as a JSON line to FILE, or - for standard output"),
     OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
+    OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
+    OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
     OptionSpec("list-paired", help: "list the paired senders and exit"),
     OptionSpec("unpair", value: "ID", help: "forget the paired sender with this id (or unique prefix) and exit"),
@@ -125,6 +127,16 @@ if let path = values["events"] {
     do { events = try EventLog(path: path) } catch { fail("\(error)", code: 2) }
 }
 let stateDirectory = values["state-dir"] ?? defaultStateDirectory()
+guard let takeover = TakeoverPolicy(rawValue: values["takeover"] ?? "allow") else {
+    fail("--takeover must be allow or deny", code: 2)
+}
+var limits = ReceiverConfiguration.Limits()
+if let text = values["sender-timeout"] {
+    guard let seconds = Double(text), seconds >= 1, seconds <= 3600 else {
+        fail("--sender-timeout must be a number of seconds from 1 to 3600", code: 2)
+    }
+    limits.senderTimeout = .milliseconds(Int(seconds * 1000))
+}
 
 if values["list-paired"] != nil || values["unpair"] != nil {
     do {
@@ -162,8 +174,8 @@ signal(SIGPIPE, SIG_IGN)
 let logger = Logger.standardError()
 let configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,
-    stateDirectory: stateDirectory, advertise: values["no-advertise"] == nil,
-    engine: PlayerConfiguration(audio: audio, video: video), events: events)
+    stateDirectory: stateDirectory, takeover: takeover, advertise: values["no-advertise"] == nil,
+    engine: PlayerConfiguration(audio: audio, video: video), events: events, limits: limits)
 let receiver: Receiver
 do {
     receiver = try Receiver(configuration: configuration, logger: logger)
@@ -187,7 +199,8 @@ for signalNumber in [SIGINT, SIGTERM] {
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
         logger.info("stopping")
-        receiver.stop()
+        // Senders are told (their session finishes) before the process goes.
+        receiver.shutdown()
         exit(0)
     }
     source.resume()

@@ -3,7 +3,7 @@ public struct CastError: Error, Sendable, CustomStringConvertible {
     /// What failed, in the user's words.
     public struct Kind: Hashable, Sendable {
         fileprivate enum Code: Hashable, Sendable {
-            case usage, playback, noSuchReceiver, notAuthorised, connectionLost, discovery
+            case usage, playback, noSuchReceiver, notAuthorised, connectionLost, discovery, busy
         }
         fileprivate let code: Code
 
@@ -19,6 +19,8 @@ public struct CastError: Error, Sendable, CustomStringConvertible {
         public static let connectionLost = Kind(code: .connectionLost)
         /// mDNS is not available (no avahi-daemon).
         public static let discovery = Kind(code: .discovery)
+        /// The receiver plays for another sender and its take-over policy is `deny`.
+        public static let busy = Kind(code: .busy)
     }
 
     /// What failed.
@@ -34,7 +36,8 @@ public struct CastError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
-    /// The exit code of `cast` for this error: 1 playback, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost.
+    /// The exit code of `cast` for this error: 1 playback, 2 usage, 3 no such receiver, 4 not authorised,
+    /// 5 connection lost, 6 receiver busy.
     public var exitCode: Int32 {
         switch kind.code {
         case .playback: 1
@@ -42,6 +45,7 @@ public struct CastError: Error, Sendable, CustomStringConvertible {
         case .noSuchReceiver, .discovery: 3
         case .notAuthorised: 4
         case .connectionLost: 5
+        case .busy: 6
         }
     }
 }

@@ -162,6 +162,9 @@ final class FrameReader: @unchecked Sendable {
         guard case .error(let error) = message else {
             return CastError(.connectionLost, "\(receiverName) sent \(message.type) while \(waitingFor) was expected")
         }
+        if error.code == "busy" {
+            return CastError(.busy, "\(receiverName) is busy: \(error.message)")
+        }
         if error.code == ProtocolError.Code.pairingRequired.rawValue {
             return CastError(
                 .notAuthorised, "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(error.message))")

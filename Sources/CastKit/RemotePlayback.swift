@@ -41,7 +41,9 @@ public final class RemotePlayback: Sendable {
                 tls.close()
                 throw CastError(.connectionLost, "lost \(receiver.name) while opening the media connection: \(error)")
             }
-            return RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file))
+            let playback = RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file))
+            playback.startHeartbeat()
+            return playback
         } catch {
             connection.close()
             throw error
@@ -51,12 +53,35 @@ public final class RemotePlayback: Sendable {
     /// The receiver's name.
     public var receiverName: String { connection.welcome.name }
 
-    /// The next event the receiver pushes; waits as long as it takes.
+    /// How often the sender tells the receiver it is still there while playing (the receiver drops
+    /// a session whose sender is silent for its sender timeout, 10 s by default).
+    static let heartbeatInterval: Duration = .seconds(2)
+
+    /// The heartbeat is a `statusRequest`; its answers are skipped by `nextEvent`.
+    private func startHeartbeat() {
+        let connection = self.connection
+        let thread = Thread {
+            while true {
+                Thread.sleep(forTimeInterval: Double(Self.heartbeatInterval.components.seconds))
+                do {
+                    try connection.send(.statusRequest)
+                } catch {
+                    return
+                }
+            }
+        }
+        thread.name = "cast heartbeat"
+        thread.start()
+    }
+
+    /// The next event the receiver pushes; waits as long as it takes (heartbeats keep a dead
+    /// receiver from going unnoticed: their replies stop, and the connection breaks).
     /// - Throws: `CastError` `.connectionLost` when the receiver goes away.
     public func nextEvent() throws(CastError) -> PlaybackEvent {
         while true {
-            switch try connection.receive(timeout: nil) {
+            switch try connection.receive(timeout: .seconds(15)) {
             case .event(let event): return event
+            case .status: continue
             case .error(let error) where error.code == "notPlaying": continue
             case let other: throw connection.unexpected(other, waitingFor: "event")
             }

@@ -90,7 +90,11 @@ final class ControlConnection {
                 try writer.send(.status(receiver.currentStatus()))
                 return true
             case .play(let request):
-                let token = receiver.startSession(request, senderName: machine.peer?.name ?? peer, writer: writer)
+                guard let token = receiver.startSession(request, senderName: machine.peer?.name ?? peer, writer: writer)
+                else {
+                    try writer.send(.error(ErrorMessage(code: "busy", message: "\(receiver.name) is playing for another sender")))
+                    return true
+                }
                 try writer.send(.playAccepted(PlayAccepted(session: token)))
                 return true
             case .control(let action):
@@ -138,6 +142,7 @@ final class ControlConnection {
                     return
                 }
                 decoder.feed(bytes)
+                writer.heard()
                 while true {
                     let frame: Frame?
                     do {

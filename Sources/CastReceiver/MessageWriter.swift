@@ -11,7 +11,17 @@ final class MessageWriter: Sendable {
     /// waiting out a timeout each.
     private let broken = Mutex(false)
 
+    /// When the sender last sent anything: a playing sender that falls silent for longer than the
+    /// receiver's sender timeout has vanished (asleep, unplugged) and its session is ended.
+    private let lastHeard = Mutex(ContinuousClock.now)
+
     init(_ tls: TLSConnection) { self.tls = tls }
+
+    /// The sender sent something.
+    func heard() { lastHeard.withLock { $0 = .now } }
+
+    /// How long the sender has been silent.
+    var silence: Duration { ContinuousClock.now - lastHeard.withLock { $0 } }
 
     /// Writes one message; a write that cannot finish within 10 s fails (a sender that stopped reading).
     func send(_ message: Message) throws {

@@ -52,6 +52,15 @@ final class PlaybackSession: Sendable {
     /// Whether the media connection has arrived (or the session ended without it).
     var hasMedia: Bool { state.withLock { $0.player != nil || $0.finished } }
 
+    /// Whether the session has finished (its finish event was delivered).
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Another sender took over: this sender sees `interrupted`, then the finish.
+    func interrupt(by newcomer: String) {
+        handle(.playbackState(.interrupted))
+        end(with: .finished(reason: .playbackError, error: "interrupted: \(newcomer) took over this receiver"))
+    }
+
     /// Whether `writer` is this session's sender's connection.
     func belongs(to writer: MessageWriter) -> Bool { self.writer === writer }
 

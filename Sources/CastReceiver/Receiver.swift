@@ -84,7 +84,7 @@ public final class Receiver: Sendable {
             return (state.listenFD, state.advertiser, state.session)
         }
         advertiser?.stop()
-        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         session?.end(with: .finished(reason: .playbackError, error: "the receiver is shutting down"))
     }
 
@@ -96,7 +96,11 @@ public final class Receiver: Sendable {
 
     /// Starts a session for a sender's play request, replacing the one that plays (the previous
     /// sender is told it was interrupted). Returns the token its media connection must present.
-    func startSession(_ request: PlayRequest, senderName: String, writer: MessageWriter) -> String {
+    /// The friendly name.
+    var name: String { configuration.name }
+
+    /// Nil when the take-over policy is `deny` and a session runs.
+    func startSession(_ request: PlayRequest, senderName: String, writer: MessageWriter) -> String? {
         let logger = self.logger
         let events = configuration.events
         let session = PlaybackSession(
@@ -112,13 +116,19 @@ public final class Receiver: Sendable {
                     if state.session === session { state.session = nil }
                 }
             })
-        let previous = state.withLock { state -> PlaybackSession? in
+        let policy = configuration.takeover
+        let (previous, refused) = state.withLock { state -> (PlaybackSession?, Bool) in
+            if let current = state.session, policy == .deny, !current.belongs(to: writer) { return (current, true) }
             defer { state.session = session }
-            return state.session
+            return (state.session, false)
+        }
+        if refused {
+            logger.info("\(senderName) asked to play; refused: busy with \(previous?.senderName ?? "another sender") (takeover deny)")
+            return nil
         }
         if let previous {
             logger.info("\(senderName) takes over from \(previous.senderName)")
-            previous.end(with: .finished(reason: .playbackError, error: "interrupted: \(senderName) started playing on this receiver"))
+            previous.interrupt(by: senderName)
         }
         logger.info("\(senderName) plays \"\(request.title)\"")
         let timeout = configuration.limits.mediaConnectionTimeout
@@ -126,6 +136,7 @@ public final class Receiver: Sendable {
             guard let session, !session.hasMedia else { return }
             session.end(with: .finished(reason: .playbackError, error: "the media connection did not arrive within \(timeout)"))
         }
+        watchSender(of: session, writer: writer, name: senderName)
         return session.token
     }
 
@@ -141,6 +152,31 @@ public final class Receiver: Sendable {
         guard let session = state.withLock({ $0.session }) else { return false }
         session.control(action)
         return true
+    }
+
+    /// Ends the session when its sender falls silent for longer than the sender timeout (a phone
+    /// that slept mid-stream never closes its connection). Checks once a second while it runs.
+    private func watchSender(of session: PlaybackSession, writer: MessageWriter, name: String) {
+        let limit = configuration.limits.senderTimeout
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self, weak session] in
+            guard let self, let session, !session.isFinished else { return }
+            if writer.silence > limit {
+                logger.warning("the sender \(name) has been silent for \(limit); stopping")
+                session.end(with: .finished(reason: .playbackError, error: "the sender was lost"))
+                return
+            }
+            watchSender(of: session, writer: writer, name: name)
+        }
+    }
+
+    /// Stops playback for shutdown: the sender is told, and this returns once the session has
+    /// ended (or after `timeout`).
+    public func shutdown(timeout: Duration = .milliseconds(1500)) {
+        let session = state.withLock { $0.session }
+        stop()
+        guard let session else { return }
+        let deadline = ContinuousClock.now + timeout
+        while !session.isFinished && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
     }
 
     /// A sender's control connection ended: its session, if still playing, stops.

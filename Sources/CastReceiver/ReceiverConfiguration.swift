@@ -17,6 +17,8 @@ public struct ReceiverConfiguration: Sendable {
     public var stateDirectory: String
     /// Whether to advertise over mDNS.
     public var advertise: Bool
+    /// What happens when a sender plays while another sender's session runs.
+    public var takeover: TakeoverPolicy
     /// Where audio and video go.
     public var engine: PlayerConfiguration
     /// Where `--events` writes, if anywhere.
@@ -37,6 +39,9 @@ public struct ReceiverConfiguration: Sendable {
         /// Connections not yet admitted (before hello or pairing), at once: a flood of strangers
         /// cannot crowd out paired senders.
         public var maximumUnadmittedConnections: Int = 16
+        /// Silence after which a playing sender counts as vanished (its session ends, the receiver
+        /// is free). Senders send something at least every few seconds while playing.
+        public var senderTimeout: Duration = .seconds(10)
         /// Time a sender may take to type the PIN and send its proof.
         public var pairingTimeout: Duration = .seconds(120)
         /// Time from an accepted play request to its media connection.
@@ -48,7 +53,7 @@ public struct ReceiverConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         name: String, port: UInt16 = 7100, listenAddress: String = "::", auth: AuthMode = .pin,
-        password: String? = nil, stateDirectory: String, advertise: Bool = true,
+        password: String? = nil, stateDirectory: String, takeover: TakeoverPolicy = .allow, advertise: Bool = true,
         engine: PlayerConfiguration = PlayerConfiguration(audio: .alsa(device: "default"), video: .none),
         events: EventLog? = nil, limits: Limits = Limits()
     ) {
@@ -59,8 +64,17 @@ public struct ReceiverConfiguration: Sendable {
         self.listenAddress = listenAddress
         self.auth = auth
         self.password = password
+        self.takeover = takeover
         self.stateDirectory = stateDirectory
         self.advertise = advertise
         self.limits = limits
     }
+}
+
+/// What a receiver does when a second sender plays while a session runs.
+public enum TakeoverPolicy: String, Sendable, CaseIterable {
+    /// The newcomer takes over; the first sender is told it was interrupted (the default, as Chromecast).
+    case allow
+    /// The newcomer is told the receiver is busy.
+    case deny
 }

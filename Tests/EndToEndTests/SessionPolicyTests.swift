@@ -1,0 +1,98 @@
+import CastProtocol
+import Foundation
+import XCTest
+
+/// Who owns the receiver: take-over policies, a sender that falls silent, castd shutting down.
+final class SessionPolicyTests: XCTestCase {
+    private var lab: Lab!
+    private var work: String!
+
+    override func setUpWithError() throws {
+        lab = try Lab("e2s\(getpid() % 100000)")
+        work = NSTemporaryDirectory() + "cast-policy-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        lab?.tearDown()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+
+    private func startReceiver(_ extra: [String] = []) throws -> Daemon {
+        let daemon = try lab.start(
+            on: .box,
+            [Paths.castd, "--name", "Den", "--auth", "none", "--port", "7100", "--state-dir", "\(work!)/state",
+             "--video-out", "none", "--audio-device", "none", "--events", "\(work!)/events.jsonl"] + extra)
+        XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
+        return daemon
+    }
+
+    private func startSender(_ clip: String, config: String = "a") throws -> Daemon {
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Den", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/\(config)"])
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        return sender
+    }
+
+    private func send(_ clip: String, config: String) throws -> CommandResult {
+        try lab.run(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Den", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/\(config)"], timeout: 60)
+    }
+
+    func testTakeoverAllowInterruptsTheFirstSender() throws {
+        _ = try startReceiver()
+        let long = try Media.clip("policy-long.mp4", seconds: 20)
+        let short = try Media.clip("policy-short.mp4", seconds: 2)
+        let first = try startSender(long)
+        let second = try send(short, config: "b")
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertEqual(first.waitForExit(timeout: 5), 1)
+        let output = first.output.joined(separator: "\n")
+        XCTAssertTrue(output.contains(#""state":"interrupted""#), output)
+        XCTAssertTrue(output.contains("took over"), output)
+    }
+
+    func testTakeoverDenyTellsTheSecondSenderItIsBusy() throws {
+        _ = try startReceiver(["--takeover", "deny"])
+        let long = try Media.clip("policy-long.mp4", seconds: 20)
+        let first = try startSender(long)
+        let second = try send(long, config: "b")
+        XCTAssertEqual(second.status, 6, second.stderr)
+        XCTAssertTrue(second.stderr.contains("busy"), second.stderr)
+        XCTAssertTrue(first.isRunning, "the first sender keeps playing")
+    }
+
+    func testASilentSenderFreesTheReceiverWithinTheTimeout() throws {
+        let receiver = try startReceiver(["--sender-timeout", "3"])
+        let long = try Media.clip("policy-long.mp4", seconds: 20)
+        let sender = try startSender(long)
+        // A sender that stops (a phone asleep) without closing its connection.
+        kill(sender.pid, SIGSTOP)
+        defer { kill(sender.pid, SIGCONT) }
+        let stopped = Date()
+        XCTAssertNotNil(receiver.waitForLine(containing: "has been silent", timeout: 10), "\(receiver.output)")
+        let seconds = Date().timeIntervalSince(stopped)
+        XCTAssertGreaterThan(seconds, 2)
+        XCTAssertLessThan(seconds, 7)
+        print("a silent sender was dropped after \(String(format: "%.1f", seconds)) s (timeout 3 s)")
+        let status = try lab.run(on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])
+        XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
+    }
+
+    func testSIGTERMTellsTheSenderAndExitsPromptly() throws {
+        let receiver = try startReceiver()
+        let long = try Media.clip("policy-long.mp4", seconds: 20)
+        let sender = try startSender(long)
+        let start = Date()
+        kill(receiver.pid, SIGTERM)
+        XCTAssertEqual(receiver.waitForExit(timeout: 5), 0)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        let status = sender.waitForExit(timeout: 5)
+        XCTAssertNotNil(status)
+        XCTAssertNotEqual(status, 0)
+        let output = sender.output.joined(separator: "\n")
+        XCTAssertTrue(output.contains("shutting down") || output.contains("lost"), output)
+    }
+}

@@ -54,7 +54,9 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Executables (thin)
-        .executableTarget(name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver", swiftSettings: strict),
+        .executableTarget(
+            name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver",
+            exclude: ["castd.service"], swiftSettings: strict),
         .executableTarget(name: "cast", dependencies: ["CastKit", "CastCommandLine"], path: "Sender", swiftSettings: strict),
 
         // MARK: Tests

@@ -51,37 +51,44 @@ func fail(_ message: String, code: Int32) -> Never {
     exit(code)
 }
 
-/// Flags from the command line over settings from the config file.
-func settings() -> [String: String] {
+/// A command line or config file that cannot be used.
+struct SettingsProblem: Error {
+    let message: String
+}
+
+/// Flags from the command line over settings from the config file. `--help` prints and exits.
+func settings() throws(SettingsProblem) -> [String: String] {
     let parsed: ParsedArguments
     do {
         parsed = try parseArguments(CommandLine.arguments.dropFirst(), options: options)
     } catch {
-        fail("\(error.message) (see castd --help)", code: 2)
+        throw SettingsProblem(message: "\(error.message) (see castd --help)")
     }
     if parsed.has("help") {
         print(usage)
         exit(0)
     }
-    if let extra = parsed.positionals.first { fail("unexpected argument '\(extra)' (see castd --help)", code: 2) }
+    if let extra = parsed.positionals.first { throw SettingsProblem(message: "unexpected argument '\(extra)' (see castd --help)") }
     var merged: [String: String] = [:]
     let explicitConfig = parsed.options["config"]
     let configPath = explicitConfig ?? "/etc/castd.conf"
     if explicitConfig != nil || FileManager.default.fileExists(atPath: configPath) {
         guard let data = FileManager.default.contents(atPath: configPath) else {
-            fail("cannot read the config file \(configPath)", code: 2)
+            throw SettingsProblem(message: "cannot read the config file \(configPath)")
         }
+        let entries: [ConfigFile.Entry]
         do {
-            for entry in try ConfigFile.parse(String(decoding: data, as: UTF8.self)) {
-                guard entry.key != "config", let spec = options.first(where: { $0.name == entry.key }) else {
-                    fail(
-                        "\(configPath): line \(entry.line): unknown setting '\(entry.key)'"
-                            + suggestion(for: entry.key, among: options.map(\.name)), code: 2)
-                }
-                merged[entry.key] = spec.value == nil ? "" : entry.value
-            }
+            entries = try ConfigFile.parse(String(decoding: data, as: UTF8.self))
         } catch {
-            fail("\(configPath): \(error)", code: 2)
+            throw SettingsProblem(message: "\(configPath): \(error)")
+        }
+        for entry in entries {
+            guard entry.key != "config", let spec = options.first(where: { $0.name == entry.key }) else {
+                throw SettingsProblem(
+                    message: "\(configPath): line \(entry.line): unknown setting '\(entry.key)'"
+                        + suggestion(for: entry.key, among: options.map(\.name)))
+            }
+            merged[entry.key] = spec.value == nil ? "" : entry.value
         }
     }
     merged.merge(parsed.options) { _, flag in flag }
@@ -101,7 +108,12 @@ func hostName() -> String {
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-let values = settings()
+let values: [String: String]
+do throws(SettingsProblem) {
+    values = try settings()
+} catch {
+    fail(error.message, code: 2)
+}
 let name = values["name"] ?? hostName()
 guard !name.isEmpty, name.utf8.count <= 63 else { fail("--name must be 1 to 63 bytes (a DNS-SD instance name)", code: 2) }
 guard let port = UInt16(values["port"] ?? "7100") else { fail("--port must be a number from 0 to 65535", code: 2) }
@@ -194,6 +206,31 @@ case .password:
 
 /// Kept alive for the life of the process; touched only on the main thread.
 nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
+// SIGHUP re-reads the config file (flags still win) and applies what can change while running:
+// the name. Other settings need a restart, and the log says so.
+signal(SIGHUP, SIG_IGN)
+let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+hangup.setEventHandler {
+    let reloaded: [String: String]
+    do throws(SettingsProblem) {
+        reloaded = try settings()
+    } catch {
+        logger.error("SIGHUP: \(error.message); keeping the running configuration")
+        return
+    }
+    let newName = reloaded["name"] ?? hostName()
+    guard !newName.isEmpty, newName.utf8.count <= 63 else {
+        logger.error("SIGHUP: the new name is not 1 to 63 bytes; keeping \"\(receiver.name)\"")
+        return
+    }
+    logger.info("SIGHUP: configuration reloaded")
+    receiver.rename(to: newName)
+    let changed = reloaded.filter { $0.key != "name" && values[$0.key] != $0.value }.map(\.key).sorted()
+    if !changed.isEmpty { logger.warning("SIGHUP: \(changed.joined(separator: ", ")) take effect after a restart") }
+}
+hangup.resume()
+signalSources.append(hangup)
+
 for signalNumber in [SIGINT, SIGTERM] {
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)

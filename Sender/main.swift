@@ -297,7 +297,8 @@ let toolUsage = """
     \(verbs.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
     Run 'cast VERB --help' for a verb's options.
-    exit codes: 0 done, 1 playback error, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost
+    exit codes: 0 done, 1 playback error, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost,
+    6 receiver busy
     """
 
 func help(for verb: Verb) -> String {

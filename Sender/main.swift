@@ -3,6 +3,7 @@ import CastCommandLine
 import CastKit
 import CastProtocol
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -100,39 +101,6 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
     if let title = status.title { output("playing: \(title)") }
 }
 
-/// Formats seconds as m:ss.
-func clock(_ seconds: Double?) -> String {
-    guard let seconds, seconds.isFinite, seconds >= 0 else { return "--:--" }
-    let whole = Int(seconds)
-    return String(format: "%d:%02d", whole / 60, whole % 60)
-}
-
-/// The live status line of `cast send` on a terminal (mpv-like): state, position / duration, bar.
-struct StatusLine {
-    var state: PlaybackState = .stopped
-    var position: Double?
-    var duration: Double?
-    var title: String
-
-    func render(width: Int = 24) -> String {
-        let symbol: String
-        switch state {
-        case .playing: symbol = "▶"
-        case .paused: symbol = "⏸"
-        case .stopped: symbol = "■"
-        case .interrupted: symbol = "…"
-        case .seekingForward: symbol = "⏩"
-        case .seekingBackward: symbol = "⏪"
-        }
-        var bar = ""
-        if let duration, duration > 0, let position {
-            let filled = min(width, max(0, Int((position / duration) * Double(width))))
-            bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
-        }
-        return "\(symbol) \(state.rawValue)  \(clock(position)) / \(clock(duration))\(bar)  \(title)"
-    }
-}
-
 /// Set by SIGINT: the event loop asks the receiver to stop. Written by the signal source on the
 /// main queue's thread, read nowhere else.
 nonisolated(unsafe) var interruptSource: (any DispatchSourceSignal)?
@@ -163,6 +131,17 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
     let json = arguments.has("json")
     let live = !json && isatty(1) == 1
     var line = StatusLine(title: file.title)
+    // Keys act on the receiver; the state they toggle comes back as events like any other.
+    let shown = Mutex(PlaybackState.stopped)
+    if live && !arguments.has("no-interactive") {
+        _ = KeyReader.start { key in
+            switch key {
+            case .space: try? playback.control(shown.withLock { $0 } == .paused ? .resume : .pause)
+            case .quit: try? playback.control(.stop)
+            case .left, .right, .up, .down: break
+            }
+        }
+    }
     while true {
         let event: PlaybackEvent
         do {
@@ -177,6 +156,7 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
         switch event {
         case .playbackState(let state):
             line.state = state
+            shown.withLock { $0 = state }
             if !json && !live { output("\(state.rawValue)") }
         case .durationAvailable(let duration): line.duration = duration
         case .position(let seconds, _): line.position = seconds
@@ -258,6 +238,7 @@ let verbs: [Verb] = [
         options: [
             OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix or HOST:PORT"),
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
+            OptionSpec("no-interactive", help: "take no keys (on a terminal: space pause/resume, q stop)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: [

@@ -42,7 +42,7 @@ final class ControlConnection {
         defer { if !handedOver { tls.close() } }
         let writer = MessageWriter(tls)
         var machine = ReceiverConnectionStateMachine(
-            welcome: Welcome(name: receiver.configuration.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
+            welcome: Welcome(name: receiver.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
             auth: receiver.configuration.auth, peerIsPaired: receiver.pairing.isPaired(tls.peerPublicKey))
         var decoder = FrameDecoder()
         let clock = ContinuousClock()

@@ -22,9 +22,11 @@ public final class Receiver: Sendable {
     private let logger: Logger
     /// Pairing: the store of paired senders, the attempt limiter.
     let pairing: PairingDesk
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     private struct State: ~Copyable {
+        init(name: String) { self.name = name }
+
         var listenFD: Int32 = -1
         var port: UInt16 = 0
         var connections = 0
@@ -32,6 +34,8 @@ public final class Receiver: Sendable {
         var unadmitted = 0
         var advertiser: Advertiser?
         var stopped = false
+        /// The friendly name now (SIGHUP may change it).
+        var name: String
         /// The session that owns the screen and the speakers, if any. One at a time.
         var session: PlaybackSession?
     }
@@ -41,6 +45,7 @@ public final class Receiver: Sendable {
     public init(configuration: ReceiverConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        self.state = Mutex(State(name: configuration.name))
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
@@ -54,7 +59,7 @@ public final class Receiver: Sendable {
     /// What a sender learns from the advertisement.
     public var serviceRecord: ServiceRecord {
         ServiceRecord(
-            id: id, friendlyName: configuration.name, features: [.audio, .video, .mediaConnection], auth: configuration.auth)
+            id: id, friendlyName: name, features: [.audio, .video, .mediaConnection], auth: configuration.auth)
     }
 
     /// The port it listens on, once started.
@@ -90,14 +95,29 @@ public final class Receiver: Sendable {
 
     /// The status a `statusRequest` is answered with.
     func currentStatus() -> ReceiverStatus {
-        if let session = state.withLock({ $0.session }) { return session.status(name: configuration.name, id: id) }
-        return ReceiverStatus(name: configuration.name, id: id, state: .stopped)
+        let (session, name) = state.withLock { ($0.session, $0.name) }
+        if let session { return session.status(name: name, id: id) }
+        return ReceiverStatus(name: name, id: id, state: .stopped)
     }
 
     /// Starts a session for a sender's play request, replacing the one that plays (the previous
     /// sender is told it was interrupted). Returns the token its media connection must present.
     /// The friendly name.
-    var name: String { configuration.name }
+    public var name: String { state.withLock { $0.name } }
+
+    /// Takes a new friendly name (SIGHUP with a changed config): re-advertises under it.
+    public func rename(to newName: String) {
+        let (old, advertiser, port) = state.withLock { state -> (String, Advertiser?, UInt16) in
+            defer { state.name = newName }
+            return (state.name, state.advertiser, state.port)
+        }
+        guard old != newName else { return }
+        logger.info("renamed from \"\(old)\" to \"\(newName)\"")
+        if let advertiser {
+            advertiser.stop()
+            startAdvertising(port: port)
+        }
+    }
 
     /// Nil when the take-over policy is `deny` and a session runs.
     func startSession(_ request: PlayRequest, senderName: String, writer: MessageWriter) -> String? {
@@ -187,7 +207,7 @@ public final class Receiver: Sendable {
     }
 
     private func startAdvertising(port: UInt16) {
-        let ad = ServiceAdvertisement(name: configuration.name, port: port, txt: serviceRecord.txt)
+        let ad = ServiceAdvertisement(name: name, port: port, txt: serviceRecord.txt)
         let logger = self.logger
         let listenPort = port
         let advertiser = Advertiser(ad) { event in

@@ -24,16 +24,24 @@ private final class AudioWriter {
     let timing: StreamTiming
     let device: AlsaDevice?
     let resampler: Resampler?
-    /// Media time of the first sample written.
+    /// The segment being played (its serial).
+    var serial = 0
+    /// Media time of the first sample written in this segment.
     var base = 0.0
-    /// Frames written (at `rate`).
-    var written: Int64 = 0
+    /// Media seconds written in this segment (device frames ÷ rate × the tempo they were played at).
+    var written = 0.0
     var rate = 48_000
+    /// Output frames still to be thrown away at the start of a segment: audio before an exact seek's target.
+    var skipFrames = 0
     /// The most recent bytes written, so that what a pause dropped from the device is written again on resume.
     var recent: [UInt8] = []
     let recentLimit: Int
     /// How far writes may run ahead of the clock: the device buffer.
     let lead: Double
+    /// Samples scaled by the volume.
+    var scaled: [Int16] = []
+    /// The tempo filter while the playback rate is not 1.
+    var tempo: AudioTempo?
 
     init(player: Player, frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?) {
         self.player = player
@@ -51,72 +59,194 @@ private final class AudioWriter {
         }
     }
 
-    var position: Double { base + Double(written) / Double(rate) }
+    var position: Double { base + written }
 
+    /// Plays segment after segment (one per seek) until every output reached the end of the same one.
     func run() throws {
-        // The first frame that is due, then the start barrier.
-        var first: Frame?
-        while first == nil {
-            guard let item = frames.take() else { return }
-            guard case .item(let frame) = item else { break }
-            let start = timing.seconds(of: frame) ?? 0
-            let length = Double(frame.pointer.pointee.nb_samples) / Double(max(frame.pointer.pointee.sample_rate, 1))
-            if player.configuration.startTime > 0 && start + length <= player.configuration.startTime { continue }
-            first = frame
-        }
-        if let first {
-            base = timing.seconds(of: first) ?? player.configuration.startTime
-            if device == nil { rate = Int(max(first.pointer.pointee.sample_rate, 1)) }
-        }
-        player.offerFirstFrame(at: first.map { _ in base })
-        guard player.control.arrive(thenStart: player.startClockFromPreroll) else { return }
-        guard var frame = first else { return }
+        var reader = SegmentReader(frames: frames, control: player.control)
         while true {
-            try play(frame)
-            guard let item = frames.take() else { return }
-            guard case .item(let next) = item else { break }
-            frame = next
+            // The segment's first frame that is due: after an exact seek, the one containing the target.
+            let segment = reader.segment
+            var first: Frame?
+            var ended = false
+            while first == nil && !ended {
+                guard let item = reader.next() else { return }
+                switch item {
+                case .end: ended = true
+                case .superseded: break
+                case .item(let frame):
+                    if segment.exact, let target = segment.target {
+                        let start = timing.seconds(of: frame) ?? 0
+                        let length =
+                            Double(frame.pointer.pointee.nb_samples) / Double(max(frame.pointer.pointee.sample_rate, 1))
+                        if start + length <= target { continue }
+                    }
+                    first = frame
+                }
+                if reader.segment != segment { break }
+            }
+            if reader.segment != segment { continue }
+            let firstTime = first.map { timing.seconds(of: $0) ?? segment.target ?? player.configuration.startTime }
+            if let first, device == nil { rate = Int(max(first.pointer.pointee.sample_rate, 1)) }
+            let anchor: Double
+            switch player.control.arrive(
+                serial: segment.serial, firstFrameAt: firstTime, thenStart: player.startSegment)
+            {
+            case .stopping: return
+            case .superseded:
+                reader.catchUp()
+                continue
+            case .passed(let at): anchor = at
+            }
+            begin(segment, firstTime: firstTime, anchor: anchor)
+            do {
+                if !ended, let first { try play(from: first, reader: &reader) }
+            } catch is Superseded {
+                discard()
+                reader.catchUp()
+                continue
+            }
+            switch player.control.arriveAtEnd(serial: segment.serial) {
+            case .passed, .stopping: return
+            case .superseded:
+                discard()
+                reader.catchUp()
+            }
         }
-        try resampler?.convert(nil) { try write($0) }
-        guard player.control.current != .stopping else { return }
+    }
+
+    /// Resets the writer for a segment. At start-up audio begins with its first frame; after a seek, what comes
+    /// before the clock's anchor is trimmed, so that audio and the presented frame begin together.
+    private func begin(_ segment: PlaybackControl.Segment, firstTime: Double?, anchor: Double) {
+        serial = segment.serial
+        written = 0
+        recent.removeAll()
+        skipFrames = 0
+        base = firstTime ?? anchor
+        if segment.serial > 0, let firstTime, anchor > firstTime {
+            skipFrames = Int(((anchor - firstTime) * Double(rate)).rounded())
+            base = firstTime + Double(skipFrames) / Double(rate)
+        }
+    }
+
+    /// Plays a segment from its first frame to its end; throws `Superseded` when a seek interrupts it.
+    private func play(from first: Frame, reader: inout SegmentReader) throws {
+        var frame = first
+        reading: while true {
+            try play(frame)
+            guard let item = reader.next() else { throw Stopped() }
+            switch item {
+            case .superseded: throw Superseded()
+            case .end: break reading
+            case .item(let next): frame = next
+            }
+        }
+        try resampler?.convert(nil) { try deliver($0) }
+        try tempo?.process(nil) { [tempo] in try write($0, speed: tempo?.tempo ?? 1) }
+        tempo = nil
+        guard player.control.current != .stopping else { throw Stopped() }
         device?.drain()
         // The device may have taken the last audio early (ALSA null/file): end when the clock gets there.
         try waitUntilDue(position)
     }
 
+    /// A seek: what the device and the resampler hold belongs to the old position.
+    private func discard() {
+        device?.drop()
+        device?.prepare()
+        resampler?.reset()
+        tempo = nil
+        recent.removeAll()
+    }
+
     private func play(_ frame: Frame) throws {
         if let resampler {
-            try resampler.convert(frame) { try write($0) }
+            try resampler.convert(frame) { try deliver($0) }
         } else {
-            let samples = Int64(frame.pointer.pointee.nb_samples)
+            var samples = Int64(frame.pointer.pointee.nb_samples)
+            let skipped = min(Int64(skipFrames), samples)
+            skipFrames -= Int(skipped)
+            samples -= skipped
             let step = Int64(rate / 40)
             var done: Int64 = 0
             while done < samples {
-                try waitUntilDue(position - lead)
+                try waitUntilDue(position - lead * player.clock.rate)
                 let n = min(step, samples - done)
-                written += n
+                written += Double(n) / Double(rate)
                 done += n
             }
         }
     }
 
-    /// Writes interleaved S16 in period-sized pieces, each when the clock allows it.
-    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+    /// Resampled audio on its way to the device: trimmed to the segment's start, then through the tempo filter
+    /// when the rate is not 1 (pitch kept).
+    private func deliver(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let device else { return }
+        var bytes = bytes
+        if skipFrames > 0 {
+            let n = min(skipFrames, bytes.count / device.frameBytes)
+            skipFrames -= n
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[(n * device.frameBytes)...])
+        }
+        let speed = player.clock.rate
+        if let current = tempo, current.tempo != speed {
+            // What the old filter holds is played at the old tempo, so that nothing is lost.
+            try current.process(nil) { try write($0, speed: current.tempo) }
+            tempo = nil
+        }
+        if speed != 1 && tempo == nil {
+            tempo = try AudioTempo(tempo: speed, rate: device.rate, channels: device.channels)
+        }
+        if let tempo {
+            try tempo.process(bytes) { try write($0, speed: tempo.tempo) }
+        } else {
+            try write(bytes, speed: 1)
+        }
+    }
+
+    /// Writes interleaved S16 in period-sized pieces, each when the clock allows it, at the current volume.
+    /// `speed`: the media seconds each second of these samples stands for.
+    private func write(_ bytes: UnsafeRawBufferPointer, speed: Double) throws {
         guard let device else { return }
         let chunk = device.periodFrames * device.frameBytes
         var offset = 0
         while offset < bytes.count {
-            try waitUntilDue(position - lead)
+            try waitUntilDue(position - lead * speed)
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(offset + chunk, bytes.count)])
-            let frames = try device.write(piece)
-            written += Int64(frames)
+            // Read per period, so that a volume change is heard from the next period on.
+            let gain = player.gain
+            let frames: Int
+            if gain == 1 {
+                frames = try device.write(piece)
+                remember(piece)
+            } else {
+                frames = try scale(piece, by: gain) { scaled in
+                    remember(scaled)
+                    return try device.write(scaled)
+                }
+            }
+            written += Double(frames) / Double(rate) * speed
             offset += frames * device.frameBytes
-            remember(piece)
             let delay = device.delay()
             if delay >= device.periodFrames {
-                let played = position - Double(delay) / Double(rate)
+                let played = position - Double(delay) / Double(rate) * speed
                 player.clock.follow(played, at: Monotonic.now(), tolerance: 0.02)
             }
+        }
+    }
+
+    /// Software volume: each S16 sample times `gain` (0...1), rounded to the nearest.
+    private func scale<T>(
+        _ piece: UnsafeRawBufferPointer, by gain: Double, _ body: (UnsafeRawBufferPointer) throws -> T
+    ) rethrows -> T {
+        let count = piece.count / 2
+        if scaled.count < count { scaled = [Int16](repeating: 0, count: count) }
+        return try scaled.withUnsafeMutableBufferPointer { out in
+            for i in 0..<count {
+                let sample = Int16(littleEndian: piece.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))
+                out[i] = Int16((Double(sample) * gain).rounded()).littleEndian
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<(count * 2)]))
         }
     }
 
@@ -126,11 +256,12 @@ private final class AudioWriter {
         if recent.count > recentLimit { recent.removeFirst(recent.count - recentLimit) }
     }
 
-    /// Waits until media time `media` is due on the clock, handling pause and stop on the way.
+    /// Waits until media time `media` is due on the clock, handling pause, seek and stop on the way.
     private func waitUntilDue(_ media: Double) throws {
         while true {
-            switch player.control.current {
+            switch player.control.status(of: serial) {
             case .stopping: throw Stopped()
+            case .superseded: throw Superseded()
             case .paused: try pauseDevice()
             case .playing:
                 guard let due = player.clock.dueTime(of: media) else {
@@ -143,18 +274,23 @@ private final class AudioWriter {
         }
     }
 
-    /// Pause: stop the device at once (snd_pcm_drop), wait, then write again what it had not played yet.
+    /// Pause: stop the device at once (snd_pcm_drop, not drain), wait, then write again what it had not played yet,
+    /// so that playback resumes from the sample where it stopped.
     private func pauseDevice() throws {
         var unplayed = 0
         if let device {
             let delay = device.delay()
             if delay >= device.periodFrames {
-                player.clock.pause(at: position - Double(delay) / Double(rate))
+                player.clock.pause(at: position - Double(delay) / Double(rate) * player.clock.rate)
             }
             unplayed = min(delay * device.frameBytes, recent.count)
             device.drop()
         }
-        guard player.control.waitWhilePaused() else { throw Stopped() }
+        switch player.control.waitWhilePaused(serial: serial) {
+        case .stopping: throw Stopped()
+        case .superseded: throw Superseded()
+        case .playing, .paused: break
+        }
         guard let device else { return }
         device.prepare()
         if unplayed > 0 {
@@ -167,3 +303,5 @@ private final class AudioWriter {
 /// Thrown inside an output thread when playback is being stopped; not a failure.
 struct Stopped: Error {}
 
+/// Thrown inside an output thread when a seek began a newer segment than the one it plays; not a failure.
+struct Superseded: Error {}

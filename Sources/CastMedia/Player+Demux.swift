@@ -130,26 +130,58 @@ extension Player {
             }
         }
 
-        // Read until the end: the queues' bounds pace this loop.
+        // Read until the end, then wait for a seek or the end of playback: the queues' bounds pace this loop. Every
+        // packet carries the serial of the segment it was read for; a seek's flush drops the older ones.
+        var serial = 0
+        var atEnd = false
         while !isStopping {
+            let seek: PlaybackControl.Segment?
+            if atEnd {
+                guard let next = control.waitForSeek() else { break }
+                seek = next
+            } else {
+                seek = control.takeSeek()
+            }
+            if let seek {
+                // avformat_seek_file backward to the key frame at or before the target; the outputs trim to it
+                // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
+                let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
+                serial = seek.serial
+                if moved || !atEnd {
+                    atEnd = false
+                    continue
+                }
+                for queue in routes.values { queue.put(.end, serial: serial) }
+                continue
+            }
             let packet = Packet()
-            guard try demuxer.read(into: packet) else { break }
+            guard try demuxer.read(into: packet) else {
+                for queue in routes.values { queue.put(.end, serial: serial) }
+                atEnd = true
+                continue
+            }
             guard let queue = routes[packet.pointer.pointee.stream_index] else { continue }
-            guard queue.put(.item(packet), bytes: packet.size) else { return }
+            guard queue.put(.item(packet), serial: serial, bytes: packet.size) else { return }
         }
-        for queue in routes.values { queue.put(.end) }
+        // Playback ended (or is stopping): the decoders wait for packets that will not come.
+        releaseQueues()
     }
 
-    /// A decode thread: packets in, frames out; at the end the decoder is drained so that every frame counts.
+    /// A decode thread: packets in, frames out, each frame with its packet's serial. A packet of a new serial (a
+    /// seek) flushes the decoder first; at the end of a segment the decoder is drained so that every frame counts.
     func runDecoder(_ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>) {
-        while let item = packets.take() {
+        var current = 0
+        while let (item, serial) = packets.take() {
+            if serial != current {
+                decoder.flush()
+                current = serial
+            }
             switch item {
             case .item(let packet):
-                guard decoder.decode(packet, deliver: { frames.put(.item($0)) }) else { return }
+                guard decoder.decode(packet, deliver: { frames.put(.item($0), serial: serial) }) else { return }
             case .end:
-                guard decoder.decode(nil, deliver: { frames.put(.item($0)) }) else { return }
-                frames.put(.end)
-                return
+                guard decoder.decode(nil, deliver: { frames.put(.item($0), serial: serial) }) else { return }
+                frames.put(.end, serial: serial)
             }
         }
     }

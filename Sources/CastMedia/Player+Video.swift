@@ -23,36 +23,89 @@ extension Player {
         }
     }
 
+    /// Plays segment after segment (one per seek) until every output reached the end of the same one.
     private func presentVideo(frames: BoundedQueue<Frame>, timing: StreamTiming) throws {
         let presenters = try makePresenters(timing: timing)
         defer { for presenter in presenters { presenter.close() } }
-        let startTime = configuration.startTime
-        var first: Frame?
-        while first == nil {
-            guard let item = frames.take() else { return }
-            guard case .item(let frame) = item else { break }
-            if startTime > 0, let t = timing.seconds(of: frame), t + timing.duration(of: frame) <= startTime { continue }
-            first = frame
-        }
-        if first != nil { emit(.readyForDisplay) }
-        var time = first.map { timing.seconds(of: $0) ?? startTime }
-        offerFirstFrame(at: time)
-        guard control.arrive(thenStart: startClockFromPreroll) else { return }
-        guard var frame = first, var due = time else { return }
+        var reader = SegmentReader(frames: frames, control: control)
+        var announcedReady = false
         while true {
-            try waitUntilDue(due)
+            // The segment's first frame: after an exact seek, the one whose interval contains the target.
+            let segment = reader.segment
+            var first: Frame?
+            var ended = false
+            while first == nil && !ended {
+                guard let item = reader.next() else { return }
+                switch item {
+                case .end: ended = true
+                case .superseded: break
+                case .item(let frame):
+                    if segment.exact, let target = segment.target, let t = timing.seconds(of: frame),
+                        t + timing.duration(of: frame) <= target + 1e-6
+                    {
+                        continue
+                    }
+                    first = frame
+                }
+                if reader.segment != segment { break }
+            }
+            if reader.segment != segment { continue }
+            if first != nil && !announcedReady {
+                announcedReady = true
+                emit(.readyForDisplay)
+            }
+            let time = first.map { timing.seconds(of: $0) ?? segment.target ?? configuration.startTime }
+            switch control.arrive(serial: segment.serial, firstFrameAt: time, thenStart: startSegment) {
+            case .stopping: return
+            case .superseded:
+                reader.catchUp()
+                continue
+            case .passed: break
+            }
+            if segment.serial > 0 { for presenter in presenters { presenter.restart() } }
+            do {
+                if !ended, let first, let time {
+                    try play(from: first, at: time, reader: &reader, presenters: presenters, timing: timing)
+                }
+            } catch is Superseded {
+                reader.catchUp()
+                continue
+            }
+            switch control.arriveAtEnd(serial: segment.serial) {
+            case .passed: return
+            case .stopping: throw Stopped()
+            case .superseded: reader.catchUp()
+            }
+        }
+    }
+
+    /// Presents a segment from its first frame to its end; throws `Superseded` when a seek interrupts it.
+    /// The first frame is shown at once when paused (a seek while paused shows where it landed).
+    private func play(
+        from first: Frame, at time: Double, reader: inout SegmentReader, presenters: [any VideoPresenter],
+        timing: StreamTiming
+    ) throws {
+        let serial = reader.segment.serial
+        var frame = first
+        var due = time
+        var showNow = control.status(of: serial) == .paused
+        while true {
+            if !showNow { try waitUntilDue(due, serial: serial) }
+            showNow = false
             for presenter in presenters { try presenter.present(frame) }
             videoBecameActive()
             let length = timing.duration(of: frame)
-            guard let item = frames.take() else { return }
-            guard case .item(let next) = item else {
+            guard let item = reader.next() else { throw Stopped() }
+            switch item {
+            case .superseded: throw Superseded()
+            case .end:
                 // Hold the last frame for its duration, so video-only media play for their whole length.
-                try waitUntilDue(due + length)
+                try waitUntilDue(due + length, serial: serial)
                 return
+            case .item(let next):
+                frame = next
+                due = timing.seconds(of: next) ?? due + length
             }
-            frame = next
-            time = timing.seconds(of: frame)
-            due = time ?? due + length
         }
     }
 
@@ -74,12 +127,14 @@ extension Player {
         }
     }
 
-    /// Waits until media time `media` is due on the clock; throws `Stopped` when playback is being stopped.
-    private func waitUntilDue(_ media: Double) throws {
+    /// Waits until media time `media` is due on the clock; throws `Stopped` when playback is being stopped and
+    /// `Superseded` when a seek began a newer segment than `serial`.
+    private func waitUntilDue(_ media: Double, serial: Int) throws {
         while true {
-            switch control.current {
+            switch control.status(of: serial) {
             case .stopping: throw Stopped()
-            case .paused: guard control.waitWhilePaused() else { throw Stopped() }
+            case .superseded: throw Superseded()
+            case .paused: _ = control.waitWhilePaused(serial: serial)
             case .playing:
                 guard let due = clock.dueTime(of: media) else {
                     control.sleep(until: Monotonic.now() + 10_000_000)

@@ -16,7 +16,7 @@ public final class Player: @unchecked Sendable {
     private let events = DispatchQueue(label: "CastMedia.Player.events")
     let interrupt = Interrupt()
     let clock = PlaybackClock()
-    let control = PlaybackControl()
+    let control: PlaybackControl
     let threads = DispatchGroup()
 
     private struct State {
@@ -24,12 +24,17 @@ public final class Player: @unchecked Sendable {
         var clockStarted = false
         /// The first of stop() or a failure decides how playback finishes.
         var outcome: (reason: FinishReason, error: String?)?
-        var queues: [any Abortable] = []
+        var queues: [any StageQueue] = []
         var finished = false
+        /// Between a seek and the moment every output holds its first frame of the new segment: the clock stands.
+        var seeking = false
+        /// A seek asked for before playback started, carried out as soon as it starts.
+        var pendingSeek: (seconds: Double, exact: Bool)?
+        /// Software volume (0...1) and mute, applied to the samples before they reach the device.
+        var volume = 1.0
+        var muted = false
         var videoActive = false
         var positionTimer: (any DispatchSourceTimer)?
-        /// The media times of the outputs' first frames, offered before the start barrier.
-        var firstFrameTimes: [Double] = []
     }
 
     private let lock = NSCondition()
@@ -43,6 +48,7 @@ public final class Player: @unchecked Sendable {
         self.source = source
         self.configuration = configuration
         self.onEvent = onEvent
+        self.control = PlaybackControl(startTime: configuration.startTime)
     }
 
     /// Opens, probes and plays, on threads of its own; returns at once. Every failure is reported as
@@ -56,28 +62,76 @@ public final class Player: @unchecked Sendable {
         spawnThread(named: "CastMedia.demux", joined: false) { [self] in runDemux() }
     }
 
-    /// Pauses: output stops at once and the clock stands.
+    /// Pauses: output stops at once (the audio device drops what it holds) and the clock stands.
     public func pause() {
-        let changed = lock.withLock { () -> Bool in
-            guard state.started, !state.finished, control.set(.paused) == .playing else { return false }
+        lock.withLock {
+            guard state.started, !state.finished, control.set(.paused) == .playing else { return }
             if state.clockStarted { clock.pause() }
-            return true
-        }
-        if changed {
+            // Emitted under the lock, so that they keep their order with a seek's events.
             emit(.playbackState(.paused))
             emit(.position(seconds: max(clock.position(), 0), at: Date().timeIntervalSince1970))
         }
     }
 
-    /// Resumes after `pause()`.
+    /// Resumes after `pause()`, from the sample where the pause stopped.
     public func resume() {
-        let changed = lock.withLock { () -> Bool in
-            guard state.started, !state.finished, control.set(.playing) == .paused else { return false }
-            if state.clockStarted { clock.resume() }
-            return true
+        lock.withLock {
+            guard state.started, !state.finished, control.set(.playing) == .paused else { return }
+            // While seeking the clock stands until the new segment starts it.
+            if state.clockStarted && !state.seeking { clock.resume() }
+            emit(.playbackState(.playing))
         }
-        if changed { emit(.playbackState(.playing)) }
     }
+
+    /// Moves playback to `seconds` (clamped to the media): `exact` presents the frame whose interval contains it and
+    /// begins audio there (decoding forward from the preceding key frame); otherwise playback begins at the key frame
+    /// at or before it. Reports `seekingForward` or `seekingBackward` (from the current position), then, once the
+    /// new frame is held, the state it interrupted (`playing` or `paused`: a paused player shows the new frame and
+    /// stays paused) and the new position. Seeks may follow each other quickly; only the latest is played.
+    ///
+    /// On a source that cannot seek (a stream), or once playback ended, the seek is ignored and nothing is reported:
+    /// playback carries on, and its position events say where it is.
+    public func seek(to seconds: Double, exact: Bool) {
+        guard source.isSeekable, seconds.isFinite else { return }
+        lock.withLock {
+            guard state.started, !state.finished, state.outcome == nil else { return }
+            guard state.clockStarted else {
+                state.pendingSeek = (seconds, exact)
+                return
+            }
+            let target = clamped(seconds)
+            let from = clock.position()
+            // The serial moves in the queues first: whatever a stage still puts for the old position is dropped.
+            // Then the outputs learn it (they drop what they hold), then the demux thread seeks.
+            let serial = control.segment.serial + 1
+            for queue in state.queues { queue.flush(serial: serial) }
+            guard control.beginSegment(target: target, exact: exact) != nil else { return }
+            clock.pause(at: target)
+            state.seeking = true
+            emit(.playbackState(target >= from ? .seekingForward : .seekingBackward))
+        }
+    }
+
+    /// Sets the volume, 0 (silence) to 1 (as decoded), clamped; applied to the samples before they are written to the
+    /// device, so it is heard from the next period on.
+    public func setVolume(_ volume: Double) {
+        lock.withLock { state.volume = volume.isNaN ? 1 : min(max(volume, 0), 1) }
+    }
+
+    /// Mutes or unmutes the audio, keeping the volume.
+    public func setMuted(_ muted: Bool) {
+        lock.withLock { state.muted = muted }
+    }
+
+    /// Sets the playback rate, 0.5 to 2 (clamped): video is paced by the clock at that rate, audio keeps its pitch
+    /// (libavfilter's atempo). Positions stay in media time.
+    public func setRate(_ rate: Double) {
+        guard !rate.isNaN else { return }
+        lock.withLock { clock.setRate(min(max(rate, 0.5), 2)) }
+    }
+
+    /// The factor the audio output multiplies samples by.
+    var gain: Double { lock.withLock { state.muted ? 0 : state.volume } }
 
     /// Ends playback; it finishes with `.userExited`. Idempotent; unblocks a blocked read.
     public func stop() {
@@ -121,13 +175,19 @@ public final class Player: @unchecked Sendable {
     /// Whether playback is being torn down.
     var isStopping: Bool { control.current == .stopping }
 
-    /// Registers a queue so that shutDown() aborts it; aborts it at once when already shutting down.
-    func register(_ queue: any Abortable) {
+    /// Registers a queue so that a seek flushes it and shutDown() aborts it; aborts it at once when already
+    /// shutting down.
+    func register(_ queue: any StageQueue) {
         let stopping = lock.withLock {
             state.queues.append(queue)
             return state.outcome != nil
         }
         if stopping { queue.abort() }
+    }
+
+    /// Aborts every queue, which ends the decode threads (they outlive the end of the input, waiting for a seek).
+    func releaseQueues() {
+        for queue in lock.withLock({ state.queues }) { queue.abort() }
     }
 
     /// Wakes and ends every thread of the pipeline.
@@ -150,32 +210,55 @@ public final class Player: @unchecked Sendable {
         thread.start()
     }
 
-    /// An output offers the media time of its first frame (nil: it has none) before the start barrier.
-    func offerFirstFrame(at time: Double?) {
-        guard let time else { return }
-        lock.withLock { state.firstFrameTimes.append(time) }
-    }
-
-    /// Run by the last output to pass the start barrier: starts the clock at the earliest first frame (or at the
-    /// configured start time), and the position events.
-    func startClockFromPreroll() {
-        let times = lock.withLock { state.firstFrameTimes }
-        startClock(at: times.min() ?? configuration.startTime)
-    }
-
-    private func startClock(at position: Double) {
-        let paused = lock.withLock {
-            clock.start(at: position)
-            state.clockStarted = true
-            if control.current == .paused {
-                clock.pause()
-                return true
+    /// Run by the last output to pass a segment's start barrier, with the media times of the outputs' first frames:
+    /// starts the clock and returns its anchor, or nil when a newer seek superseded the segment meanwhile.
+    ///
+    /// At start-up the clock starts at the earliest first frame (or the configured start time); after an exact seek
+    /// at the target; after a key-frame seek at the latest first frame (the key frame; audio before it is trimmed).
+    /// A seek returns to the state it interrupted, paused or playing, and reports the new position at once.
+    func startSegment(_ segment: PlaybackControl.Segment, firstFrames times: [Double]) -> Double? {
+        var startTimer = false
+        let anchor = lock.withLock { () -> Double? in
+            guard control.segment.serial == segment.serial else { return nil }
+            let target = segment.target ?? configuration.startTime
+            var anchor: Double
+            if segment.serial == 0 {
+                anchor = times.min() ?? target
+            } else if segment.exact {
+                anchor = target
+            } else {
+                // The key frame: the demuxer lands audio a little before it, and that audio is trimmed.
+                anchor = times.max() ?? target
             }
-            return false
+            anchor = max(anchor, 0)
+            clock.start(at: anchor)
+            let paused = control.current == .paused
+            if paused { clock.pause() }
+            if segment.serial == 0 {
+                state.clockStarted = true
+                startTimer = true
+                emit(.playbackState(.playing))
+                if paused { emit(.playbackState(.paused)) }
+            } else {
+                state.seeking = false
+                emit(.playbackState(paused ? .paused : .playing))
+                emit(.position(seconds: clamped(anchor), at: Date().timeIntervalSince1970))
+            }
+            return anchor
         }
-        emit(.playbackState(.playing))
-        if paused { emit(.playbackState(.paused)) }
-        startPositionTimer()
+        if startTimer { startPositionTimer() }
+        let pending = lock.withLock {
+            defer { state.pendingSeek = nil }
+            return state.pendingSeek
+        }
+        if let pending { seek(to: pending.seconds, exact: pending.exact) }
+        return anchor
+    }
+
+    /// `seconds` within the media's duration, when known. Call under `lock`.
+    private func clamped(_ seconds: Double) -> Double {
+        guard let duration else { return max(seconds, 0) }
+        return min(max(seconds, 0), duration)
     }
 
     /// Emits `videoActive(true)` once, when the first frame is presented.
@@ -232,10 +315,12 @@ public final class Player: @unchecked Sendable {
     }
 }
 
-/// A stage's queue, as far as shutting down is concerned.
-protocol Abortable: AnyObject, Sendable {
+/// A stage's queue, as far as seeking and shutting down are concerned.
+protocol StageQueue: AnyObject, Sendable {
+    /// Drops every item and moves to `serial`: what is put with an older serial is dropped.
+    func flush(serial: Int)
     /// Wakes every waiter for good.
     func abort()
 }
 
-extension BoundedQueue: Abortable {}
+extension BoundedQueue: StageQueue {}

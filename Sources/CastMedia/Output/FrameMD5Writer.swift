@@ -54,6 +54,10 @@ final class FrameMD5Writer {
         try put(String(format: "0, %10lld, %10lld, %8lld, %8d, %@\n", timestamp, timestamp, duration, size, hash))
     }
 
+    /// Playback jumped (a seek): ffmpeg would have started afresh at the frame that follows, so the timestamp
+    /// sync starts afresh too and that frame's line matches ffmpeg's line for it.
+    func restart() { nextTimestamp = 0 }
+
     private func writeHeader(for frame: UnsafeMutablePointer<AVFrame>) throws {
         wroteHeader = true
         let version = avformat_version()

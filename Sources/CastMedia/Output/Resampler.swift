@@ -16,6 +16,12 @@ final class Resampler {
 
     deinit { swr_free(&swr) }
 
+    /// Forgets the samples swresample holds back (a seek): the next frame rebuilds the context.
+    func reset() {
+        swr_free(&swr)
+        inputKey = nil
+    }
+
     /// Converts `frame` (nil: flush what swresample holds back) and hands the interleaved bytes to `body`.
     func convert(_ frame: Frame?, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         if let frame { try configure(for: frame.pointer) }

@@ -6,8 +6,15 @@ protocol VideoPresenter: AnyObject {
     /// Shows `frame` now. The presenter must not keep `frame` past the call: it takes its own reference if it needs
     /// the picture later.
     func present(_ frame: Frame) throws
+    /// Playback jumped (a seek): the next frame does not follow the one before.
+    func restart()
     /// Playback of this stream ended (to the end, stopped or failed): release what the presenter holds.
     func close()
+}
+
+extension VideoPresenter {
+    /// Most presenters show each frame on its own: nothing to forget.
+    func restart() {}
 }
 
 extension FrameMD5Writer: VideoPresenter {

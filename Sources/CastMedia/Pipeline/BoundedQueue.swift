@@ -8,16 +8,21 @@ enum StageItem<Element: Sendable>: Sendable {
     case end
 }
 
-/// A blocking FIFO between two threads, bounded by an item count and a byte budget.
+/// A blocking FIFO between two threads, bounded by an item count and a byte budget, carrying a serial (ffplay's
+/// `PacketQueue.serial`).
 ///
-/// `put` blocks while the queue is full, `take` while it is empty; `abort()` wakes both for good.
+/// `put` blocks while the queue is full, `take` while it is empty; `abort()` wakes both for good. Every item is put
+/// with the serial of the stretch of playback it belongs to; `flush(serial:)` (a seek) empties the queue and moves
+/// it to a new serial, after which items put with an older serial are dropped at the door, so that no stage has to
+/// lock another to flush it.
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     // Invariant: every stored property below is read and written only while `condition` is locked.
     private let condition = NSCondition()
-    private var items: [(StageItem<Element>, Int)?] = []
+    private var items: [(item: StageItem<Element>, bytes: Int, serial: Int)?] = []
     private var head = 0
     private var bytes = 0
     private var aborted = false
+    private var serial = 0
     private let maxCount: Int
     private let maxBytes: Int
 
@@ -29,39 +34,55 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     private var count: Int { items.count - head }
 
-    /// Appends `item`, waiting for room; returns false when the queue was aborted.
+    /// Appends `item` of `serial`, waiting for room; an item whose serial is not the queue's (flushed while it was
+    /// made or while it waited) is dropped. Returns false when the queue was aborted.
     @discardableResult
-    func put(_ item: StageItem<Element>, bytes size: Int = 0) -> Bool {
+    func put(_ item: StageItem<Element>, serial itemSerial: Int, bytes size: Int = 0) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         // The end marker never waits: a producer must always be able to finish.
         if case .item = item {
-            while !aborted && count > 0 && (count >= maxCount || bytes + size > maxBytes) { condition.wait() }
+            while !aborted && itemSerial == serial && count > 0 && (count >= maxCount || bytes + size > maxBytes) {
+                condition.wait()
+            }
         }
         guard !aborted else { return false }
-        items.append((item, size))
+        guard itemSerial == serial else { return true }
+        items.append((item, size, itemSerial))
         bytes += size
         condition.broadcast()
         return true
     }
 
-    /// Removes the oldest item, waiting for one; nil when the queue was aborted.
-    func take() -> StageItem<Element>? {
+    /// Removes the oldest item and returns it with its serial, waiting for one; nil when the queue was aborted.
+    func take() -> (item: StageItem<Element>, serial: Int)? {
         condition.lock()
         defer { condition.unlock() }
         while !aborted && count == 0 { condition.wait() }
         guard !aborted else { return nil }
-        guard let (item, size) = items[head] else { preconditionFailure("queue slot taken twice") }
+        guard let entry = items[head] else { preconditionFailure("queue slot taken twice") }
         // Release the slot now: a frame must not outlive its turn in the queue.
         items[head] = nil
         head += 1
-        bytes -= size
+        bytes -= entry.bytes
         if head > 64 && head * 2 > items.count {
             items.removeFirst(head)
             head = 0
         }
         condition.broadcast()
-        return item
+        return (entry.item, entry.serial)
+    }
+
+    /// Drops every item and moves to `newSerial`: a producer blocked on a full queue wakes, and whatever it or
+    /// anyone else puts with an older serial from now on is dropped.
+    func flush(serial newSerial: Int) {
+        condition.lock()
+        items.removeAll()
+        head = 0
+        bytes = 0
+        serial = newSerial
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Wakes every waiter; later `put` and `take` calls return at once.

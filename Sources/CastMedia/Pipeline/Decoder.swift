@@ -33,6 +33,9 @@ final class Decoder: @unchecked Sendable {
         avcodec_free_context(&pointer)
     }
 
+    /// Forgets every frame in flight and any end-of-stream state (avcodec_flush_buffers): a seek.
+    func flush() { avcodec_flush_buffers(context) }
+
     /// Sends one packet (nil: the end, which starts draining) and hands every frame it yields to `deliver`.
     /// A packet that fails to decode is skipped and counted; `deliver` returning false stops early.
     /// Returns false when `deliver` asked to stop.

@@ -18,6 +18,8 @@ final class PlaybackClock: @unchecked Sendable {
     private var anchorMedia: Double
     private var anchorTime: UInt64 = 0
     private var running = false
+    /// Media seconds per second (the playback rate).
+    private var speed = 1.0
 
     /// A stopped clock at media time `position`.
     init(position: Double = 0) { anchorMedia = position }
@@ -29,14 +31,14 @@ final class PlaybackClock: @unchecked Sendable {
 
     private func positionLocked(at now: UInt64) -> Double {
         guard running else { return anchorMedia }
-        return anchorMedia + Double(Int64(bitPattern: now &- anchorTime)) / 1e9
+        return anchorMedia + Double(Int64(bitPattern: now &- anchorTime)) / 1e9 * speed
     }
 
     /// The monotonic time at which media time `media` is due; nil while the clock stands still.
     func dueTime(of media: Double) -> UInt64? {
         lock.withLock {
             guard running else { return nil }
-            let offset = (media - anchorMedia) * 1e9
+            let offset = (media - anchorMedia) / speed * 1e9
             return offset <= 0
                 ? anchorTime &- UInt64(min(-offset, Double(anchorTime)))
                 : anchorTime &+ UInt64(offset)
@@ -69,6 +71,18 @@ final class PlaybackClock: @unchecked Sendable {
             guard !running else { return }
             anchorTime = time
             running = true
+        }
+    }
+
+    /// The rate: media seconds per second.
+    var rate: Double { lock.withLock { speed } }
+
+    /// Changes the rate from `time` on, keeping the media time at `time`.
+    func setRate(_ rate: Double, time: UInt64 = Monotonic.now()) {
+        lock.withLock {
+            anchorMedia = positionLocked(at: time)
+            anchorTime = time
+            speed = rate
         }
     }
 

@@ -1,0 +1,50 @@
+/// An output thread's view of its frame queue: frames of the segment it plays, the segment's end, or word that a
+/// seek began a newer segment (ffplay's check of a frame's serial against the queue's).
+struct SegmentReader {
+    /// What `next()` found.
+    enum Read {
+        /// The next frame of the current segment.
+        case item(Frame)
+        /// The current segment has no more frames.
+        case end
+        /// A seek began a newer segment; `segment` is now that one, and its frames follow.
+        case superseded
+    }
+
+    private let frames: BoundedQueue<Frame>
+    private let control: PlaybackControl
+    /// The segment being played.
+    private(set) var segment: PlaybackControl.Segment
+    /// An item of the newer segment, taken while finding out that the current one was superseded.
+    private var held: (item: StageItem<Frame>, serial: Int)?
+
+    init(frames: BoundedQueue<Frame>, control: PlaybackControl) {
+        self.frames = frames
+        self.control = control
+        self.segment = control.segment
+    }
+
+    /// The next item; nil when the queue was aborted (stopping). Items of older segments are dropped.
+    mutating func next() -> Read? {
+        while true {
+            guard let (item, serial) = held ?? frames.take() else { return nil }
+            held = nil
+            if serial == segment.serial {
+                switch item {
+                case .item(let frame): return .item(frame)
+                case .end: return .end
+                }
+            }
+            let current = control.segment
+            if current.serial != segment.serial {
+                segment = current
+                if serial == current.serial { held = (item, serial) }
+                return .superseded
+            }
+            // An item of an older segment, taken just before its queue was flushed.
+        }
+    }
+
+    /// Moves to the current segment, after a wait reported that the one being played was superseded.
+    mutating func catchUp() { segment = control.segment }
+}

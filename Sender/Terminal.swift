@@ -88,6 +88,7 @@ struct StatusLine {
     var state: PlaybackState = .stopped
     var position: Double?
     var duration: Double?
+    var volume: Double?
     var title: String
 
     func render(width: Int = 24) -> String {
@@ -105,6 +106,7 @@ struct StatusLine {
             let filled = min(width, max(0, Int((position / duration) * Double(width))))
             bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
-        return "\(symbol) \(state.rawValue)  \(clock(position)) / \(clock(duration))\(bar)  \(title)"
+        let level = volume.map { String(format: "  vol %d%%", Int(($0 * 100).rounded())) } ?? ""
+        return "\(symbol) \(state.rawValue)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
     }
 }

@@ -90,6 +90,8 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         if let title = status.title { object["title"] = title }
         if let position = status.position { object["position"] = position }
         if let duration = status.duration { object["duration"] = duration }
+        if let volume = status.volume { object["volume"] = volume }
+        if let muted = status.muted { object["muted"] = muted }
         output(json(object))
         return
     }
@@ -99,6 +101,8 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
     output("tls: \(connection.tlsVersion)")
     output("state: \(status.state.rawValue)")
     if let title = status.title { output("playing: \(title)") }
+    if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
+    if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
 }
 
 /// Set by SIGINT: the event loop asks the receiver to stop. Written by the signal source on the
@@ -131,14 +135,18 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
     let json = arguments.has("json")
     let live = !json && isatty(1) == 1
     var line = StatusLine(title: file.title)
-    // Keys act on the receiver; the state they toggle comes back as events like any other.
-    let shown = Mutex(PlaybackState.stopped)
+    // Keys act on the receiver; what they change comes back as events like any other.
+    let shown = Mutex((state: PlaybackState.stopped, position: 0.0, volume: playback.initialVolume.level))
     if live && !arguments.has("no-interactive") {
         _ = KeyReader.start { key in
+            let now = shown.withLock { $0 }
             switch key {
-            case .space: try? playback.control(shown.withLock { $0 } == .paused ? .resume : .pause)
+            case .space: try? playback.control(now.state == .paused ? .resume : .pause)
             case .quit: try? playback.control(.stop)
-            case .left, .right, .up, .down: break
+            case .left: try? playback.control(.seek(position: max(0, now.position - 10), exact: false))
+            case .right: try? playback.control(.seek(position: now.position + 10, exact: false))
+            case .up: try? playback.control(.volume(min(1, (now.volume + 0.1) * 10).rounded() / 10))
+            case .down: try? playback.control(.volume(max(0, (now.volume - 0.1) * 10).rounded() / 10))
             }
         }
     }
@@ -156,10 +164,15 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
         switch event {
         case .playbackState(let state):
             line.state = state
-            shown.withLock { $0 = state }
+            shown.withLock { $0.state = state }
             if !json && !live { output("\(state.rawValue)") }
         case .durationAvailable(let duration): line.duration = duration
-        case .position(let seconds, _): line.position = seconds
+        case .position(let seconds, _):
+            line.position = seconds
+            shown.withLock { $0.position = seconds }
+        case .volume(let level, let muted):
+            line.volume = muted ? 0 : level
+            shown.withLock { $0.volume = level }
         case .finished(let reason, let error):
             if live { output("") }
             switch reason {
@@ -177,33 +190,87 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// Opens a connection to the receiver named by the first positional argument (verbs that take
+/// `NAME [VALUE]`), runs `body`, closes.
+func withReceiver<T>(
+    _ arguments: ParsedArguments, verb: String, values: Int = 0, _ body: (ReceiverConnection) throws(CastError) -> T
+) throws(CastError) -> T {
+    guard arguments.positionals.count == 1 + values else {
+        throw CastError(.usage, "cast \(verb) needs a receiver NAME\(values > 0 ? " and a value" : "")")
+    }
+    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let connection = try ReceiverConnection.open(receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
+    defer { connection.close() }
+    return try body(connection)
+}
+
+/// Waits (briefly) until the receiver's status satisfies `done`: the engine applies a control on its own threads.
+func awaitStatus(_ connection: ReceiverConnection, _ done: (ReceiverStatus) -> Bool) throws(CastError) -> ReceiverStatus {
+    var status = try connection.status()
+    for _ in 0..<50 where !done(status) {
+        Thread.sleep(forTimeInterval: 0.02)
+        status = try connection.status()
+    }
+    return status
+}
+
 /// `cast pause|resume|stop NAME`: acts on whatever plays on the receiver, then reports the state it reached.
 func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(CastError) -> Void {
     { arguments throws(CastError) in
-        guard arguments.positionals.count == 1 else {
-            throw CastError(.usage, "cast \(action.rawValue) needs one receiver NAME")
+        try withReceiver(arguments, verb: action.word) { connection throws(CastError) in
+            guard try connection.status().state != .stopped else {
+                throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
+            }
+            try connection.send(.control(PlaybackControl(action)))
+            let wanted: PlaybackState = action == .pause ? .paused : action == .resume ? .playing : .stopped
+            output("state: \(try awaitStatus(connection) { $0.state == wanted }.state.rawValue)")
         }
-        let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
-        let connection = try ReceiverConnection.open(
-            receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
-        defer { connection.close() }
-        guard try connection.status().state != .stopped else {
+    }
+}
+
+/// `cast seek NAME SEC|+SEC|-SEC [--keyframe]`.
+func seek(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "seek", values: 1) { connection throws(CastError) in
+        let text = arguments.positionals[1]
+        guard let amount = Double(text), amount.isFinite else {
+            throw CastError(.usage, "cast seek takes seconds: 90, +10 or -10")
+        }
+        let before = try connection.status()
+        guard before.state != .stopped, let now = before.position else {
             throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
         }
+        let relative = text.hasPrefix("+") || text.hasPrefix("-")
+        var target = max(0, relative ? now + amount : amount)
+        if let duration = before.duration { target = min(target, duration) }
+        try connection.send(.control(PlaybackControl(.seek(position: target, exact: !arguments.has("keyframe")))))
+        let after = try awaitStatus(connection) { abs(($0.position ?? -100) - target) < 1 }
+        output("position: \(clock(after.position)) / \(clock(after.duration))")
+    }
+}
+
+/// `cast volume NAME 0..1|mute|unmute`.
+func volume(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "volume", values: 1) { connection throws(CastError) in
+        let text = arguments.positionals[1]
+        let action: PlaybackControl.Action
+        switch text {
+        case "mute": action = .mute(true)
+        case "unmute": action = .mute(false)
+        default:
+            guard let level = Double(text), level >= 0, level <= 1 else {
+                throw CastError(.usage, "cast volume takes a level from 0 to 1, mute or unmute")
+            }
+            action = .volume(level)
+        }
         try connection.send(.control(PlaybackControl(action)))
-        let wanted: PlaybackState = switch action {
-        case .pause: .paused
-        case .resume: .playing
-        case .stop: .stopped
+        let after = try awaitStatus(connection) { status in
+            switch action {
+            case .volume(let level): abs((status.volume ?? -1) - level) < 0.001
+            case .mute(let muted): status.muted == muted
+            default: true
+            }
         }
-        // The engine applies a control on its own threads: wait (briefly) until the state shows it.
-        var state = PlaybackState.stopped
-        for _ in 0..<50 {
-            state = try connection.status().state
-            if state == wanted { break }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        output("state: \(state.rawValue)")
+        output("volume: \(String(format: "%.2f", after.volume ?? 1))\(after.muted == true ? " (muted)" : "")")
     }
 }
 
@@ -238,7 +305,7 @@ let verbs: [Verb] = [
         options: [
             OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix or HOST:PORT"),
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
-            OptionSpec("no-interactive", help: "take no keys (on a terminal: space pause/resume, q stop)"),
+            OptionSpec("no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek, ↑/↓ volume, q stop)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: [
@@ -258,6 +325,16 @@ let verbs: [Verb] = [
     Verb(
         name: "unpair", synopsis: "cast unpair NAME", abstract: "Forget a paired receiver (by name or id).",
         options: [helpOption], examples: ["cast unpair \"Living Room\""], run: unpair),
+    Verb(
+        name: "seek", synopsis: "cast seek NAME SEC|+SEC|-SEC [--keyframe]",
+        abstract: "Move what plays to a time, absolute or relative; exact unless --keyframe.",
+        options: [OptionSpec("keyframe", help: "land on the nearest preceding key frame (faster)"), timeoutOption, helpOption],
+        examples: ["cast seek \"Living Room\" 90", "cast seek kitchen +10"], run: seek),
+    Verb(
+        name: "volume", synopsis: "cast volume NAME 0..1|mute|unmute",
+        abstract: "Set a receiver's output volume, or mute it.",
+        options: [timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
+        run: volume),
     Verb(
         name: "pause", synopsis: "cast pause NAME", abstract: "Pause what plays on a receiver.",
         options: [timeoutOption, helpOption], examples: ["cast pause \"Living Room\""], run: controlVerb(.pause)),

@@ -10,9 +10,13 @@ public final class RemotePlayback: Sendable {
     private let connection: ReceiverConnection
     private let media: MediaServer
 
-    private init(connection: ReceiverConnection, media: MediaServer) {
+    /// The receiver's output level when playback started (0...1, muted).
+    public let initialVolume: (level: Double, muted: Bool)
+
+    private init(connection: ReceiverConnection, media: MediaServer, volume: (Double, Bool)) {
         self.connection = connection
         self.media = media
+        self.initialVolume = volume
     }
 
     /// Asks the receiver to play `file`, and serves it.
@@ -23,6 +27,7 @@ public final class RemotePlayback: Sendable {
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
+            let status = try connection.status()
             try connection.send(.play(PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)))
             let accepted: PlayAccepted
             switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
@@ -41,7 +46,9 @@ public final class RemotePlayback: Sendable {
                 tls.close()
                 throw CastError(.connectionLost, "lost \(receiver.name) while opening the media connection: \(error)")
             }
-            let playback = RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file))
+            let playback = RemotePlayback(
+                connection: connection, media: MediaServer(tls: tls, file: file),
+                volume: (status.volume ?? 1, status.muted ?? false))
             playback.startHeartbeat()
             return playback
         } catch {
@@ -88,7 +95,7 @@ public final class RemotePlayback: Sendable {
         }
     }
 
-    /// Sends pause, resume or stop.
+    /// Sends a control (pause, resume, stop, seek, volume, mute, rate).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
         try connection.send(.control(PlaybackControl(action)))
     }

@@ -101,6 +101,10 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var position: Double?
     /// The duration in seconds, when known.
     public var duration: Double?
+    /// The output volume, 0...1.
+    public var volume: Double?
+    /// Whether the output is muted.
+    public var muted: Bool?
 
     /// Creates a status.
     public init(

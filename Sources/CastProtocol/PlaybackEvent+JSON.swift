@@ -5,7 +5,8 @@ import Foundation
 /// `cast send --json` print, one per line (docs/protocol.md lists every field).
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
-        case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error
+        case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
+            muted, rate
     }
 
     /// The `event` word of each kind.
@@ -19,6 +20,8 @@ extension PlaybackEvent: Codable {
         case .playbackState: "playbackState"
         case .position: "position"
         case .videoActive: "videoActive"
+        case .volume: "volume"
+        case .rate: "rate"
         case .finished: "finished"
         }
     }
@@ -39,6 +42,10 @@ extension PlaybackEvent: Codable {
             try c.encode(seconds, forKey: .position)
             try c.encode(at, forKey: .at)
         case .videoActive(let active): try c.encode(active, forKey: .active)
+        case .volume(let volume, let muted):
+            try c.encode(volume, forKey: .volume)
+            try c.encode(muted, forKey: .muted)
+        case .rate(let rate): try c.encode(rate, forKey: .rate)
         case .finished(let reason, let error):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
@@ -70,6 +77,8 @@ extension PlaybackEvent: Codable {
         case "playbackState": self = .playbackState(try c.decode(PlaybackState.self, forKey: .state))
         case "position": self = .position(seconds: try finite(.position), at: try finite(.at))
         case "videoActive": self = .videoActive(try c.decode(Bool.self, forKey: .active))
+        case "volume": self = .volume(try finite(.volume), muted: try c.decode(Bool.self, forKey: .muted))
+        case "rate": self = .rate(try finite(.rate))
         case "finished":
             self = .finished(
                 reason: try c.decode(FinishReason.self, forKey: .reason), error: try c.decodeIfPresent(String.self, forKey: .error))

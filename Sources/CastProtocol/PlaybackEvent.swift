@@ -85,6 +85,10 @@ public enum PlaybackEvent: Sendable, Equatable {
     case position(seconds: Double, at: Double)
     /// Video started or stopped being shown on the receiver (isAirPlayVideoActive).
     case videoActive(Bool)
+    /// The receiver's output volume (0...1) or mute changed.
+    case volume(Double, muted: Bool)
+    /// The playback rate changed.
+    case rate(Double)
     /// Playback finished; `error` is set for `playbackError`.
     case finished(reason: FinishReason, error: String?)
 }

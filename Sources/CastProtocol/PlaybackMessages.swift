@@ -41,22 +41,84 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
     public init(session: String) { self.session = session }
 }
 
-/// Sender → receiver: a playback control.
+/// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
+/// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`.
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
-    public enum Action: String, Codable, Sendable {
+    public enum Action: Sendable, Equatable {
         /// Pause (MPMoviePlaybackState.paused).
         case pause
         /// Resume after a pause.
         case resume
         /// Stop; the session finishes with `userExited`.
         case stop
+        /// Seek to a position in seconds: `exact` shows the frame at that time (decoding forward
+        /// from the key frame), otherwise the nearest preceding key frame (the seeds' two time options).
+        case seek(position: Double, exact: Bool)
+        /// Volume 0...1 (the receiver's output level; it outlives the session, like a TV's).
+        case volume(Double)
+        /// Mute or unmute.
+        case mute(Bool)
+        /// Playback rate 0.5...2.0, pitch kept.
+        case rate(Double)
+
+        /// The wire word.
+        public var word: String {
+            switch self {
+            case .pause: "pause"
+            case .resume: "resume"
+            case .stop: "stop"
+            case .seek: "seek"
+            case .volume: "volume"
+            case .mute: "mute"
+            case .rate: "rate"
+            }
+        }
     }
     /// What to do.
     public var action: Action
 
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
+
+    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(action.word, forKey: .action)
+        switch action {
+        case .pause, .resume, .stop: break
+        case .seek(let position, let exact):
+            try c.encode(position, forKey: .position)
+            try c.encode(exact, forKey: .exact)
+        case .volume(let volume): try c.encode(volume, forKey: .volume)
+        case .mute(let muted): try c.encode(muted, forKey: .muted)
+        case .rate(let rate): try c.encode(rate, forKey: .rate)
+        }
+    }
+
+    /// Decodes and bounds the values: a position must be finite and 0...10⁷ s, a volume 0...1, a rate 0.5...2.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        func bounded(_ key: Key, _ range: ClosedRange<Double>) throws -> Double {
+            let value = try c.decode(Double.self, forKey: key)
+            guard value.isFinite, range.contains(value) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "outside \(range)")
+            }
+            return value
+        }
+        switch try c.decode(String.self, forKey: .action) {
+        case "pause": action = .pause
+        case "resume": action = .resume
+        case "stop": action = .stop
+        case "seek": action = .seek(position: try bounded(.position, 0...1e7), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)
+        case "volume": action = .volume(try bounded(.volume, 0...1))
+        case "mute": action = .mute(try c.decode(Bool.self, forKey: .muted))
+        case "rate": action = .rate(try bounded(.rate, 0.5...2))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
+        }
+    }
 }
 
 /// Sender → receiver, the first message on a media connection: which session it serves.

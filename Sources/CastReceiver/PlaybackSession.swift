@@ -30,6 +30,8 @@ final class PlaybackSession: Sendable {
         var playbackState: PlaybackState = .stopped
         var duration: Double?
         var position: (seconds: Double, at: Double)?
+        /// The receiver's output level, applied when the engine starts.
+        var volume: (level: Double, muted: Bool) = (1, false)
     }
 
     init(
@@ -81,6 +83,9 @@ final class PlaybackSession: Sendable {
             source.close()
             return
         }
+        let volume = state.withLock { $0.volume }
+        player.setVolume(volume.level)
+        player.setMuted(volume.muted)
         player.start()
     }
 
@@ -91,7 +96,24 @@ final class PlaybackSession: Sendable {
         case .pause: player?.pause()
         case .resume: player?.resume()
         case .stop: end(with: .finished(reason: .userExited, error: nil))
+        case .seek(let position, let exact): player?.seek(to: position, exact: exact)
+        case .rate(let rate):
+            player?.setRate(rate)
+            handle(.rate(rate))
+        case .volume, .mute:
+            preconditionFailure("the receiver applies volume with apply(volume:muted:)")
         }
+    }
+
+    /// Sets the output level (the receiver's, which this session plays at) and tells the sender.
+    func apply(volume: Double, muted: Bool, announce: Bool) {
+        let player = state.withLock { state -> Player? in
+            state.volume = (volume, muted)
+            return state.player
+        }
+        player?.setVolume(volume)
+        player?.setMuted(muted)
+        if announce { handle(.volume(volume, muted: muted)) }
     }
 
     /// Ends the session for a reason of the receiver's; the sender (and the log) see `finish`.

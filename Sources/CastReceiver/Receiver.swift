@@ -34,6 +34,8 @@ public final class Receiver: Sendable {
         var unadmitted = 0
         var advertiser: Advertiser?
         var stopped = false
+        /// The output level, 0...1, and mute.
+        var volume: (level: Double, muted: Bool) = (1, false)
         /// The friendly name now (SIGHUP may change it).
         var name: String
         /// The session that owns the screen and the speakers, if any. One at a time.
@@ -95,9 +97,11 @@ public final class Receiver: Sendable {
 
     /// The status a `statusRequest` is answered with.
     func currentStatus() -> ReceiverStatus {
-        let (session, name) = state.withLock { ($0.session, $0.name) }
-        if let session { return session.status(name: name, id: id) }
-        return ReceiverStatus(name: name, id: id, state: .stopped)
+        let (session, name, volume) = state.withLock { ($0.session, $0.name, $0.volume) }
+        var status = session?.status(name: name, id: id) ?? ReceiverStatus(name: name, id: id, state: .stopped)
+        status.volume = volume.level
+        status.muted = volume.muted
+        return status
     }
 
     /// Starts a session for a sender's play request, replacing the one that plays (the previous
@@ -156,6 +160,8 @@ public final class Receiver: Sendable {
             guard let session, !session.hasMedia else { return }
             session.end(with: .finished(reason: .playbackError, error: "the media connection did not arrive within \(timeout)"))
         }
+        let level = state.withLock { $0.volume }
+        session.apply(volume: level.level, muted: level.muted, announce: false)
         watchSender(of: session, writer: writer, name: senderName)
         return session.token
     }
@@ -169,9 +175,22 @@ public final class Receiver: Sendable {
 
     /// A control from a sender acts on the session that plays now, whoever started it.
     func control(_ action: PlaybackControl.Action) -> Bool {
-        guard let session = state.withLock({ $0.session }) else { return false }
-        session.control(action)
-        return true
+        switch action {
+        case .volume, .mute:
+            // The level belongs to the receiver (like a TV's): it holds with nothing playing and
+            // carries over to the next session.
+            let (session, level) = state.withLock { state -> (PlaybackSession?, (Double, Bool)) in
+                if case .volume(let value) = action { state.volume.level = value }
+                if case .mute(let value) = action { state.volume.muted = value }
+                return (state.session, state.volume)
+            }
+            session?.apply(volume: level.0, muted: level.1, announce: true)
+            return true
+        default:
+            guard let session = state.withLock({ $0.session }) else { return false }
+            session.control(action)
+            return true
+        }
     }
 
     /// Ends the session when its sender falls silent for longer than the sender timeout (a phone

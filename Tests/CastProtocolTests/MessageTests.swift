@@ -21,6 +21,9 @@ final class MessageTests: XCTestCase {
             .playAccepted(PlayAccepted(session: "abc")),
             .event(.playbackState(.playing)), .event(.finished(reason: .playbackError, error: "boom")),
             .control(PlaybackControl(.pause)), .mediaHello(MediaHello(session: "abc")),
+            .control(PlaybackControl(.seek(position: 12.5, exact: false))), .control(PlaybackControl(.volume(0.25))),
+            .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
+            .event(.volume(0.5, muted: true)), .event(.rate(2)),
             .mediaRead(MediaRead(offset: 1 << 40, length: MediaRead.maximumLength)),
             .mediaData(MediaData(offset: 5, bytes: [1, 2, 3])), .mediaData(MediaData(offset: 99, bytes: [])),
             .pairing(.start(PairingStart(name: "bob", publicKey: Array(repeating: 1, count: 32)))),
@@ -57,6 +60,17 @@ final class MessageTests: XCTestCase {
             let json = #"{"offset":\#(offset),"length":\#(length)}"#
             assertRejected(Frame(type: MessageType.mediaRead.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
+    }
+
+    func testControlsAreBounded() {
+        for json in [
+            #"{"action":"seek","position":-1}"#, #"{"action":"volume","volume":1.5}"#, #"{"action":"rate","rate":4}"#,
+            #"{"action":"rate","rate":0.1}"#, #"{"action":"dance"}"#, #"{"action":"mute"}"#,
+        ] {
+            assertRejected(Frame(type: MessageType.control.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        let seek = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"seek","position":3}"#.utf8))
+        XCTAssertEqual(try Message(seek), .control(PlaybackControl(.seek(position: 3, exact: true))), "exact by default")
     }
 
     func testPlayRejectsNegativeSizesAndStartTimes() {

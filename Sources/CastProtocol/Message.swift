@@ -194,32 +194,24 @@ public let maximumTextLength = 1024
 extension Message {
     /// The message as a frame.
     public func frame() -> Frame {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let payload: Data
-        do {
-            switch self {
-            case .hello(let body): payload = try encoder.encode(body)
-            case .welcome(let body): payload = try encoder.encode(body)
-            case .statusRequest: payload = Data("{}".utf8)
-            case .status(let body): payload = try encoder.encode(body)
-            case .error(let body): payload = try encoder.encode(body)
-            case .play(let body): payload = try encoder.encode(body)
-            case .playAccepted(let body): payload = try encoder.encode(body)
-            case .event(let body): payload = try encoder.encode(body)
-            case .control(let body): payload = try encoder.encode(body)
-            case .mediaHello(let body): payload = try encoder.encode(body)
-            case .mediaRead(let body): payload = try encoder.encode(body)
-            case .pairing(let body): return body.frame()
-            case .mediaData(let body):
-                var bytes = withUnsafeBytes(of: UInt64(bitPattern: body.offset).bigEndian) { Array($0) }
-                bytes.append(contentsOf: body.bytes)
-                return Frame(type: type.rawValue, payload: bytes)
-            }
-        } catch {
-            preconditionFailure("encoding a message cannot fail: \(error)")
+        let payload: [UInt8]
+        switch self {
+        case .hello(let body): payload = JSONPayload.encode(body)
+        case .welcome(let body): payload = JSONPayload.encode(body)
+        case .statusRequest: payload = Array("{}".utf8)
+        case .status(let body): payload = JSONPayload.encode(body)
+        case .error(let body): payload = JSONPayload.encode(body)
+        case .play(let body): payload = JSONPayload.encode(body)
+        case .playAccepted(let body): payload = JSONPayload.encode(body)
+        case .event(let body): payload = JSONPayload.encode(body)
+        case .control(let body): payload = JSONPayload.encode(body)
+        case .mediaHello(let body): payload = JSONPayload.encode(body)
+        case .mediaRead(let body): payload = JSONPayload.encode(body)
+        case .pairing(let body): return body.frame()
+        case .mediaData(let body):
+            payload = withUnsafeBytes(of: UInt64(bitPattern: body.offset).bigEndian) { Array($0) } + body.bytes
         }
-        return Frame(type: type.rawValue, payload: Array(payload))
+        return Frame(type: type.rawValue, payload: payload)
     }
 
     /// Decodes and validates a frame.
@@ -232,13 +224,8 @@ extension Message {
             self = .pairing(try PairingMessage(frame))
             return
         }
-        let data = Data(frame.payload)
         func decode<T: Decodable>(_: T.Type) throws(ProtocolError) -> T {
-            do {
-                return try JSONDecoder().decode(T.self, from: data)
-            } catch {
-                throw ProtocolError(.malformedMessage, "\(type) payload does not decode: \(Self.describe(error))")
-            }
+            try JSONPayload.decode(T.self, from: frame.payload, name: "\(type)")
         }
         switch type {
         case .hello:
@@ -309,15 +296,4 @@ extension Message {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "missing key '\(key.stringValue)'"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
-        case DecodingError.dataCorrupted(let context):
-            context.codingPath.isEmpty
-                ? "not JSON" : "bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
-        default: "\(error)"
-        }
-    }
 }

@@ -26,21 +26,15 @@ public enum PairingMessage: Sendable, Equatable {
 
   /// The message as a frame (UTF-8 JSON with sorted keys).
   public func frame() -> Frame {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let payload: Data
-    do {
-      switch self {
-      case .start(let body): payload = try encoder.encode(body)
-      case .challenge(let body): payload = try encoder.encode(body)
-      case .proof(let body): payload = try encoder.encode(body)
-      case .confirmation(let body): payload = try encoder.encode(body)
-      case .failure(let body): payload = try encoder.encode(body)
-      }
-    } catch {
-      preconditionFailure("encoding a pairing message cannot fail: \(error)")
+    let payload: [UInt8]
+    switch self {
+    case .start(let body): payload = JSONPayload.encode(body)
+    case .challenge(let body): payload = JSONPayload.encode(body)
+    case .proof(let body): payload = JSONPayload.encode(body)
+    case .confirmation(let body): payload = JSONPayload.encode(body)
+    case .failure(let body): payload = JSONPayload.encode(body)
     }
-    return Frame(type: type.rawValue, payload: Array(payload))
+    return Frame(type: type.rawValue, payload: payload)
   }
 
   /// Decodes and validates a frame: every field is bounded (see `PairingFieldLimits`).
@@ -50,13 +44,8 @@ public enum PairingMessage: Sendable, Equatable {
     guard let type = PairingMessageType(rawValue: frame.type) else {
       throw ProtocolError(.unknownMessageType, "unknown pairing message type \(frame.type)")
     }
-    let data = Data(frame.payload)
     func decode<T: Decodable>(_: T.Type) throws(ProtocolError) -> T {
-      do {
-        return try JSONDecoder().decode(T.self, from: data)
-      } catch {
-        throw ProtocolError(.malformedMessage, "\(type) payload does not decode: \(Self.describe(error))")
-      }
+      try JSONPayload.decode(T.self, from: frame.payload, name: "\(type)")
     }
     switch type {
     case .pairingStart: self = .start(try decode(PairingStart.self))
@@ -65,20 +54,5 @@ public enum PairingMessage: Sendable, Equatable {
     case .pairingConfirmation: self = .confirmation(try decode(PairingConfirmation.self))
     case .pairingFailure: self = .failure(try decode(PairingFailure.self))
     }
-  }
-
-  private static func describe(_ error: any Error) -> String {
-    switch error {
-    case DecodingError.keyNotFound(let key, _): "missing key '\(key.stringValue)'"
-    case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-      "wrong type at '\(path(context))'"
-    case DecodingError.dataCorrupted(let context):
-      context.codingPath.isEmpty ? "not JSON" : "bad value at '\(path(context))': \(context.debugDescription)"
-    default: "\(error)"
-    }
-  }
-
-  private static func path(_ context: DecodingError.Context) -> String {
-    context.codingPath.map(\.stringValue).joined(separator: ".")
   }
 }

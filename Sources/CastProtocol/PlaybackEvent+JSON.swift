@@ -89,9 +89,6 @@ extension PlaybackEvent: Codable {
 
     /// The event as one line of JSON (no newline), keys sorted: the format of `castd --events` and `cast send --json`.
     public var jsonLine: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { preconditionFailure("events always encode") }
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: JSONPayload.encode(self), as: UTF8.self)
     }
 }

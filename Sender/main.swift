@@ -54,9 +54,13 @@ func json(_ object: Any) -> String {
 
 func list(_ arguments: ParsedArguments) throws(CastError) {
     let receivers = try ReceiverBrowser.receivers(timeout: browseTimeout(arguments))
+    let paired = Set(Pairing.pairedIDs(configDirectory: senderConfigDirectory()))
     if arguments.has("json") {
         output(json(receivers.map { r -> [String: Any] in
-            var object: [String: Any] = ["name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address]
+            var object: [String: Any] = [
+                "name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address,
+                "paired": paired.contains(r.id),
+            ]
             if let record = r.record { object["txt"] = record.txt }
             return object
         }))
@@ -66,9 +70,11 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
         output("no receivers in sight")
         return
     }
-    let rows = [["NAME", "ID", "ADDRESS", "AUTH"]]
-        + receivers.map { [$0.name, $0.id, $0.address, $0.record?.auth.rawValue ?? "?"] }
-    let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    let rows = [["NAME", "ID", "ADDRESS", "AUTH", "PAIRED"]]
+        + receivers.map {
+            [$0.name, $0.id, $0.address, $0.record?.auth.rawValue ?? "?", paired.contains($0.id) ? "yes" : "no"]
+        }
+    let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
         output(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
             .trimmingCharacters(in: .whitespaces))
@@ -274,6 +280,58 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// `cast watch NAME [--json]`: follows a receiver's events until interrupted.
+func watch(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "watch") { connection throws(CastError) in
+        signal(SIGINT, SIG_IGN)
+        // The main thread blocks in receive: the handler runs on another queue.
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { exit(0) }
+        source.resume()
+        interruptSource = source
+        try connection.send(.watch)
+        let json = arguments.has("json")
+        while true {
+            let message: Message
+            do throws(CastError) {
+                message = try connection.receive(timeout: nil)
+            } catch {
+                throw CastError(.connectionLost, "lost \(connection.welcome.name): \(error.message)")
+            }
+            switch message {
+            case .status(let status):
+                output(json ? "{\"event\":\"status\",\"state\":\"\(status.state.rawValue)\"}" : "state: \(status.state.rawValue)\(status.title.map { " (\($0))" } ?? "")")
+            case .event(let event):
+                if json {
+                    output(event.jsonLine)
+                } else if case .position = event {
+                    continue
+                } else {
+                    output(describe(event))
+                }
+            default: continue
+            }
+        }
+    }
+}
+
+/// One line for a person about an event.
+func describe(_ event: PlaybackEvent) -> String {
+    switch event {
+    case .playbackState(let state): "state: \(state.rawValue)"
+    case .loadState(let load): "load: \(load.wordList.joined(separator: ", "))"
+    case .durationAvailable(let duration): "duration: \(clock(duration))"
+    case .mediaTypes(let types): "media: \(types.map(\.rawValue).joined(separator: ", "))"
+    case .naturalSize(let width, let height): "size: \(width)x\(height)"
+    case .readyForDisplay: "ready for display"
+    case .position(let seconds, _): "position: \(clock(seconds))"
+    case .videoActive(let active): "video: \(active ? "on" : "off")"
+    case .volume(let level, let muted): "volume: \(String(format: "%.2f", level))\(muted ? " (muted)" : "")"
+    case .rate(let rate): "rate: \(rate)"
+    case .finished(let reason, let error): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
+    }
+}
+
 func pair(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast pair needs one receiver NAME") }
     let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
@@ -335,6 +393,11 @@ let verbs: [Verb] = [
         abstract: "Set a receiver's output volume, or mute it.",
         options: [timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
         run: volume),
+    Verb(
+        name: "watch", synopsis: "cast watch NAME [--json]",
+        abstract: "Follow everything that happens on a receiver until interrupted.",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],
+        run: watch),
     Verb(
         name: "pause", synopsis: "cast pause NAME", abstract: "Pause what plays on a receiver.",
         options: [timeoutOption, helpOption], examples: ["cast pause \"Living Room\""], run: controlVerb(.pause)),

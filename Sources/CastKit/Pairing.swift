@@ -82,6 +82,11 @@ public enum Pairing {
         return (welcome.name, peerID)
     }
 
+    /// The ids of the receivers this sender has paired with (none when the store cannot be read).
+    public static func pairedIDs(configDirectory: String) -> [String] {
+        (try? KnownReceivers.load(directory: configDirectory).list().map(\.id)) ?? []
+    }
+
     /// Forgets a receiver (by name or id). Returns what was removed.
     public static func unpair(_ nameOrID: String, configDirectory: String) throws(CastError) -> String {
         do {

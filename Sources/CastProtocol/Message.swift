@@ -26,6 +26,8 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case mediaRead = 11
     /// Sender → receiver on a media connection (`MediaData`, binary).
     case mediaData = 12
+    /// Sender → receiver: push me the events of whatever plays, now and later (`{}`).
+    case watch = 13
     /// Sender → receiver: start pairing (`PairingStart`).
     case pairingStart = 30
     /// Receiver → sender: salt and B (`PairingChallenge`).
@@ -165,6 +167,8 @@ public enum Message: Sendable, Equatable {
     case mediaRead(MediaRead)
     /// See `MediaData`.
     case mediaData(MediaData)
+    /// Subscribe to the receiver's events.
+    case watch
     /// A pairing message (types 30–39), see `PairingMessage`.
     case pairing(PairingMessage)
 
@@ -183,6 +187,7 @@ public enum Message: Sendable, Equatable {
         case .mediaHello: .mediaHello
         case .mediaRead: .mediaRead
         case .mediaData: .mediaData
+        case .watch: .watch
         case .pairing(let message): MessageType(pairing: message.type)
         }
     }
@@ -198,7 +203,7 @@ extension Message {
         switch self {
         case .hello(let body): payload = JSONPayload.encode(body)
         case .welcome(let body): payload = JSONPayload.encode(body)
-        case .statusRequest: payload = Array("{}".utf8)
+        case .statusRequest, .watch: payload = Array("{}".utf8)
         case .status(let body): payload = JSONPayload.encode(body)
         case .error(let body): payload = JSONPayload.encode(body)
         case .play(let body): payload = JSONPayload.encode(body)
@@ -241,6 +246,9 @@ extension Message {
         case .statusRequest:
             _ = try decode([String: String].self)
             self = .statusRequest
+        case .watch:
+            _ = try decode([String: String].self)
+            self = .watch
         case .status:
             let body = try decode(ReceiverStatus.self)
             try Self.check(text: body.name, field: "status.name")

@@ -23,6 +23,8 @@ public struct ReceiverConnectionStateMachine: Sendable {
         case play(PlayRequest)
         /// Apply a control to the session that plays.
         case control(PlaybackControl.Action)
+        /// Push this sender the events of whatever plays, until it goes.
+        case watch
         /// This is a media connection for `session`: hand the connection to that session's source;
         /// from here on the session reads it, not this machine.
         case attachMedia(session: String)
@@ -179,6 +181,8 @@ public struct ReceiverConnectionStateMachine: Sendable {
             return .play(request)
         case (.established, .control(let control)):
             return .control(control.action)
+        case (.established, .watch):
+            return .watch
         case (.established, .error):
             throw ProtocolError(.unexpectedMessage, "the sender reported an error")
         case (.established, let other):

@@ -97,6 +97,10 @@ final class ControlConnection {
                 }
                 try writer.send(.playAccepted(PlayAccepted(session: token)))
                 return true
+            case .watch:
+                receiver.addWatcher(writer)
+                try writer.send(.status(receiver.currentStatus()))
+                return true
             case .control(let action):
                 if !receiver.control(action) {
                     try writer.send(.error(ErrorMessage(code: "notPlaying", message: "nothing plays on this receiver")))

@@ -34,6 +34,8 @@ public final class Receiver: Sendable {
         var unadmitted = 0
         var advertiser: Advertiser?
         var stopped = false
+        /// Connections that asked to be told every event (`cast watch`).
+        var watchers: [MessageWriter] = []
         /// The output level, 0...1, and mute.
         var volume: (level: Double, muted: Bool) = (1, false)
         /// The friendly name now (SIGHUP may change it).
@@ -129,8 +131,9 @@ public final class Receiver: Sendable {
         let events = configuration.events
         let session = PlaybackSession(
             request: request, senderName: senderName, writer: writer, engine: configuration.engine,
-            onEvent: { session, event in
+            onEvent: { [weak self] session, event in
                 events?.write(event)
+                self?.tellWatchers(event, except: session)
                 if case .finished(let reason, let error) = event {
                     logger.info("\"\(session.request.title)\" from \(session.senderName) finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
                 }
@@ -218,8 +221,22 @@ public final class Receiver: Sendable {
         while !session.isFinished && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
     }
 
-    /// A sender's control connection ended: its session, if still playing, stops.
+    /// Adds a connection to those told every event.
+    func addWatcher(_ writer: MessageWriter) {
+        state.withLock { $0.watchers.append(writer) }
+    }
+
+    private func tellWatchers(_ event: PlaybackEvent, except session: PlaybackSession) {
+        let watchers = state.withLock { $0.watchers }
+        for watcher in watchers where !session.belongs(to: watcher) {
+            try? watcher.send(.event(event))
+        }
+    }
+
+    /// A sender's control connection ended: it is no longer a watcher, and its session, if still
+    /// playing, stops.
     func senderLost(_ writer: MessageWriter, name: String) {
+        state.withLock { $0.watchers.removeAll { $0 === writer } }
         guard let session = state.withLock({ $0.session }), session.belongs(to: writer) else { return }
         logger.warning("lost the sender \(name) while playing; stopping")
         session.end(with: .finished(reason: .playbackError, error: "the sender was lost"))

@@ -23,7 +23,7 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.pause)), .mediaHello(MediaHello(session: "abc")),
             .control(PlaybackControl(.seek(position: 12.5, exact: false))), .control(PlaybackControl(.volume(0.25))),
             .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
-            .event(.volume(0.5, muted: true)), .event(.rate(2)),
+            .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch,
             .mediaRead(MediaRead(offset: 1 << 40, length: MediaRead.maximumLength)),
             .mediaData(MediaData(offset: 5, bytes: [1, 2, 3])), .mediaData(MediaData(offset: 99, bytes: [])),
             .pairing(.start(PairingStart(name: "bob", publicKey: Array(repeating: 1, count: 32)))),
@@ -39,7 +39,7 @@ final class MessageTests: XCTestCase {
     }
 
     func testWireIdsAreStable() {
-        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...12) + Array(30...34))
+        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...13) + Array(30...34))
     }
 
     func testHelloPayloadIsJSON() throws {

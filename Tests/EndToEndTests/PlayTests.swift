@@ -202,4 +202,24 @@ final class PlayTests: XCTestCase {
         XCTAssertEqual(nothing.status, 1)
         XCTAssertTrue(nothing.stderr.contains("nothing plays"), nothing.stderr)
     }
+
+    func testWatchFollowsAnotherSendersPlaybackAndListShowsPairing() throws {
+        let watcher = try lab.start(
+            on: .phone, [Paths.cast, "watch", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/watcher"])
+        XCTAssertNotNil(watcher.waitForLine(containing: #""state":"stopped""#, timeout: 10), "\(watcher.output)")
+        let clip = try Media.clip("short.mp4", seconds: 2)
+        let result = try send([clip, "--to", "Living Room"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertNotNil(watcher.waitForLine(containing: #""reason":"playbackEnded""#, timeout: 5), "\(watcher.output)")
+        let seen = watcher.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+        XCTAssertTrue(seen.contains(.playbackState(.playing)), "\(watcher.output)")
+        XCTAssertTrue(watcher.isRunning, "watch follows until interrupted")
+        kill(watcher.pid, SIGINT)
+        XCTAssertEqual(watcher.waitForExit(timeout: 5), 0)
+
+        let list = try lab.run(on: .phone, [Paths.cast, "list"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertTrue(list.stdout.hasPrefix("NAME"), list.stdout)
+        XCTAssertTrue(list.stdout.contains("PAIRED"), list.stdout)
+        XCTAssertTrue(list.stdout.contains("  no"), "auth none: never paired: \(list.stdout)")
+    }
 }

@@ -26,6 +26,7 @@ let options: [OptionSpec] = [
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
     OptionSpec("list-paired", help: "list the paired senders and exit"),
+    OptionSpec("list-audio-devices", help: "list the ALSA PCMs --audio-device accepts and exit"),
     OptionSpec("unpair", value: "ID", help: "forget the paired sender with this id (or unique prefix) and exit"),
     OptionSpec("help", help: "show this help"),
 ]
@@ -138,6 +139,16 @@ var events: EventLog?
 if let path = values["events"] {
     do { events = try EventLog(path: path) } catch { fail("\(error)", code: 2) }
 }
+if values["list-audio-devices"] != nil {
+    let devices = AudioDevices.list()
+    if devices.isEmpty { print("no ALSA PCMs found") }
+    for device in devices {
+        let lines = device.description.split(separator: "\n")
+        print(device.name + (lines.isEmpty ? "" : "\n" + lines.map { "    " + $0 }.joined(separator: "\n")))
+    }
+    exit(0)
+}
+
 let stateDirectory = values["state-dir"] ?? defaultStateDirectory()
 guard let takeover = TakeoverPolicy(rawValue: values["takeover"] ?? "allow") else {
     fail("--takeover must be allow or deny", code: 2)

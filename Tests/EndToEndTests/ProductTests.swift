@@ -40,6 +40,14 @@ final class ProductTests: XCTestCase {
         XCTAssertTrue(castdHelp.stdout.hasPrefix("usage: castd "), castdHelp.stdout)
     }
 
+    func testCastdListsTheAudioDevicesALSAOffers() throws {
+        // With the system's ALSA configuration (not the tests' capture one): at least `null` exists.
+        let result = try runCommand(["env", "-u", "ALSA_CONFIG_PATH", Paths.castd, "--list-audio-devices"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.split(separator: "\n").contains("null"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("    Discard all samples"), result.stdout)
+    }
+
     func testSystemdAcceptsTheUnitFile() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
             throw XCTSkip("systemd-analyze is not installed (scripts/setup installs it)")

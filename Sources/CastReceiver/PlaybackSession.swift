@@ -70,8 +70,8 @@ final class PlaybackSession: Sendable {
     func attach(_ tls: TLSConnection) {
         let source = RemoteSource(tls: tls, descriptor: request.media)
         // The network read happens on the read-ahead thread; the engine reads from its buffer.
-        let player = Player(source: ReadAheadSource(source), configuration: engine) { [weak self] event in
-            self?.handle(event)
+        let player = Player(source: ReadAheadSource(source), configuration: engine) { event in
+            self.handle(event)
         }
         let start = state.withLock { state -> Bool in
             guard !state.finished, state.player == nil else { return false }
@@ -156,6 +156,7 @@ final class PlaybackSession: Sendable {
                 if let override = state.overrideFinish { event = override }
                 state.finished = true
                 state.playbackState = .stopped
+                state.player = nil
                 return (true, true, state.source)
             default: break
             }

@@ -50,7 +50,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "CastKit",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery"],
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
             swiftSettings: strict),
 
         // MARK: Executables (thin)

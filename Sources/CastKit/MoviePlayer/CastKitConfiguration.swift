@@ -1,0 +1,38 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Who the library is to receivers: where its identity and paired receivers live, and the name receivers show.
+/// The defaults are those of the `cast` command, so a program and `cast` share pairings.
+public struct CastKitConfiguration: Sendable, Equatable {
+    /// The sender's directory: its Ed25519 identity and the receivers it paired with (created on first use).
+    public var configDirectory: String
+    /// The name receivers show and log for this sender.
+    public var senderName: String
+
+    /// A configuration; by default `$XDG_CONFIG_HOME/cast` (else `~/.config/cast`) and `USER@HOST`.
+    public init(
+        configDirectory: String = CastKitConfiguration.defaultConfigDirectory,
+        senderName: String = CastKitConfiguration.defaultSenderName
+    ) {
+        self.configDirectory = configDirectory
+        self.senderName = senderName
+    }
+
+    /// `$XDG_CONFIG_HOME/cast`, or `$HOME/.config/cast`.
+    public static var defaultConfigDirectory: String {
+        let env = ProcessInfo.processInfo.environment
+        return (env["XDG_CONFIG_HOME"] ?? ((env["HOME"] ?? "/tmp") + "/.config")) + "/cast"
+    }
+
+    /// `USER@HOST`.
+    public static var defaultSenderName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host =
+            gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+        return "\(ProcessInfo.processInfo.environment["USER"] ?? "user")@\(host)"
+    }
+}

@@ -1,0 +1,31 @@
+import CastProtocol
+
+/// Where a loaded movie plays: the engine on this machine or a receiver. A movie player holds one at a time and
+/// replaces it to move playback.
+///
+/// Contract (the player calls these under its lock): no method blocks or reports synchronously; reports arrive in
+/// order, on a thread of the playback's own.
+protocol MoviePlayback: AnyObject, Sendable {
+    /// The receiver it plays on; nil for local playback.
+    var route: ReceiverDescription? { get }
+    /// Opens the movie and plays it from the start time given at creation.
+    func start()
+    /// Pauses; playback stays where it is.
+    func pause()
+    /// Resumes after `pause()`.
+    func resume()
+    /// Ends playback; what it reports afterwards may be ignored.
+    func stop()
+    /// Seeks exactly to `seconds`.
+    func seek(to seconds: Double)
+    /// Sets the rate, 0.5...2.
+    func setRate(_ rate: Double)
+}
+
+/// What a playback reports to its player.
+enum MoviePlaybackReport: Sendable {
+    /// An event of the engine, local or on the receiver.
+    case event(PlaybackEvent)
+    /// The receiver could not be reached, or the connection to it broke: playback must come back here.
+    case routeLost(CastError)
+}

@@ -1,0 +1,219 @@
+import CastProtocol
+import Foundation
+
+// Everything here runs under the player's lock.
+extension MoviePlayerController {
+    /// The position now, within the movie.
+    func currentTime() -> Double {
+        let seconds = max(state.position.now, 0)
+        return state.movie.duration > 0 ? min(seconds, state.movie.duration) : seconds
+    }
+
+    /// Where the next load begins: a position set while unloaded, else `initialPlaybackTime`, else 0.
+    func startPosition() -> Double {
+        defer { state.pendingStart = nil }
+        return state.pendingStart ?? max(state.initialPlaybackTime, 0)
+    }
+
+    /// Whether the movie should play on a receiver, and which.
+    var wantedRoute: ReceiverDescription? {
+        guard state.allowsAirPlay, let route = CastRoute.selected, route != state.lostRoute else { return nil }
+        return route
+    }
+
+    /// Loads the movie at `seconds` where it should play now, playing or paused.
+    func load(from seconds: Double, playing: Bool) {
+        guard let url = state.contentURL else { return }
+        guard url.isFileURL else {
+            let message = "\(url) is not a file URL: only files can be played"
+            finish(reason: .playbackError, error: CastError(.usage, message))
+            return
+        }
+        state.intent = playing ? .playing : .paused
+        state.position = PositionEstimate(seconds: seconds)
+        state.position.rate = state.rate
+        startPlayback(at: seconds, on: wantedRoute)
+    }
+
+    /// Replaces the playback with a new one at `seconds`, in the intended state.
+    private func startPlayback(at seconds: Double, on route: ReceiverDescription?) {
+        guard let url = state.contentURL else { return }
+        state.generation += 1
+        state.clockStarted = false
+        let generation = state.generation
+        let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
+            self?.receive(report, generation: generation)
+        }
+        let playback: any MoviePlayback =
+            if let route {
+                RemoteMoviePlayback(
+                    path: url.path, receiver: route, configuration: configuration, startTime: seconds, report: report)
+            } else {
+                LocalMoviePlayback(path: url.path, outputs: outputs, startTime: seconds, report: report)
+            }
+        state.playback = playback
+        playback.start()
+        if state.rate != 1 { playback.setRate(state.rate) }
+        if state.intent == .paused { playback.pause() }
+    }
+
+    /// Moves a loaded movie to where it should play, at its position and in its playback state.
+    func moveIfNeeded() {
+        guard let old = state.playback else { return }
+        let route = wantedRoute
+        guard old.route != route else { return }
+        let seconds = currentTime()
+        old.stop()
+        if route == nil { setAirPlayVideoActive(false) }
+        // The estimate stands until the new playback's clock starts.
+        state.position = PositionEstimate(seconds: seconds)
+        state.position.rate = state.rate
+        startPlayback(at: seconds, on: route)
+    }
+
+    /// Drops the playback without a finish (its later reports are ignored); `playing` becomes `paused` unless
+    /// `finishing` (a finish follows and says `stopped`).
+    func unload(finishing: Bool = false) {
+        guard let playback = state.playback else { return }
+        playback.stop()
+        state.playback = nil
+        state.generation += 1
+        state.position.rebase(running: false)
+        setAirPlayVideoActive(false)
+        if !finishing && state.playbackState != .stopped && state.playbackState != .paused { setPlaybackState(.paused) }
+    }
+
+    /// Forgets what was known about the movie.
+    func resetMovie() {
+        if !state.movie.loadState.isEmpty {
+            state.movie.loadState = []
+            announce(.loadStateDidChange([]))
+        }
+        if state.movie.readyForDisplay { announce(.readyForDisplayDidChange(false)) }
+        state.movie = Movie()
+        state.position = PositionEstimate()
+    }
+
+    /// Ends the movie: stopped, then the finish.
+    func finish(reason: FinishReason, error: CastError?) {
+        state.playback = nil
+        state.generation += 1
+        state.position.rebase(running: false)
+        setAirPlayVideoActive(false)
+        setPlaybackState(.stopped)
+        announce(.playbackDidFinish(reason: reason, error: error))
+    }
+
+    func setPlaybackState(_ new: PlaybackState) {
+        state.position.rebase(running: new == .playing)
+        guard state.playbackState != new else { return }
+        state.playbackState = new
+        announce(.playbackStateDidChange(new))
+    }
+
+    func setAirPlayVideoActive(_ active: Bool) {
+        guard state.isAirPlayVideoActive != active else { return }
+        state.isAirPlayVideoActive = active
+        announce(.isAirPlayVideoActiveDidChange(active))
+    }
+
+    /// Posts `event` and yields it to every subscriber, after everything announced before it.
+    func announce(_ event: MoviePlayerEvent) {
+        let subscribers = Array(state.subscribers.values)
+        delivery.async { [self] in
+            NotificationCenter.default.post(name: event.notificationName, object: self, userInfo: event.userInfo)
+            for subscriber in subscribers { subscriber.yield(event) }
+        }
+    }
+
+    // MARK: Reports
+
+    /// A report of the playback of `generation`; ignored when that playback was replaced meanwhile.
+    func receive(_ report: MoviePlaybackReport, generation: Int) {
+        lock.withLock {
+            guard generation == state.generation else { return }
+            switch report {
+            case .event(let event): apply(event)
+            case .routeLost:
+                // The receiver is gone: play on here, from where it was.
+                state.lostRoute = state.playback?.route
+                moveIfNeeded()
+            }
+        }
+    }
+
+    private func apply(_ event: PlaybackEvent) {
+        let remote = state.playback?.route != nil
+        switch event {
+        case .loadState(let load):
+            // While a move starts the new playback, it reports the load states again from `playable`: not a change.
+            if !state.clockStarted && load.isSubset(of: state.movie.loadState) { return }
+            guard load != state.movie.loadState else { return }
+            state.movie.loadState = load
+            announce(.loadStateDidChange(load))
+        case .durationAvailable(let seconds):
+            state.movie.duration = seconds
+            guard !state.movie.durationAnnounced else { return }
+            state.movie.durationAnnounced = true
+            announce(.durationAvailable(seconds))
+        case .mediaTypes(let types):
+            var mask: MediaTypes = []
+            if types.contains(.audio) { mask.insert(.audio) }
+            if types.contains(.video) { mask.insert(.video) }
+            state.movie.mediaTypes = mask
+            if !state.movie.mediaTypesAnnounced {
+                state.movie.mediaTypesAnnounced = true
+                announce(.mediaTypesAvailable(mask))
+            }
+            if remote && mask.contains(.video) { setAirPlayVideoActive(true) }
+        case .naturalSize(let width, let height):
+            state.movie.naturalSize = CGSize(width: width, height: height)
+            guard !state.movie.naturalSizeAnnounced else { return }
+            state.movie.naturalSizeAnnounced = true
+            announce(.naturalSizeAvailable(state.movie.naturalSize))
+        case .readyForDisplay:
+            guard !state.movie.readyForDisplay else { return }
+            state.movie.readyForDisplay = true
+            announce(.readyForDisplayDidChange(true))
+        case .playbackState(let new):
+            applyPlaybackState(new)
+        case .position(let seconds, _):
+            // Before the clock starts a playback reports where it has not begun yet.
+            guard state.clockStarted else { return }
+            state.position.set(seconds)
+        case .videoActive(let active):
+            if remote { setAirPlayVideoActive(active) }
+        case .volume, .rate:
+            break
+        case .finished(.playbackError, _) where remote:
+            // The receiver shut down, another sender took it over, or it could not play the movie: play on here,
+            // where a movie that cannot be played finishes with its own error.
+            state.lostRoute = state.playback?.route
+            moveIfNeeded()
+        case .finished(let reason, let error):
+            finish(reason: reason, error: error.map { CastError(.playback, $0) })
+        }
+    }
+
+    private func applyPlaybackState(_ new: PlaybackState) {
+        switch new {
+        case .playing:
+            let first = !state.clockStarted
+            state.clockStarted = true
+            // A playback started paused reports `playing` once as its clock starts, then `paused`.
+            if first && state.intent == .paused {
+                state.position.rebase(running: false)
+                return
+            }
+            state.intent = .playing
+        case .paused:
+            state.intent = .paused
+        case .stopped:
+            // The finish follows and says why.
+            return
+        case .interrupted, .seekingForward, .seekingBackward:
+            break
+        }
+        setPlaybackState(new)
+    }
+}

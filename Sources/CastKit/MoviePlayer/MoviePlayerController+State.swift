@@ -1,0 +1,82 @@
+import CastProtocol
+import Foundation
+
+extension MoviePlayerController {
+    /// Everything that changes, guarded by the player's lock.
+    struct State {
+        var contentURL: URL?
+        var shouldAutoplay = true
+        var allowsAirPlay = true
+        var initialPlaybackTime: TimeInterval = -1
+        var endPlaybackTime: TimeInterval = -1
+        /// The rate playback runs at while playing.
+        var rate = 1.0
+        var movie = Movie()
+        var playbackState: PlaybackState = .stopped
+        /// What the user asked for, playing or paused: a move or a load carries it to the new playback.
+        var intent: Intent = .paused
+        var isAirPlayVideoActive = false
+        /// Where the loaded movie plays; nil when none is loaded.
+        var playback: (any MoviePlayback)?
+        /// Bumped whenever `playback` is replaced: reports of older playbacks are ignored.
+        var generation = 0
+        /// The current playback's clock has started (its first `.playing`): its positions count from here on.
+        var clockStarted = false
+        var position = PositionEstimate()
+        /// A position set before loading: where the next load begins.
+        var pendingStart: Double?
+        /// The receiver that failed: playback stays local until the route or `allowsAirPlay` changes.
+        var lostRoute: ReceiverDescription?
+        var subscribers: [UUID: AsyncStream<MoviePlayerEvent>.Continuation] = [:]
+    }
+
+    /// Playing or paused, as asked.
+    enum Intent {
+        case playing
+        case paused
+    }
+
+    /// What is known about the loaded movie; each fact is announced once per movie.
+    struct Movie {
+        var loadState: LoadState = []
+        var duration: TimeInterval = 0
+        var durationAnnounced = false
+        var naturalSize: CGSize = .zero
+        var naturalSizeAnnounced = false
+        var mediaTypes: MediaTypes = []
+        var mediaTypesAnnounced = false
+        var readyForDisplay = false
+    }
+
+    /// The position as last reported, running on at the rate while playing, so that reading it needs no round trip
+    /// to the engine or the receiver.
+    struct PositionEstimate {
+        var seconds: Double = 0
+        var at: ContinuousClock.Instant = .now
+        var running = false
+        var rate = 1.0
+
+        init(seconds: Double = 0) { self.seconds = seconds }
+
+        /// The position now.
+        var now: Double {
+            guard running else { return seconds }
+            let elapsed = ContinuousClock.now - at
+            let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            return seconds + elapsedSeconds * rate
+        }
+
+        /// Restarts the estimate from where it is now, running or standing.
+        mutating func rebase(running: Bool) {
+            seconds = now
+            at = .now
+            self.running = running
+        }
+
+        /// A reported position.
+        mutating func set(_ seconds: Double) {
+            self.seconds = seconds
+            at = .now
+        }
+    }
+}

@@ -1,0 +1,249 @@
+public import CastProtocol
+public import Foundation
+
+/// Plays a movie file, locally or on the selected receiver, with the semantics of the seeds' movie player
+/// (MPMoviePlayerController): the same properties, defaults and notifications, with AirPlay replaced by Cast
+/// receivers. Only one movie player plays at a time: one starting to play stops the one that played.
+///
+/// Nothing is loaded until `prepareToPlay()` or `play()`. With a route selected (`CastRoute.selected`) and
+/// `allowsAirPlay` true the movie plays on the receiver; toggling either moves it, at its position and in its
+/// playback state. Thread-safe: every member may be used from any thread. Notifications are posted, and `events`
+/// yield, on a serial queue of the player's own, in the order the changes happened.
+public final class MoviePlayerController: @unchecked Sendable {
+    // Invariant: every mutable value lives in `state` and is read and written only under `lock`; the lets never
+    // change. Under the lock the player calls its playback (whose methods never block and never report
+    // synchronously, see `MoviePlayback`) and queues deliveries on `delivery`; it never calls another player or the
+    // registry (those calls happen after the lock is released), so locks are never held in a cycle.
+    let lock = NSLock()
+    var state = State()
+    /// Where local playback goes.
+    public let outputs: Outputs
+    /// Who this player is to receivers.
+    public let configuration: CastKitConfiguration
+    /// Posts notifications and feeds `events`, one change after the other.
+    let delivery = DispatchQueue(label: "CastKit.MoviePlayerController.delivery")
+
+    /// A player for the movie at `contentURL` (a file URL); nothing is loaded until `prepareToPlay()` or `play()`.
+    public init(
+        contentURL: URL?, outputs: Outputs = Outputs(), configuration: CastKitConfiguration = CastKitConfiguration()
+    ) {
+        self.outputs = outputs
+        self.configuration = configuration
+        state.contentURL = contentURL
+        MoviePlayerRegistry.shared.add(self)
+    }
+
+    deinit {
+        MoviePlayerRegistry.shared.remove(ObjectIdentifier(self))
+        state.playback?.stop()
+        for continuation in state.subscribers.values { continuation.finish() }
+    }
+
+    // MARK: The movie
+
+    /// The movie, a file URL. Setting it unloads the current movie (which pauses: no finish is posted) and, when one
+    /// was loaded, loads the new one from its start, which plays when `shouldAutoplay` is true.
+    public var contentURL: URL? {
+        get { lock.withLock { state.contentURL } }
+        set {
+            let claimed = lock.withLock { () -> Bool in
+                let wasLoaded = state.playback != nil
+                unload()
+                state.contentURL = newValue
+                resetMovie()
+                guard wasLoaded else { return false }
+                load(from: state.initialPlaybackTime, playing: state.shouldAutoplay)
+                return state.shouldAutoplay
+            }
+            if claimed { claimPlayback() }
+        }
+    }
+
+    /// The movie's length in seconds; 0 until known (`.movieDurationAvailable`).
+    public var duration: TimeInterval { lock.withLock { state.movie.duration } }
+
+    /// The size of the movie's pictures (display aspect applied); zero until known (`.movieNaturalSizeAvailable`).
+    public var naturalSize: CGSize { lock.withLock { state.movie.naturalSize } }
+
+    /// The kinds of media the movie holds; empty until known (`.movieMediaTypesAvailable`).
+    public var movieMediaTypes: MediaTypes { lock.withLock { state.movie.mediaTypes } }
+
+    /// How far loading has come; empty until the movie is opened (`.moviePlayerLoadStateDidChange`).
+    public var loadState: LoadState { lock.withLock { state.movie.loadState } }
+
+    /// Whether the first picture is ready to be shown (`.moviePlayerReadyForDisplayDidChange`).
+    public var readyForDisplay: Bool { lock.withLock { state.movie.readyForDisplay } }
+
+    /// The kinds of media a movie holds (MPMovieMediaTypeMask).
+    public struct MediaTypes: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// At least one video stream.
+        public static let video = MediaTypes(rawValue: 1 << 0)
+        /// At least one audio stream.
+        public static let audio = MediaTypes(rawValue: 1 << 1)
+    }
+
+    // MARK: Playback
+
+    /// Whether a movie is loaded (prepared, playing or paused).
+    public var isPreparedToPlay: Bool { lock.withLock { state.playback != nil } }
+
+    /// Whether `prepareToPlay()` starts playback as soon as the movie is loaded. Default true.
+    public var shouldAutoplay: Bool {
+        get { lock.withLock { state.shouldAutoplay } }
+        set { lock.withLock { state.shouldAutoplay = newValue } }
+    }
+
+    /// Where playback of a newly loaded movie begins, in seconds; -1 (the default) is the movie's start.
+    public var initialPlaybackTime: TimeInterval {
+        get { lock.withLock { state.initialPlaybackTime } }
+        set { lock.withLock { state.initialPlaybackTime = newValue } }
+    }
+
+    /// Where playback should end, in seconds; -1 (the default) is the movie's end. Kept but not yet applied:
+    /// playback always runs to the movie's end.
+    public var endPlaybackTime: TimeInterval {
+        get { lock.withLock { state.endPlaybackTime } }
+        set { lock.withLock { state.endPlaybackTime = newValue } }
+    }
+
+    /// Loads the movie (opens and probes it, locally or on the receiver); it plays when `shouldAutoplay` is true and
+    /// waits paused otherwise. Does nothing when a movie is loaded.
+    public func prepareToPlay() {
+        let claimed = lock.withLock { () -> Bool in
+            guard state.playback == nil else { return false }
+            load(from: startPosition(), playing: state.shouldAutoplay)
+            return state.shouldAutoplay && state.playback != nil
+        }
+        if claimed { claimPlayback() }
+    }
+
+    /// Plays: loads the movie first when needed, resumes a paused one; stops whichever other movie player plays.
+    public func play() {
+        let claimed = lock.withLock { () -> Bool in
+            if let playback = state.playback {
+                state.intent = .playing
+                playback.resume()
+            } else {
+                load(from: startPosition(), playing: true)
+            }
+            return state.playback != nil
+        }
+        if claimed { claimPlayback() }
+    }
+
+    /// Pauses where the movie is.
+    public func pause() {
+        lock.withLock {
+            guard let playback = state.playback else { return }
+            state.intent = .paused
+            state.position.rebase(running: false)
+            playback.pause()
+        }
+    }
+
+    /// Stops and unloads the movie: `playbackState` becomes `.stopped`, `.moviePlayerPlaybackDidFinish` is posted with
+    /// `.userExited`, and the next `play()` starts from the beginning (or `initialPlaybackTime`).
+    public func stop() {
+        lock.withLock {
+            guard state.playback != nil else { return }
+            unload(finishing: true)
+            state.position = PositionEstimate()
+            finish(reason: .userExited, error: nil)
+        }
+    }
+
+    /// The playback position in seconds. Setting it seeks there exactly (the picture at that time, audio from it); set
+    /// before the movie is loaded, it is where the movie will begin.
+    public var currentPlaybackTime: TimeInterval {
+        get { lock.withLock { currentTime() } }
+        set {
+            guard newValue.isFinite else { return }
+            lock.withLock {
+                let target = state.movie.duration > 0 ? min(max(newValue, 0), state.movie.duration) : max(newValue, 0)
+                guard let playback = state.playback else {
+                    state.pendingStart = target
+                    return
+                }
+                state.position = PositionEstimate(seconds: target)
+                playback.seek(to: target)
+            }
+        }
+    }
+
+    /// The rate: 0 while not playing, otherwise the playing speed (1 normal). Setting 0 pauses; setting another value
+    /// (clamped to 0.5...2, pitch kept) plays at that rate.
+    public var currentPlaybackRate: Float {
+        get { lock.withLock { state.playbackState == .playing ? Float(state.rate) : 0 } }
+        set {
+            guard !newValue.isNaN else { return }
+            if newValue <= 0 { return pause() }
+            lock.withLock {
+                state.position.rebase(running: state.position.running)
+                state.rate = min(max(Double(newValue), 0.5), 2)
+                state.position.rate = state.rate
+                state.playback?.setRate(state.rate)
+            }
+            play()
+        }
+    }
+
+    /// `.playing`, `.paused`, `.stopped`, `.interrupted`, or seeking (`.moviePlayerPlaybackStateDidChange`).
+    public var playbackState: PlaybackState { lock.withLock { state.playbackState } }
+
+    // MARK: Routes
+
+    /// Whether the movie may play on the selected receiver (`CastRoute.selected`). Default true. Setting it moves
+    /// a loaded movie, at its position and in its playback state.
+    public var allowsAirPlay: Bool {
+        get { lock.withLock { state.allowsAirPlay } }
+        set {
+            lock.withLock {
+                guard state.allowsAirPlay != newValue else { return }
+                state.allowsAirPlay = newValue
+                state.lostRoute = nil
+                moveIfNeeded()
+            }
+        }
+    }
+
+    /// Whether the movie's video plays on a receiver (`.moviePlayerIsAirPlayVideoActiveDidChange`).
+    public var isAirPlayVideoActive: Bool { lock.withLock { state.isAirPlayVideoActive } }
+
+    /// The receiver the movie plays on now; nil while it plays locally or is not loaded.
+    public var activeRoute: ReceiverDescription? { lock.withLock { state.playback?.route } }
+
+    /// Called by `CastRoute` after the selection changed.
+    func routeDidChange() {
+        lock.withLock {
+            state.lostRoute = nil
+            moveIfNeeded()
+        }
+    }
+
+    // MARK: Events
+
+    /// A new stream of this player's events from now on, the same as its notifications; it ends when the player is
+    /// released. Each access makes a new subscriber.
+    public var events: AsyncStream<MoviePlayerEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: MoviePlayerEvent.self)
+        let id = UUID()
+        lock.withLock { state.subscribers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = lock.withLock { state.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// The key of a finish notification's `FinishReason`.
+    public static let finishReasonUserInfoKey = "MoviePlayerPlaybackDidFinishReasonUserInfoKey"
+    /// The key of a finish notification's `CastError`, present for `.playbackError`.
+    public static let errorUserInfoKey = "error"
+
+    /// Makes this the one player that plays, stopping the one that played. Called without the lock.
+    private func claimPlayback() {
+        MoviePlayerRegistry.shared.claim(self)?.stop()
+    }
+}

@@ -1,0 +1,69 @@
+public import CastProtocol
+public import Foundation
+
+/// One change of a movie player, as posted on `NotificationCenter.default` and yielded by
+/// `MoviePlayerController.events`: the same values, in the same order.
+public enum MoviePlayerEvent: Sendable {
+    /// `playbackState` changed (`.moviePlayerPlaybackStateDidChange`).
+    case playbackStateDidChange(PlaybackState)
+    /// `loadState` changed (`.moviePlayerLoadStateDidChange`).
+    case loadStateDidChange(LoadState)
+    /// Playback finished (`.moviePlayerPlaybackDidFinish`); `error` is set for `.playbackError`.
+    case playbackDidFinish(reason: FinishReason, error: CastError?)
+    /// `isAirPlayVideoActive` changed (`.moviePlayerIsAirPlayVideoActiveDidChange`).
+    case isAirPlayVideoActiveDidChange(Bool)
+    /// `readyForDisplay` changed (`.moviePlayerReadyForDisplayDidChange`).
+    case readyForDisplayDidChange(Bool)
+    /// The movie's duration became known (`.movieDurationAvailable`).
+    case durationAvailable(TimeInterval)
+    /// The movie's natural size became known (`.movieNaturalSizeAvailable`).
+    case naturalSizeAvailable(CGSize)
+    /// The movie's media types became known (`.movieMediaTypesAvailable`).
+    case mediaTypesAvailable(MoviePlayerController.MediaTypes)
+
+    /// The notification that carries this event.
+    public var notificationName: Notification.Name {
+        switch self {
+        case .playbackStateDidChange: .moviePlayerPlaybackStateDidChange
+        case .loadStateDidChange: .moviePlayerLoadStateDidChange
+        case .playbackDidFinish: .moviePlayerPlaybackDidFinish
+        case .isAirPlayVideoActiveDidChange: .moviePlayerIsAirPlayVideoActiveDidChange
+        case .readyForDisplayDidChange: .moviePlayerReadyForDisplayDidChange
+        case .durationAvailable: .movieDurationAvailable
+        case .naturalSizeAvailable: .movieNaturalSizeAvailable
+        case .mediaTypesAvailable: .movieMediaTypesAvailable
+        }
+    }
+
+    /// The notification's userInfo: the finish reason and error for a finish, nothing otherwise (the new values are
+    /// the player's properties, as in the seeds).
+    var userInfo: [AnyHashable: Any]? {
+        guard case .playbackDidFinish(let reason, let error) = self else { return nil }
+        var info: [AnyHashable: Any] = [MoviePlayerController.finishReasonUserInfoKey: reason]
+        if let error { info[MoviePlayerController.errorUserInfoKey] = error }
+        return info
+    }
+}
+
+extension Notification.Name {
+    /// A movie player's `playbackState` changed. Object: the player.
+    public static let moviePlayerPlaybackStateDidChange = Notification.Name("MoviePlayerPlaybackStateDidChange")
+    /// A movie player's `loadState` changed. Object: the player.
+    public static let moviePlayerLoadStateDidChange = Notification.Name("MoviePlayerLoadStateDidChange")
+    /// A movie finished. Object: the player; userInfo: `MoviePlayerController.finishReasonUserInfoKey` (a
+    /// `FinishReason`) and, for `.playbackError`, `MoviePlayerController.errorUserInfoKey` (a `CastError`).
+    public static let moviePlayerPlaybackDidFinish = Notification.Name("MoviePlayerPlaybackDidFinish")
+    /// A movie player's `isAirPlayVideoActive` changed. Object: the player.
+    public static let moviePlayerIsAirPlayVideoActiveDidChange = Notification.Name(
+        "MoviePlayerIsAirPlayVideoActiveDidChange")
+    /// A movie player's `readyForDisplay` changed. Object: the player.
+    public static let moviePlayerReadyForDisplayDidChange = Notification.Name("MoviePlayerReadyForDisplayDidChange")
+    /// A movie's `duration` became known. Object: the player.
+    public static let movieDurationAvailable = Notification.Name("MovieDurationAvailable")
+    /// A movie's `naturalSize` became known. Object: the player.
+    public static let movieNaturalSizeAvailable = Notification.Name("MovieNaturalSizeAvailable")
+    /// A movie's `movieMediaTypes` became known. Object: the player.
+    public static let movieMediaTypesAvailable = Notification.Name("MovieMediaTypesAvailable")
+    /// `CastRoute.selected` changed. Object: nil.
+    public static let castRouteDidChange = Notification.Name("CastRouteDidChange")
+}

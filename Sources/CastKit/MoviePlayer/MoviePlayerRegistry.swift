@@ -1,0 +1,36 @@
+import Foundation
+
+/// Every live movie player, for what they share: the route, and the rule that only one of them plays.
+final class MoviePlayerRegistry: @unchecked Sendable {
+    // Invariant: `entries` and `playing` are read and written only under `lock`, and no other lock is taken while it
+    // is held (players are called after it is released).
+    private let lock = NSLock()
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private weak var playing: MoviePlayerController?
+
+    private struct Entry {
+        weak var player: MoviePlayerController?
+    }
+
+    /// The one registry of the process.
+    static let shared = MoviePlayerRegistry()
+
+    func add(_ player: MoviePlayerController) {
+        lock.withLock { entries[ObjectIdentifier(player)] = Entry(player: player) }
+    }
+
+    func remove(_ id: ObjectIdentifier) {
+        lock.withLock { _ = entries.removeValue(forKey: id) }
+    }
+
+    /// The live players.
+    var players: [MoviePlayerController] { lock.withLock { entries.values.compactMap(\.player) } }
+
+    /// Makes `player` the one that plays; returns the one that played before it, which the caller stops.
+    func claim(_ player: MoviePlayerController) -> MoviePlayerController? {
+        lock.withLock {
+            defer { playing = player }
+            return playing === player ? nil : playing
+        }
+    }
+}

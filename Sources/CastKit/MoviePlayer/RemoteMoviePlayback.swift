@@ -1,0 +1,129 @@
+import CastProtocol
+import Foundation
+
+/// A movie playing on a receiver: `RemotePlayback` driven from a serial queue (connecting blocks), its events read
+/// on a thread of their own.
+///
+/// Controls given before the receiver's engine reports its first playback state are held and sent after it: the
+/// receiver ignores controls that reach a session whose engine has not started.
+final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
+    // Invariant: `lock` guards `state`; the lets are immutable. Connecting and sending happen on `work` only, so
+    // controls reach the receiver in the order they were given.
+    let route: ReceiverDescription?
+    private let receiver: ReceiverDescription
+    private let path: String
+    private let configuration: CastKitConfiguration
+    private let startTime: Double
+    private let report: @Sendable (MoviePlaybackReport) -> Void
+    private let work = DispatchQueue(label: "CastKit.RemoteMoviePlayback")
+    private let lock = NSLock()
+    private var state = State()
+
+    private struct State {
+        var playback: RemotePlayback?
+        var stopped = false
+        /// The receiver's engine reported a playback state: controls go out at once.
+        var ready = false
+        var held: [PlaybackControl.Action] = []
+    }
+
+    init(
+        path: String, receiver: ReceiverDescription, configuration: CastKitConfiguration, startTime: Double,
+        report: @escaping @Sendable (MoviePlaybackReport) -> Void
+    ) {
+        self.route = receiver
+        self.receiver = receiver
+        self.path = path
+        self.configuration = configuration
+        self.startTime = startTime
+        self.report = report
+    }
+
+    func start() {
+        work.async { [self] in
+            guard !lock.withLock({ state.stopped }) else { return }
+            let playback: RemotePlayback
+            do throws(CastError) {
+                let file = try MediaFile.open(path)
+                playback = try RemotePlayback.start(
+                    file, on: receiver, configDirectory: configuration.configDirectory,
+                    senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil)
+            } catch {
+                report(.routeLost(error))
+                return
+            }
+            let kept = lock.withLock {
+                if !state.stopped { state.playback = playback }
+                return !state.stopped
+            }
+            guard kept else {
+                try? playback.control(.stop)
+                playback.close()
+                return
+            }
+            let thread = Thread { [self] in readEvents(from: playback) }
+            thread.name = "CastKit.RemoteMoviePlayback.events"
+            thread.start()
+        }
+    }
+
+    /// Reports every event until the finish; a broken connection is a lost route unless we stopped.
+    private func readEvents(from playback: RemotePlayback) {
+        while true {
+            let event: PlaybackEvent
+            do {
+                event = try playback.nextEvent()
+            } catch {
+                if !lock.withLock({ state.stopped }) { report(.routeLost(error)) }
+                playback.close()
+                return
+            }
+            if case .playbackState = event { releaseHeldControls() }
+            report(.event(event))
+            if case .finished = event {
+                playback.close()
+                return
+            }
+        }
+    }
+
+    private func releaseHeldControls() {
+        let held = lock.withLock { () -> [PlaybackControl.Action] in
+            guard !state.ready else { return [] }
+            state.ready = true
+            defer { state.held = [] }
+            return state.held
+        }
+        for action in held { send(action) }
+    }
+
+    private func control(_ action: PlaybackControl.Action) {
+        let now = lock.withLock {
+            if !state.ready { state.held.append(action) }
+            return state.ready
+        }
+        if now { send(action) }
+    }
+
+    /// Sends on `work`; a failure shows up as the event thread's broken connection.
+    private func send(_ action: PlaybackControl.Action) {
+        work.async { [self] in
+            guard let playback = lock.withLock({ state.stopped ? nil : state.playback }) else { return }
+            try? playback.control(action)
+        }
+    }
+
+    func pause() { control(.pause) }
+    func resume() { control(.resume) }
+    func seek(to seconds: Double) { control(.seek(position: seconds, exact: true)) }
+    func setRate(_ rate: Double) { control(.rate(rate)) }
+
+    func stop() {
+        lock.withLock { state.stopped = true }
+        work.async { [self] in
+            guard let playback = lock.withLock({ state.playback }) else { return }
+            try? playback.control(.stop)
+            playback.close()
+        }
+    }
+}

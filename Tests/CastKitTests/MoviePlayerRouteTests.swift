@@ -1,0 +1,175 @@
+import CastKit
+import CastProtocol
+import Foundation
+import XCTest
+
+/// The movie player moving between local output and a real castd on loopback (no discovery, `--auth none`).
+final class MoviePlayerRouteTests: XCTestCase {
+    private var folder: URL!
+    private var receiver: LoopbackReceiver?
+
+    override func setUpWithError() throws {
+        folder = try MovieFixtures.folder()
+        CastRoute.selected = nil
+        try XCTSkipUnless(
+            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
+            "castd is not built next to the tests")
+    }
+
+    override func tearDown() {
+        CastRoute.selected = nil
+        receiver?.kill()
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    private func startReceiver() throws -> LoopbackReceiver {
+        let receiver = try LoopbackReceiver(
+            stateDirectory: folder.appendingPathComponent("state").path,
+            videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path)
+        self.receiver = receiver
+        return receiver
+    }
+
+    private func makePlayer(_ clip: URL) -> MoviePlayerController {
+        MoviePlayerController(
+            contentURL: clip,
+            outputs: MovieFixtures.outputs(video: .framemd5(path: folder.appendingPathComponent("local.md5").path)),
+            configuration: CastKitConfiguration(
+                configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
+    }
+
+    /// Remote → local → remote mid-movie: each move continues within 0.5 s of where the movie was, with
+    /// `isAirPlayVideoActive` and its notification following; the movie then plays to its end.
+    func testTogglingAllowsAirPlayMovesPlaybackAndBack() throws {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        CastRoute.selected = receiver.description
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 1 })
+        XCTAssertEqual(player.activeRoute, receiver.description)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 2 }, "\(log.states)")
+
+        // Out to local.
+        let beforeLocal = player.currentPlaybackTime
+        player.allowsAirPlay = false
+        XCTAssertFalse(player.isAirPlayVideoActive)
+        XCTAssertNil(player.activeRoute)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 2 })
+        let localMD5 = folder.appendingPathComponent("local.md5").path
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty })
+        let localFirst = try XCTUnwrap(MovieFixtures.frameTimes(localMD5).first)
+        print("moved to local at \(beforeLocal) s; local's first frame at \(localFirst) s")
+        XCTAssertEqual(localFirst, beforeLocal, accuracy: 0.5)
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(player.playbackState, .playing)
+        XCTAssertEqual(player.currentPlaybackTime, beforeLocal + 1, accuracy: 0.5)
+
+        // Back to the receiver.
+        let beforeRemote = player.currentPlaybackTime
+        let remoteMD5 = folder.appendingPathComponent("remote.md5").path
+        let framesOfFirstSession = MovieFixtures.frameTimes(remoteMD5).count
+        player.allowsAirPlay = true
+        XCTAssertEqual(player.activeRoute, receiver.description)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
+        XCTAssertEqual(log.count(.moviePlayerIsAirPlayVideoActiveDidChange), 3)
+        // castd rewrites its framemd5 file for each session: its first line is where the second session began.
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 5) {
+                let times = MovieFixtures.frameTimes(remoteMD5)
+                return !times.isEmpty && times.first! > 0.5
+            }, "first session had \(framesOfFirstSession) frames")
+        let remoteFirst = try XCTUnwrap(MovieFixtures.frameTimes(remoteMD5).first)
+        print("moved to the receiver at \(beforeRemote) s; its first frame at \(remoteFirst) s")
+        XCTAssertEqual(remoteFirst, beforeRemote, accuracy: 0.5)
+
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, "\(log.states)")
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        XCTAssertEqual(log.states, [.playing, .stopped], "moves do not show in the playback state")
+        XCTAssertFalse(player.isAirPlayVideoActive)
+    }
+
+    /// A paused movie stays paused, at its position, through moves both ways.
+    func testMoveKeepsThePausedState() throws {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        CastRoute.selected = receiver.description
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1.5 }, "\(receiver.output)")
+        player.pause()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { log.states.last == .paused })
+        Thread.sleep(forTimeInterval: 0.3)
+        let pausedAt = player.currentPlaybackTime
+
+        CastRoute.selected = nil
+        XCTAssertNil(player.activeRoute)
+        XCTAssertFalse(player.isAirPlayVideoActive)
+        let localMD5 = folder.appendingPathComponent("local.md5").path
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty })
+        Thread.sleep(forTimeInterval: 0.7)
+        let localFrames = MovieFixtures.frameTimes(localMD5)
+        print("paused at \(pausedAt) s; local shows \(localFrames)")
+        XCTAssertEqual(localFrames.count, 1, "a paused movie shows one picture")
+        XCTAssertEqual(localFrames.first ?? -1, pausedAt, accuracy: 0.5)
+        XCTAssertEqual(player.playbackState, .paused)
+        XCTAssertEqual(player.currentPlaybackTime, pausedAt, accuracy: 0.05)
+
+        CastRoute.selected = receiver.description
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive })
+        Thread.sleep(forTimeInterval: 0.7)
+        XCTAssertEqual(player.playbackState, .paused)
+        XCTAssertEqual(player.currentPlaybackTime, pausedAt, accuracy: 0.3)
+
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { log.states.last == .playing })
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(player.currentPlaybackTime, pausedAt + 1, accuracy: 0.5)
+        player.stop()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.states.last == .stopped })
+        XCTAssertEqual(log.states, [.playing, .paused, .playing, .stopped])
+    }
+
+    /// A receiver shutting down (SIGTERM: it tells the sender) brings the movie back to local output.
+    func testReceiverShuttingDownContinuesLocally() throws {
+        try assertContinuesLocally { $0.kill() }
+    }
+
+    /// A receiver dying (SIGKILL: the connection just breaks) brings the movie back to local output.
+    func testReceiverDyingContinuesLocally() throws {
+        try assertContinuesLocally { $0.kill(signal: SIGKILL) }
+    }
+
+    /// Plays on the receiver, ends it with `end` at 1.5 s, and checks that the movie plays on locally from there to
+    /// its end, with `isAirPlayVideoActive` turning false.
+    private func assertContinuesLocally(
+        file: StaticString = #filePath, line: UInt = #line, after end: (LoopbackReceiver) -> Void
+    ) throws {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        CastRoute.selected = receiver.description
+        player.play()
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1.5 && player.isAirPlayVideoActive },
+            file: file, line: line)
+        let before = player.currentPlaybackTime
+        end(receiver)
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 5) { !player.isAirPlayVideoActive }, "\(log.names)", file: file, line: line)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.activeRoute == nil }, file: file, line: line)
+        let localMD5 = folder.appendingPathComponent("local.md5").path
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty }, file: file, line: line)
+        let localFirst = MovieFixtures.frameTimes(localMD5).first ?? -1
+        print("receiver ended at \(before) s; local's first frame at \(localFirst) s")
+        XCTAssertEqual(localFirst, before, accuracy: 0.5, file: file, line: line)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, file: file, line: line)
+        XCTAssertEqual(log.finishReason, .playbackEnded, file: file, line: line)
+        XCTAssertEqual(log.states, [.playing, .stopped], file: file, line: line)
+    }
+}

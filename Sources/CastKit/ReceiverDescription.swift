@@ -38,7 +38,7 @@ public enum ReceiverQuery: Sendable, Equatable {
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             let host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
-            if rest.hasPrefix(":"), let port = UInt16(rest.dropFirst()), port > 0 {
+            if rest.hasPrefix(":"), !host.isEmpty, let port = UInt16(rest.dropFirst()), port > 0 {
                 self = .address(host: host, port: port)
                 return
             }

@@ -23,14 +23,16 @@ public enum ConfigFile {
         // alone would leave a CRLF file as one line.
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             var line = Substring(raw)
-            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+            // Search scalars, not Characters: "#" followed by a combining mark is one Character
+            // that is not "#", and would hide the comment (found by ConfigFileFuzz).
+            if let hash = line.unicodeScalars.firstIndex(of: "#") { line = Substring(line.unicodeScalars[..<hash]) }
             let trimmed = line.trimmingSpaces()
             if trimmed.isEmpty { continue }
-            guard let equals = trimmed.firstIndex(of: "=") else {
+            guard let equals = trimmed.unicodeScalars.firstIndex(of: "=") else {
                 throw Error("line \(index + 1): expected 'key = value', found '\(trimmed)'")
             }
-            let key = trimmed[..<equals].trimmingSpaces()
-            let value = trimmed[trimmed.index(after: equals)...].trimmingSpaces()
+            let key = Substring(trimmed.unicodeScalars[..<equals]).trimmingSpaces()
+            let value = Substring(trimmed.unicodeScalars[trimmed.unicodeScalars.index(after: equals)...]).trimmingSpaces()
             guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
                 throw Error("line \(index + 1): '\(key)' is not a setting name")
             }
@@ -49,10 +51,13 @@ public enum ConfigFile {
 }
 
 extension Substring {
+    /// Without leading and trailing blanks, by scalar: a blank followed by a combining mark is one
+    /// Character that is not a blank, and must still be trimmed (found by ConfigFileFuzz).
     fileprivate func trimmingSpaces() -> Substring {
-        var s = self
-        while let first = s.first, first == " " || first == "\t" || first == "\r" { s = s.dropFirst() }
-        while let last = s.last, last == " " || last == "\t" || last == "\r" { s = s.dropLast() }
-        return s
+        var scalars = unicodeScalars[...]
+        let blanks: Set<Unicode.Scalar> = [" ", "\t", "\r"]
+        while let first = scalars.first, blanks.contains(first) { scalars = scalars.dropFirst() }
+        while let last = scalars.last, blanks.contains(last) { scalars = scalars.dropLast() }
+        return Substring(scalars)
     }
 }

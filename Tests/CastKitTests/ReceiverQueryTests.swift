@@ -17,6 +17,7 @@ final class ReceiverQueryTests: XCTestCase {
         XCTAssertEqual(ReceiverQuery("host:notaport"), .name("host:notaport"))
         XCTAssertEqual(ReceiverQuery("host:0"), .name("host:0"))
         XCTAssertEqual(ReceiverQuery(":7100"), .name(":7100"))
+        XCTAssertEqual(ReceiverQuery("[]:5"), .name("[]:5"), "found by ReceiverQueryFuzz: no empty host")
     }
 
     func testNameIsMatchedCaseInsensitively() throws {

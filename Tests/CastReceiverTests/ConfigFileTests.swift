@@ -25,6 +25,11 @@ final class ConfigFileTests: XCTestCase {
             [.init(key: "name", value: "Kitchen", line: 1), .init(key: "port", value: "7001", line: 2)])
     }
 
+    func testACommentMarkFollowedByACombiningMarkStillStartsAComment() throws {
+        // Found by ConfigFileFuzz: "#\u{364}" is one Character, but still a comment.
+        XCTAssertEqual(try ConfigFile.parse("name = K#\u{364}x"), [.init(key: "name", value: "K", line: 1)])
+    }
+
     func testMalformedLinesNameTheLine() {
         XCTAssertThrowsError(try ConfigFile.parse("name = a\njust words\n")) { error in
             XCTAssertEqual((error as? ConfigFile.Error)?.message, "line 2: expected 'key = value', found 'just words'")

@@ -117,7 +117,18 @@ nonisolated(unsafe) var interruptSource: (any DispatchSourceSignal)?
 
 func send(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1 else {
-        throw CastError(.usage, "cast send needs one SOURCE: a file, or - for standard input")
+        throw CastError(.usage, "cast send needs one SOURCE: a file, - for standard input, or an http(s) URL")
+    }
+    let sourceArgument = arguments.positionals[0]
+    let lowered = sourceArgument.lowercased()
+    let isURL = lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    var credentials: (username: String, password: String)?
+    if let text = arguments.options["user"] {
+        guard isURL else { throw CastError(.usage, "--user goes only with an http(s) URL") }
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw CastError(.usage, "--user takes USER:PASS")
+        }
+        credentials = (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
     var startTime: Double?
     if let text = arguments.options["start"] {
@@ -126,10 +137,24 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
         }
         startTime = value
     }
-    let file = try MediaFile.open(arguments.positionals[0])
-    let receiver = try ReceiverBrowser.resolve(arguments.options["to"], timeout: browseTimeout(arguments))
-    let playback = try RemotePlayback.start(
-        file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime)
+    let playback: RemotePlayback
+    let title: String
+    if isURL {
+        // Checked before anything connects; the URL is sent without its credentials.
+        let split = RemotePlayback.splitCredentials(sourceArgument)
+        if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
+        title = split.url
+        let receiver = try ReceiverBrowser.resolve(arguments.options["to"], timeout: browseTimeout(arguments))
+        playback = try RemotePlayback.start(
+            url: sourceArgument, username: credentials?.username, password: credentials?.password, on: receiver,
+            configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime)
+    } else {
+        let file = try MediaFile.open(sourceArgument)
+        title = file.title
+        let receiver = try ReceiverBrowser.resolve(arguments.options["to"], timeout: browseTimeout(arguments))
+        playback = try RemotePlayback.start(
+            file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime)
+    }
     defer { playback.close() }
 
     signal(SIGINT, SIG_IGN)
@@ -140,7 +165,7 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
 
     let json = arguments.has("json")
     let live = !json && isatty(1) == 1
-    var line = StatusLine(title: file.title)
+    var line = StatusLine(title: title)
     // Keys act on the receiver; what they change comes back as events like any other.
     let shown = Mutex((state: PlaybackState.stopped, position: 0.0, volume: playback.initialVolume.level))
     if live && !arguments.has("no-interactive") {
@@ -358,17 +383,19 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast list", "cast list --json --timeout 5"],
         run: list),
     Verb(
-        name: "send", synopsis: "cast send SOURCE [--to NAME|ID|HOST:PORT] [--start SEC] [--json]",
-        abstract: "Play a file (or - for standard input) on a receiver and follow it to the end.",
+        name: "send", synopsis: "cast send SOURCE [--to NAME|ID|HOST:PORT] [--start SEC] [--user USER:PASS] [--json]",
+        abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver and follow it to the end.",
         options: [
             OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix or HOST:PORT"),
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
+            OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…)"),
             OptionSpec("no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek, ↑/↓ volume, q stop)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: [
             "cast send movie.mp4 --to \"Living Room\"", "cast send song.flac --to 192.168.1.20:7100 --json",
             "ffmpeg -i in.mkv -c copy -f mpegts - | cast send - --to kitchen",
+            "cast send https://example.com/live/index.m3u8 --to kitchen --user alice:secret",
         ], run: send),
     Verb(
         name: "status", synopsis: "cast status NAME [--json]",

@@ -3,17 +3,17 @@ import CastSecurity
 import Foundation
 
 /// Media playing on a receiver: the control connection that carries requests and pushed events,
-/// and the media connection over which the receiver pulls the file.
+/// and the media connection over which the receiver pulls the file (none for a URL, which the receiver opens itself).
 ///
 /// Thread-safety: one thread takes events with `nextEvent`; `control` may be called from any thread.
 public final class RemotePlayback: Sendable {
     private let connection: ReceiverConnection
-    private let media: MediaServer
+    private let media: MediaServer?
 
     /// The receiver's output level when playback started (0...1, muted).
     public let initialVolume: (level: Double, muted: Bool)
 
-    private init(connection: ReceiverConnection, media: MediaServer, volume: (Double, Bool)) {
+    private init(connection: ReceiverConnection, media: MediaServer?, volume: (Double, Bool)) {
         self.connection = connection
         self.media = media
         self.initialVolume = volume
@@ -55,6 +55,61 @@ public final class RemotePlayback: Sendable {
             connection.close()
             throw error
         }
+    }
+
+    /// Asks the receiver to open and play an http(s) `url` itself (HLS included), with HTTP credentials when the
+    /// server asks for them. `url` may carry them as userinfo (`http://user:pass@host/…`, percent-encoded) instead;
+    /// they are moved out of it before it is sent, so that the receiver shows and logs the URL without them.
+    /// - Throws: `CastError`: `.usage` for a URL the receiver would refuse, `.connectionLost`, `.notAuthorised`, or a
+    ///   refusal from the receiver.
+    public static func start(
+        url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
+        configDirectory: String, senderName: String, startTime: Double? = nil
+    ) throws(CastError) -> RemotePlayback {
+        let split = splitCredentials(url)
+        if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
+        let username = username ?? split.username
+        let password = password ?? split.password
+        if username?.contains(":") == true { throw CastError(.usage, "the user name must not contain ':'") }
+        if let features = receiver.record?.features, !features.contains(.url) {
+            throw CastError(.playback, "\(receiver.name) does not open URLs (its features are 0x\(String(features.rawValue, radix: 16)))")
+        }
+        // The title is a text field (at most 1024 bytes); the URL is ASCII, so bytes are characters.
+        let title = split.url.utf8.count <= maximumTextLength ? split.url : String(split.url.prefix(maximumTextLength - 3)) + "…"
+        let request = PlayRequest(
+            title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
+            startTime: startTime)
+        let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        do throws(CastError) {
+            let status = try connection.status()
+            try connection.send(.play(request))
+            switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
+            case .playAccepted: break
+            case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
+            }
+            let playback = RemotePlayback(connection: connection, media: nil, volume: (status.volume ?? 1, status.muted ?? false))
+            playback.startHeartbeat()
+            return playback
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// `url` without its userinfo, and the user name and password it carried (percent-decoded).
+    public static func splitCredentials(_ url: String) -> (url: String, username: String?, password: String?) {
+        guard let marker = url.range(of: "://") else { return (url, nil, nil) }
+        let rest = url[marker.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return (url, nil, nil) }
+        let userinfo = rest[..<at]
+        let user = userinfo.prefix { $0 != ":" }
+        let password = user.endIndex < userinfo.endIndex ? userinfo[userinfo.index(after: user.endIndex)...] : nil
+        func decoded(_ text: Substring) -> String { String(text).removingPercentEncoding ?? String(text) }
+        return (
+            String(url[..<marker.upperBound]) + String(rest[rest.index(after: at)...]), decoded(user),
+            password.map(decoded)
+        )
     }
 
     /// The receiver's name.
@@ -102,7 +157,7 @@ public final class RemotePlayback: Sendable {
 
     /// Closes both connections.
     public func close() {
-        media.close()
+        media?.close()
         connection.close()
     }
 }

@@ -52,8 +52,11 @@ extension Player {
     }
 
     private func demux() throws {
-        let demuxer = try Demuxer(source: source, interrupt: interrupt)
+        let demuxer = try Demuxer(input: input, interrupt: interrupt)
         let format = demuxer.context
+        let seekable = source?.isSeekable ?? demuxer.isSeekable
+        let size = source.map { $0.size } ?? demuxer.size
+        isSeekable = seekable
         let videoStream = demuxer.bestStream(AVMEDIA_TYPE_VIDEO)
         let audioStream = demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
         guard videoStream != nil || audioStream != nil else {
@@ -71,7 +74,7 @@ extension Player {
         // What is known after probing.
         var load: LoadState = .playable
         emit(.loadState(load))
-        if source.isSeekable, source.size != nil {
+        if seekable, size != nil {
             load.insert(.playthroughOK)
             emit(.loadState(load))
         }
@@ -85,7 +88,7 @@ extension Player {
             let width = sar.num > 0 && sar.den > 0 ? Int((Double(par.width) * av_q2d(sar)).rounded()) : Int(par.width)
             emit(.naturalSize(width: width, height: Int(par.height)))
         }
-        if configuration.startTime > 0 && source.isSeekable {
+        if configuration.startTime > 0 && seekable {
             try demuxer.seek(to: configuration.startTime)
         }
 

@@ -1,16 +1,16 @@
 public import CastProtocol
 import Foundation
 
-/// Plays one source once: source → demux → decode → clock → audio and video output.
+/// Plays one input once (a `MediaSource` or an http(s) URL): input → demux → decode → clock → audio and video output.
 ///
 /// Thread-safe: every method may be called from any thread. Work happens on threads of the player's own (demux,
 /// one decoder per stream, one per output); events are delivered in order on one serial queue, never on those
 /// threads' hot loops.
 public final class Player: @unchecked Sendable {
-    // Invariant: `source`, `configuration`, `onEvent` and the objects below (`events`, `interrupt`, `clock`,
+    // Invariant: `input`, `configuration`, `onEvent` and the objects below (`events`, `interrupt`, `clock`,
     // `control`, `threads`) are set in init and never replaced; they are thread-safe themselves. Everything in
     // `State` is read and written only under `lock`.
-    let source: any MediaSource
+    let input: MediaInput
     let configuration: PlayerConfiguration
     private let onEvent: @Sendable (PlaybackEvent) -> Void
     private let events = DispatchQueue(label: "CastMedia.Player.events")
@@ -35,20 +35,52 @@ public final class Player: @unchecked Sendable {
         var muted = false
         var videoActive = false
         var positionTimer: (any DispatchSourceTimer)?
+        /// Whether the input can seek: a source says so at once; a URL is taken to until it is opened.
+        var seekable = true
     }
 
     private let lock = NSCondition()
     private var state = State()
 
-    /// A player for `source`; nothing happens until `start()`. `onEvent` receives every event, in order.
+    /// A player for `input`; nothing happens until `start()`. `onEvent` receives every event, in order.
     public init(
-        source: any MediaSource, configuration: PlayerConfiguration,
+        input: MediaInput, configuration: PlayerConfiguration,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
-        self.source = source
+        self.input = input
         self.configuration = configuration
         self.onEvent = onEvent
         self.control = PlaybackControl(startTime: configuration.startTime)
+        if case .source(let source) = input { state.seekable = source.isSeekable }
+    }
+
+    /// A player for `source`; nothing happens until `start()`. `onEvent` receives every event, in order.
+    public convenience init(
+        source: any MediaSource, configuration: PlayerConfiguration,
+        onEvent: @escaping @Sendable (PlaybackEvent) -> Void
+    ) {
+        self.init(input: .source(source), configuration: configuration, onEvent: onEvent)
+    }
+
+    /// A player for an `http://` or `https://` URL, opened by FFmpeg's own protocols (HLS included; basic
+    /// credentials in the userinfo, percent-encoded). Any other scheme (`file:`, `concat:`, ...) finishes with
+    /// `playbackError` at `start()`. See `URLInput` for the limits.
+    public convenience init(
+        url: String, configuration: PlayerConfiguration, onEvent: @escaping @Sendable (PlaybackEvent) -> Void
+    ) {
+        self.init(input: .url(url), configuration: configuration, onEvent: onEvent)
+    }
+
+    /// The source, when the input is one.
+    var source: (any MediaSource)? {
+        if case .source(let source) = input { return source }
+        return nil
+    }
+
+    /// Whether the input can seek (known once it is opened).
+    var isSeekable: Bool {
+        get { lock.withLock { state.seekable } }
+        set { lock.withLock { state.seekable = newValue } }
     }
 
     /// Opens, probes and plays, on threads of its own; returns at once. Every failure is reported as
@@ -92,9 +124,9 @@ public final class Player: @unchecked Sendable {
     /// On a source that cannot seek (a stream), or once playback ended, the seek is ignored and nothing is reported:
     /// playback carries on, and its position events say where it is.
     public func seek(to seconds: Double, exact: Bool) {
-        guard source.isSeekable, seconds.isFinite else { return }
+        guard seconds.isFinite else { return }
         lock.withLock {
-            guard state.started, !state.finished, state.outcome == nil else { return }
+            guard state.seekable, state.started, !state.finished, state.outcome == nil else { return }
             guard state.clockStarted else {
                 state.pendingSeek = (seconds, exact)
                 return
@@ -194,7 +226,7 @@ public final class Player: @unchecked Sendable {
     private func shutDown() {
         control.set(.stopping)
         interrupt.raise()
-        source.cancel()
+        source?.cancel()
         for queue in lock.withLock({ state.queues }) { queue.abort() }
     }
 

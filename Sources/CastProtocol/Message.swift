@@ -261,8 +261,28 @@ extension Message {
         case .play:
             let body = try decode(PlayRequest.self)
             try Self.check(text: body.title, field: "play.title")
-            try Self.check(text: body.media.nameHint ?? "", field: "play.media.nameHint")
-            if let size = body.media.size, size < 0 { throw ProtocolError(.malformedMessage, "play.media.size is negative") }
+            switch (body.media, body.url) {
+            case (let media?, nil):
+                try Self.check(text: media.nameHint ?? "", field: "play.media.nameHint")
+                if let size = media.size, size < 0 { throw ProtocolError(.malformedMessage, "play.media.size is negative") }
+                if body.username != nil || body.password != nil {
+                    throw ProtocolError(.malformedMessage, "play.username and play.password go only with play.url")
+                }
+            case (nil, let url?):
+                if let problem = PlayRequest.problem(withURL: url) {
+                    throw ProtocolError(.malformedMessage, "play.url \(problem)")
+                }
+                try Self.check(text: body.username ?? "", field: "play.username")
+                try Self.check(text: body.password ?? "", field: "play.password")
+                if body.username?.contains(":") == true {
+                    throw ProtocolError(.malformedMessage, "play.username must not contain ':'")
+                }
+                if body.password != nil && body.username == nil {
+                    throw ProtocolError(.malformedMessage, "play.password needs play.username")
+                }
+            default:
+                throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
+            }
             if let start = body.startTime, !(start.isFinite && start >= 0) {
                 throw ProtocolError(.malformedMessage, "play.startTime must be a finite number of seconds ≥ 0")
             }

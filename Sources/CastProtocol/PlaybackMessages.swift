@@ -1,17 +1,68 @@
-/// Sender → receiver: play this.
-public struct PlayRequest: Codable, Sendable, Equatable {
-    /// What the sender calls it (the file name), shown in status and logs.
+/// Sender → receiver: play this. Exactly one of `media` (a file the sender serves over a media connection) and `url`
+/// (an http(s) URL the receiver opens itself) is given; `Message` decoding refuses anything else.
+public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible {
+    /// What the sender calls it (the file name, or the URL), shown in status and logs.
     public var title: String
-    /// Where the media comes from.
-    public var media: MediaDescriptor
+    /// Where the media comes from when the sender serves it; nil for a URL.
+    public var media: MediaDescriptor?
+    /// An `http://` or `https://` URL the receiver opens itself (at most `PlayRequest.maximumURLLength` bytes,
+    /// printable ASCII, no userinfo: credentials travel in `username` and `password`); nil for served media.
+    public var url: String?
+    /// The user name for HTTP authentication (basic or digest) of `url`, when the server asks; no ':'.
+    public var username: String?
+    /// The password that goes with `username`.
+    public var password: String?
     /// Where to start, in seconds (MPMoviePlayerController.initialPlaybackTime); nil = the beginning.
     public var startTime: Double?
 
-    /// Creates a request.
+    /// The longest `url` accepted.
+    public static let maximumURLLength = 4096
+    /// The URL schemes a receiver opens.
+    public static let urlSchemes: Set<String> = ["http", "https"]
+
+    /// A request for media the sender serves.
     public init(title: String, media: MediaDescriptor, startTime: Double? = nil) {
         self.title = title
         self.media = media
         self.startTime = startTime
+    }
+
+    /// A request for an http(s) URL the receiver opens, with credentials when the server needs them.
+    public init(title: String, url: String, username: String? = nil, password: String? = nil, startTime: Double? = nil) {
+        self.title = title
+        self.url = url
+        self.username = username
+        self.password = password
+        self.startTime = startTime
+    }
+
+    /// The request with the password left out, so that logging it never shows a credential.
+    public var description: String {
+        var parts = ["title: \(title)"]
+        if let media { parts.append("media: \(media)") }
+        if let url { parts.append("url: \(url)") }
+        if let username { parts.append("username: \(username)") }
+        if password != nil { parts.append("password: <redacted>") }
+        if let startTime { parts.append("startTime: \(startTime)") }
+        return "PlayRequest(\(parts.joined(separator: ", ")))"
+    }
+
+    /// Why `url` may not be played (nil when it may): an http or https scheme, `://`, a host, printable ASCII
+    /// only (a space or a line break would reach the HTTP request), no userinfo, at most `maximumURLLength` bytes.
+    public static func problem(withURL url: String) -> String? {
+        guard url.utf8.count <= maximumURLLength else { return "is longer than \(maximumURLLength) bytes" }
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return "may hold only printable ASCII (percent-encode spaces and other characters)"
+        }
+        guard let colon = url.firstIndex(of: ":"), urlSchemes.contains(url[..<colon].lowercased()) else {
+            return "must be an http or https URL"
+        }
+        let rest = url[colon...]
+        guard rest.hasPrefix("://") else { return "must be an http or https URL (scheme://host/...)" }
+        let authority = rest.dropFirst(3).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.isEmpty else { return "has no host" }
+        guard !authority.contains("@") else { return "must not carry credentials: send them as username and password" }
+        return nil
     }
 }
 

@@ -96,6 +96,7 @@ final class ControlConnection {
                     return true
                 }
                 try writer.send(.playAccepted(PlayAccepted(session: token)))
+                receiver.accepted(token: token)
                 return true
             case .watch:
                 receiver.addWatcher(writer)

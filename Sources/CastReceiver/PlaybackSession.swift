@@ -4,7 +4,7 @@ import CastSecurity
 import Foundation
 import Synchronization
 
-/// One play request from one sender: waits for its media connection, runs the engine, pushes
+/// One play request from one sender: waits for its media connection (or opens its URL), runs the engine, pushes
 /// every event to the sender (and the events log), and ends once with a finish.
 ///
 /// Thread-safety: mutable state lives in `state` (a Mutex). Events arrive on the player's serial
@@ -68,8 +68,16 @@ final class PlaybackSession: Sendable {
 
     /// The media connection arrived: start the engine on it.
     func attach(_ tls: TLSConnection) {
-        let source = RemoteSource(tls: tls, descriptor: request.media)
+        guard let media = request.media else {
+            // A URL session has no media connection.
+            tls.close()
+            return
+        }
+        let source = RemoteSource(tls: tls, descriptor: media)
         // The network read happens on the read-ahead thread; the engine reads from its buffer.
+        // The engine holds the session strongly on purpose: a session that another sender took
+        // over is no longer held by the receiver, yet must live to deliver its finish. The cycle
+        // (session → player → this closure → session) is broken when the finish arrives.
         let player = Player(source: ReadAheadSource(source), configuration: engine) { event in
             self.handle(event)
         }
@@ -87,6 +95,38 @@ final class PlaybackSession: Sendable {
         player.setVolume(volume.level)
         player.setMuted(volume.muted)
         player.start()
+    }
+
+    /// A play with a URL: the engine opens it itself, at once (there is no media connection). The credentials
+    /// go to FFmpeg in the URL's userinfo, percent-encoded; they are never logged.
+    func startURL() {
+        guard let url = request.url else { return }
+        let player = Player(url: Self.engineURL(url, username: request.username, password: request.password), configuration: engine) { event in
+            // Held strongly until the finish, as in attach.
+            self.handle(event)
+        }
+        let start = state.withLock { state -> Bool in
+            guard !state.finished, state.player == nil else { return false }
+            state.player = player
+            return true
+        }
+        guard start else { return }
+        let volume = state.withLock { $0.volume }
+        player.setVolume(volume.level)
+        player.setMuted(volume.muted)
+        player.start()
+    }
+
+    /// `url` with `username:password@` after its scheme, each percent-encoded (FFmpeg decodes them).
+    static func engineURL(_ url: String, username: String?, password: String?) -> String {
+        guard let username, let marker = url.range(of: "://") else { return url }
+        var unreserved = CharacterSet(charactersIn: "-._~")
+        unreserved.formUnion(CharacterSet(charactersIn: "a"..."z"))
+        unreserved.formUnion(CharacterSet(charactersIn: "A"..."Z"))
+        unreserved.formUnion(CharacterSet(charactersIn: "0"..."9"))
+        func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
+        let userinfo = encoded(username) + (password.map { ":" + encoded($0) } ?? "") + "@"
+        return String(url[..<marker.upperBound]) + userinfo + String(url[marker.upperBound...])
     }
 
     /// Applies a control from a sender.

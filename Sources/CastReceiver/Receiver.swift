@@ -63,7 +63,7 @@ public final class Receiver: Sendable {
     /// What a sender learns from the advertisement.
     public var serviceRecord: ServiceRecord {
         ServiceRecord(
-            id: id, friendlyName: name, features: [.audio, .video, .mediaConnection], auth: configuration.auth)
+            id: id, friendlyName: name, features: [.audio, .video, .mediaConnection, .url], auth: configuration.auth)
     }
 
     /// The port it listens on, once started.
@@ -159,14 +159,24 @@ public final class Receiver: Sendable {
         }
         logger.info("\(senderName) plays \"\(request.title)\"")
         let timeout = configuration.limits.mediaConnectionTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [weak session] in
-            guard let session, !session.hasMedia else { return }
-            session.end(with: .finished(reason: .playbackError, error: "the media connection did not arrive within \(timeout)"))
+        // A URL is opened by the engine once the sender has the acceptance (`accepted(token:)`): no media connection.
+        if request.url == nil {
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [weak session] in
+                guard let session, !session.hasMedia else { return }
+                session.end(with: .finished(reason: .playbackError, error: "the media connection did not arrive within \(timeout)"))
+            }
         }
         let level = state.withLock { $0.volume }
         session.apply(volume: level.level, muted: level.muted, announce: false)
         watchSender(of: session, writer: writer, name: senderName)
         return session.token
+    }
+
+    /// The sender was sent `playAccepted` for `token`: a URL session starts its engine now, so that no event can
+    /// reach the sender before the acceptance.
+    func accepted(token: String) {
+        guard let session = state.withLock({ $0.session }), session.token == token, session.request.url != nil else { return }
+        session.startURL()
     }
 
     /// Hands a media connection to the session whose token it presented; false when there is none.

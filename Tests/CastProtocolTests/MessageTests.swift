@@ -157,3 +157,63 @@ final class PlaybackEventJSONTests: XCTestCase {
         }
     }
 }
+
+/// Play requests for an http(s) URL the receiver opens itself.
+final class PlayURLMessageTests: XCTestCase {
+    private func frame(_ json: String) -> Frame { Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)) }
+
+    private func assertMalformed(_ json: String, line: UInt = #line) {
+        XCTAssertThrowsError(try Message(frame(json)), json, line: line) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .malformedMessage, json, line: line)
+            // The refusal never echoes a credential.
+            XCTAssertFalse((error as? ProtocolError)?.message.contains("s3cret") ?? true, line: line)
+        }
+    }
+
+    func testURLRequestsRoundTrip() throws {
+        let requests = [
+            PlayRequest(title: "http://10.0.0.2:8000/clip.mp4", url: "http://10.0.0.2:8000/clip.mp4"),
+            PlayRequest(
+                title: "stream", url: "HTTPS://cdn.example.com/live/index.m3u8?token=a%20b#x", username: "alice",
+                password: "p@ss:w%rd 🎬", startTime: 3),
+            PlayRequest(title: "x", url: "https://[::1]:8443/x.ts", username: "bob"),
+            PlayRequest(title: "x", url: "http://h/" + String(repeating: "a", count: PlayRequest.maximumURLLength - 9)),
+        ]
+        for request in requests {
+            XCTAssertEqual(try Message(Message.play(request).frame()), .play(request))
+        }
+        let json = String(decoding: Message.play(requests[0]).frame().payload, as: UTF8.self)
+        XCTAssertEqual(json, #"{"title":"http://10.0.0.2:8000/clip.mp4","url":"http://10.0.0.2:8000/clip.mp4"}"#)
+        // A file request still has no url, and decodes from the JSON senders have always sent.
+        let file = try Message(frame(#"{"title":"a.mp4","media":{"size":5,"seekable":true}}"#))
+        XCTAssertEqual(file, .play(PlayRequest(title: "a.mp4", media: MediaDescriptor(size: 5, seekable: true, nameHint: nil))))
+        XCTAssertFalse("\(requests[1])".contains("p@ss"), "\(requests[1])")
+    }
+
+    func testOtherSchemesAndBadURLsAreMalformed() {
+        let long = "http://h/" + String(repeating: "a", count: PlayRequest.maximumURLLength - 8)
+        for url in [
+            "file:///etc/passwd", "FILE:///etc/passwd", "concat:/etc/passwd|/etc/hostname", "subfile:,,start,0,end,9,,:/x",
+            "data:video/mp4;base64,AAAA", "pipe:0", "/etc/passwd", "hls+http://h/x.m3u8", "ftp://h/x.mp4", "rtmp://h/x",
+            "tcp://h:1", "httpx://h/x", "http:/h/x", "http://", "http:///x", "http://h/a b", "http://h/\r\nHost: evil",
+            "http://h/caf\u{E9}", "http://alice:s3cret@h/x.mp4", "http://alice@h/x", "", long,
+        ] {
+            let body = String(decoding: try! JSONEncoder().encode(["title": "x", "url": url]), as: UTF8.self)
+            assertMalformed(body)
+        }
+    }
+
+    func testExactlyOneOfMediaAndURLAndCredentialsOnlyWithAURL() {
+        for json in [
+            #"{"title":"x"}"#,
+            #"{"title":"x","url":"http://h/x","media":{"size":5,"seekable":true}}"#,
+            #"{"title":"x","media":{"size":5,"seekable":true},"username":"a","password":"s3cret"}"#,
+            #"{"title":"x","url":"http://h/x","password":"s3cret"}"#,
+            #"{"title":"x","url":"http://h/x","username":"a:b","password":"s3cret"}"#,
+            #"{"title":"x","url":"http://h/x","username":"a","password":""# + String(repeating: "p", count: maximumTextLength + 1) + #""}"#,
+            #"{"title":"x","url":7}"#,
+        ] {
+            assertMalformed(json)
+        }
+    }
+}

@@ -1,36 +1,83 @@
 internal import CFFmpeg
 import Foundation
 
-/// An opened, probed input: the AVFormatContext over a `SourceIO`. Used by the demux thread only.
+/// An opened, probed input: the AVFormatContext over a `SourceIO`, or over FFmpeg's own http(s) protocols for a URL.
+/// Used by the demux thread only.
 final class Demuxer {
     let context: UnsafeMutablePointer<AVFormatContext>
-    private let io: SourceIO
+    /// Nil for a URL: FFmpeg owns the AVIOContext.
+    private let io: SourceIO?
     private let interrupt: Interrupt
+
+    /// Opens and probes `input`; throws with FFmpeg's message (or the source's own failure).
+    convenience init(input: MediaInput, interrupt: Interrupt) throws {
+        switch input {
+        case .source(let source): try self.init(source: source, interrupt: interrupt)
+        case .url(let url): try self.init(url: url, interrupt: interrupt)
+        }
+    }
 
     /// Opens and probes the input; throws with FFmpeg's message (or the source's own failure).
     init(source: any MediaSource, interrupt: Interrupt) throws {
         let io = try SourceIO(source: source, interrupt: interrupt)
-        guard var context = avformat_alloc_context() else {
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        self.context = try Self.open(
+            source.nameHint ?? "", io: io, options: &options, interrupt: interrupt)
+        self.io = io
+        self.interrupt = interrupt
+        try probe()
+    }
+
+    /// Opens and probes an http(s) URL with FFmpeg's protocols, restricted to `URLInput.protocolWhitelist`, with a
+    /// read/connect timeout and bounded reconnects. Any other scheme is refused before FFmpeg sees it.
+    init(url: String, interrupt: Interrupt) throws {
+        let url = try URLInput.validated(url)
+        FFmpegLog.redactCredentials()
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "protocol_whitelist", URLInput.protocolWhitelist, 0)
+        av_dict_set(&options, "rw_timeout", String(Int(URLInput.timeout * 1_000_000)), 0)
+        // A dropped connection is reopened at the offset reached (also for streams and on network errors), with
+        // a back-off that gives up after a few seconds: a dead server ends in playbackError, not a hang.
+        av_dict_set(&options, "reconnect", "1", 0)
+        av_dict_set(&options, "reconnect_streamed", "1", 0)
+        av_dict_set(&options, "reconnect_on_network_error", "1", 0)
+        av_dict_set(&options, "reconnect_delay_max", String(URLInput.reconnectDelayMax), 0)
+        av_dict_set(&options, "user_agent", "castd (Lavf)", 0)
+        self.context = try Self.open(url, io: nil, options: &options, interrupt: interrupt)
+        self.io = nil
+        self.interrupt = interrupt
+        try probe()
+    }
+
+    /// avformat_open_input with the interrupt callback set (so that stop() ends a blocked open), over `io` when
+    /// given.
+    private static func open(
+        _ url: String, io: SourceIO?, options: inout OpaquePointer?, interrupt: Interrupt
+    ) throws -> UnsafeMutablePointer<AVFormatContext> {
+        guard let context = avformat_alloc_context() else {
             throw MediaError.ffmpeg("avformat_alloc_context", status: cast_averror(ENOMEM))
         }
-        context.pointee.pb = io.context
-        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        if let io {
+            context.pointee.pb = io.context
+            context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        }
         context.pointee.interrupt_callback = AVIOInterruptCB(
             callback: interruptCallback, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
-        var options: OpaquePointer?
         // As ffmpeg does: find every program of an MPEG-TS before deciding what the streams are.
         av_dict_set(&options, "scan_all_pmts", "1", 0)
         var contextOrNil: UnsafeMutablePointer<AVFormatContext>? = context
-        let status = avformat_open_input(&contextOrNil, source.nameHint ?? "", nil, &options)
-        av_dict_free(&options)
+        let status = avformat_open_input(&contextOrNil, url, nil, &options)
         guard status >= 0, let opened = contextOrNil else {
             // avformat_open_input frees the context on failure.
-            throw Self.failure("avformat_open_input", status: status, io: io)
+            throw failure("avformat_open_input", status: status, io: io)
         }
-        context = opened
-        self.context = context
-        self.io = io
-        self.interrupt = interrupt
+        return opened
+    }
+
+    /// Called once every property is set: when it throws, deinit closes the context.
+    private func probe() throws {
         let probe = avformat_find_stream_info(context, nil)
         guard probe >= 0 else { throw Self.failure("avformat_find_stream_info", status: probe, io: io) }
     }
@@ -40,11 +87,26 @@ final class Demuxer {
         avformat_close_input(&pointer)
     }
 
-    private static func failure(_ function: String, status: Int32, io: SourceIO) -> MediaError {
-        if let sourceError = io.sourceFailure {
+    private static func failure(_ function: String, status: Int32, io: SourceIO?) -> MediaError {
+        if let sourceError = io?.sourceFailure {
             return MediaError.other("\(function): \(ffmpegMessage(status)) (source: \(sourceError))")
         }
         return MediaError.ffmpeg(function, status: status)
+    }
+
+    /// Whether a URL input can seek: not when the demuxer says it definitely cannot (a live HLS playlist);
+    /// otherwise when the server takes byte ranges, or when the demuxer seeks by itself over segments (HLS VOD).
+    var isSeekable: Bool {
+        if context.pointee.ctx_flags & AVFMTCTX_UNSEEKABLE != 0 { return false }
+        if let pb = context.pointee.pb, pb.pointee.seekable & AVIO_SEEKABLE_NORMAL != 0 { return true }
+        return String(cString: context.pointee.iformat.pointee.name) == "hls" && duration != nil
+    }
+
+    /// The input's size in bytes, when known.
+    var size: Int64? {
+        guard let pb = context.pointee.pb else { return nil }
+        let size = avio_size(pb)
+        return size > 0 ? size : nil
     }
 
     /// The best stream of `type` that has a decoder, or nil.
@@ -80,10 +142,18 @@ final class Demuxer {
         if status < 0 {
             // A truncated input often ends in an I/O error after the last whole packet: the end, not a failure,
             // unless the source itself failed or playback was stopped.
-            if let sourceError = io.sourceFailure {
+            if let sourceError = io?.sourceFailure {
                 throw MediaError.other("av_read_frame: \(ffmpegMessage(status)) (source: \(sourceError))")
             }
             if status == cast_averror_exit() || interrupt.isRaised { throw MediaError.ffmpeg("av_read_frame", status: status) }
+            guard let io else {
+                // A URL: the network failing (after the reconnects) is an error, the server's end of file is not.
+                if let pb = context.pointee.pb, pb.pointee.error < 0, pb.pointee.error != cast_averror_eof() {
+                    throw MediaError.ffmpeg("av_read_frame", status: pb.pointee.error)
+                }
+                if let pb = context.pointee.pb, avio_feof(pb) != 0 { return false }
+                throw MediaError.ffmpeg("av_read_frame", status: status)
+            }
             if avio_feof(io.context) != 0 { return false }
             throw MediaError.ffmpeg("av_read_frame", status: status)
         }

@@ -1,0 +1,60 @@
+/// What a `Player` plays: bytes a `MediaSource` gives (a file, a sender's media connection), or an http(s) URL
+/// that FFmpeg opens itself.
+public enum MediaInput: Sendable {
+    /// Bytes read through a custom AVIOContext from `source`.
+    case source(any MediaSource)
+    /// An `http://` or `https://` URL (HLS playlists included), opened with FFmpeg's own protocols. HTTP basic (or
+    /// digest) credentials go in the userinfo, percent-encoded: `http://user:pa%40ss@host/clip.mp4`.
+    case url(String)
+}
+
+/// How the engine opens URLs: which FFmpeg protocols it may use and how long it waits.
+public enum URLInput {
+    /// The only FFmpeg protocols a URL may reach, here and in everything it opens (HLS segments and keys,
+    /// redirects): never `file`, `concat`, `subfile`, `data`, `pipe`, `udp`, ...
+    public static let protocolWhitelist = "http,https,tcp,tls,crypto,hls,applehttp"
+
+    /// A connection or read that makes no progress for this long fails (FFmpeg's `rw_timeout`), in seconds.
+    public static let timeout = 15.0
+
+    /// The longest reconnect back-off before giving up (FFmpeg's `reconnect_delay_max`), in seconds.
+    public static let reconnectDelayMax = 4
+
+    /// The longest URL accepted.
+    public static let maximumLength = 4096
+
+    /// The schemes accepted.
+    public static let schemes: Set<String> = ["http", "https"]
+
+    /// `url` with its scheme in lower case (FFmpeg matches protocol names exactly), when it is an http(s) URL
+    /// FFmpeg may open; throws a message saying why not otherwise.
+    static func validated(_ url: String) throws -> String {
+        guard url.utf8.count <= maximumLength else {
+            throw MediaError.other("the URL is longer than \(maximumLength) bytes")
+        }
+        guard let colon = url.firstIndex(of: ":") else {
+            throw MediaError.other("not a URL (no scheme): only http and https URLs are played")
+        }
+        let scheme = url[..<colon].lowercased()
+        guard schemes.contains(scheme) else {
+            throw MediaError.other("URL scheme '\(scheme)' is refused: only http and https URLs are played")
+        }
+        guard url[colon...].hasPrefix("://"), url.utf8.count > scheme.utf8.count + 3 else {
+            throw MediaError.other("not an http(s) URL: it needs a host after \(scheme)://")
+        }
+        // Spaces and control characters would end up in the request line or a header.
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw MediaError.other("the URL contains spaces, control or non-ASCII characters (percent-encode them)")
+        }
+        return scheme + url[colon...]
+    }
+
+    /// `url` without its userinfo (credentials), for logs and messages.
+    public static func redacted(_ url: String) -> String {
+        guard let start = url.range(of: "://") else { return url }
+        let rest = url[start.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<start.upperBound]) + String(rest[rest.index(after: at)...])
+    }
+}

@@ -1,0 +1,213 @@
+import CastProtocol
+import Foundation
+import XCTest
+
+/// URLs the receiver opens itself: an http server on the phone host (Python, byte ranges, optional basic auth),
+/// `cast send http://…` on the phone, castd on the box pulling the clip with FFmpeg's http protocol.
+final class URLTests: XCTestCase {
+    private var lab: Lab!
+    private var work: String!
+    private var receiver: Daemon!
+    private var port: UInt16 = 0
+
+    override func setUpWithError() throws {
+        lab = try Lab("e2u\(getpid() % 100000)")
+        work = NSTemporaryDirectory() + "cast-url-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        receiver = try lab.start(
+            on: .box,
+            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+             "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "castcapture:FILE=\(work!)/audio.raw",
+             "--events", "\(work!)/events.jsonl"],
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+        let line = try XCTUnwrap(receiver.waitForLine(containing: "listening on port"), "\(receiver.output)")
+        port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+    }
+
+    override func tearDown() {
+        lab?.tearDown()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+
+    /// Starts the http server on the phone for the test clips; returns the base URL (`http://ADDR:PORT`).
+    private func serve(auth: String? = nil) throws -> String {
+        let server = try lab.start(
+            on: .phone, ["python3", "-c", Self.server, Media.folder.path, "0"] + (auth.map { [$0] } ?? []))
+        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
+        let serverPort = try XCTUnwrap(line.split(separator: " ").last.map(String.init))
+        return "http://\(lab.address(.phone)):\(serverPort)"
+    }
+
+    private func send(_ arguments: [String], timeout: Double = 60) throws -> CommandResult {
+        try lab.run(
+            on: .phone, [Paths.cast, "send"] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"],
+            timeout: timeout)
+    }
+
+    private func events(_ jsonLines: String) throws -> [PlaybackEvent] {
+        try jsonLines.split(separator: "\n").map { try JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+    }
+
+    /// Exit 0, playbackEnded, the frames presented are ffmpeg's own (bit-exact), the audio lasted the clip.
+    private func assertPlayedBitExact(_ clip: String, _ result: CommandResult, line: UInt = #line) throws {
+        XCTAssertEqual(result.status, 0, result.stderr, line: line)
+        let received = try events(result.stdout)
+        XCTAssertEqual(received.last, .finished(reason: .playbackEnded, error: nil), line: line)
+        XCTAssertTrue(received.contains(.mediaTypes([.audio, .video])), "\(received)", line: line)
+        XCTAssertTrue(received.contains(.loadState([.playable, .playthroughOK])), "\(received)", line: line)
+        XCTAssertTrue(received.contains { if case .durationAvailable = $0 { true } else { false } }, "\(received)", line: line)
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip), line: line)
+        XCTAssertEqual(frames.filter { !$0.hasPrefix("#") }.count, 125, line: line)
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
+        XCTAssertEqual(Double(pcm.count) / (48000 * 4), 5, accuracy: 0.1, line: line)
+        XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02, line: line)
+        XCTAssertGreaterThan(result.seconds, 4.5, line: line)
+        XCTAssertLessThan(result.seconds, 5.5 + 2, line: line)
+    }
+
+    private func resetOutputs() {
+        for name in ["frames.md5", "audio.raw", "events.jsonl"] { try? FileManager.default.removeItem(atPath: "\(work!)/\(name)") }
+    }
+
+    func testHTTPURLPlaysBitExact() throws {
+        let clip = try Media.clip("movie.mp4")
+        let base = try serve()
+        let url = "\(base)/movie.mp4"
+        let result = try send([url, "--to", "Living Room", "--json"])
+        try assertPlayedBitExact(clip, result)
+        XCTAssertNotNil(receiver.waitForLine(containing: "plays \"\(url)\""), "\(receiver.output)")
+        // No media connection was opened: the receiver pulled the URL itself.
+        XCTAssertFalse(receiver.output.contains { $0.contains("media connection") }, "\(receiver.output)")
+        let logged = try events(String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8))
+        XCTAssertEqual(logged.last, .finished(reason: .playbackEnded, error: nil))
+        print("sent 5 s URL in \(String(format: "%.2f", result.seconds)) s")
+    }
+
+    func testBasicAuthRightAndWrongCredentials() throws {
+        let clip = try Media.clip("movie.mp4")
+        let base = try serve(auth: "alice:s3cr:t@pw")
+        let url = "\(base)/movie.mp4"
+
+        // Right credentials with --user.
+        let right = try send([url, "--to", "Living Room", "--json", "--user", "alice:s3cr:t@pw"])
+        try assertPlayedBitExact(clip, right)
+
+        // Wrong ones, and none: playbackError carrying the HTTP status, exit 1.
+        for extra in [["--user", "alice:wrong"], []] {
+            resetOutputs()
+            let wrong = try send([url, "--to", "Living Room", "--json"] + extra)
+            XCTAssertEqual(wrong.status, 1, "\(extra): \(wrong.stderr)")
+            XCTAssertTrue(wrong.stderr.contains("401"), wrong.stderr)
+            guard case .finished(.playbackError, let message)? = try events(wrong.stdout).last else {
+                return XCTFail("\(extra): \(wrong.stdout)")
+            }
+            XCTAssertTrue(message?.contains("401 Unauthorized") ?? false, message ?? "")
+        }
+
+        // Right credentials in the URL (percent-encoded), while `cast status` shows the URL without them.
+        resetOutputs()
+        let sender = try lab.start(
+            on: .phone,
+            [Paths.cast, "send", url.replacingOccurrences(of: "http://", with: "http://alice:s3cr%3At%40pw@"),
+             "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        let status = try lab.run(
+            on: .phone, [Paths.cast, "status", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+        XCTAssertTrue(status.stdout.contains("\"title\":\"\(url)\""), status.stdout)
+        XCTAssertEqual(sender.waitForExit(timeout: 15), 0, "\(sender.output)")
+        XCTAssertEqual(sender.output.last, #"{"event":"finished","reason":"playbackEnded"}"#)
+
+        // castd never logged a credential.
+        for secret in ["s3cr", "wrong", "%3A"] {
+            XCTAssertFalse(receiver.output.contains { $0.contains(secret) }, "\(secret) in \(receiver.output)")
+        }
+    }
+
+    func testSenderVanishingStopsURLPlayback() throws {
+        _ = try Media.clip("long.mp4", seconds: 20)
+        let base = try serve()
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", "\(base)/long.mp4", "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        kill(sender.pid, SIGKILL)
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "finished: playbackError (the sender was lost)", timeout: 10), "\(receiver.output)")
+        let stop = try lab.run(
+            on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertTrue(stop.stdout.contains("state: stopped"), stop.stdout)
+    }
+
+    func testFileURLIsRefused() throws {
+        // A hand-made play request for a file: URL, written by openssl s_client: refused as malformed when decoded,
+        // the connection is closed, nothing plays and castd keeps serving.
+        let play = Message.play(PlayRequest(title: "passwd", url: "file:///etc/passwd"))
+        let input = "\(work!)/play.bin"
+        try Data(Message.hello(Hello(name: "s_client", software: "openssl")).frame().encoded() + play.frame().encoded())
+            .write(to: URL(fileURLWithPath: input))
+        _ = try lab.run(
+            on: .phone,
+            ["sh", "-c", "openssl s_client -connect \(lab.address(.box)):\(port) -quiet -ign_eof < \(input)"], timeout: 20)
+        let closed = receiver.waitForLine(containing: "play.url must be an http or https URL", timeout: 5)
+        XCTAssertNotNil(closed, "\(receiver.output)")
+        XCTAssertTrue(closed?.contains("malformedMessage") ?? false, closed ?? "")
+        XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
+        XCTAssertTrue(receiver.isRunning)
+
+        // `cast send` takes file: for a file name (there is none), and other schemes are refused by the sender.
+        let result = try send(["file:///etc/passwd", "--to", "Living Room"])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
+    }
+
+    /// Serves ROOT on PORT (0 = any; prints "port N"), with byte ranges and, given "user:pass", basic auth.
+    static let server = """
+        import base64, os, sys, http.server, socketserver
+        root, port = sys.argv[1], int(sys.argv[2])
+        auth = sys.argv[3] if len(sys.argv) > 3 else ""
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, fmt, *args):
+                pass
+            def empty(self, code, headers={}):
+                self.send_response(code)
+                for k, v in headers.items(): self.send_header(k, v)
+                self.send_header("Content-Length", "0"); self.end_headers()
+            def do_GET(self):
+                if auth and self.headers.get("Authorization", "") != "Basic " + base64.b64encode(auth.encode()).decode():
+                    return self.empty(401, {"WWW-Authenticate": 'Basic realm="cast"'})
+                path = os.path.join(root, os.path.basename(self.path.split("?")[0]))
+                if not os.path.isfile(path):
+                    return self.empty(404)
+                size = os.path.getsize(path); start, end = 0, size - 1
+                if self.headers.get("Range", "").startswith("bytes="):
+                    a, _, b = self.headers["Range"][6:].split(",")[0].partition("-")
+                    start = int(a) if a else 0
+                    end = min(int(b), size - 1) if b else size - 1
+                    if start >= size:
+                        return self.empty(416, {"Content-Range": "bytes */%d" % size})
+                    self.send_response(206); self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+                else:
+                    self.send_response(200)
+                self.send_header("Accept-Ranges", "bytes"); self.send_header("Content-Length", str(end - start + 1))
+                self.send_header("Content-Type", "application/octet-stream"); self.end_headers()
+                with open(path, "rb") as f:
+                    f.seek(start); left = end - start + 1
+                    try:
+                        while left > 0:
+                            chunk = f.read(min(65536, left))
+                            if not chunk: break
+                            self.wfile.write(chunk); left -= len(chunk)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+        server = Server(("0.0.0.0", port), Handler)
+        print("port", server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+}

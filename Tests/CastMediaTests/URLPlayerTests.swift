@@ -17,14 +17,14 @@ final class URLPlayerTests: XCTestCase {
 
     /// An http server for the files in `folder` (byte ranges, optional basic auth "user:pass"); returns its port.
     private func serve(_ folder: URL, auth: String? = nil) throws -> Int {
-        try startPython(Self.server, [folder.path, "0"] + (auth.map { [$0] } ?? []))
+        try startPython([Self.serverScript, folder.path, "0"] + (auth.map { [$0] } ?? []))
     }
 
-    /// Runs a Python script that prints "port N" once it listens; returns N.
-    private func startPython(_ script: String, _ arguments: [String]) throws -> Int {
+    /// Runs python3 with `arguments` (a script that prints "port N" once it listens); returns N.
+    private func startPython(_ arguments: [String]) throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
+        process.arguments = ["python3"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -194,7 +194,7 @@ final class URLPlayerTests: XCTestCase {
 
     func testRefusedConnectionEndsPromptly() throws {
         // A port nothing listens on: connection refused, a few reconnects, then playbackError.
-        let port = try startPython("import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)", [])
+        let port = try startPython(["-c", "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)"])
         let started = Date()
         let log = try play("http://127.0.0.1:\(port)/clip.mp4", timeout: 30)
         XCTAssertEqual(log.finish?.reason, .playbackError)
@@ -212,7 +212,7 @@ final class URLPlayerTests: XCTestCase {
             while True:
                 c, _ = s.accept(); held.append(c)
             """
-        let port = try startPython(script, [])
+        let port = try startPython(["-c", script])
         let log = EventLog()
         let player = Player(
             url: "http://127.0.0.1:\(port)/clip.mp4", configuration: PlayerConfiguration(audio: .none, video: .none)
@@ -235,51 +235,7 @@ final class URLPlayerTests: XCTestCase {
     }
 
     /// Serves ROOT on PORT (0 = any; prints "port N"), with byte ranges and, given "user:pass", basic auth.
-    static let server = """
-        import base64, os, sys, http.server, socketserver
-        root, port = sys.argv[1], int(sys.argv[2])
-        auth = sys.argv[3] if len(sys.argv) > 3 else ""
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            def log_message(self, fmt, *args):
-                pass
-            def empty(self, code, headers={}):
-                self.send_response(code)
-                for k, v in headers.items(): self.send_header(k, v)
-                self.send_header("Content-Length", "0"); self.end_headers()
-            def do_GET(self):
-                if auth and self.headers.get("Authorization", "") != "Basic " + base64.b64encode(auth.encode()).decode():
-                    return self.empty(401, {"WWW-Authenticate": 'Basic realm="cast"'})
-                path = os.path.join(root, os.path.basename(self.path.split("?")[0]))
-                if not os.path.isfile(path):
-                    return self.empty(404)
-                size = os.path.getsize(path); start, end = 0, size - 1
-                ranged = self.headers.get("Range", "").startswith("bytes=")
-                if ranged:
-                    a, _, b = self.headers["Range"][6:].split(",")[0].partition("-")
-                    start = int(a) if a else 0
-                    end = min(int(b), size - 1) if b else size - 1
-                    if start >= size:
-                        return self.empty(416, {"Content-Range": "bytes */%d" % size})
-                    self.send_response(206); self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
-                else:
-                    self.send_response(200)
-                self.send_header("Accept-Ranges", "bytes"); self.send_header("Content-Length", str(end - start + 1))
-                self.send_header("Content-Type", "application/octet-stream"); self.end_headers()
-                with open(path, "rb") as f:
-                    f.seek(start); left = end - start + 1
-                    try:
-                        while left > 0:
-                            chunk = f.read(min(65536, left))
-                            if not chunk: break
-                            self.wfile.write(chunk); left -= len(chunk)
-                    except (BrokenPipeError, ConnectionResetError):
-                        pass
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-        server = Server(("0.0.0.0", port), Handler)
-        print("port", server.server_address[1], flush=True)
-        server.serve_forever()
-        """
+    /// The test media server (Tests/Fixtures/media_server.py): byte ranges and optional basic auth.
+    static let serverScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/media_server.py").path
 }

@@ -14,15 +14,7 @@ final class PlayTests: XCTestCase {
         lab = try Lab("e2p\(getpid() % 100000)")
         work = NSTemporaryDirectory() + "cast-play-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        receiver = try lab.start(
-            on: .box,
-            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
-             "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "castcapture:FILE=\(work!)/audio.raw",
-             "--events", "\(work!)/events.jsonl"],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
-        let line = try XCTUnwrap(receiver.waitForLine(containing: "listening on port"), "\(receiver.output)")
-        port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        (receiver, port) = try lab.startRecordingReceiver(work: work)
     }
 
     override func tearDown() {

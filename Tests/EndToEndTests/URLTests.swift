@@ -14,15 +14,7 @@ final class URLTests: XCTestCase {
         lab = try Lab("e2u\(getpid() % 100000)")
         work = NSTemporaryDirectory() + "cast-url-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        receiver = try lab.start(
-            on: .box,
-            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
-             "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "castcapture:FILE=\(work!)/audio.raw",
-             "--events", "\(work!)/events.jsonl"],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
-        let line = try XCTUnwrap(receiver.waitForLine(containing: "listening on port"), "\(receiver.output)")
-        port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        (receiver, port) = try lab.startRecordingReceiver(work: work)
     }
 
     override func tearDown() {
@@ -33,7 +25,7 @@ final class URLTests: XCTestCase {
     /// Starts the http server on the phone for the test clips; returns the base URL (`http://ADDR:PORT`).
     private func serve(auth: String? = nil) throws -> String {
         let server = try lab.start(
-            on: .phone, ["python3", "-c", Self.server, Media.folder.path, "0"] + (auth.map { [$0] } ?? []))
+            on: .phone, ["python3", Self.serverScript, Media.folder.path, "0"] + (auth.map { [$0] } ?? []))
         let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
         let serverPort = try XCTUnwrap(line.split(separator: " ").last.map(String.init))
         return "http://\(lab.address(.phone)):\(serverPort)"
@@ -164,50 +156,7 @@ final class URLTests: XCTestCase {
     }
 
     /// Serves ROOT on PORT (0 = any; prints "port N"), with byte ranges and, given "user:pass", basic auth.
-    static let server = """
-        import base64, os, sys, http.server, socketserver
-        root, port = sys.argv[1], int(sys.argv[2])
-        auth = sys.argv[3] if len(sys.argv) > 3 else ""
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            def log_message(self, fmt, *args):
-                pass
-            def empty(self, code, headers={}):
-                self.send_response(code)
-                for k, v in headers.items(): self.send_header(k, v)
-                self.send_header("Content-Length", "0"); self.end_headers()
-            def do_GET(self):
-                if auth and self.headers.get("Authorization", "") != "Basic " + base64.b64encode(auth.encode()).decode():
-                    return self.empty(401, {"WWW-Authenticate": 'Basic realm="cast"'})
-                path = os.path.join(root, os.path.basename(self.path.split("?")[0]))
-                if not os.path.isfile(path):
-                    return self.empty(404)
-                size = os.path.getsize(path); start, end = 0, size - 1
-                if self.headers.get("Range", "").startswith("bytes="):
-                    a, _, b = self.headers["Range"][6:].split(",")[0].partition("-")
-                    start = int(a) if a else 0
-                    end = min(int(b), size - 1) if b else size - 1
-                    if start >= size:
-                        return self.empty(416, {"Content-Range": "bytes */%d" % size})
-                    self.send_response(206); self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
-                else:
-                    self.send_response(200)
-                self.send_header("Accept-Ranges", "bytes"); self.send_header("Content-Length", str(end - start + 1))
-                self.send_header("Content-Type", "application/octet-stream"); self.end_headers()
-                with open(path, "rb") as f:
-                    f.seek(start); left = end - start + 1
-                    try:
-                        while left > 0:
-                            chunk = f.read(min(65536, left))
-                            if not chunk: break
-                            self.wfile.write(chunk); left -= len(chunk)
-                    except (BrokenPipeError, ConnectionResetError):
-                        pass
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-        server = Server(("0.0.0.0", port), Handler)
-        print("port", server.server_address[1], flush=True)
-        server.serve_forever()
-        """
+    /// The test media server (Tests/Fixtures/media_server.py): byte ranges and optional basic auth.
+    static let serverScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/media_server.py").path
 }

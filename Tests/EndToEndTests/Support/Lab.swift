@@ -139,3 +139,28 @@ final class Daemon: @unchecked Sendable {
         process.waitUntilExit()
     }
 }
+
+extension Daemon {
+    /// The port castd printed in its "listening on port N" line.
+    func listeningPort(timeout: Double = 10) throws -> UInt16 {
+        let line = try XCTUnwrap(waitForLine(containing: "listening on port", timeout: timeout), "castd did not start: \(output)")
+        return try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""), line)
+    }
+}
+
+extension Lab {
+    /// castd "Living Room" on the box, admitting anyone, recording what it plays into `work`:
+    /// `frames.md5` (framemd5 video out), `audio.raw` (the ALSA capture) and `events.jsonl`.
+    /// Returns once it is advertised.
+    func startRecordingReceiver(work: String, extra: [String] = []) throws -> (daemon: Daemon, port: UInt16) {
+        let receiver = try start(
+            on: .box,
+            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work)/state",
+             "--video-out", "framemd5:\(work)/frames.md5", "--audio-device", "castcapture:FILE=\(work)/audio.raw",
+             "--events", "\(work)/events.jsonl"] + extra,
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+        let port = try receiver.listeningPort()
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        return (receiver, port)
+    }
+}

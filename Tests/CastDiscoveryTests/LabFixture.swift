@@ -80,7 +80,20 @@ struct LabFixture {
         unlink(busLink)
     }
 
-    private static let busLink = "/tmp/cast-lab-bus-\(getpid()).sock"
+    /// The link's path. libdbus caches the system bus address the first time anything in the process
+    /// (SDL's video init, for one) asks for the system bus, so the address must name this link from
+    /// the start: `scripts/test` exports `DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/cast-test-bus-….sock`
+    /// before the test process starts, and the link lives there. Without it (a bare `swift test`),
+    /// a link of this process's own is used, which works when these tests are the first to touch D-Bus.
+    private static let busLink: String = {
+        let prefix = "unix:path="
+        if let address = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"], address.hasPrefix(prefix),
+            address.dropFirst(prefix.count).hasPrefix("/tmp/cast-test-bus-")
+        {
+            return String(address.dropFirst(prefix.count))
+        }
+        return "/tmp/cast-lab-bus-\(getpid()).sock"
+    }()
 
     private static func pointBusLink(at target: String) {
         let temporary = busLink + ".new"

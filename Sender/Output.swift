@@ -1,0 +1,39 @@
+// Output and environment of cast: printing, JSON, where the sender keeps its identity.
+import CastCommandLine
+import CastKit
+import CastProtocol
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func output(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func browseTimeout(_ arguments: ParsedArguments) throws(CastError) -> Duration {
+    guard let text = arguments.options["timeout"] else { return .seconds(2) }
+    guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
+        throw CastError(.usage, "--timeout must be a number of seconds from 0 to 60")
+    }
+    return .milliseconds(Int(seconds * 1000))
+}
+
+func senderConfigDirectory() -> String {
+    let env = ProcessInfo.processInfo.environment
+    return (env["XDG_CONFIG_HOME"] ?? ((env["HOME"] ?? "/tmp") + "/.config")) + "/cast"
+}
+
+func senderName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let host = gethostname(&buffer, buffer.count) == 0
+        ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+    return "\(ProcessInfo.processInfo.environment["USER"] ?? "user")@\(host)"
+}
+
+func json(_ object: Any) -> String {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    return String(decoding: data, as: UTF8.self)
+}

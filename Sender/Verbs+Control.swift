@@ -1,0 +1,94 @@
+// cast pause, resume, stop, seek and volume: controls of whatever plays on a receiver.
+import CastCommandLine
+import CastKit
+import CastProtocol
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func withReceiver<T>(
+    _ arguments: ParsedArguments, verb: String, values: Int = 0, _ body: (ReceiverConnection) throws(CastError) -> T
+) throws(CastError) -> T {
+    guard arguments.positionals.count == 1 + values else {
+        throw CastError(.usage, "cast \(verb) needs a receiver NAME\(values > 0 ? " and a value" : "")")
+    }
+    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let connection = try ReceiverConnection.open(receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
+    defer { connection.close() }
+    return try body(connection)
+}
+
+/// Waits (briefly) until the receiver's status satisfies `done`: the engine applies a control on its own threads.
+func awaitStatus(_ connection: ReceiverConnection, _ done: (ReceiverStatus) -> Bool) throws(CastError) -> ReceiverStatus {
+    var status = try connection.status()
+    for _ in 0..<50 where !done(status) {
+        Thread.sleep(forTimeInterval: 0.02)
+        status = try connection.status()
+    }
+    return status
+}
+
+/// `cast pause|resume|stop NAME`: acts on whatever plays on the receiver, then reports the state it reached.
+func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(CastError) -> Void {
+    { arguments throws(CastError) in
+        try withReceiver(arguments, verb: action.word) { connection throws(CastError) in
+            guard try connection.status().state != .stopped else {
+                throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
+            }
+            try connection.send(.control(PlaybackControl(action)))
+            let wanted: PlaybackState = action == .pause ? .paused : action == .resume ? .playing : .stopped
+            output("state: \(try awaitStatus(connection) { $0.state == wanted }.state.rawValue)")
+        }
+    }
+}
+
+/// `cast seek NAME SEC|+SEC|-SEC [--keyframe]`.
+func seek(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "seek", values: 1) { connection throws(CastError) in
+        let text = arguments.positionals[1]
+        guard let amount = Double(text), amount.isFinite else {
+            throw CastError(.usage, "cast seek takes seconds: 90, +10 or -10")
+        }
+        let before = try connection.status()
+        guard before.state != .stopped, let now = before.position else {
+            throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
+        }
+        let relative = text.hasPrefix("+") || text.hasPrefix("-")
+        var target = max(0, relative ? now + amount : amount)
+        if let duration = before.duration { target = min(target, duration) }
+        try connection.send(.control(PlaybackControl(.seek(position: target, exact: !arguments.has("keyframe")))))
+        let after = try awaitStatus(connection) { abs(($0.position ?? -100) - target) < 1 }
+        output("position: \(clock(after.position)) / \(clock(after.duration))")
+    }
+}
+
+/// `cast volume NAME 0..1|mute|unmute`.
+func volume(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "volume", values: 1) { connection throws(CastError) in
+        let text = arguments.positionals[1]
+        let action: PlaybackControl.Action
+        switch text {
+        case "mute": action = .mute(true)
+        case "unmute": action = .mute(false)
+        default:
+            guard let level = Double(text), level >= 0, level <= 1 else {
+                throw CastError(.usage, "cast volume takes a level from 0 to 1, mute or unmute")
+            }
+            action = .volume(level)
+        }
+        try connection.send(.control(PlaybackControl(action)))
+        let after = try awaitStatus(connection) { status in
+            switch action {
+            case .volume(let level): abs((status.volume ?? -1) - level) < 0.001
+            case .mute(let muted): status.muted == muted
+            default: true
+            }
+        }
+        output("volume: \(String(format: "%.2f", after.volume ?? 1))\(after.muted == true ? " (muted)" : "")")
+    }
+}
+
+/// `cast watch NAME [--json]`: follows a receiver's events until interrupted.

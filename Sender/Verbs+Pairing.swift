@@ -1,0 +1,29 @@
+// cast pair and cast unpair.
+import CastCommandLine
+import CastKit
+import CastProtocol
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func pair(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast pair needs one receiver NAME") }
+    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let given = arguments.options["pin"]
+    let paired = try Pairing.pair(receiver, configDirectory: senderConfigDirectory(), senderName: senderName()) {
+        if let given { return given }
+        let what = receiver.record?.auth == .password ? "the password of" : "the PIN shown on"
+        FileHandle.standardError.write(Data("Enter \(what) \(receiver.name): ".utf8))
+        return readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces)
+    }
+    output("paired with \(paired.name) (id \(paired.id))")
+}
+
+func unpair(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast unpair needs one receiver NAME or id") }
+    let removed = try Pairing.unpair(arguments.positionals[0], configDirectory: senderConfigDirectory())
+    output("forgot \(removed)")
+}

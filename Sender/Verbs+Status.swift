@@ -1,0 +1,72 @@
+// cast list and cast status.
+import CastCommandLine
+import CastKit
+import CastProtocol
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func list(_ arguments: ParsedArguments) throws(CastError) {
+    let receivers = try ReceiverBrowser.receivers(timeout: browseTimeout(arguments))
+    let paired = Set(Pairing.pairedIDs(configDirectory: senderConfigDirectory()))
+    if arguments.has("json") {
+        output(json(receivers.map { r -> [String: Any] in
+            var object: [String: Any] = [
+                "name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address,
+                "paired": paired.contains(r.id),
+            ]
+            if let record = r.record { object["txt"] = record.txt }
+            return object
+        }))
+        return
+    }
+    guard !receivers.isEmpty else {
+        output("no receivers in sight")
+        return
+    }
+    let rows = [["NAME", "ID", "ADDRESS", "AUTH", "PAIRED"]]
+        + receivers.map {
+            [$0.name, $0.id, $0.address, $0.record?.auth.rawValue ?? "?", paired.contains($0.id) ? "yes" : "no"]
+        }
+    let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    for row in rows {
+        output(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            .trimmingCharacters(in: .whitespaces))
+    }
+}
+
+func status(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast status needs one receiver NAME") }
+    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let connection = try ReceiverConnection.open(
+        receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
+    defer { connection.close() }
+    let status = try connection.status()
+    if arguments.has("json") {
+        var object: [String: Any] = [
+            "name": status.name, "id": status.id, "address": receiver.address, "state": status.state.rawValue,
+            "tls": connection.tlsVersion,
+        ]
+        if let title = status.title { object["title"] = title }
+        if let position = status.position { object["position"] = position }
+        if let duration = status.duration { object["duration"] = duration }
+        if let volume = status.volume { object["volume"] = volume }
+        if let muted = status.muted { object["muted"] = muted }
+        output(json(object))
+        return
+    }
+    output("name: \(status.name)")
+    output("id: \(status.id)")
+    output("address: \(receiver.address)")
+    output("tls: \(connection.tlsVersion)")
+    output("state: \(status.state.rawValue)")
+    if let title = status.title { output("playing: \(title)") }
+    if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
+    if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
+}
+
+/// Set by SIGINT: the event loop asks the receiver to stop. Written by the signal source on the
+/// main queue's thread, read nowhere else.

@@ -1,0 +1,61 @@
+// cast watch: follow a receiver's events.
+import CastCommandLine
+import CastKit
+import CastProtocol
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func watch(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "watch") { connection throws(CastError) in
+        signal(SIGINT, SIG_IGN)
+        // The main thread blocks in receive: the handler runs on another queue.
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { exit(0) }
+        source.resume()
+        interruptSource = source
+        try connection.send(.watch)
+        let json = arguments.has("json")
+        while true {
+            let message: Message
+            do throws(CastError) {
+                message = try connection.receive(timeout: nil)
+            } catch {
+                throw CastError(.connectionLost, "lost \(connection.welcome.name): \(error.message)")
+            }
+            switch message {
+            case .status(let status):
+                output(json ? "{\"event\":\"status\",\"state\":\"\(status.state.rawValue)\"}" : "state: \(status.state.rawValue)\(status.title.map { " (\($0))" } ?? "")")
+            case .event(let event):
+                if json {
+                    output(event.jsonLine)
+                } else if case .position = event {
+                    continue
+                } else {
+                    output(describe(event))
+                }
+            default: continue
+            }
+        }
+    }
+}
+
+/// One line for a person about an event.
+func describe(_ event: PlaybackEvent) -> String {
+    switch event {
+    case .playbackState(let state): "state: \(state.rawValue)"
+    case .loadState(let load): "load: \(load.wordList.joined(separator: ", "))"
+    case .durationAvailable(let duration): "duration: \(clock(duration))"
+    case .mediaTypes(let types): "media: \(types.map(\.rawValue).joined(separator: ", "))"
+    case .naturalSize(let width, let height): "size: \(width)x\(height)"
+    case .readyForDisplay: "ready for display"
+    case .position(let seconds, _): "position: \(clock(seconds))"
+    case .videoActive(let active): "video: \(active ? "on" : "off")"
+    case .volume(let level, let muted): "volume: \(String(format: "%.2f", level))\(muted ? " (muted)" : "")"
+    case .rate(let rate): "rate: \(rate)"
+    case .finished(let reason, let error): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
+    }
+}

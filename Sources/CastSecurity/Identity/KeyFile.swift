@@ -37,7 +37,7 @@ struct KeyFile {
                 "identity key file \(path) has mode \(octal(mode)), which lets group or others access it; "
                     + "it must be 0600 (run: chmod 600 \(path))")
         }
-        let pem = try readAll(fd)
+        let pem = try WholeFile.read(fd, limit: 1 << 20) { SecurityError(.keyFile, "identity key file \(path) is too large") }
         let bio = try MemoryBIO(copying: pem)
         guard let key = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil) else {
             let details = drainOpenSSLErrors()
@@ -76,7 +76,7 @@ struct KeyFile {
         do {
             defer { closeDescriptor(fd) }
             try systemCall("fchmod") { fchmod(fd, 0o600) }
-            try writeAll(fd, pem)
+            try WholeFile.write(fd, pem)
             try systemCall("fsync") { fsync(fd) }
         }
         if Glibc.link(temporary, path) == 0 {
@@ -111,28 +111,6 @@ struct KeyFile {
         return bio.contents
     }
 
-    private func readAll(_ fd: Int32) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = try systemCall("read") {
-                chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            }
-            if count == 0 { return bytes }
-            bytes += chunk[0..<count]
-            if bytes.count > 1 << 20 { throw SecurityError(.keyFile, "identity key file \(path) is too large") }
-        }
-    }
-
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = try systemCall("write") {
-                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            }
-            offset += count
-        }
-    }
 }
 
 /// A file mode as ls and chmod write it, e.g. "0644".

@@ -112,7 +112,9 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
         .trustStore,
         "trust store \(path) is \(status.st_size) bytes, more than the \(TrustStoreLimits.maximumFileSize) allowed")
     }
-    let bytes = try readAll(fd, path: path)
+    let bytes = try WholeFile.read(fd, limit: TrustStoreLimits.maximumFileSize) {
+      SecurityError(.trustStore, "trust store \(path) is larger than \(TrustStoreLimits.maximumFileSize) bytes")
+    }
     let document: Document
     do {
       let decoder = JSONDecoder()
@@ -130,22 +132,6 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
       )
     }
     return (document, FileStamp(status))
-  }
-
-  private static func readAll(_ fd: Int32, path: String) throws(SecurityError) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = try systemCall("read") {
-        chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-      }
-      if count == 0 { return bytes }
-      bytes += chunk[0..<count]
-      // The file may have grown after fstat; the bound holds regardless.
-      if bytes.count > TrustStoreLimits.maximumFileSize {
-        throw SecurityError(.trustStore, "trust store \(path) is larger than \(TrustStoreLimits.maximumFileSize) bytes")
-      }
-    }
   }
 
   private static func describe(_ error: any Error) -> String {
@@ -187,12 +173,7 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
       do {
         defer { closeDescriptor(fd) }
         try systemCall("fchmod") { fchmod(fd, 0o600) }
-        var offset = 0
-        while offset < bytes.count {
-          offset += try systemCall("write") {
-            bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-          }
-        }
+        try WholeFile.write(fd, bytes)
         try systemCall("fsync") { fsync(fd) }
       }
       try systemCall("rename") { rename(temporary, path) }

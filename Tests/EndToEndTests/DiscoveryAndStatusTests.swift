@@ -96,15 +96,22 @@ final class DiscoveryAndStatusTests: XCTestCase {
     func testReceiverIsAdvertisedAgainAfterAvahiRestarts() throws {
         let (daemon, _) = try startReceiver(name: "Kitchen")
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as \"Kitchen\""))
+        // Follow the phone's browse as it happens rather than polling `avahi-browse -t`: `-t` waits
+        // for every resolver, and one stuck on a record of the old daemon can hold it for 20 s.
+        // The service must go (the old daemon's goodbye) and come back (castd's new entry group),
+        // so a stale cache entry cannot pass for a re-advertisement.
+        let browse = try lab.start(on: .phone, ["avahi-browse", "-p", "-r", "_castd._tcp"])
+        defer { browse.stop() }
+        func isKitchen(_ mark: String) -> (String) -> Bool { { $0.hasPrefix(mark) && $0.contains(";Kitchen;") } }
+        XCTAssertNotNil(browse.waitForLine(timeout: 10, where: isKitchen("=")), "\(browse.output)")
         let before = daemon.output.count
         try lab.control("avahi-restart", .box)
         let restarted = Date()
-        var seen = false
-        while Date().timeIntervalSince(restarted) < 5 && !seen {
-            seen = try avahiBrowse().contains { $0.contains(";Kitchen;") }
-        }
+        XCTAssertNotNil(browse.waitForLine(timeout: 5, where: isKitchen("-")), "no goodbye: \(browse.output)")
+        let gone = browse.output.count
+        let resolved = browse.waitForLine(timeout: 5, after: gone, where: isKitchen("="))
         let seconds = Date().timeIntervalSince(restarted)
-        XCTAssertTrue(seen, "not re-advertised within 5 s: \(daemon.output)")
+        XCTAssertNotNil(resolved, "not re-advertised within 5 s: \(daemon.output)\nbrowse: \(browse.output)")
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as \"Kitchen\"", timeout: 1, after: before))
         print("re-advertised \(String(format: "%.2f", seconds)) s after avahi-daemon restarted")
     }

@@ -121,9 +121,14 @@ final class Daemon: @unchecked Sendable {
 
     /// Waits until a line contains `text`; returns it, or nil after `timeout` seconds.
     func waitForLine(containing text: String, timeout: Double = 10, after index: Int = 0) -> String? {
+        waitForLine(timeout: timeout, after: index) { $0.contains(text) }
+    }
+
+    /// Waits until a line satisfies `matches`; returns it, or nil after `timeout` seconds.
+    func waitForLine(timeout: Double = 10, after index: Int = 0, where matches: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let line = output.dropFirst(index).first(where: { $0.contains(text) }) { return line }
+            if let line = output.dropFirst(index).first(where: matches) { return line }
             Thread.sleep(forTimeInterval: 0.02)
         }
         return nil

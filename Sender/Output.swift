@@ -37,3 +37,27 @@ func json(_ object: Any) -> String {
     let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
     return String(decoding: data, as: UTF8.self)
 }
+
+/// The sender's settings (`cast config`).
+func settings() throws(CastError) -> CastSettings {
+    try CastSettings.load(configDirectory: senderConfigDirectory())
+}
+
+/// The receiver a verb acts on: `given` (a name, id, prefix, HOST:PORT or an alias from `cast config`),
+/// or when nil the default receiver, or with no default the only receiver in sight.
+func resolveReceiver(_ given: String?, _ arguments: ParsedArguments) throws(CastError) -> ReceiverDescription {
+    try ReceiverBrowser.resolve(settings().resolve(given), timeout: browseTimeout(arguments))
+}
+
+/// Splits a verb's positionals `[NAME] VALUE…` into the receiver (nil when left out) and `values` values.
+func receiverAndValues(_ arguments: ParsedArguments, verb: String, values: Int = 0, valueName: String = "a value")
+    throws(CastError) -> (receiver: String?, values: [String])
+{
+    let positionals = arguments.positionals
+    switch positionals.count {
+    case values: return (nil, positionals)
+    case values + 1: return (positionals[0], Array(positionals.dropFirst()))
+    default:
+        throw CastError(.usage, "cast \(verb) takes [NAME]\(values > 0 ? " and \(valueName)" : "")")
+    }
+}

@@ -16,6 +16,8 @@ enum Key: Sendable {
     case left, right
     /// ↑/↓: volume up / down.
     case up, down
+    /// n: the next source of a queue.
+    case next
 }
 
 /// The terminal settings to put back at exit. Written once, before the reader starts, on the main
@@ -61,6 +63,7 @@ enum KeyReader {
         switch first {
         case UInt8(ascii: " "): return (.space, 1)
         case UInt8(ascii: "q"), UInt8(ascii: "Q"): return (.quit, 1)
+        case UInt8(ascii: "n"), UInt8(ascii: "N"): return (.next, 1)
         case 0x1B:
             guard bytes.count >= 3 else { return nil }
             guard bytes[1] == UInt8(ascii: "[") || bytes[1] == UInt8(ascii: "O") else { return (nil, 1) }
@@ -89,6 +92,8 @@ struct StatusLine {
     var position: Double?
     var duration: Double?
     var volume: Double?
+    /// The input cannot keep up (load state `stalled`): shown as "buffering".
+    var stalled = false
     var title: String
 
     func render(width: Int = 24) -> String {
@@ -107,6 +112,7 @@ struct StatusLine {
             bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
         let level = volume.map { String(format: "  vol %d%%", Int(($0 * 100).rounded())) } ?? ""
-        return "\(symbol) \(state.rawValue)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
+        let buffering = stalled ? "  buffering" : ""
+        return "\(symbol) \(state.rawValue)\(buffering)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
     }
 }

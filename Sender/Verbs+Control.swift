@@ -10,15 +10,14 @@ import Synchronization
 #endif
 
 func withReceiver<T>(
-    _ arguments: ParsedArguments, verb: String, values: Int = 0, _ body: (ReceiverConnection) throws(CastError) -> T
+    _ arguments: ParsedArguments, verb: String, values: Int = 0, valueName: String = "a value",
+    _ body: (ReceiverConnection, [String]) throws(CastError) -> T
 ) throws(CastError) -> T {
-    guard arguments.positionals.count == 1 + values else {
-        throw CastError(.usage, "cast \(verb) needs a receiver NAME\(values > 0 ? " and a value" : "")")
-    }
-    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let (name, values) = try receiverAndValues(arguments, verb: verb, values: values, valueName: valueName)
+    let receiver = try resolveReceiver(name, arguments)
     let connection = try ReceiverConnection.open(receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
     defer { connection.close() }
-    return try body(connection)
+    return try body(connection, values)
 }
 
 /// Waits (briefly) until the receiver's status satisfies `done`: the engine applies a control on its own threads.
@@ -31,24 +30,25 @@ func awaitStatus(_ connection: ReceiverConnection, _ done: (ReceiverStatus) -> B
     return status
 }
 
-/// `cast pause|resume|stop NAME`: acts on whatever plays on the receiver, then reports the state it reached.
+/// `cast pause|resume|stop [NAME]`: acts on whatever plays on the receiver, then reports the state it reached.
 func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(CastError) -> Void {
     { arguments throws(CastError) in
-        try withReceiver(arguments, verb: action.word) { connection throws(CastError) in
+        try withReceiver(arguments, verb: action.word) { connection, _ throws(CastError) in
             guard try connection.status().state != .stopped else {
                 throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
             }
             try connection.send(.control(PlaybackControl(action)))
             let wanted: PlaybackState = action == .pause ? .paused : action == .resume ? .playing : .stopped
-            output("state: \(try awaitStatus(connection) { $0.state == wanted }.state.rawValue)")
+            let after = try awaitStatus(connection) { $0.state == wanted }
+            report(after, of: connection, arguments, text: "state: \(after.state.rawValue)")
         }
     }
 }
 
-/// `cast seek NAME SEC|+SEC|-SEC [--keyframe]`.
+/// `cast seek [NAME] SEC|+SEC|-SEC [--keyframe]`.
 func seek(_ arguments: ParsedArguments) throws(CastError) {
-    try withReceiver(arguments, verb: "seek", values: 1) { connection throws(CastError) in
-        let text = arguments.positionals[1]
+    try withReceiver(arguments, verb: "seek", values: 1, valueName: "SEC") { connection, values throws(CastError) in
+        let text = values[0]
         guard let amount = Double(text), amount.isFinite else {
             throw CastError(.usage, "cast seek takes seconds: 90, +10 or -10")
         }
@@ -61,20 +61,19 @@ func seek(_ arguments: ParsedArguments) throws(CastError) {
         if let duration = before.duration { target = min(target, duration) }
         try connection.send(.control(PlaybackControl(.seek(position: target, exact: !arguments.has("keyframe")))))
         let after = try awaitStatus(connection) { abs(($0.position ?? -100) - target) < 1 }
-        output("position: \(clock(after.position)) / \(clock(after.duration))")
+        report(after, of: connection, arguments, text: "position: \(clock(after.position)) / \(clock(after.duration))")
     }
 }
 
-/// `cast volume NAME 0..1|mute|unmute`.
+/// `cast volume [NAME] 0..1|mute|unmute`.
 func volume(_ arguments: ParsedArguments) throws(CastError) {
-    try withReceiver(arguments, verb: "volume", values: 1) { connection throws(CastError) in
-        let text = arguments.positionals[1]
+    try withReceiver(arguments, verb: "volume", values: 1, valueName: "a level") { connection, values throws(CastError) in
         let action: PlaybackControl.Action
-        switch text {
+        switch values[0] {
         case "mute": action = .mute(true)
         case "unmute": action = .mute(false)
         default:
-            guard let level = Double(text), level >= 0, level <= 1 else {
+            guard let level = Double(values[0]), level >= 0, level <= 1 else {
                 throw CastError(.usage, "cast volume takes a level from 0 to 1, mute or unmute")
             }
             action = .volume(level)
@@ -87,8 +86,15 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
             default: true
             }
         }
-        output("volume: \(String(format: "%.2f", after.volume ?? 1))\(after.muted == true ? " (muted)" : "")")
+        report(after, of: connection, arguments,
+            text: "volume: \(String(format: "%.2f", after.volume ?? 1))\(after.muted == true ? " (muted)" : "")")
     }
+}
+
+/// What a control verb prints once the receiver has applied it: `text`, or with `--json` the receiver's status
+/// as `cast status --json` prints it.
+func report(_ status: ReceiverStatus, of connection: ReceiverConnection, _ arguments: ParsedArguments, text: String) {
+    output(arguments.has("json") ? json(statusObject(status, of: connection)) : text)
 }
 
 /// `cast watch NAME [--json]`: follows a receiver's events until interrupted.

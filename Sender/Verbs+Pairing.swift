@@ -10,8 +10,7 @@ import Synchronization
 #endif
 
 func pair(_ arguments: ParsedArguments) throws(CastError) {
-    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast pair needs one receiver NAME") }
-    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
+    let receiver = try resolveReceiver(receiverAndValues(arguments, verb: "pair").receiver, arguments)
     let given = arguments.options["pin"]
     let paired = try Pairing.pair(receiver, configDirectory: senderConfigDirectory(), senderName: senderName()) {
         if let given { return given }
@@ -19,11 +18,13 @@ func pair(_ arguments: ParsedArguments) throws(CastError) {
         FileHandle.standardError.write(Data("Enter \(what) \(receiver.name): ".utf8))
         return readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces)
     }
-    output("paired with \(paired.name) (id \(paired.id))")
+    output(arguments.has("json")
+        ? json(["name": paired.name, "id": paired.id, "paired": true]) : "paired with \(paired.name) (id \(paired.id))")
 }
 
 func unpair(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast unpair needs one receiver NAME or id") }
-    let removed = try Pairing.unpair(arguments.positionals[0], configDirectory: senderConfigDirectory())
-    output("forgot \(removed)")
+    let name = try settings().resolve(arguments.positionals[0]) ?? arguments.positionals[0]
+    let removed = try Pairing.unpair(name, configDirectory: senderConfigDirectory())
+    output(arguments.has("json") ? json(["forgot": removed, "paired": false]) : "forgot \(removed)")
 }

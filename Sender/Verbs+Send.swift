@@ -1,4 +1,4 @@
-// cast send: serve a file (or a URL) to a receiver and follow it, with a status line and keys.
+// cast send and cast queue/play: serve files (or URLs) to a receiver and follow them, with a status line and keys.
 import CastCommandLine
 import CastKit
 import CastProtocol
@@ -11,65 +11,250 @@ import Synchronization
 
 nonisolated(unsafe) var interruptSource: (any DispatchSourceSignal)?
 
+/// `cast send SOURCE [--loop] [--volume V] …`: one source, played once (or until stopped, with `--loop`).
 func send(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1 else {
         throw CastError(.usage, "cast send needs one SOURCE: a file, - for standard input, or an http(s) URL")
     }
-    let sourceArgument = arguments.positionals[0]
-    let lowered = sourceArgument.lowercased()
-    let isURL = lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
-    var credentials: (username: String, password: String)?
-    if let text = arguments.options["user"] {
-        guard isURL else { throw CastError(.usage, "--user goes only with an http(s) URL") }
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
-            throw CastError(.usage, "--user takes USER:PASS")
-        }
-        credentials = (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    let loop = arguments.has("loop")
+    if loop && arguments.positionals[0] == "-" {
+        throw CastError(.usage, "--loop needs a file or a URL: standard input cannot be played twice")
     }
-    var startTime: Double?
-    if let text = arguments.options["start"] {
-        guard let value = Double(text), value.isFinite, value >= 0 else {
-            throw CastError(.usage, "--start must be a number of seconds ≥ 0")
-        }
-        startTime = value
-    }
-    let playback: RemotePlayback
-    let title: String
-    if isURL {
-        // Checked before anything connects; the URL is sent without its credentials.
-        let split = RemotePlayback.splitCredentials(sourceArgument)
-        if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
-        title = split.url
-        let receiver = try ReceiverBrowser.resolve(arguments.options["to"], timeout: browseTimeout(arguments))
-        playback = try RemotePlayback.start(
-            url: sourceArgument, username: credentials?.username, password: credentials?.password, on: receiver,
-            configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime)
-    } else {
-        let file = try MediaFile.open(sourceArgument)
-        title = file.title
-        let receiver = try ReceiverBrowser.resolve(arguments.options["to"], timeout: browseTimeout(arguments))
-        playback = try RemotePlayback.start(
-            file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime)
-    }
-    defer { playback.close() }
+    try Playlist(arguments: arguments, sources: arguments.positionals, repeatMode: loop ? .one : .none, announceTracks: false)
+        .run()
+}
 
-    signal(SIGINT, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    source.setEventHandler { try? playback.control(.stop) }
-    source.resume()
-    interruptSource = source
+/// `cast queue|play FILE… [--shuffle] [--repeat one|all] …`: a music queue from the command line.
+func queue(_ arguments: ParsedArguments) throws(CastError) {
+    let sources = arguments.positionals
+    guard !sources.isEmpty else { throw CastError(.usage, "cast queue needs one or more files or URLs") }
+    guard sources.count <= Playlist.maximumTracks else {
+        throw CastError(.usage, "cast queue takes at most \(Playlist.maximumTracks) sources")
+    }
+    guard !sources.contains("-") else { throw CastError(.usage, "cast queue plays files and URLs, not standard input") }
+    for source in sources where !Playlist.isURL(source) && !FileManager.default.isReadableFile(atPath: source) {
+        throw CastError(.usage, "cannot read \(source)")
+    }
+    let repeatMode: Playlist.RepeatMode
+    switch arguments.options["repeat"] {
+    case nil: repeatMode = .none
+    case "one": repeatMode = .one
+    case "all": repeatMode = .all
+    case let other?: throw CastError(.usage, "--repeat takes one or all, not '\(other)'")
+    }
+    try Playlist(arguments: arguments, sources: sources, repeatMode: repeatMode, announceTracks: true).run()
+}
 
-    let json = arguments.has("json")
-    let live = !json && isatty(1) == 1
-    var line = StatusLine(title: title)
-    // Keys act on the receiver; what they change comes back as events like any other.
-    let shown = Mutex((state: PlaybackState.stopped, position: 0.0, volume: playback.initialVolume.level))
-    if live && !arguments.has("no-interactive") {
-        _ = KeyReader.start { key in
-            let now = shown.withLock { $0 }
+/// Sources played one after another on one receiver, each followed to its finish. What the user asked for
+/// (`q`, Ctrl-C, `cast stop` elsewhere) ends it all; `n` moves on to the next source.
+///
+/// Thread-safety: `run` is called on the main thread; keys and SIGINT arrive on other threads and reach the
+/// current playback only through `controls`, a Mutex.
+final class Playlist: Sendable {
+    enum RepeatMode: Sendable { case none, one, all }
+
+    /// The most sources one queue takes.
+    static let maximumTracks = 1000
+
+    let arguments: ParsedArguments
+    let sources: [String]
+    let repeatMode: RepeatMode
+    /// Whether to say which source starts (a queue does; a single send does not).
+    let announceTracks: Bool
+
+    /// What the keys and Ctrl-C act on, shared with their threads.
+    private struct Controls {
+        var playback: RemotePlayback?
+        var state = PlaybackState.stopped
+        var position = 0.0
+        var volume = 1.0
+        /// The user asked to stop everything.
+        var stopping = false
+        /// The user asked for the next source; the current one's finish is not the end.
+        var skipping = false
+    }
+    private let controls = Mutex(Controls())
+
+    init(arguments: ParsedArguments, sources: [String], repeatMode: RepeatMode, announceTracks: Bool) {
+        self.arguments = arguments
+        self.sources = sources
+        self.repeatMode = repeatMode
+        self.announceTracks = announceTracks
+    }
+
+    static func isURL(_ source: String) -> Bool {
+        let lowered = source.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    func run() throws(CastError) {
+        let credentials = try self.credentials()
+        let startTime = try number("start", "--start must be a number of seconds ≥ 0") { $0 >= 0 }
+        var volume = try number("volume", "--volume must be a level from 0 to 1") { (0...1).contains($0) }
+        for source in sources where Self.isURL(source) {
+            let split = RemotePlayback.splitCredentials(source)
+            if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
+        }
+        if credentials != nil && !sources.contains(where: Self.isURL) {
+            throw CastError(.usage, "--user goes only with an http(s) URL")
+        }
+        let receiver = try resolveReceiver(arguments.options["to"], arguments)
+        let json = arguments.has("json")
+        let live = !json && isatty(1) == 1
+        installControls(keys: live && !arguments.has("no-interactive"))
+
+        var order = Array(sources.indices)
+        if arguments.has("shuffle") { order.shuffle() }
+        var failures: [String] = []
+        var index = 0
+        var playedThisRound = false
+        while index < order.count {
+            let source = sources[order[index]]
+            if announceTracks {
+                let position = index + 1
+                output(json
+                    ? JSONLine.track(index: position, count: order.count, title: source)
+                    : "\(live ? "\r\u{1B}[2K" : "")track \(position)/\(order.count): \(source)")
+            }
+            let outcome = try play(
+                source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
+                volume: volume, json: json, live: live)
+            volume = nil  // the receiver keeps the level; set it once
+            let (stopping, skipping) = controls.withLock { c -> (Bool, Bool) in
+                defer { c.skipping = false }
+                return (c.stopping, c.skipping)
+            }
+            switch outcome {
+            case .failed(let message):
+                failures.append(message)
+                guard announceTracks else { throw CastError(.playback, message) }
+                FileHandle.standardError.write(Data("cast: \(message); going on with the next\n".utf8))
+            case .ended: playedThisRound = true
+            case .userExited where skipping: playedThisRound = true
+            case .userExited: return try finish(failures)
+            }
+            if stopping { return try finish(failures) }
+            let repeatCurrent = repeatMode == .one && outcome == .ended && !skipping
+            if !repeatCurrent { index += 1 }
+            if index == order.count && repeatMode == .all {
+                // A round in which nothing played would loop for ever on broken files.
+                guard playedThisRound else { break }
+                index = 0
+                playedThisRound = false
+                if arguments.has("shuffle") { order.shuffle() }
+            }
+        }
+        try finish(failures)
+    }
+
+    private func finish(_ failures: [String]) throws(CastError) {
+        guard failures.isEmpty else {
+            throw CastError(.playback, failures.count == 1 ? failures[0] : "\(failures.count) sources failed to play")
+        }
+    }
+
+    private enum Outcome: Equatable {
+        case ended, userExited, failed(String)
+    }
+
+    /// Plays one source to its finish.
+    private func play(
+        _ source: String, on receiver: ReceiverDescription, credentials: (username: String, password: String)?,
+        startTime: Double?, volume: Double?, json: Bool, live: Bool
+    ) throws(CastError) -> Outcome {
+        let playback: RemotePlayback
+        let title: String
+        if Self.isURL(source) {
+            title = RemotePlayback.splitCredentials(source).url
+            playback = try RemotePlayback.start(
+                url: source, username: credentials?.username, password: credentials?.password, on: receiver,
+                configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime, volume: volume)
+        } else {
+            let file = try MediaFile.open(source)
+            title = file.title
+            playback = try RemotePlayback.start(
+                file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
+                startTime: startTime, volume: volume)
+        }
+        defer {
+            controls.withLock { $0.playback = nil }
+            playback.close()
+        }
+        let stopAtOnce = controls.withLock { c -> Bool in
+            c.playback = playback
+            c.volume = playback.initialVolume.level
+            return c.stopping
+        }
+        if stopAtOnce { try? playback.control(.stop) }
+
+        var line = StatusLine(title: title)
+        line.volume = playback.initialVolume.muted ? 0 : playback.initialVolume.level
+        while true {
+            let event: PlaybackEvent
+            do {
+                event = try playback.nextEvent()
+            } catch {
+                if live { output("") }
+                throw CastError(.connectionLost, "lost the receiver \(playback.receiverName): \(error.message)")
+            }
+            if json { output(event.jsonLine) }
+            switch event {
+            case .playbackState(let state):
+                line.state = state
+                controls.withLock { $0.state = state }
+                if !json && !live { output("\(state.rawValue)") }
+            case .loadState(let load): line.stalled = load.contains(.stalled)
+            case .durationAvailable(let duration): line.duration = duration
+            case .position(let seconds, _):
+                line.position = seconds
+                controls.withLock { $0.position = seconds }
+            case .volume(let level, let muted):
+                line.volume = muted ? 0 : level
+                controls.withLock { $0.volume = level }
+            case .finished(let reason, let error):
+                if live { output("") }
+                switch reason {
+                case .playbackEnded, .userExited:
+                    if !json { output("finished: \(reason.rawValue)") }
+                    return reason == .playbackEnded ? .ended : .userExited
+                case .playbackError:
+                    let failure = "playback failed on \(playback.receiverName): \(error ?? "unknown error")"
+                    return .failed(announceTracks ? "\(title): \(failure)" : failure)
+                }
+            default: break
+            }
+            if live {
+                FileHandle.standardOutput.write(Data(("\r\u{1B}[2K" + line.render()).utf8))
+            }
+        }
+    }
+
+    /// Ctrl-C stops (everything); on a terminal, keys act on whatever plays now. Their changes come back as events.
+    private func installControls(keys: Bool) {
+        let queue = announceTracks
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { [self] in
+            let playback = controls.withLock { c -> RemotePlayback? in
+                c.stopping = true
+                return c.playback
+            }
+            try? playback?.control(.stop)
+        }
+        source.resume()
+        interruptSource = source
+        guard keys else { return }
+        _ = KeyReader.start { [self] key in
+            let (playback, now) = controls.withLock { c -> (RemotePlayback?, Controls) in
+                if key == .quit { c.stopping = true }
+                if key == .next && queue { c.skipping = true }
+                return (c.playback, c)
+            }
+            guard let playback else { return }
             switch key {
             case .space: try? playback.control(now.state == .paused ? .resume : .pause)
             case .quit: try? playback.control(.stop)
+            case .next: if queue { try? playback.control(.stop) }
             case .left: try? playback.control(.seek(position: max(0, now.position - 10), exact: false))
             case .right: try? playback.control(.seek(position: now.position + 10, exact: false))
             case .up: try? playback.control(.volume(min(1, (now.volume + 0.1) * 10).rounded() / 10))
@@ -77,45 +262,26 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
             }
         }
     }
-    while true {
-        let event: PlaybackEvent
-        do {
-            event = try playback.nextEvent()
-        } catch {
-            if live { output("") }
-            throw CastError(.connectionLost, "lost the receiver \(playback.receiverName): \(error.message)")
+
+    private func credentials() throws(CastError) -> (username: String, password: String)? {
+        guard let text = arguments.options["user"] else { return nil }
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw CastError(.usage, "--user takes USER:PASS")
         }
-        if json {
-            output(event.jsonLine)
-        }
-        switch event {
-        case .playbackState(let state):
-            line.state = state
-            shown.withLock { $0.state = state }
-            if !json && !live { output("\(state.rawValue)") }
-        case .durationAvailable(let duration): line.duration = duration
-        case .position(let seconds, _):
-            line.position = seconds
-            shown.withLock { $0.position = seconds }
-        case .volume(let level, let muted):
-            line.volume = muted ? 0 : level
-            shown.withLock { $0.volume = level }
-        case .finished(let reason, let error):
-            if live { output("") }
-            switch reason {
-            case .playbackEnded, .userExited:
-                if !json { output("finished: \(reason.rawValue)") }
-                return
-            case .playbackError:
-                throw CastError(.playback, "playback failed on \(playback.receiverName): \(error ?? "unknown error")")
-            }
-        default: break
-        }
-        if live {
-            FileHandle.standardOutput.write(Data(("\r\u{1B}[2K" + line.render()).utf8))
-        }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    private func number(_ option: String, _ message: String, _ valid: (Double) -> Bool) throws(CastError) -> Double? {
+        guard let text = arguments.options[option] else { return nil }
+        guard let value = Double(text), value.isFinite, valid(value) else { throw CastError(.usage, message) }
+        return value
     }
 }
 
-/// Opens a connection to the receiver named by the first positional argument (verbs that take
-/// `NAME [VALUE]`), runs `body`, closes.
+/// Lines `cast` itself adds to the receiver's events under `--json`.
+enum JSONLine {
+    /// `{"event":"track","index":2,"count":5,"title":"b.flac"}`: a queue moves on to its next source.
+    static func track(index: Int, count: Int, title: String) -> String {
+        json(["event": "track", "index": index, "count": count, "title": title])
+    }
+}

@@ -39,33 +39,32 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
 }
 
 func status(_ arguments: ParsedArguments) throws(CastError) {
-    guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast status needs one receiver NAME") }
-    let receiver = try ReceiverBrowser.resolve(arguments.positionals[0], timeout: browseTimeout(arguments))
-    let connection = try ReceiverConnection.open(
-        receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
-    defer { connection.close() }
-    let status = try connection.status()
-    if arguments.has("json") {
-        var object: [String: Any] = [
-            "name": status.name, "id": status.id, "address": receiver.address, "state": status.state.rawValue,
-            "tls": connection.tlsVersion,
-        ]
-        if let title = status.title { object["title"] = title }
-        if let position = status.position { object["position"] = position }
-        if let duration = status.duration { object["duration"] = duration }
-        if let volume = status.volume { object["volume"] = volume }
-        if let muted = status.muted { object["muted"] = muted }
-        output(json(object))
-        return
+    try withReceiver(arguments, verb: "status") { connection, _ throws(CastError) in
+        let status = try connection.status()
+        guard !arguments.has("json") else { return output(json(statusObject(status, of: connection))) }
+        output("name: \(status.name)")
+        output("id: \(status.id)")
+        output("address: \(connection.receiver.address)")
+        output("tls: \(connection.tlsVersion)")
+        output("state: \(status.state.rawValue)")
+        if let title = status.title { output("playing: \(title)") }
+        if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
+        if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
     }
-    output("name: \(status.name)")
-    output("id: \(status.id)")
-    output("address: \(receiver.address)")
-    output("tls: \(connection.tlsVersion)")
-    output("state: \(status.state.rawValue)")
-    if let title = status.title { output("playing: \(title)") }
-    if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
-    if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
+}
+
+/// A receiver's status as one JSON object (`cast status --json`, and every control verb's `--json`).
+func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -> [String: Any] {
+    var object: [String: Any] = [
+        "name": status.name, "id": status.id, "address": connection.receiver.address, "state": status.state.rawValue,
+        "tls": connection.tlsVersion,
+    ]
+    if let title = status.title { object["title"] = title }
+    if let position = status.position { object["position"] = position }
+    if let duration = status.duration { object["duration"] = duration }
+    if let volume = status.volume { object["volume"] = volume }
+    if let muted = status.muted { object["muted"] = muted }
+    return object
 }
 
 /// Set by SIGINT: the event loop asks the receiver to stop. Written by the signal source on the

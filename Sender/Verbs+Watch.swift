@@ -10,7 +10,7 @@ import Synchronization
 #endif
 
 func watch(_ arguments: ParsedArguments) throws(CastError) {
-    try withReceiver(arguments, verb: "watch") { connection throws(CastError) in
+    try withReceiver(arguments, verb: "watch") { connection, _ throws(CastError) in
         signal(SIGINT, SIG_IGN)
         // The main thread blocks in receive: the handler runs on another queue.
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())

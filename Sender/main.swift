@@ -23,6 +23,14 @@ let jsonOption = OptionSpec("json", help: "print JSON instead of text (events as
 let timeoutOption = OptionSpec("timeout", value: "SEC", help: "how long to look for receivers (default 2)")
 let helpOption = OptionSpec("help", help: "show this help")
 
+let toOption = OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix, alias or HOST:PORT")
+let volumeOption = OptionSpec("volume", value: "LEVEL", help: "set the receiver's volume (0 to 1) as playback starts")
+let noInteractiveOption = OptionSpec(
+    "no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek, ↑/↓ volume, q stop)")
+
+/// What `[NAME]` means, in every verb's help.
+let receiverNote = "NAME is a receiver's name, id, unique prefix, an alias (cast config), or HOST:PORT; without it, the default receiver (cast config default), else the only one in sight."
+
 let verbs: [Verb] = [
     Verb(
         name: "list", synopsis: "cast list [--json] [--timeout SEC]",
@@ -30,58 +38,93 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast list", "cast list --json --timeout 5"],
         run: list),
     Verb(
-        name: "send", synopsis: "cast send SOURCE [--to NAME|ID|HOST:PORT] [--start SEC] [--user USER:PASS] [--json]",
+        name: "send",
+        synopsis: "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--loop] [--user USER:PASS] [--json]",
         abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver and follow it to the end.",
         options: [
-            OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix or HOST:PORT"),
+            toOption,
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
+            volumeOption,
+            OptionSpec("loop", help: "play it again each time it ends, until stopped"),
             OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…)"),
-            OptionSpec("no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek, ↑/↓ volume, q stop)"),
-            jsonOption, timeoutOption, helpOption,
+            noInteractiveOption, jsonOption, timeoutOption, helpOption,
         ],
         examples: [
             "cast send movie.mp4 --to \"Living Room\"", "cast send song.flac --to 192.168.1.20:7100 --json",
+            "cast send intro.mp4 --to kitchen --loop --volume 0.3",
             "ffmpeg -i in.mkv -c copy -f mpegts - | cast send - --to kitchen",
             "cast send https://example.com/live/index.m3u8 --to kitchen --user alice:secret",
         ], run: send),
     Verb(
-        name: "status", synopsis: "cast status NAME [--json]",
-        abstract: "Show what a receiver is doing. NAME is a name, an id, a unique prefix of either, or HOST:PORT.",
+        name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER] [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",
+        abstract: "Play files (or http(s) URLs) one after another on a receiver: a music queue. 'cast play' is the same verb.",
+        options: [
+            toOption,
+            OptionSpec("shuffle", help: "play in a random order (a new one each round with --repeat all)"),
+            OptionSpec("repeat", value: "one|all", help: "repeat the current source, or the whole queue, until stopped"),
+            volumeOption, noInteractiveOption, jsonOption, timeoutOption, helpOption,
+        ],
+        examples: [
+            "cast queue *.flac --to kitchen", "cast play a.mp3 b.mp3 c.mp3 --to kitchen --shuffle --repeat all",
+            "cast queue intro.wav --repeat one --json",
+        ], run: queue),
+    Verb(
+        name: "status", synopsis: "cast status [NAME] [--json]",
+        abstract: "Show what a receiver is doing.",
         options: [jsonOption, timeoutOption, helpOption],
         examples: ["cast status \"Living Room\"", "cast status 10.0.0.5:7100 --json"], run: status),
     Verb(
-        name: "pair", synopsis: "cast pair NAME [--pin PIN]",
-        abstract: "Pair with a receiver using the PIN it shows (or its password); later connections need no PIN.",
-        options: [OptionSpec("pin", value: "PIN", help: "the PIN (or password) instead of a prompt"), timeoutOption, helpOption],
-        examples: ["cast pair \"Living Room\"", "cast pair kitchen --pin 0427"], run: pair),
+        name: "pause", synopsis: "cast pause [NAME] [--json]", abstract: "Pause what plays on a receiver.",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast pause \"Living Room\"", "cast pause"],
+        run: controlVerb(.pause)),
     Verb(
-        name: "unpair", synopsis: "cast unpair NAME", abstract: "Forget a paired receiver (by name or id).",
-        options: [helpOption], examples: ["cast unpair \"Living Room\""], run: unpair),
+        name: "resume", synopsis: "cast resume [NAME] [--json]", abstract: "Resume what is paused on a receiver.",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast resume \"Living Room\""], run: controlVerb(.resume)),
     Verb(
-        name: "seek", synopsis: "cast seek NAME SEC|+SEC|-SEC [--keyframe]",
+        name: "stop", synopsis: "cast stop [NAME] [--json]", abstract: "Stop what plays on a receiver (its sender sees userExited).",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast stop \"Living Room\""], run: controlVerb(.stop)),
+    Verb(
+        name: "seek", synopsis: "cast seek [NAME] SEC|+SEC|-SEC [--keyframe] [--json]",
         abstract: "Move what plays to a time, absolute or relative; exact unless --keyframe.",
-        options: [OptionSpec("keyframe", help: "land on the nearest preceding key frame (faster)"), timeoutOption, helpOption],
-        examples: ["cast seek \"Living Room\" 90", "cast seek kitchen +10"], run: seek),
+        options: [
+            OptionSpec("keyframe", help: "land on the nearest preceding key frame (faster)"), jsonOption, timeoutOption,
+            helpOption,
+        ],
+        examples: ["cast seek \"Living Room\" 90", "cast seek kitchen +10", "cast seek kitchen -10"], run: seek),
     Verb(
-        name: "volume", synopsis: "cast volume NAME 0..1|mute|unmute",
+        name: "volume", synopsis: "cast volume [NAME] 0..1|mute|unmute [--json]",
         abstract: "Set a receiver's output volume, or mute it.",
-        options: [timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
         run: volume),
     Verb(
-        name: "watch", synopsis: "cast watch NAME [--json]",
+        name: "watch", synopsis: "cast watch [NAME] [--json]",
         abstract: "Follow everything that happens on a receiver until interrupted.",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],
         run: watch),
     Verb(
-        name: "pause", synopsis: "cast pause NAME", abstract: "Pause what plays on a receiver.",
-        options: [timeoutOption, helpOption], examples: ["cast pause \"Living Room\""], run: controlVerb(.pause)),
+        name: "pair", synopsis: "cast pair [NAME] [--pin PIN] [--json]",
+        abstract: "Pair with a receiver using the PIN it shows (or its password); later connections need no PIN.",
+        options: [
+            OptionSpec("pin", value: "PIN", help: "the PIN (or password) instead of a prompt"), jsonOption, timeoutOption,
+            helpOption,
+        ],
+        examples: ["cast pair \"Living Room\"", "cast pair kitchen --pin 0427"], run: pair),
     Verb(
-        name: "resume", synopsis: "cast resume NAME", abstract: "Resume what is paused on a receiver.",
-        options: [timeoutOption, helpOption], examples: ["cast resume \"Living Room\""], run: controlVerb(.resume)),
+        name: "unpair", synopsis: "cast unpair NAME [--json]", abstract: "Forget a paired receiver (by name, id or alias).",
+        options: [jsonOption, helpOption], examples: ["cast unpair \"Living Room\""], run: unpair),
     Verb(
-        name: "stop", synopsis: "cast stop NAME", abstract: "Stop what plays on a receiver (its sender sees userExited).",
-        options: [timeoutOption, helpOption], examples: ["cast stop \"Living Room\""], run: controlVerb(.stop)),
+        name: "config",
+        synopsis: "cast config [default [NAME] | clear-default | alias ALIAS NAME | unalias ALIAS] [--json]",
+        abstract: "Show or change the sender's settings: the default receiver and aliases for receivers.",
+        options: [jsonOption, helpOption],
+        examples: [
+            "cast config", "cast config default \"Living Room\"", "cast config alias tv \"Living Room\"",
+            "cast config unalias tv", "cast config clear-default --json",
+        ], run: config),
 ]
+
+/// Other names for verbs.
+let verbAliases = ["play": "queue"]
 
 let toolUsage = """
     usage: cast VERB [options]
@@ -100,7 +143,7 @@ func help(for verb: Verb) -> String {
     """
     usage: \(verb.synopsis)
 
-    \(verb.abstract)
+    \(verb.abstract)\(verb.synopsis.contains("[NAME]") ? "\n" + receiverNote : "")
 
     options:
     \(verb.options.map { "  --\($0.name)\($0.value.map { " " + $0 } ?? "")".padding(toLength: 20, withPad: " ", startingAt: 0) + $0.help }.joined(separator: "\n"))
@@ -117,9 +160,9 @@ func help(for verb: Verb) -> String {
         output(toolUsage)
         return arguments.isEmpty ? 2 : 0
     }
-    guard let verb = verbs.first(where: { $0.name == first }) else {
+    guard let verb = verbs.first(where: { $0.name == (verbAliases[first] ?? first) }) else {
         FileHandle.standardError.write(Data(
-            "cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name))) (see cast --help)\n".utf8))
+            "cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name) + verbAliases.keys)) (see cast --help)\n".utf8))
         return 2
     }
     do {

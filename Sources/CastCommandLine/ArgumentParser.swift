@@ -38,7 +38,7 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Parses `--name value`, `--name=value`, flags and positionals; `--` ends options.
+/// Parses `--name value`, `--name=value`, flags and positionals (a negative number is one); `--` ends options.
 /// - Throws: `UsageError` for an unknown option (naming the closest valid spelling), a missing value,
 ///   or a value given to a flag.
 public func parseArguments(_ arguments: some Sequence<String>, options specs: [OptionSpec]) throws(UsageError)
@@ -48,7 +48,8 @@ public func parseArguments(_ arguments: some Sequence<String>, options specs: [O
     var iterator = arguments.makeIterator()
     var onlyPositionals = false
     while let argument = iterator.next() {
-        guard !onlyPositionals, argument.hasPrefix("-"), argument != "-" else {
+        // `-10` is a value (a relative seek), not an option: no option looks like a number.
+        guard !onlyPositionals, argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
             result.positionals.append(argument)
             continue
         }

@@ -21,19 +21,15 @@ public final class RemotePlayback: Sendable {
 
     /// Asks the receiver to play `file`, and serves it.
     /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
+    /// - Parameter volume: when given, the receiver's output level (0...1) is set to it as playback starts.
     public static func start(
         _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
-        startTime: Double? = nil
+        startTime: Double? = nil, volume: Double? = nil
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
-            let status = try connection.status()
-            try connection.send(.play(PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)))
-            let accepted: PlayAccepted
-            switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
-            case .playAccepted(let reply): accepted = reply
-            case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
-            }
+            let (accepted, level) = try requestPlay(
+                PlayRequest(title: file.title, media: file.descriptor, startTime: startTime), on: connection, volume: volume)
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
             // The media connection must reach the same receiver as the control connection.
             guard let mediaKey = tls.peerPublicKey, fingerprint(ofPublicKey: mediaKey) == connection.peerID else {
@@ -46,9 +42,7 @@ public final class RemotePlayback: Sendable {
                 tls.close()
                 throw CastError(.connectionLost, "lost \(receiver.name) while opening the media connection: \(error)")
             }
-            let playback = RemotePlayback(
-                connection: connection, media: MediaServer(tls: tls, file: file),
-                volume: (status.volume ?? 1, status.muted ?? false))
+            let playback = RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file), volume: level)
             playback.startHeartbeat()
             return playback
         } catch {
@@ -64,7 +58,7 @@ public final class RemotePlayback: Sendable {
     ///   refusal from the receiver.
     public static func start(
         url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
-        configDirectory: String, senderName: String, startTime: Double? = nil
+        configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil
     ) throws(CastError) -> RemotePlayback {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -81,19 +75,34 @@ public final class RemotePlayback: Sendable {
             startTime: startTime)
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
-            let status = try connection.status()
-            try connection.send(.play(request))
-            switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
-            case .playAccepted: break
-            case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
-            }
-            let playback = RemotePlayback(connection: connection, media: nil, volume: (status.volume ?? 1, status.muted ?? false))
+            let (_, level) = try requestPlay(request, on: connection, volume: volume)
+            let playback = RemotePlayback(connection: connection, media: nil, volume: level)
             playback.startHeartbeat()
             return playback
         } catch {
             connection.close()
             throw error
         }
+    }
+
+    /// Sends the play request and waits for its acceptance; then sets the volume when one is given. The level
+    /// belongs to the receiver and holds across sessions, so it is set only once this sender's request was
+    /// accepted (a receiver busy for another sender keeps its level), and before the engine has opened its
+    /// audio device (the media connection, or the URL, is opened after the acceptance).
+    /// Returns the acceptance and the level playback starts at.
+    private static func requestPlay(_ request: PlayRequest, on connection: ReceiverConnection, volume: Double?)
+        throws(CastError) -> (PlayAccepted, (Double, Bool))
+    {
+        if let volume, !(0...1).contains(volume) { throw CastError(.usage, "the volume must be from 0 to 1") }
+        let status = try connection.status()
+        try connection.send(.play(request))
+        let accepted: PlayAccepted
+        switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
+        case .playAccepted(let reply): accepted = reply
+        case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
+        }
+        if let volume { try connection.send(.control(PlaybackControl(.volume(volume)))) }
+        return (accepted, (volume ?? status.volume ?? 1, status.muted ?? false))
     }
 
     /// `url` without its userinfo, and the user name and password it carried (percent-decoded).

@@ -20,6 +20,14 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertTrue(parsed.options.isEmpty)
     }
 
+    func testNegativeNumbersArePositionals() throws {
+        // `cast seek kitchen -10`: a relative seek back, not an option.
+        let parsed = try parseArguments(["kitchen", "-10", "-2.5", "--json"], options: specs)
+        XCTAssertEqual(parsed.positionals, ["kitchen", "-10", "-2.5"])
+        XCTAssertTrue(parsed.has("json"))
+        XCTAssertThrowsError(try parseArguments(["-x"], options: specs))
+    }
+
     func testUnknownOptionNamesTheClosestSpelling() {
         XCTAssertThrowsError(try parseArguments(["--prot", "1"], options: specs)) { error in
             XCTAssertEqual((error as? UsageError)?.message, "unknown option '--prot'; did you mean '--port'?")

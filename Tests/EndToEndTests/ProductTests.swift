@@ -6,7 +6,7 @@ final class ProductTests: XCTestCase {
     func testHelpAndSpellingMistakes() throws {
         let help = try runCommand([Paths.cast, "--help"])
         XCTAssertEqual(help.status, 0)
-        for verb in ["list", "send", "status", "pair", "unpair", "pause", "resume", "stop"] {
+        for verb in ["list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "watch", "pair", "unpair", "config"] {
             XCTAssertTrue(help.stdout.contains("\n  \(verb) "), "\(verb) missing from:\n\(help.stdout)")
         }
         let pause = try runCommand([Paths.cast, "pause", "--help"])
@@ -14,16 +14,19 @@ final class ProductTests: XCTestCase {
         XCTAssertEqual(
             pause.stdout,
             """
-            usage: cast pause NAME
+            usage: cast pause [NAME] [--json]
 
             Pause what plays on a receiver.
+            NAME is a receiver's name, id, unique prefix, an alias (cast config), or HOST:PORT; without it, the default receiver (cast config default), else the only one in sight.
 
             options:
+              --json            print JSON instead of text (events as JSON lines)
               --timeout SEC     how long to look for receivers (default 2)
               --help            show this help
 
             examples:
               cast pause "Living Room"
+              cast pause
 
             """)
         let verb = try runCommand([Paths.cast, "stauts", "x"])
@@ -38,6 +41,71 @@ final class ProductTests: XCTestCase {
         let castdHelp = try runCommand([Paths.castd, "--help"])
         XCTAssertEqual(castdHelp.status, 0)
         XCTAssertTrue(castdHelp.stdout.hasPrefix("usage: castd "), castdHelp.stdout)
+    }
+
+    /// The help is the parser's contract, word for word: every verb the tool's help lists has a help of its own
+    /// whose options all parse, whose synopsis names only those options, and whose every example parses.
+    func testEveryVerbsHelpMatchesWhatItsParserAccepts() throws {
+        let tool = try runCommand([Paths.cast, "--help"])
+        let listed = tool.stdout.components(separatedBy: "verbs:\n")[1].components(separatedBy: "\n\n")[0]
+            .split(separator: "\n").map { String($0.dropFirst(2).prefix { $0 != " " }) }
+        XCTAssertEqual(listed.count, 13, tool.stdout)
+        for verb in listed {
+            let help = try runCommand([Paths.cast, verb, "--help"])
+            XCTAssertEqual(help.status, 0, verb)
+            let sections = help.stdout.components(separatedBy: "\n\n")
+            let synopsis = try XCTUnwrap(sections.first?.split(separator: "\n").first.map(String.init), help.stdout)
+            XCTAssertTrue(synopsis.hasPrefix("usage: cast \(verb)"), synopsis)
+            let options = try XCTUnwrap(sections.first { $0.hasPrefix("options:") }, help.stdout)
+                .split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces).split(separator: " ") }
+            let names = options.map { String($0[0]) }
+            for (option, words) in zip(names, options) {
+                // A value placeholder is upper case or a choice (one|all); the help line follows two spaces later.
+                let takesValue = words.count > 1 && (words[1].uppercased() == words[1] || words[1].contains("|"))
+                let value = takesValue ? [String(words[1].split(separator: "|")[0])] : []
+                let parsed = try runCommand([Paths.cast, verb, option] + value + ["--help"])
+                XCTAssertEqual(parsed.status, 0, "cast \(verb) \(option): \(parsed.stderr)")
+            }
+            for word in synopsis.split(separator: " ") where word.hasPrefix("[--") || word.hasPrefix("--") {
+                let name = word.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).split(separator: " ")[0]
+                XCTAssertTrue(names.contains(String(name)), "\(synopsis) names \(name), which its options do not list")
+            }
+            let examples = try XCTUnwrap(sections.first { $0.hasPrefix("examples:") }, help.stdout)
+                .split(separator: "\n").dropFirst().map { String($0.components(separatedBy: "| ").last!.drop { $0 == " " }) }
+            XCTAssertFalse(examples.isEmpty, verb)
+            for example in examples {
+                let words = shellWords(example)
+                XCTAssertEqual(words.first, "cast", example)
+                XCTAssertTrue(words.count > 1 && (words[1] == verb || words[1] == "play"), example)
+                let parsed = try runCommand([Paths.cast] + words.dropFirst() + ["--help"])
+                XCTAssertEqual(parsed.status, 0, "\(example): \(parsed.stderr)")
+            }
+        }
+        let play = try runCommand([Paths.cast, "play", "--help"])
+        XCTAssertEqual(play.stdout, try runCommand([Paths.cast, "queue", "--help"]).stdout, "play is queue")
+    }
+
+    /// Words of a command line as a shell splits them (double quotes only: what the examples use).
+    private func shellWords(_ line: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var quoted = false
+        var inWord = false
+        for character in line {
+            if character == "\"" {
+                quoted.toggle()
+                inWord = true
+            } else if character == " " && !quoted {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if inWord { words.append(current) }
+        return words
     }
 
     func testCastdListsTheAudioDevicesALSAOffers() throws {

@@ -59,6 +59,10 @@ struct SettingsProblem: Error {
 
 /// Flags from the command line over settings from the config file. `--help` prints and exits.
 func settings() throws(SettingsProblem) -> [String: String] {
+    if Array(CommandLine.arguments.dropFirst()) == ["--man"] {
+        print(manualPage().roff, terminator: "")
+        exit(0)
+    }
     let parsed: ParsedArguments
     do {
         parsed = try parseArguments(CommandLine.arguments.dropFirst(), options: options)

@@ -134,7 +134,7 @@ let toolUsage = """
     verbs:
     \(verbs.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
-    Run 'cast VERB --help' for a verb's options.
+    Run 'cast VERB --help' for a verb's options, 'man cast' for the whole manual.
     exit codes: 0 done, 1 playback error, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost,
     6 receiver busy
     """
@@ -156,6 +156,10 @@ func help(for verb: Verb) -> String {
 @MainActor func main() -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments == ["--man"] {
+        FileHandle.standardOutput.write(Data(manualPage().roff.utf8))
+        return 0
+    }
     guard let first = arguments.first, first != "--help", first != "help", first != "-h" else {
         output(toolUsage)
         return arguments.isEmpty ? 2 : 0

@@ -121,9 +121,6 @@ func connectTLS(to receiver: ReceiverDescription, configDirectory: String, timeo
     }
 }
 
-/// The version of the sender software.
-public let castVersion = "0.1.0"
-
 /// Reads whole messages from a TLS connection. Used by one thread at a time.
 final class FrameReader: @unchecked Sendable {
     // Invariant: only the thread that owns the connection's request/response cycle calls `next`.

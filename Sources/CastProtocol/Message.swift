@@ -1,5 +1,8 @@
 import Foundation
 
+/// The version of Cast's programs and libraries (castd, cast, CastKit), shown in hellos, help and manual pages.
+public let castVersion = "0.1.0"
+
 /// The wire ids of message types. Ids are never reused: a retired message keeps its number.
 public enum MessageType: UInt8, Sendable, CaseIterable {
     /// Sender → receiver, first message on every connection.

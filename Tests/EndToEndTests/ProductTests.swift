@@ -108,6 +108,24 @@ final class ProductTests: XCTestCase {
         return words
     }
 
+    /// docs/man/ holds what `cast --man` and `castd --man` print (made from the same text as --help), and groff
+    /// renders both without a warning.
+    func testManualPagesAreCurrentAndRenderCleanly() throws {
+        for (program, page) in [(Paths.cast, "docs/man/cast.1"), (Paths.castd, "docs/man/castd.8")] {
+            let printed = try runCommand([program, "--man"])
+            XCTAssertEqual(printed.status, 0, printed.stderr)
+            let committed = try String(contentsOf: Paths.package.appendingPathComponent(page), encoding: .utf8)
+            XCTAssertEqual(printed.stdout, committed, "\(page) is stale: run \(program) --man > \(page)")
+            let rendered = try runCommand(["groff", "-man", "-Tutf8", "-k", "-ww", "-z", Paths.package.appendingPathComponent(page).path])
+            XCTAssertEqual(rendered.status, 0)
+            XCTAssertEqual(rendered.stderr, "", page)
+        }
+        let cast = try String(contentsOf: Paths.package.appendingPathComponent("docs/man/cast.1"), encoding: .utf8)
+        for verb in ["list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "watch", "pair", "unpair", "config"] {
+            XCTAssertTrue(cast.contains("\n.SS \"\(verb) "), "\(verb) has no section in cast(1)")
+        }
+    }
+
     func testCastdListsTheAudioDevicesALSAOffers() throws {
         // With the system's ALSA configuration (not the tests' capture one): at least `null` exists.
         let result = try runCommand(["env", "-u", "ALSA_CONFIG_PATH", Paths.castd, "--list-audio-devices"])

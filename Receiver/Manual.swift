@@ -1,0 +1,41 @@
+// castd --man: the manual page, made from the options that --help prints.
+import CastCommandLine
+import CastProtocol
+
+func manualPage() -> ManualPage {
+    ManualPage(
+        name: "castd", section: 8, summary: "the Cast receiver daemon",
+        synopsis: ["castd [options]"],
+        sections: [
+            .init(
+                "DESCRIPTION",
+                paragraphs: [
+                    "castd advertises itself over mDNS (avahi) as _castd._tcp, admits only paired senders over TLS 1.3, decodes what they send with FFmpeg, plays audio through ALSA and video in a window or full screen, and pushes every change of playback state back to the sender.",
+                    "With --auth pin (the default) it prints a line \"Pairing PIN: NNNN\" with a fresh PIN for each pairing attempt; cast pair asks for it. After five wrong PINs in a row pairing is closed for 60 seconds.",
+                    "Every option can also be set in the config file as a line \"key = value\", the key being the option's name without dashes (name = Kitchen); # starts a comment. Options on the command line win.",
+                ],
+                options: options),
+            .init("EXAMPLES", examples: [
+                "castd --name \"Living Room\"", "castd --auth none --port 0 --video-out none --state-dir /tmp/castd",
+                "castd --list-paired",
+            ]),
+            .init(
+                "SIGNALS",
+                terms: [
+                    ("SIGHUP", "re-read the config file; a new name is advertised at once, other changes take effect after a restart"),
+                    ("SIGTERM, SIGINT", "stop playback, tell the connected senders, and exit 0"),
+                ]),
+            .init(
+                "FILES",
+                terms: [
+                    ("/etc/castd.conf", "the config file (or --config FILE)"),
+                    ("/var/lib/castd/identity.pem", "the receiver's Ed25519 key, mode 0600 (the state directory is --state-dir)"),
+                    ("/var/lib/castd/paired-senders.json", "the senders paired with this receiver, and their keys"),
+                ]),
+            .init(
+                "EXIT STATUS",
+                terms: [("0", "stopped by a signal, or a listing done"), ("1", "could not start: the message says why"), ("2", "the command line or the config file was wrong")]),
+            .init("SEE ALSO", paragraphs: ["cast(1), avahi-daemon(8), systemd.service(5)"]),
+        ],
+        version: castVersion)
+}

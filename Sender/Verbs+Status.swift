@@ -12,13 +12,19 @@ import Synchronization
 func list(_ arguments: ParsedArguments) throws(CastError) {
     let receivers = try ReceiverBrowser.receivers(timeout: browseTimeout(arguments))
     let paired = Set(Pairing.pairedIDs(configDirectory: senderConfigDirectory()))
+    let statuses = nowPlaying(on: receivers, paired: paired)
     if arguments.has("json") {
-        output(json(receivers.map { r -> [String: Any] in
+        output(json(receivers.enumerated().map { index, r -> [String: Any] in
             var object: [String: Any] = [
                 "name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address,
                 "paired": paired.contains(r.id),
             ]
             if let record = r.record { object["txt"] = record.txt }
+            if let status = statuses[index] {
+                var playing: [String: Any] = ["state": status.state.rawValue]
+                if let title = status.title { playing["title"] = title }
+                object["playing"] = playing
+            }
             return object
         }))
         return
@@ -27,15 +33,38 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
         output("no receivers in sight")
         return
     }
-    let rows = [["NAME", "ID", "ADDRESS", "AUTH", "PAIRED"]]
-        + receivers.map {
-            [$0.name, $0.id, $0.address, $0.record?.auth.rawValue ?? "?", paired.contains($0.id) ? "yes" : "no"]
+    func playing(_ status: ReceiverStatus?) -> String {
+        guard let status else { return "?" }
+        guard let title = status.title else { return "-" }
+        return "\(title) (\(status.state.rawValue))"
+    }
+    let rows = [["NAME", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
+        + receivers.enumerated().map { index, r -> [String] in
+            [r.name, r.id, r.address, r.record?.auth.rawValue ?? "?", paired.contains(r.id) ? "yes" : "no",
+             playing(statuses[index])]
         }
-    let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
         output(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
             .trimmingCharacters(in: .whitespaces))
     }
+}
+
+/// What each receiver plays, asked of all at once; nil where we may not ask (a receiver that needs pairing and
+/// is not paired: asking would only be refused, and would log a refusal on it) or it did not answer.
+func nowPlaying(on receivers: [ReceiverDescription], paired: Set<String>) -> [ReceiverStatus?] {
+    let answers = Mutex([ReceiverStatus?](repeating: nil, count: receivers.count))
+    let directory = senderConfigDirectory()
+    let name = senderName()
+    DispatchQueue.concurrentPerform(iterations: receivers.count) { index in
+        let receiver = receivers[index]
+        guard receiver.record?.auth == AuthMode.none || paired.contains(receiver.id) else { return }
+        guard let connection = try? ReceiverConnection.open(receiver, configDirectory: directory, senderName: name) else { return }
+        defer { connection.close() }
+        let status = try? connection.status()
+        answers.withLock { $0[index] = status }
+    }
+    return answers.withLock { $0 }
 }
 
 func status(_ arguments: ParsedArguments) throws(CastError) {

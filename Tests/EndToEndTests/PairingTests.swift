@@ -115,7 +115,12 @@ final class PairingTests: XCTestCase {
         XCTAssertTrue(status.stderr.contains(String(oldID.dropLast())), status.stderr)
         XCTAssertTrue(status.stderr.contains(String(newID.dropLast())), status.stderr)
         // After the user forgets it on purpose, it is just an open receiver.
-        XCTAssertEqual(try cast(["unpair", "Living Room"]).status, 0)
+        let forgot = try cast(["unpair", "Living Room", "--json"])
+        XCTAssertEqual(forgot.status, 0, forgot.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(forgot.stdout.utf8)) as? [String: Any], forgot.stdout)
+        XCTAssertEqual(object["paired"] as? Bool, false)
+        XCTAssertTrue((object["forgot"] as? String)?.hasPrefix("Living Room (id ") == true, forgot.stdout)
+        XCTAssertEqual(try cast(["unpair", "Living Room"]).status, 3, "nothing left to forget")
         XCTAssertEqual(try cast(["status", "Living Room"]).status, 0)
     }
 

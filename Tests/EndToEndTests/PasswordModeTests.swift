@@ -49,9 +49,12 @@ final class PasswordModeTests: XCTestCase {
         XCTAssertEqual(wrong.status, 4, wrong.stderr)
         XCTAssertTrue(wrong.stderr.contains("wrong password"), wrong.stderr)
         Thread.sleep(forTimeInterval: 1.2)
-        let right = try cast(["pair", "Living Room", "--pin", "correct horse"])
+        let right = try cast(["pair", "Living Room", "--pin", "correct horse", "--json"])
         XCTAssertEqual(right.status, 0, right.stderr)
-        XCTAssertTrue(right.stdout.contains("paired with Living Room"), right.stdout)
+        let pairing = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(right.stdout.utf8)) as? [String: Any], right.stdout)
+        XCTAssertEqual(pairing["name"] as? String, "Living Room")
+        XCTAssertEqual(pairing["paired"] as? Bool, true)
+        XCTAssertEqual((pairing["id"] as? String)?.count, 32, right.stdout)
 
         // Paired: no password needed any more.
         let status = try cast(["status", "Living Room"])

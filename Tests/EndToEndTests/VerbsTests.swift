@@ -103,6 +103,17 @@ final class VerbsTests: XCTestCase {
         defer { sender.stop() }
         XCTAssertNotNil(sender.waitForLine(containing: #""event":"position""#), "\(sender.output)")
 
+        // `cast list` says what plays on each receiver it may ask.
+        let listed = try cast(["list", "--json"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let entries = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        let entry = try XCTUnwrap(entries.first { $0["name"] as? String == "Living Room" }, listed.stdout)
+        XCTAssertEqual(entry["playing"] as? [String: String], ["state": "playing", "title": "verbs.mp4"])
+        XCTAssertEqual(Set(entry.keys), ["name", "id", "host", "port", "address", "paired", "txt", "playing"])
+        let table = try cast(["list"]).stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(table.first?.hasSuffix("PAIRED  PLAYING") == true, "\(table)")
+        XCTAssertTrue(table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs.mp4 (playing)") }, "\(table)")
+
         let keys: Set<String> = ["name", "id", "address", "state", "tls", "title", "position", "duration", "volume", "muted"]
         let paused = try object(cast(["pause", "Living Room", "--json"]))
         XCTAssertEqual(Set(paused.keys), keys)

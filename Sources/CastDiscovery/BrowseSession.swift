@@ -13,6 +13,9 @@ final class BrowseSession {
     private var pendingResolves = 0
     private var isAllForNow = false
     private var failure: DiscoveryError?
+    /// In a watch: told of every change as it happens; resolvers stay alive to report changes of a service.
+    private var onChange: ((BrowseEvent) -> Void)?
+    private var resolvers: [String: [OpaquePointer]] = [:]
 
     init(serviceType: String) throws {
         guard let poll = avahi_simple_poll_new() else { throw DiscoveryError.browseFailed("out of memory") }
@@ -29,7 +32,7 @@ final class BrowseSession {
     }
 
     deinit {
-        // Freeing the client frees its browser and any resolver still running.
+        // Freeing the client frees its browser and every resolver still running.
         if let client { avahi_client_free(client) }
         avahi_simple_poll_free(poll)
     }
@@ -69,6 +72,24 @@ final class BrowseSession {
         return receivers.values.sorted { $0.name < $1.name }
     }
 
+    /// Follows the services as they come, change and go, telling `onChange` on this thread, until `isCancelled`
+    /// (checked at least every 250 ms) returns true.
+    /// - Throws: ``DiscoveryError`` when avahi fails (the daemon stopped, the browse failed).
+    func watch(onChange: @escaping (BrowseEvent) -> Void, isCancelled: () -> Bool) throws {
+        guard let client else { throw DiscoveryError.daemonNotRunning("no client") }
+        self.onChange = onChange
+        browser = avahi_service_browser_new(
+            client, Avahi.anyInterface, Avahi.anyProtocol, serviceType, nil, AvahiLookupFlags(0),
+            { browser, interface, proto, event, name, type, domain, flags, userdata in
+                BrowseSession.session(userdata).browserEvent(interface, proto, event, name, type, domain)
+            }, context)
+        if browser == nil { throw DiscoveryError.browseFailed(Avahi.message(avahi_client_errno(client))) }
+        while !isCancelled() {
+            if let failure { throw failure }
+            if avahi_simple_poll_iterate(poll, 250) != 0 { throw DiscoveryError.browseFailed("avahi's event loop failed") }
+        }
+    }
+
     private static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
@@ -92,6 +113,16 @@ final class BrowseSession {
             guard let client, let name, let type, let domain else { return }
             // Every instance of a name is resolved until one gives an IPv4 address; the rest would add nothing.
             if let known = receivers[String(cString: name)], !known.address.contains(":") { return }
+            if onChange != nil {
+                // A watch keeps one resolver per instance and interface/protocol: it reports changes of the service.
+                let resolver = avahi_service_resolver_new(
+                    client, interface, proto, name, type, domain, Avahi.anyProtocol, AvahiLookupFlags(0),
+                    { _, interface, _, event, name, _, _, host, address, port, txt, _, userdata in
+                        BrowseSession.session(userdata).resolved(interface, event, name, host, address, port, txt)
+                    }, context)
+                if let resolver { resolvers[String(cString: name), default: []].append(resolver) }
+                return
+            }
             let resolver = avahi_service_resolver_new(
                 client, interface, proto, name, type, domain, Avahi.anyProtocol, AvahiLookupFlags(0),
                 { resolver, interface, _, event, name, _, _, host, address, port, txt, _, userdata in
@@ -99,12 +130,18 @@ final class BrowseSession {
                     avahi_service_resolver_free(resolver)
                 }, context)
             if resolver != nil { pendingResolves += 1 }
+        case AVAHI_BROWSER_REMOVE:
+            guard let onChange, let name else { return }
+            let instance = String(cString: name)
+            // Gone from one interface or protocol; it may still be seen on another, but a watch reports the
+            // service gone once any of its announcements is withdrawn (avahi withdraws them all together).
+            for resolver in resolvers.removeValue(forKey: instance) ?? [] { avahi_service_resolver_free(resolver) }
+            if receivers.removeValue(forKey: instance) != nil { onChange(.disappeared(name: instance)) }
         case AVAHI_BROWSER_ALL_FOR_NOW:
             isAllForNow = true
         case AVAHI_BROWSER_FAILURE:
             failure = .browseFailed(Avahi.message(client.map { avahi_client_errno($0) } ?? 0))
         default:
-            // REMOVE: a receiver that leaves during a short browse is still reported, as if it left just after.
             break
         }
     }
@@ -114,12 +151,27 @@ final class BrowseSession {
         _ host: UnsafePointer<CChar>?, _ address: UnsafePointer<AvahiAddress>?, _ port: UInt16,
         _ txt: UnsafeMutablePointer<AvahiStringList>?
     ) {
-        pendingResolves -= 1
+        if onChange == nil { pendingResolves -= 1 }
         guard event == AVAHI_RESOLVER_FOUND, let name, let host, let address else { return }
         let receiver = DiscoveredReceiver(
             name: String(cString: name), host: String(cString: host),
             address: Self.numeric(address, interface: interface), port: port, txt: TXTRecord.dictionary(from: txt))
-        if let known = receivers[receiver.name], !known.address.contains(":") { return }
+        let known = receivers[receiver.name]
+        if let onChange {
+            // One entry per instance: an IPv6 answer does not replace an IPv4 one, but a change of either does.
+            if let known, receiver.address.contains(":") && !known.address.contains(":") {
+                guard known.txt != receiver.txt || known.port != receiver.port else { return }
+                receivers[receiver.name] = DiscoveredReceiver(
+                    name: known.name, host: known.host, address: known.address, port: receiver.port, txt: receiver.txt)
+            } else {
+                guard known != receiver else { return }
+                receivers[receiver.name] = receiver
+            }
+            onChange(known == nil ? .appeared(receivers[receiver.name]!) : .updated(receivers[receiver.name]!))
+            return
+        }
+        // A receiver that leaves during a short browse is still reported, as if it left just after.
+        if let known, !known.address.contains(":") { return }
         receivers[receiver.name] = receiver
     }
 

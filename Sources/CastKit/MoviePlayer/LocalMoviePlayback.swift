@@ -41,4 +41,5 @@ final class LocalMoviePlayback: MoviePlayback {
     func stop() { player?.stop() }
     func seek(to seconds: Double) { player?.seek(to: seconds, exact: true) }
     func setRate(_ rate: Double) { player?.setRate(rate) }
+    func setVolume(_ volume: Double) { player?.setVolume(volume) }
 }

@@ -20,6 +20,8 @@ protocol MoviePlayback: AnyObject, Sendable {
     func seek(to seconds: Double)
     /// Sets the rate, 0.5...2.
     func setRate(_ rate: Double)
+    /// Sets the output level, 0...1 (on a receiver: the receiver's level).
+    func setVolume(_ volume: Double)
 }
 
 /// What a playback reports to its player.

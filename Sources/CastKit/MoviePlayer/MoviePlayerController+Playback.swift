@@ -54,6 +54,7 @@ extension MoviePlayerController {
         state.playback = playback
         playback.start()
         if state.rate != 1 { playback.setRate(state.rate) }
+        if state.volume != 1 { playback.setVolume(state.volume) }
         if state.intent == .paused { playback.pause() }
     }
 
@@ -120,9 +121,35 @@ extension MoviePlayerController {
     /// Posts `event` and yields it to every subscriber, after everything announced before it.
     func announce(_ event: MoviePlayerEvent) {
         let subscribers = Array(state.subscribers.values)
+        let role = self.role
         delivery.async { [self] in
-            NotificationCenter.default.post(name: event.notificationName, object: self, userInfo: event.userInfo)
+            role?.observe(.event(event))
+            if role?.postsNotifications ?? true {
+                NotificationCenter.default.post(name: event.notificationName, object: self, userInfo: event.userInfo)
+            }
             for subscriber in subscribers { subscriber.yield(event) }
+        }
+    }
+
+    /// Tells the owner of an engine player about an interruption, in order with the events.
+    func signal(_ signal: EngineSignal) {
+        guard let role else { return }
+        delivery.async { role.observe(signal) }
+    }
+
+    /// The receiver was lost or refused the movie: play on here from where it was. An engine player that yields by
+    /// interruption comes back paused, between an interruption's begin and end (as an audio session is interrupted).
+    private func routeLost() {
+        state.lostRoute = state.playback?.route
+        let interrupts = role?.yields == .interrupt && state.intent == .playing
+        if interrupts {
+            state.intent = .paused
+            signal(.interruptionBegan)
+        }
+        moveIfNeeded()
+        if interrupts {
+            if state.playbackState == .playing { setPlaybackState(.paused) }
+            signal(.interruptionEnded)
         }
     }
 
@@ -130,16 +157,18 @@ extension MoviePlayerController {
 
     /// A report of the playback of `generation`; ignored when that playback was replaced meanwhile.
     func receive(_ report: MoviePlaybackReport, generation: Int) {
-        lock.withLock {
-            guard generation == state.generation else { return }
+        let ended = lock.withLock { () -> Bool in
+            guard generation == state.generation else { return false }
             switch report {
             case .event(let event): apply(event)
             case .routeLost:
                 // The receiver is gone: play on here, from where it was.
-                state.lostRoute = state.playback?.route
-                moveIfNeeded()
+                routeLost()
             }
+            return state.playback == nil
         }
+        // A finish: another player it interrupted may resume.
+        if ended { releasePlayback() }
     }
 
     private func apply(_ event: PlaybackEvent) {
@@ -181,6 +210,12 @@ extension MoviePlayerController {
             // Before the clock starts a playback reports where it has not begun yet.
             guard state.clockStarted else { return }
             state.position.set(seconds)
+            // endPlaybackTime ends the movie there, as its end would.
+            if state.endPlaybackTime > 0 && seconds >= state.endPlaybackTime {
+                unload(finishing: true)
+                state.position = PositionEstimate(seconds: state.endPlaybackTime)
+                finish(reason: .playbackEnded, error: nil)
+            }
         case .videoActive(let active):
             if remote { setAirPlayVideoActive(active) }
         case .volume, .rate:
@@ -188,8 +223,7 @@ extension MoviePlayerController {
         case .finished(.playbackError, _) where remote:
             // The receiver shut down, another sender took it over, or it could not play the movie: play on here,
             // where a movie that cannot be played finishes with its own error.
-            state.lostRoute = state.playback?.route
-            moveIfNeeded()
+            routeLost()
         case .finished(let reason, let error):
             finish(reason: reason, error: error.map { CastError(.playback, $0) })
         }

@@ -28,6 +28,10 @@ extension MoviePlayerController {
         /// The receiver that failed: playback stays local until the route or `allowsAirPlay` changes.
         var lostRoute: ReceiverDescription?
         var subscribers: [UUID: AsyncStream<MoviePlayerEvent>.Continuation] = [:]
+        /// Paused because another player took the audio (engine players that yield by interruption).
+        var interrupted = false
+        /// The output level, 0...1.
+        var volume = 1.0
     }
 
     /// Playing or paused, as asked.

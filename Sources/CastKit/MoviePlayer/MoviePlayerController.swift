@@ -23,12 +23,21 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// Posts notifications and feeds `events`, one change after the other.
     let delivery = DispatchQueue(label: "CastKit.MoviePlayerController.delivery")
 
+    /// Set when an AudioPlayer or a MusicPlayerController uses this player as its engine.
+    let role: EngineRole?
+
     /// A player for the movie at `contentURL` (a file URL); nothing is loaded until `prepareToPlay()` or `play()`.
-    public init(
+    public convenience init(
         contentURL: URL?, outputs: Outputs = Outputs(), configuration: CastKitConfiguration = CastKitConfiguration()
     ) {
+        self.init(contentURL: contentURL, outputs: outputs, configuration: configuration, role: nil)
+    }
+
+    /// A player that is the engine of another CastKit player (`role`), or a movie player (nil).
+    init(contentURL: URL?, outputs: Outputs, configuration: CastKitConfiguration, role: EngineRole?) {
         self.outputs = outputs
         self.configuration = configuration
+        self.role = role
         state.contentURL = contentURL
         MoviePlayerRegistry.shared.add(self)
     }
@@ -101,8 +110,8 @@ public final class MoviePlayerController: @unchecked Sendable {
         set { lock.withLock { state.initialPlaybackTime = newValue } }
     }
 
-    /// Where playback should end, in seconds; -1 (the default) is the movie's end. Kept but not yet applied:
-    /// playback always runs to the movie's end.
+    /// Where playback ends, in seconds; -1 (the default) is the movie's end. Reaching it finishes the movie with
+    /// `.playbackEnded`, within a position report (a quarter of a second) of the time.
     public var endPlaybackTime: TimeInterval {
         get { lock.withLock { state.endPlaybackTime } }
         set { lock.withLock { state.endPlaybackTime = newValue } }
@@ -141,6 +150,7 @@ public final class MoviePlayerController: @unchecked Sendable {
             state.position.rebase(running: false)
             playback.pause()
         }
+        releasePlayback()
     }
 
     /// Stops and unloads the movie: `playbackState` becomes `.stopped`, `.moviePlayerPlaybackDidFinish` is posted with
@@ -152,6 +162,7 @@ public final class MoviePlayerController: @unchecked Sendable {
             state.position = PositionEstimate()
             finish(reason: .userExited, error: nil)
         }
+        releasePlayback()
     }
 
     /// The playback position in seconds. Setting it seeks there exactly (the picture at that time, audio from it); set
@@ -164,6 +175,7 @@ public final class MoviePlayerController: @unchecked Sendable {
                 let target = state.movie.duration > 0 ? min(max(newValue, 0), state.movie.duration) : max(newValue, 0)
                 guard let playback = state.playback else {
                     state.pendingStart = target
+                    state.position = PositionEstimate(seconds: target)
                     return
                 }
                 state.position = PositionEstimate(seconds: target)
@@ -179,13 +191,37 @@ public final class MoviePlayerController: @unchecked Sendable {
         set {
             guard !newValue.isNaN else { return }
             if newValue <= 0 { return pause() }
+            rateSetting = newValue
+            play()
+        }
+    }
+
+    /// Whether a movie is loaded and asked to play (it may still be opening): what an owner switching items keeps.
+    var isPlayingOrAboutTo: Bool { lock.withLock { state.playback != nil && state.intent == .playing } }
+
+    /// The rate playback runs at while playing (0.5...2), without starting playback as `currentPlaybackRate` does.
+    var rateSetting: Float {
+        get { lock.withLock { Float(state.rate) } }
+        set {
+            guard !newValue.isNaN else { return }
             lock.withLock {
                 state.position.rebase(running: state.position.running)
                 state.rate = min(max(Double(newValue), 0.5), 2)
                 state.position.rate = state.rate
                 state.playback?.setRate(state.rate)
             }
-            play()
+        }
+    }
+
+    /// The output level, 0...1 (default 1); on a receiver it sets the receiver's level. Kept across movies.
+    var volume: Double {
+        get { lock.withLock { state.volume } }
+        set {
+            guard newValue.isFinite else { return }
+            lock.withLock {
+                state.volume = min(max(newValue, 0), 1)
+                state.playback?.setVolume(state.volume)
+            }
         }
     }
 
@@ -242,8 +278,70 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// The key of a finish notification's `CastError`, present for `.playbackError`.
     public static let errorUserInfoKey = "error"
 
-    /// Makes this the one player that plays, stopping the one that played. Called without the lock.
+    /// Makes this the one player that plays; the one that played stops, or is interrupted when it is the engine of
+    /// an audio or music player. Called without the lock.
     private func claimPlayback() {
-        MoviePlayerRegistry.shared.claim(self)?.stop()
+        MoviePlayerRegistry.shared.claim(self)?.yieldPlayback()
     }
+
+    /// This player no longer plays (paused, stopped, finished): players it interrupted hear that the interruption
+    /// ended. Called without the lock.
+    func releasePlayback() {
+        for player in MoviePlayerRegistry.shared.release(self) {
+            player.interruptionEnded()
+        }
+    }
+
+    /// Another player started to play.
+    private func yieldPlayback() {
+        guard role?.yields == .interrupt else { return stop() }
+        let interrupted = lock.withLock { () -> Bool in
+            guard let playback = state.playback, state.intent == .playing else { return false }
+            state.intent = .paused
+            state.position.rebase(running: false)
+            playback.pause()
+            state.interrupted = true
+            setPlaybackState(.interrupted)
+            signal(.interruptionBegan)
+            return true
+        }
+        if interrupted { MoviePlayerRegistry.shared.noteInterrupted(self) }
+    }
+
+    /// The player that interrupted this one stopped playing: it stays paused, and its owner hears it may resume.
+    private func interruptionEnded() {
+        lock.withLock {
+            guard state.interrupted else { return }
+            state.interrupted = false
+            if state.playbackState == .interrupted { setPlaybackState(.paused) }
+            signal(.interruptionEnded)
+        }
+    }
+}
+
+/// How an AudioPlayer or a MusicPlayerController uses a movie player as its engine.
+struct EngineRole: Sendable {
+    /// What another player starting to play does to this one.
+    enum Yield: Sendable {
+        /// It stops, with a finish (`userExited`): movie players.
+        case stop
+        /// It pauses in state `.interrupted`, and the owner hears when the other player stops playing.
+        case interrupt
+    }
+
+    /// Called on the player's delivery queue, in order, with everything the owner needs to hear.
+    var observe: @Sendable (EngineSignal) -> Void
+    /// Whether the movie player's own notifications are posted (false: the owner posts its own).
+    var postsNotifications: Bool
+    var yields: Yield
+}
+
+/// What an engine player tells its owner.
+enum EngineSignal: Sendable {
+    /// A change, as movie players announce it.
+    case event(MoviePlayerEvent)
+    /// Playback was interrupted (another CastKit player took the audio, or the receiver was lost); it is paused.
+    case interruptionBegan
+    /// The interruption is over; playback may resume (it does not by itself).
+    case interruptionEnded
 }

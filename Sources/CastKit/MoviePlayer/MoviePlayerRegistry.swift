@@ -7,6 +7,8 @@ final class MoviePlayerRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
     private weak var playing: MoviePlayerController?
+    /// Interrupted players, and the player that interrupted each.
+    private var interrupted: [(by: ObjectIdentifier, player: Entry)] = []
 
     private struct Entry {
         weak var player: MoviePlayerController?
@@ -26,11 +28,31 @@ final class MoviePlayerRegistry: @unchecked Sendable {
     /// The live players.
     var players: [MoviePlayerController] { lock.withLock { entries.values.compactMap(\.player) } }
 
-    /// Makes `player` the one that plays; returns the one that played before it, which the caller stops.
+    /// Makes `player` the one that plays; returns the one that played before it, which the caller stops or
+    /// interrupts.
     func claim(_ player: MoviePlayerController) -> MoviePlayerController? {
         lock.withLock {
             defer { playing = player }
             return playing === player ? nil : playing
+        }
+    }
+
+    /// `player` was interrupted by the one that plays now: it hears when that one stops playing.
+    func noteInterrupted(_ player: MoviePlayerController) {
+        lock.withLock {
+            guard let playing else { return }
+            interrupted.append((by: ObjectIdentifier(playing), player: Entry(player: player)))
+        }
+    }
+
+    /// `player` stopped playing; returns the players it had interrupted.
+    func release(_ player: MoviePlayerController) -> [MoviePlayerController] {
+        lock.withLock {
+            if playing === player { playing = nil }
+            let id = ObjectIdentifier(player)
+            let ended = interrupted.filter { $0.by == id }.compactMap(\.player.player)
+            interrupted.removeAll { $0.by == id || $0.player.player == nil }
+            return ended
         }
     }
 }

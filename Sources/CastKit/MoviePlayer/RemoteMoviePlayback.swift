@@ -117,6 +117,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     func resume() { control(.resume) }
     func seek(to seconds: Double) { control(.seek(position: seconds, exact: true)) }
     func setRate(_ rate: Double) { control(.rate(rate)) }
+    func setVolume(_ volume: Double) { control(.volume(volume)) }
 
     func stop() {
         lock.withLock { state.stopped = true }

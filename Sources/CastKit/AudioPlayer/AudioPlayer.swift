@@ -1,0 +1,190 @@
+public import CastMedia
+public import Foundation
+
+/// What an `AudioPlayer` tells its delegate (AVAudioPlayerDelegate). Every method has a default that does nothing.
+/// Called on a serial queue of the player's own, in the order things happened.
+public protocol AudioPlayerDelegate: AnyObject, Sendable {
+    /// Playback reached the end (`successfully` true), or stopped because decoding failed (false). Not called for
+    /// `stop()`.
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool)
+    /// Decoding failed; `audioPlayerDidFinishPlaying(_:successfully: false)` follows.
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: CastError?)
+    /// Playback was interrupted and is paused: another CastKit player started playing here, or the receiver it
+    /// played on was lost (another sender took it over, the link dropped).
+    func audioPlayerBeginInterruption(_ player: AudioPlayer)
+    /// The interruption is over. With `.shouldResume`, playback may resume: call `play()` (it does not by itself).
+    func audioPlayerEndInterruption(_ player: AudioPlayer, options: AudioPlayer.InterruptionOptions)
+}
+
+extension AudioPlayerDelegate {
+    public func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {}
+    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: CastError?) {}
+    public func audioPlayerBeginInterruption(_ player: AudioPlayer) {}
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, options: AudioPlayer.InterruptionOptions) {}
+}
+
+/// Plays one sound file, locally or on the selected receiver, with the semantics of the seeds' AVAudioPlayer:
+/// `play`, `pause`, `stop` (which keeps the position), `currentTime`, `numberOfLoops`, `volume`, `rate`, and a
+/// delegate told of the finish, decode errors and interruptions.
+///
+/// It plays through the same engine as `MoviePlayerController` (audio only) and moves to a receiver the same way:
+/// with `CastRoute.selected` set and `allowsAirPlay` true it plays there. Unlike movie players, several audio players
+/// do not stop each other: the one that was playing is interrupted (paused, `audioPlayerBeginInterruption`) and hears
+/// `audioPlayerEndInterruption(options: .shouldResume)` when the other stops playing.
+///
+/// Thread-safety: every member may be used from any thread; the state is the engine player's (behind its lock) plus
+/// `loops`, behind `lock`.
+public final class AudioPlayer: @unchecked Sendable {
+    /// Options of an ended interruption.
+    public struct InterruptionOptions: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Playback may resume now.
+        public static let shouldResume = InterruptionOptions(rawValue: 1)
+    }
+
+    /// The file played.
+    public let url: URL
+    /// Its length in seconds, read when the player was made.
+    public let duration: TimeInterval
+    /// What the file says about itself.
+    public let metadata: MediaMetadata
+
+    private let lock = NSLock()
+    private weak var delegateStorage: (any AudioPlayerDelegate)?
+    private var loopsLeft = 0
+    private var loopsSetting = 0
+    private var rateEnabled = false
+    private var engine: MoviePlayerController!
+
+    /// A player for the sound file at `url`, to play on `outputs` (its video is ignored) or on the selected receiver.
+    /// - Throws: `CastError` `.playback` when the file cannot be opened or holds no audio (as AVAudioPlayer's
+    ///   initializer throws), with FFmpeg's reason.
+    public init(
+        contentsOf url: URL, outputs: MoviePlayerController.Outputs = MoviePlayerController.Outputs(),
+        configuration: CastKitConfiguration = CastKitConfiguration()
+    ) throws(CastError) {
+        guard url.isFileURL else { throw CastError(.usage, "\(url) is not a file URL") }
+        do {
+            metadata = try MediaMetadata.read(path: url.path)
+        } catch {
+            throw CastError(.playback, "cannot open \(url.path): \(error)")
+        }
+        guard metadata.hasAudio else { throw CastError(.playback, "\(url.path) holds no audio") }
+        self.url = url
+        self.duration = metadata.duration ?? 0
+        var audioOnly = outputs
+        audioOnly.video = .none
+        let role = EngineRole(
+            observe: { [weak self] signal in self?.engineSignalled(signal) }, postsNotifications: false,
+            yields: .interrupt)
+        engine = MoviePlayerController(contentURL: url, outputs: audioOnly, configuration: configuration, role: role)
+        engine.shouldAutoplay = false
+    }
+
+    /// Told of the finish, decode errors and interruptions. Held weakly.
+    public weak var delegate: (any AudioPlayerDelegate)? {
+        get { lock.withLock { delegateStorage } }
+        set { lock.withLock { delegateStorage = newValue } }
+    }
+
+    /// Opens the file and readies the output so that `play()` starts at once. True when it is ready.
+    @discardableResult
+    public func prepareToPlay() -> Bool {
+        engine.prepareToPlay()
+        return engine.isPreparedToPlay
+    }
+
+    /// Plays from the current time; true when playback started (or goes on).
+    @discardableResult
+    public func play() -> Bool {
+        lock.withLock { if loopsLeft == 0 && !engine.isPreparedToPlay { loopsLeft = loopsSetting } }
+        engine.play()
+        return engine.isPreparedToPlay
+    }
+
+    /// Pauses; `play()` resumes from here.
+    public func pause() { engine.pause() }
+
+    /// Stops and releases the output, keeping `currentTime` (as AVAudioPlayer does): `play()` resumes from there.
+    /// The delegate is not told of a finish.
+    public func stop() {
+        let time = engine.currentPlaybackTime
+        lock.withLock { loopsLeft = 0 }
+        engine.stop()
+        engine.currentPlaybackTime = time
+    }
+
+    /// Whether it is playing.
+    public var isPlaying: Bool { engine.playbackState == .playing }
+
+    /// The position in seconds; setting it seeks (exactly).
+    public var currentTime: TimeInterval {
+        get { engine.currentPlaybackTime }
+        set { engine.currentPlaybackTime = newValue }
+    }
+
+    /// How many times to play it again after the first: 0 (default) plays once, n plays n + 1 times, a negative
+    /// number loops until `stop()`.
+    public var numberOfLoops: Int {
+        get { lock.withLock { loopsSetting } }
+        set { lock.withLock { loopsSetting = newValue; loopsLeft = newValue } }
+    }
+
+    /// The output level, 0...1 (default 1). On a receiver it sets the receiver's level.
+    public var volume: Float {
+        get { Float(engine.volume) }
+        set { engine.volume = Double(newValue) }
+    }
+
+    /// Whether `rate` applies (AVAudioPlayer's `enableRate`); false by default.
+    public var enableRate: Bool {
+        get { lock.withLock { rateEnabled } }
+        set { lock.withLock { rateEnabled = newValue } }
+    }
+
+    /// The playing speed, 0.5...2 with pitch kept, when `enableRate` is true; 1 otherwise.
+    public var rate: Float {
+        get { lock.withLock { rateEnabled } ? max(engine.rateSetting, 0.5) : 1 }
+        set {
+            guard enableRate else { return }
+            engine.rateSetting = newValue
+        }
+    }
+
+    /// Whether it may play on the selected receiver (`CastRoute.selected`). Default true.
+    public var allowsAirPlay: Bool {
+        get { engine.allowsAirPlay }
+        set { engine.allowsAirPlay = newValue }
+    }
+
+    /// The receiver it plays on now; nil while local or not loaded.
+    public var activeRoute: ReceiverDescription? { engine.activeRoute }
+
+    // MARK: The engine's reports (on its delivery queue)
+
+    private func engineSignalled(_ signal: EngineSignal) {
+        let delegate = self.delegate
+        switch signal {
+        case .interruptionBegan: delegate?.audioPlayerBeginInterruption(self)
+        case .interruptionEnded: delegate?.audioPlayerEndInterruption(self, options: .shouldResume)
+        case .event(.playbackDidFinish(.playbackEnded, _)):
+            let again = lock.withLock { () -> Bool in
+                guard loopsLeft != 0 else { return false }
+                if loopsLeft > 0 { loopsLeft -= 1 }
+                return true
+            }
+            if again {
+                engine.currentPlaybackTime = 0
+                engine.play()
+            } else {
+                delegate?.audioPlayerDidFinishPlaying(self, successfully: true)
+            }
+        case .event(.playbackDidFinish(.playbackError, let error)):
+            delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
+            delegate?.audioPlayerDidFinishPlaying(self, successfully: false)
+        case .event:
+            break
+        }
+    }
+}

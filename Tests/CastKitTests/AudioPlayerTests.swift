@@ -1,0 +1,153 @@
+import CastKit
+import CastProtocol
+import Foundation
+import XCTest
+
+/// AudioPlayer playing locally, checked by what reached ALSA (the `castcapture` file PCM).
+final class AudioPlayerTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = try MovieFixtures.folder()
+        CastRoute.selected = nil
+    }
+
+    override func tearDown() {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    func testDefaultsAndAFileThatCannotBeOpened() throws {
+        let tone = try AudioFixtures.tone("a.m4a", seconds: 1, in: folder)
+        let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+        XCTAssertEqual(player.url, tone)
+        XCTAssertEqual(player.duration, 1, accuracy: 0.05)
+        XCTAssertEqual(player.numberOfLoops, 0)
+        XCTAssertEqual(player.volume, 1)
+        XCTAssertFalse(player.enableRate)
+        XCTAssertEqual(player.rate, 1)
+        XCTAssertFalse(player.isPlaying)
+        XCTAssertEqual(player.currentTime, 0)
+        XCTAssertTrue(player.allowsAirPlay)
+        XCTAssertNil(player.delegate)
+        XCTAssertNil(player.activeRoute)
+        player.rate = 2
+        XCTAssertEqual(player.rate, 1, "rate needs enableRate")
+
+        let text = folder.appendingPathComponent("notes.m4a")
+        try Data("not audio".utf8).write(to: text)
+        XCTAssertThrowsError(try AudioPlayer(contentsOf: text)) { error in
+            XCTAssertEqual((error as? CastError)?.exitCode, 1, "\(error)")
+        }
+        let video = try MovieFixtures.clip(seconds: 1, in: folder)
+        XCTAssertNoThrow(try AudioPlayer(contentsOf: video), "a movie's sound plays")
+    }
+
+    /// Plays to the end once, then (numberOfLoops 1) twice: the capture holds one and two clips' worth of audio, and the
+    /// delegate hears one successful finish each time.
+    func testPlaysToTheEndAndLoops() throws {
+        let tone = try AudioFixtures.tone("a.m4a", seconds: 1, in: folder)
+        let once = folder.appendingPathComponent("once.raw")
+        let player = try AudioPlayer(contentsOf: tone, outputs: AudioFixtures.capture(once))
+        let log = DelegateLog()
+        player.delegate = log
+        XCTAssertTrue(player.prepareToPlay())
+        XCTAssertFalse(player.isPlaying)
+        XCTAssertTrue(player.play())
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.isPlaying })
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.calls == ["finish true"] }, "\(log.calls)")
+        XCTAssertEqual(AudioFixtures.capturedSeconds(once), 1, accuracy: 0.1)
+
+        let twice = folder.appendingPathComponent("twice.raw")
+        let looping = try AudioPlayer(contentsOf: tone, outputs: AudioFixtures.capture(twice))
+        let loopLog = DelegateLog()
+        looping.delegate = loopLog
+        looping.numberOfLoops = 1
+        XCTAssertEqual(looping.numberOfLoops, 1)
+        let started = Date()
+        looping.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { loopLog.calls == ["finish true"] }, "\(loopLog.calls)")
+        // Two passes of a 1 s tone, paced by the engine's clock; each pass reopens the device, which the file PCM
+        // starts afresh, so the capture holds what the second pass played.
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 1.8, "played twice")
+        XCTAssertEqual(AudioFixtures.capturedSeconds(twice), 1, accuracy: 0.1)
+        XCTAssertFalse(looping.isPlaying)
+    }
+
+    /// Volume scales the samples that reach ALSA; stop keeps the position; a file gone by play time is a decode error.
+    func testVolumeStopAndDecodeError() throws {
+        let tone = try AudioFixtures.tone("a.m4a", seconds: 2, in: folder)
+        let loud = folder.appendingPathComponent("loud.raw")
+        let quiet = folder.appendingPathComponent("quiet.raw")
+        for (file, volume) in [(loud, Float(1)), (quiet, Float(0.25))] {
+            let player = try AudioPlayer(contentsOf: tone, outputs: AudioFixtures.capture(file))
+            player.volume = volume
+            XCTAssertEqual(player.volume, volume)
+            let log = DelegateLog()
+            player.delegate = log
+            player.play()
+            XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.calls == ["finish true"] }, "\(log.calls)")
+        }
+        XCTAssertEqual(AudioFixtures.peak(quiet) / AudioFixtures.peak(loud), 0.25, accuracy: 0.02)
+
+        let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+        let log = DelegateLog()
+        player.delegate = log
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentTime > 0.5 })
+        player.stop()
+        XCTAssertFalse(player.isPlaying)
+        let kept = player.currentTime
+        XCTAssertGreaterThan(kept, 0.4, "stop keeps the position")
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        XCTAssertGreaterThanOrEqual(player.currentTime, kept - 0.1)
+        player.stop()
+        XCTAssertEqual(log.calls, [], "stop is not a finish")
+
+        let doomed = folder.appendingPathComponent("doomed.m4a")
+        try FileManager.default.copyItem(at: tone, to: doomed)
+        let broken = try AudioPlayer(contentsOf: doomed, outputs: MovieFixtures.outputs())
+        let brokenLog = DelegateLog()
+        broken.delegate = brokenLog
+        try FileManager.default.removeItem(at: doomed)
+        broken.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        XCTAssertEqual(brokenLog.calls, ["decodeError", "finish false"])
+    }
+
+    /// Another CastKit player starting to play interrupts an audio player (paused, begin), and its stopping ends the
+    /// interruption (end with shouldResume); the audio player resumes only when told.
+    func testAnotherPlayerInterruptsAndReleases() throws {
+        let tone = try AudioFixtures.tone("a.m4a", seconds: 5, in: folder)
+        let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+        let log = DelegateLog()
+        player.delegate = log
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+
+        let other = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+        other.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls == ["begin"] }, "\(log.calls)")
+        XCTAssertFalse(player.isPlaying)
+        let pausedAt = player.currentTime
+        other.stop()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls == ["begin", "end shouldResume"] }, "\(log.calls)")
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertFalse(player.isPlaying, "it resumes only when told")
+        XCTAssertEqual(player.currentTime, pausedAt, accuracy: 0.05)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        player.stop()
+
+        // A movie player interrupts it too.
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        let movie = MoviePlayerController(contentURL: try MovieFixtures.clip(seconds: 1, in: folder), outputs: MovieFixtures.outputs())
+        movie.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls.count == 3 }, "\(log.calls)")
+        XCTAssertEqual(log.calls.last, "begin")
+        // The movie ends by itself: the interruption ends with it.
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls.count == 4 }, "\(log.calls)")
+        XCTAssertEqual(log.calls.last, "end shouldResume")
+    }
+}

@@ -1,0 +1,222 @@
+import CastKit
+import CastProtocol
+import Foundation
+import XCTest
+
+/// MusicPlayerController playing a queue locally (audio to ALSA's `null`), and the items and queries it plays.
+final class MusicPlayerControllerTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = try MovieFixtures.folder()
+        CastRoute.selected = nil
+    }
+
+    override func tearDown() {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    /// Three short tagged tracks of one album, in a folder with a text file and a subfolder.
+    private func album(seconds: Double = 1) throws -> [MediaItem] {
+        for track in 1...3 {
+            _ = try AudioFixtures.tone(
+                "0\(track).m4a", seconds: seconds, frequency: 300 + 100 * track,
+                tags: ["title": "Song \(track)", "artist": "The Tones", "album": "Sines", "track": "\(track)/3"], in: folder)
+        }
+        try Data("liner notes".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        return MediaQuery(folder: folder).items
+    }
+
+    func testItemsAndQueriesReadTheFiles() throws {
+        let items = try album()
+        XCTAssertEqual(items.map(\.title), ["Song 1", "Song 2", "Song 3"], "album order; the text file is left out")
+        XCTAssertEqual(items[0].artist, "The Tones")
+        XCTAssertEqual(items[0].albumTitle, "Sines")
+        XCTAssertEqual(items[1].albumTrackNumber, 2)
+        XCTAssertEqual(items[0].playbackDuration, 1, accuracy: 0.05)
+        XCTAssertNil(items[0].artwork)
+
+        let nested = folder.appendingPathComponent("more")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        let covered = try AudioFixtures.tone("cover.mp3", tags: ["artist": "Other"], artwork: true, in: nested)
+        let item = try MediaItem(url: covered)
+        XCTAssertEqual(item.title, "cover", "no title tag: the file name")
+        let artwork = try XCTUnwrap(item.artwork)
+        XCTAssertEqual(Array(artwork.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "the PNG that was attached")
+        XCTAssertEqual(MediaQuery(folder: folder).items.count, 4, "subfolders are searched")
+        XCTAssertEqual(MediaQuery.artist("other", in: folder).items, [item])
+        XCTAssertEqual(MediaQuery.album("SINES", in: folder).items.count, 3)
+        XCTAssertThrowsError(try MediaItem(url: folder.appendingPathComponent("notes.txt")))
+    }
+
+    func testDefaults() {
+        let player = MusicPlayerController(outputs: MovieFixtures.outputs())
+        XCTAssertNil(player.nowPlayingItem)
+        XCTAssertNil(player.indexOfNowPlayingItem)
+        XCTAssertEqual(player.items, [])
+        XCTAssertEqual(player.shuffleMode, .off)
+        XCTAssertEqual(player.repeatMode, .none)
+        XCTAssertEqual(player.playbackState, .stopped)
+        XCTAssertEqual(player.currentPlaybackTime, 0)
+        XCTAssertEqual(player.volume, 1)
+        XCTAssertTrue(player.allowsAirPlay)
+        XCTAssertTrue(MusicPlayerController.applicationMusicPlayer === MusicPlayerController.applicationMusicPlayer)
+        player.play()  // an empty queue: nothing happens
+        XCTAssertEqual(player.playbackState, .stopped)
+    }
+
+    /// The queue plays through in order, posting the now playing item and state changes while notifications are
+    /// generated, and ends with no now playing item.
+    func testPlaysTheQueueThroughWithNotifications() throws {
+        let items = try album()
+        let player = MusicPlayerController(outputs: MovieFixtures.outputs())
+        let log = NotificationLog(object: player, names: [
+            .musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange,
+            .musicPlayerControllerVolumeDidChange,
+        ])
+        player.volume = 0.5  // not generating yet: no notification
+        player.beginGeneratingPlaybackNotifications()
+        player.setQueue(with: items)
+        XCTAssertEqual(player.nowPlayingItem, items[0])
+        var played: [String] = []
+        let titles = NowPlayingTitles(player)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { player.nowPlayingItem == nil }, "\(titles.seen)")
+        played = titles.seen
+        XCTAssertEqual(played, ["Song 1", "Song 2", "Song 3"])
+        XCTAssertEqual(player.playbackState, .stopped)
+        player.volume = 0.8
+        player.endGeneratingPlaybackNotifications()
+        player.volume = 0.9
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.musicPlayerControllerVolumeDidChange) == 1 })
+        XCTAssertGreaterThanOrEqual(log.count(.musicPlayerControllerNowPlayingItemDidChange), 3)
+        XCTAssertGreaterThanOrEqual(log.count(.musicPlayerControllerPlaybackStateDidChange), 2)
+        XCTAssertEqual(player.volume, 0.9, accuracy: 0.001)
+    }
+
+    /// Shuffle plays every item once before any again; repeat all wraps (and reshuffles); skipping works at both ends.
+    func testShuffleRepeatAndSkipping() throws {
+        var items: [MediaItem] = []
+        for index in 0..<8 {
+            items.append(try MediaItem(url: try AudioFixtures.tone("t\(index).m4a", seconds: 0.5, in: folder)))
+        }
+        let player = MusicPlayerController(outputs: MovieFixtures.outputs())
+        player.shuffleMode = .songs
+        player.setQueue(with: items)
+        var round: [MediaItem] = []
+        for _ in items {
+            round.append(try XCTUnwrap(player.nowPlayingItem))
+            player.skipToNextItem()
+        }
+        XCTAssertEqual(Set(round), Set(items), "a permutation: no repeats until the queue is exhausted")
+        XCTAssertEqual(round.count, 8)
+        XCTAssertNil(player.nowPlayingItem, "past the end with repeat none: nothing")
+
+        player.repeatMode = .all
+        player.setQueue(with: items)
+        var twoRounds: [MediaItem] = []
+        for _ in 0..<16 {
+            twoRounds.append(try XCTUnwrap(player.nowPlayingItem, "repeat all wraps"))
+            player.skipToNextItem()
+        }
+        XCTAssertEqual(Set(twoRounds.prefix(8)), Set(items))
+        XCTAssertEqual(Set(twoRounds.suffix(8)), Set(items))
+
+        player.shuffleMode = .off
+        player.nowPlayingItem = items[0]
+        XCTAssertEqual(player.indexOfNowPlayingItem, 0)
+        player.skipToPreviousItem()
+        XCTAssertEqual(player.nowPlayingItem, items[7], "before the first with repeat all: the last")
+        player.skipToNextItem()
+        XCTAssertEqual(player.nowPlayingItem, items[0], "after the last with repeat all: the first")
+        player.repeatMode = .none
+        player.skipToPreviousItem()
+        XCTAssertEqual(player.nowPlayingItem, items[0], "before the first: the first again")
+        player.nowPlayingItem = items[7]
+        player.skipToNextItem()
+        XCTAssertNil(player.nowPlayingItem)
+
+        // Repeat one plays the same item again when it ends by itself.
+        player.repeatMode = .one
+        player.setQueue(with: Array(items.prefix(2)))
+        player.beginGeneratingPlaybackNotifications()
+        let titles = NowPlayingTitles(player)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { titles.seen.count >= 2 }, "\(titles.seen)")
+        XCTAssertEqual(player.nowPlayingItem, items[0])
+        player.stop()
+    }
+
+    /// The seeds' listing 2-5: add to the queue while playing, keeping the item and the time.
+    func testAddingToTheQueueWhilePlayingKeepsItemAndTime() throws {
+        let items = try album(seconds: 3)
+        let extra = try MediaItem(url: try AudioFixtures.tone("extra.m4a", seconds: 1, in: folder))
+        let player = MusicPlayerController(outputs: MovieFixtures.outputs())
+        player.setQueue(with: Array(items.prefix(2)))
+        player.nowPlayingItem = items[1]
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 1 })
+
+        // Listing 2-5, as written for the seeds' player:
+        let nowPlayingItem = player.nowPlayingItem
+        let currentPlaybackTime = player.currentPlaybackTime
+        var queue = player.items
+        queue.append(contentsOf: [items[2], extra])
+        player.setQueue(with: queue)
+        player.nowPlayingItem = nowPlayingItem
+        player.currentPlaybackTime = currentPlaybackTime
+
+        XCTAssertEqual(player.nowPlayingItem, items[1])
+        XCTAssertEqual(player.items, [items[0], items[1], items[2], extra])
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        XCTAssertEqual(player.currentPlaybackTime, currentPlaybackTime, accuracy: 0.5)
+        // `append` does the same in one call.
+        player.append([extra])
+        XCTAssertEqual(player.nowPlayingItem, items[1])
+        XCTAssertEqual(player.items.count, 5)
+        player.skipToBeginning()
+        XCTAssertLessThan(player.currentPlaybackTime, 0.5)
+        player.stop()
+    }
+}
+
+/// Titles of the now playing item each time it changes (the notification), in order.
+final class NowPlayingTitles: @unchecked Sendable {
+    private let lock = NSLock()
+    private var titles: [String] = []
+    private var token: (any NSObjectProtocol)?
+
+    /// Needs the player to generate notifications.
+    init(_ player: MusicPlayerController) {
+        if let first = player.nowPlayingItem { titles.append(first.title) }
+        token = NotificationCenter.default.addObserver(
+            forName: .musicPlayerControllerNowPlayingItemDidChange, object: player, queue: nil
+        ) { [weak self, weak player] _ in
+            guard let self, let item = player?.nowPlayingItem else { return }
+            lock.withLock { titles.append(item.title) }
+        }
+    }
+
+    deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+
+    var seen: [String] { lock.withLock { titles } }
+}
+
+/// Counts notifications of some names from one object.
+final class NotificationLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [Notification.Name: Int] = [:]
+    private var tokens: [any NSObjectProtocol] = []
+
+    init(object: AnyObject, names: [Notification.Name]) {
+        for name in names {
+            tokens.append(NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
+                self?.lock.withLock { self?.counts[note.name, default: 0] += 1 }
+            })
+        }
+    }
+
+    deinit { for token in tokens { NotificationCenter.default.removeObserver(token) } }
+
+    func count(_ name: Notification.Name) -> Int { lock.withLock { counts[name] ?? 0 } }
+}

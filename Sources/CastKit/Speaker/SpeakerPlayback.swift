@@ -23,11 +23,11 @@ public final class SpeakerPlayback: Sendable {
     public let speakerName: String
     /// The media's duration, when known.
     public let duration: Double?
-    /// The volume set at the start (0...1), when one was asked for.
-    public let initialVolume: Double?
+    /// The volume set at the start (0...1): the one asked for, or 1 (unattenuated).
+    public let initialVolume: Double
     private let stream: SpeakerStream
 
-    private init(speakerName: String, duration: Double?, initialVolume: Double?, stream: SpeakerStream) {
+    private init(speakerName: String, duration: Double?, initialVolume: Double, stream: SpeakerStream) {
         self.speakerName = speakerName
         self.duration = duration
         self.initialVolume = initialVolume
@@ -35,7 +35,7 @@ public final class SpeakerPlayback: Sendable {
     }
 
     /// Opens `path`, connects to `speaker` (a `ReceiverDescription` of kind `.speaker`), sets up the stream
-    /// (ANNOUNCE, SETUP, RECORD; the volume when given, 0...1) and starts streaming.
+    /// (ANNOUNCE, SETUP, RECORD, then the volume: `volume` 0...1, or 1) and starts streaming.
     /// - Throws: `CastError` `.playback` when the file has no audio FFmpeg can decode, `.connectionLost` when
     ///   the speaker cannot be reached or breaks the protocol, `.busy` when it plays for another sender,
     ///   `.notAuthorised` when it wants a password.
@@ -51,7 +51,7 @@ public final class SpeakerPlayback: Sendable {
         }
         let stream = try SpeakerStream.open(reader: reader, speaker: speaker, volume: volume)
         return SpeakerPlayback(
-            speakerName: speaker.name, duration: reader.duration, initialVolume: volume, stream: stream)
+            speakerName: speaker.name, duration: reader.duration, initialVolume: volume ?? 1, stream: stream)
     }
 
     /// The next event; waits as long as it takes.

@@ -23,7 +23,7 @@ final class SpeakerStream: @unchecked Sendable {
     /// How far ahead of the timeline audio is sent.
     static let lead: Int64 = 250_000_000
     /// Silence sent after the last frame, so the speaker does not cut the tail.
-    static let trailingSilenceFrames: Int64 = 22_050
+    static let trailingSilenceFrames: Int64 = 88_200
     /// Audio kept after sending, so that a pause resumes where the speaker was (unplayed audio is dropped by
     /// FLUSH): more than the speaker's buffer plus the lead.
     static let recentLimitFrames = 4 * 44_100
@@ -34,6 +34,8 @@ final class SpeakerStream: @unchecked Sendable {
     private var failure: CastError?
     private var ended = false
     private let helpersStop = Atomic<Bool>(false)
+    /// Timing requests answered: shairport-sync ignores sync packets until one was.
+    private let timingAnswered = Atomic<Int>(0)
     private let helpersDone = DispatchGroup()
 
     private let reader: PCMReader
@@ -178,10 +180,11 @@ final class SpeakerStream: @unchecked Sendable {
                 throw RAOPError(.unexpectedResponse, "the speaker's answers ended the set-up early")
             }
         }
-        if let volume {
-            _ = try exchange(machine.setVolume(decibels: SpeakerVolume.decibels(forLevel: volume)))
-            self.volume = volume
-        }
+        // Always sent, as AirPlay senders do: without it shairport-sync plays at its own default (about -40 dB
+        // here, barely audible). Full volume means "unattenuated": the speaker's own knob still rules.
+        let level = volume ?? 1
+        _ = try exchange(machine.setVolume(decibels: SpeakerVolume.decibels(forLevel: level)))
+        self.volume = level
     }
 
     private func castError(_ error: any Error) -> CastError {
@@ -217,6 +220,7 @@ final class SpeakerStream: @unchecked Sendable {
                             sent: clock.ntp(monotonicNanoseconds: monotonicNow()))!
                         // The reply goes back where the request came from (shairport sends from its timing port).
                         socket.sendReply(reply.encoded, to: source)
+                        timingAnswered.add(1, ordering: .releasing)
                     }
                     // Resend requests are read and dropped: the lab's link loses nothing, and the speaker conceals
                     // a lost packet with silence.
@@ -281,6 +285,13 @@ final class SpeakerStream: @unchecked Sendable {
     private func stream() throws -> FinishReason {
         let rate = Int64(SpeakerAnnouncement.sampleRate)
         let packetFrames = SpeakerPacket.framesPerPacket
+        // The speaker asks for our time right after SETUP; until one answer reached it, it ignores sync packets
+        // and the first audio would have no reference. Wait for one (briefly: a speaker that never asks still
+        // gets the stream, with sync repeated every second).
+        let asked = monotonicNow()
+        while timingAnswered.load(ordering: .acquiring) == 0 && monotonicNow() - asked < 1_000_000_000 {
+            wait(until: monotonicNow() + 10_000_000)
+        }
         let start = monotonicNow()
         var p = Progress(
             timeline: StreamTimeline(rate: Int(rate), firstTimestamp: firstTimestamp, startingAt: start),

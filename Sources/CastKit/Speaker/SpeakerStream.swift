@@ -23,7 +23,11 @@ final class SpeakerStream: @unchecked Sendable {
     /// How far ahead of the timeline audio is sent.
     static let lead: Int64 = 250_000_000
     /// Silence sent after the last frame, so the speaker does not cut the tail.
-    static let trailingSilenceFrames: Int64 = 88_200
+    static let trailingSilenceFrames: Int64 = 22_050
+    /// Silence sent before the first frame and after each resume: shairport-sync 3.3.8 starts its output about
+    /// 72 ms after the first frame's time and drops what it missed to stay in sync (measured in the lab with
+    /// a ramp signal), so without it the first 72 ms of a song would never be heard.
+    static let leadInFrames = 6_615
     /// Audio kept after sending, so that a pause resumes where the speaker was (unplayed audio is dropped by
     /// FLUSH): more than the speaker's buffer plus the lead.
     static let recentLimitFrames = 4 * 44_100
@@ -280,6 +284,8 @@ final class SpeakerStream: @unchecked Sendable {
         var runStart: (stream: Int64, media: Int64) = (0, 0)
         /// The stream frame after the trailing silence, once the media ended.
         var endFrame: Int64?
+        /// Frames of lead-in silence still to send before the media (or the replayed audio) goes on.
+        var leadIn = SpeakerStream.leadInFrames
     }
 
     private func stream() throws -> FinishReason {
@@ -296,6 +302,7 @@ final class SpeakerStream: @unchecked Sendable {
         var p = Progress(
             timeline: StreamTimeline(rate: Int(rate), firstTimestamp: firstTimestamp, startingAt: start),
             sequence: firstSequence)
+        p.runStart = (Int64(Self.leadInFrames), 0)
         var recent: [Int16] = []
         var replay: [Int16] = []
         var nextSync = start
@@ -341,7 +348,8 @@ final class SpeakerStream: @unchecked Sendable {
                 case .resume:
                     guard machine.resume() else { continue }
                     p.timeline.reanchor(frame: p.frame, at: now)
-                    p.runStart = (p.frame, p.mediaSent)
+                    p.leadIn = Self.leadInFrames
+                    p.runStart = (p.frame + Int64(p.leadIn), p.mediaSent)
                     p.marker = true
                     p.syncFirst = true
                     nextSync = now
@@ -356,7 +364,8 @@ final class SpeakerStream: @unchecked Sendable {
                     replay.removeAll()
                     recent.removeAll()
                     p.mediaSent = Int64((position * Double(rate)).rounded())
-                    p.runStart = (p.frame, p.mediaSent)
+                    p.leadIn = Self.leadInFrames
+                    p.runStart = (p.frame + Int64(p.leadIn), p.mediaSent)
                     emit(.position(seconds: position, at: wallNow()))
                     if wasStreaming, machine.resume() {
                         p.timeline.reanchor(frame: p.frame, at: now)
@@ -424,14 +433,17 @@ final class SpeakerStream: @unchecked Sendable {
             var samples = [Int16]()
             samples.reserveCapacity(packetFrames * 2)
             if p.endFrame == nil {
-                let fromReplay = min(replay.count, packetFrames * 2)
+                let silence = min(p.leadIn, packetFrames)
+                samples += repeatElement(0, count: silence * 2)
+                p.leadIn -= silence
+                let fromReplay = min(replay.count, packetFrames * 2 - samples.count)
                 samples += replay.prefix(fromReplay)
                 replay.removeFirst(fromReplay)
                 if samples.count < packetFrames * 2 {
                     samples += try reader.read(frames: packetFrames - samples.count / 2)
                 }
-                p.mediaSent += Int64(samples.count / 2)
-                recent += samples
+                p.mediaSent += Int64(samples.count / 2 - silence)
+                recent += samples[(silence * 2)...]
                 // Trimmed in large steps: moving 4 s of samples for every 8 ms packet would cost more than the rest.
                 if recent.count > Self.recentLimitFrames * 4 { recent.removeFirst(recent.count - Self.recentLimitFrames * 2) }
                 if samples.count < packetFrames * 2 {

@@ -94,6 +94,12 @@ final class SpeakerTests: XCTestCase {
             + "(length error \(String(format: "%.2f", lengthError)) %), \(samples.count) frames in all")
         XCTAssertEqual(frequency, 1000, accuracy: 5)
         XCTAssertLessThan(lengthError, 3)
+
+        // What a speaker cannot play is a usage error, found before any audio is sent.
+        for arguments in [["http://10.0.0.1/song.mp3"], ["-"], [clip, "--volume", "2"]] {
+            let refused = try cast(["send"] + arguments + ["--to", speakerName])
+            XCTAssertEqual(refused.status, 2, "\(arguments): \(refused.stderr)")
+        }
     }
 
     func testPauseFlushesTheSpeakerAndStopTearsDown() throws {

@@ -40,7 +40,7 @@ let verbs: [Verb] = [
     Verb(
         name: "send",
         synopsis: "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--loop] [--user USER:PASS] [--json]",
-        abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver and follow it to the end.",
+        abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
         options: [
             toOption,
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),

@@ -37,6 +37,8 @@ let package = Package(
         // MARK: Pure Swift
         .target(name: "CastProtocol", swiftSettings: strict),
         .target(name: "CastCommandLine", swiftSettings: strict),
+        // AirPlay 1 speakers (RAOP): RTSP, SDP, the RTP/sync/timing packets and the session state machine.
+        .target(name: "CastRAOP", swiftSettings: strict),
 
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
@@ -50,7 +52,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "CastKit",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia", "CastRAOP"],
             swiftSettings: strict),
 
         // MARK: Executables (thin)
@@ -61,6 +63,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .testTarget(name: "CastRAOPTests", dependencies: ["CastRAOP"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),

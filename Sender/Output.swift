@@ -45,8 +45,11 @@ func settings() throws(CastError) -> CastSettings {
 
 /// The receiver a verb acts on: `given` (a name, id, prefix, HOST:PORT or an alias from `cast config`),
 /// or when nil the default receiver, or with no default the only receiver in sight.
-func resolveReceiver(_ given: String?, _ arguments: ParsedArguments) throws(CastError) -> ReceiverDescription {
-    try ReceiverBrowser.resolve(settings().resolve(given), timeout: browseTimeout(arguments))
+func resolveReceiver(_ given: String?, _ arguments: ParsedArguments, includingSpeakers: Bool = false)
+    throws(CastError) -> ReceiverDescription
+{
+    try ReceiverBrowser.resolve(
+        settings().resolve(given), timeout: browseTimeout(arguments), includingSpeakers: includingSpeakers)
 }
 
 /// Splits a verb's positionals `[NAME] VALUE…` into the receiver (nil when left out) and `values` values.

@@ -98,7 +98,14 @@ final class Playlist: Sendable {
         if credentials != nil && !sources.contains(where: Self.isURL) {
             throw CastError(.usage, "--user goes only with an http(s) URL")
         }
-        let receiver = try resolveReceiver(arguments.options["to"], arguments)
+        let receiver = try resolveReceiver(arguments.options["to"], arguments, includingSpeakers: true)
+        if receiver.kind == .speaker {
+            // An AirPlay speaker: decoded and streamed from here, one file (Verbs+Speaker.swift).
+            guard sources.count == 1, repeatMode == .none else {
+                throw CastError(.usage, "an AirPlay speaker plays one file at a time (no queue or --loop yet)")
+            }
+            return try sendToSpeaker(sources[0], speaker: receiver, arguments: arguments)
+        }
         let json = arguments.has("json")
         let live = !json && isatty(1) == 1
         installControls(keys: live && !arguments.has("no-interactive"))

@@ -10,15 +10,17 @@ import Synchronization
 #endif
 
 func list(_ arguments: ParsedArguments) throws(CastError) {
-    let receivers = try ReceiverBrowser.receivers(timeout: browseTimeout(arguments))
+    let receivers = try ReceiverBrowser.receivers(timeout: browseTimeout(arguments), includingSpeakers: true)
     let paired = Set(Pairing.pairedIDs(configDirectory: senderConfigDirectory()))
     let statuses = nowPlaying(on: receivers, paired: paired)
     if arguments.has("json") {
         output(json(receivers.enumerated().map { index, r -> [String: Any] in
             var object: [String: Any] = [
                 "name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address,
-                "paired": paired.contains(r.id),
+                "kind": r.kind.rawValue,
             ]
+            // Pairing is Cast's: a speaker has neither pairing nor a Cast TXT record.
+            if r.kind == .cast { object["paired"] = paired.contains(r.id) }
             if let record = r.record { object["txt"] = record.txt }
             if let status = statuses[index] {
                 var playing: [String: Any] = ["state": status.state.rawValue]
@@ -38,10 +40,12 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
         guard let title = status.title else { return "-" }
         return "\(title) (\(status.state.rawValue))"
     }
-    let rows = [["NAME", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
+    let rows = [["NAME", "KIND", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
         + receivers.enumerated().map { index, r -> [String] in
-            [r.name, r.id, r.address, r.record?.auth.rawValue ?? "?", paired.contains(r.id) ? "yes" : "no",
-             playing(statuses[index])]
+            r.kind == .speaker
+                ? [r.name, "airplay speaker", r.id, r.address, "-", "-", "-"]
+                : [r.name, "cast", r.id, r.address, r.record?.auth.rawValue ?? "?", paired.contains(r.id) ? "yes" : "no",
+                   playing(statuses[index])]
         }
     let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
@@ -58,7 +62,8 @@ func nowPlaying(on receivers: [ReceiverDescription], paired: Set<String>) -> [Re
     let name = senderName()
     DispatchQueue.concurrentPerform(iterations: receivers.count) { index in
         let receiver = receivers[index]
-        guard receiver.record?.auth == AuthMode.none || paired.contains(receiver.id) else { return }
+        // Only Cast receivers that would answer without a PIN (an AirPlay speaker has no status to ask).
+        guard receiver.kind == .cast, receiver.record?.auth == AuthMode.none || paired.contains(receiver.id) else { return }
         guard let connection = try? ReceiverConnection.open(receiver, configDirectory: directory, senderName: name) else { return }
         defer { connection.close() }
         let status = try? connection.status()

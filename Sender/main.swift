@@ -34,13 +34,13 @@ let receiverNote = "NAME is a receiver's name, id, unique prefix, an alias (cast
 let verbs: [Verb] = [
     Verb(
         name: "list", synopsis: "cast list [--json] [--timeout SEC]",
-        abstract: "List the receivers on the local network (mDNS).",
+        abstract: "List the receivers and AirPlay speakers on the local network (mDNS).",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast list", "cast list --json --timeout 5"],
         run: list),
     Verb(
         name: "send",
         synopsis: "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--loop] [--user USER:PASS] [--json]",
-        abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver and follow it to the end.",
+        abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
         options: [
             toOption,
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
@@ -54,6 +54,8 @@ let verbs: [Verb] = [
             "cast send intro.mp4 --to kitchen --loop --volume 0.3",
             "ffmpeg -i in.mkv -c copy -f mpegts - | cast send - --to kitchen",
             "cast send https://example.com/live/index.m3u8 --to kitchen --user alice:secret",
+            "cast send song.mp3 --to \"Kitchen Speaker\" --volume 0.5",
+            "cast send song.mp3 --to \"Kitchen Speaker\" --volume 0.5",
         ], run: send),
     Verb(
         name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER] [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",

@@ -1,45 +1,95 @@
 import CastDiscovery
 import CastProtocol
+import CastRAOP
+import Foundation
+import Synchronization
 
 /// Finds receivers on the local network over mDNS (avahi-daemon).
 public enum ReceiverBrowser {
     /// Every receiver that answers within `timeout`, sorted by name. Advertisements whose TXT record
-    /// is not a usable receiver record are left out.
+    /// is not a usable receiver record are left out. With `includingSpeakers`, AirPlay 1 speakers
+    /// (`_raop._tcp`, kind `.speaker`) are browsed at the same time and listed too, under the name after the `@`
+    /// of their instance name and with their hardware address as id.
     /// - Throws: `CastError` `.discovery` when avahi-daemon is not running.
-    public static func receivers(timeout: Duration = .seconds(2)) throws(CastError) -> [ReceiverDescription] {
-        try receivers(timeout: timeout, until: nil)
-    }
-
-    private static func receivers(timeout: Duration, until stop: ((DiscoveredReceiver) -> Bool)?) throws(CastError)
+    public static func receivers(timeout: Duration = .seconds(2), includingSpeakers: Bool = false) throws(CastError)
         -> [ReceiverDescription]
     {
+        try receivers(timeout: timeout, until: nil, includingSpeakers: includingSpeakers)
+    }
+
+    /// The DNS-SD service type of AirPlay 1 speakers.
+    public static let speakerServiceType = "_raop._tcp"
+
+    private static func receivers(
+        timeout: Duration, until stop: (@Sendable (ReceiverDescription) -> Bool)?, includingSpeakers: Bool
+    ) throws(CastError) -> [ReceiverDescription] {
+        // The two browses run at once, each with its own avahi client: a listing takes as long as one.
+        let speakers = Mutex<Result<[DiscoveredReceiver], any Error>>(.success([]))
+        let speakersDone = DispatchSemaphore(value: 0)
+        if includingSpeakers {
+            let thread = Thread {
+                let found = Result {
+                    try Browser.browse(
+                        serviceType: speakerServiceType, timeout: timeout,
+                        until: stop.map { stop in { stop(speaker($0)) } })
+                }
+                speakers.withLock { $0 = found }
+                speakersDone.signal()
+            }
+            thread.name = "cast browse speakers"
+            thread.start()
+        } else {
+            speakersDone.signal()
+        }
         let found: [DiscoveredReceiver]
         do {
-            found = try Browser.browse(serviceType: serviceType, timeout: timeout, until: stop)
+            found = try Browser.browse(
+                serviceType: serviceType, timeout: timeout,
+                until: stop.map { stop in { receiver($0).map(stop) ?? false } })
         } catch {
+            speakersDone.wait()
             throw CastError(.discovery, "cannot browse for receivers: \(error)")
         }
-        return found.compactMap { service -> ReceiverDescription? in
-            guard let record = ServiceRecord(txt: service.txt) else { return nil }
-            return ReceiverDescription(
-                name: service.name, id: record.id, host: service.address, port: service.port, record: record)
-        }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+        speakersDone.wait()
+        var all = found.compactMap(receiver)
+        if case .success(let seen) = speakers.withLock({ $0 }) { all += seen.map(speaker) }
+        // A Cast receiver and a speaker of the same name: the Cast receiver first, so that a name picks it.
+        return all.sorted {
+            ($0.name.lowercased(), $0.kind == .cast ? 0 : 1) < ($1.name.lowercased(), $1.kind == .cast ? 0 : 1)
+        }
+    }
+
+    private static func receiver(_ service: DiscoveredReceiver) -> ReceiverDescription? {
+        guard let record = ServiceRecord(txt: service.txt) else { return nil }
+        return ReceiverDescription(
+            name: service.name, id: record.id, host: service.address, port: service.port, record: record)
+    }
+
+    private static func speaker(_ service: DiscoveredReceiver) -> ReceiverDescription {
+        let parts = SpeakerInstanceName(service.name)
+        return ReceiverDescription(
+            name: parts.name, id: parts.hardwareAddress ?? "", host: service.address, port: service.port,
+            kind: .speaker)
     }
 
     /// Resolves what the user typed: an address directly, a name through discovery.
     /// - Throws: `CastError` `.noSuchReceiver` (with the names in sight) or `.discovery`.
-    public static func resolve(_ query: String?, timeout: Duration = .seconds(2)) throws(CastError)
-        -> ReceiverDescription
+    /// With `includingSpeakers`, AirPlay speakers are candidates too (see `receivers(timeout:includingSpeakers:)`).
+    public static func resolve(_ query: String?, timeout: Duration = .seconds(2), includingSpeakers: Bool = false)
+        throws(CastError) -> ReceiverDescription
     {
         if let query, case .address(let host, let port) = ReceiverQuery(query) {
             return ReceiverDescription(name: query, id: "", host: host, port: port)
         }
         // An exact name or id ends the search at once; a prefix needs everything in sight to be unique.
-        let exact = query?.lowercased()
-        let stop: ((DiscoveredReceiver) -> Bool)? = exact.map { exact in
-            { $0.name.lowercased() == exact || $0.txt["id"]?.lowercased() == exact }
+        var stop: (@Sendable (ReceiverDescription) -> Bool)?
+        if let exact = query?.lowercased() {
+            stop = { candidate in
+                candidate.name.lowercased() == exact || (!candidate.id.isEmpty && candidate.id.lowercased() == exact)
+            }
         }
-        return try ReceiverQuery.match(query, in: receivers(timeout: timeout, until: stop))
+        return try ReceiverQuery.match(
+            query, in: receivers(timeout: timeout, until: stop, includingSpeakers: includingSpeakers))
     }
 }
 

@@ -2,6 +2,16 @@ public import CastProtocol
 
 /// A receiver a sender can reach: found over mDNS, or given as HOST:PORT.
 public struct ReceiverDescription: Sendable, Equatable {
+    /// What sort of receiver it is.
+    public enum Kind: String, Sendable, Equatable {
+        /// A Cast receiver (`castd`, `_castd._tcp`).
+        case cast
+        /// An AirPlay 1 speaker (`_raop._tcp`): audio only, streamed by `SpeakerPlayback`.
+        case speaker = "raop"
+    }
+
+    /// A Cast receiver or an AirPlay speaker.
+    public var kind: Kind
     /// The DNS-SD instance name (the friendly name, or its replacement after a conflict).
     public var name: String
     /// The receiver's id from its TXT record; empty when given by address.
@@ -14,7 +24,10 @@ public struct ReceiverDescription: Sendable, Equatable {
     public var record: ServiceRecord?
 
     /// Creates a description.
-    public init(name: String, id: String, host: String, port: UInt16, record: ServiceRecord? = nil) {
+    public init(
+        name: String, id: String, host: String, port: UInt16, record: ServiceRecord? = nil, kind: Kind = .cast
+    ) {
+        self.kind = kind
         self.name = name
         self.id = id
         self.host = host

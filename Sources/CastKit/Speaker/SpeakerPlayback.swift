@@ -1,0 +1,76 @@
+public import CastProtocol
+import CastMedia
+import CastRAOP
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Plays a local file on an AirPlay 1 speaker (RAOP: shairport-sync, AirPort Express, many AV receivers): the
+/// audio is decoded here (any file FFmpeg reads; a video file sends its audio), converted to 44.1 kHz 16-bit
+/// stereo and streamed in real time as uncompressed, unencrypted L16 over RTP.
+///
+/// Events use the vocabulary of a Cast receiver's (`playbackState`, `position`, `volume`, `finished`), so a
+/// program follows either the same way. The position is what the speaker plays: what was sent, less the
+/// speaker's buffer (`SpeakerStream.speakerLatency`).
+///
+/// Thread-safety: thread-safe. `nextEvent` blocks its caller; `control` and `close` may be called from any
+/// thread. The stream runs on threads of its own.
+public final class SpeakerPlayback: Sendable {
+    /// The speaker's name, as shown by `cast list`.
+    public let speakerName: String
+    /// The media's duration, when known.
+    public let duration: Double?
+    /// The volume set at the start (0...1): the one asked for, or 1 (unattenuated).
+    public let initialVolume: Double
+    private let stream: SpeakerStream
+
+    private init(speakerName: String, duration: Double?, initialVolume: Double, stream: SpeakerStream) {
+        self.speakerName = speakerName
+        self.duration = duration
+        self.initialVolume = initialVolume
+        self.stream = stream
+    }
+
+    /// Opens `path`, connects to `speaker` (a `ReceiverDescription` of kind `.speaker`), sets up the stream
+    /// (ANNOUNCE, SETUP, RECORD, then the volume: `volume` 0...1, or 1) and starts streaming.
+    /// - Throws: `CastError` `.playback` when the file has no audio FFmpeg can decode, `.connectionLost` when
+    ///   the speaker cannot be reached or breaks the protocol, `.busy` when it plays for another sender,
+    ///   `.notAuthorised` when it wants a password.
+    public static func start(path: String, on speaker: ReceiverDescription, volume: Double? = nil) throws(CastError)
+        -> SpeakerPlayback
+    {
+        let reader: PCMReader
+        do {
+            reader = try PCMReader(
+                path: path, sampleRate: SpeakerAnnouncement.sampleRate, channels: SpeakerAnnouncement.channels)
+        } catch {
+            throw CastError(.playback, "cannot play the audio of \(path): \(error)")
+        }
+        let stream = try SpeakerStream.open(reader: reader, speaker: speaker, volume: volume)
+        return SpeakerPlayback(
+            speakerName: speaker.name, duration: reader.duration, initialVolume: volume ?? 1, stream: stream)
+    }
+
+    /// The next event; waits as long as it takes.
+    /// - Throws: `CastError` `.connectionLost` when the speaker went away (or after the last event).
+    public func nextEvent() throws(CastError) -> PlaybackEvent {
+        try stream.nextEvent()
+    }
+
+    /// Pause (FLUSH), resume, stop (TEARDOWN), seek, volume or mute. A rate other than 1 is refused.
+    /// - Throws: `CastError` `.usage` for a rate change.
+    public func control(_ action: PlaybackControl.Action) throws(CastError) {
+        if case .rate(let rate) = action, rate != 1 {
+            throw CastError(.usage, "an AirPlay speaker plays at normal speed only")
+        }
+        stream.enqueue(action)
+    }
+
+    /// Stops the stream (TEARDOWN when it still runs) and waits briefly for it to end.
+    public func close() {
+        stream.close()
+    }
+}

@@ -1,0 +1,484 @@
+import CastMedia
+import CastProtocol
+import CastRAOP
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The moving parts of one speaker stream: the RTSP session (state machine + connection), the UDP sockets, the
+/// PCM source and the threads: the session thread (paces and sends audio and sync, carries out controls over
+/// RTSP), the timing thread (answers the speaker's timing requests) and the control thread (reads the
+/// speaker's resend requests).
+///
+/// Thread-safety: `lock` guards `commands`, `events`, `failure` and `ended`; everything else belongs to the
+/// session thread once `open` returns (the sockets are shared read-only with the helper threads, which end
+/// before they are closed).
+final class SpeakerStream: @unchecked Sendable {
+    /// What the speaker holds before playing, for the position shown: shairport-sync's default for a sender
+    /// it does not know (88200 frames, 2 s). It also tells the speaker this latency in every sync packet.
+    static let speakerLatencyFrames: Int64 = 88_200
+    /// How far ahead of the timeline audio is sent.
+    static let lead: Int64 = 250_000_000
+    /// Silence sent after the last frame, so the speaker does not cut the tail.
+    static let trailingSilenceFrames: Int64 = 22_050
+    /// Silence sent before the first frame and after each resume: shairport-sync 3.3.8 starts its output about
+    /// 72 ms after the first frame's time and drops what it missed to stay in sync (measured in the lab with
+    /// a ramp signal), so without it the first 72 ms of a song would never be heard.
+    static let leadInFrames = 6_615
+    /// Audio kept after sending, so that a pause resumes where the speaker was (unplayed audio is dropped by
+    /// FLUSH): more than the speaker's buffer plus the lead.
+    static let recentLimitFrames = 4 * 44_100
+
+    private let lock = NSCondition()
+    private var commands: [PlaybackControl.Action] = []
+    private var events: [PlaybackEvent] = []
+    private var failure: CastError?
+    private var ended = false
+    private let helpersStop = Atomic<Bool>(false)
+    /// Timing requests answered: shairport-sync ignores sync packets until one was.
+    private let timingAnswered = Atomic<Int>(0)
+    private let helpersDone = DispatchGroup()
+
+    private let reader: PCMReader
+    private let speakerName: String
+    private let connection: SpeakerConnection
+    private var machine: SpeakerSessionStateMachine
+    private let audio: UDPSocket
+    private let control: UDPSocket
+    private let timing: UDPSocket
+    private let speakerAddress: SocketAddress
+    private var ports = SpeakerPorts(server: 0, control: 0, timing: 0)
+    private let clock: SpeakerClock
+    private let ssrc: UInt32
+    private let firstSequence: UInt16
+    private let firstTimestamp: UInt32
+    private var volume: Double?
+    private var muted = false
+
+    private init(
+        reader: PCMReader, speakerName: String, connection: SpeakerConnection, address: SocketAddress,
+        audio: UDPSocket, control: UDPSocket, timing: UDPSocket
+    ) {
+        self.reader = reader
+        self.speakerName = speakerName
+        self.connection = connection
+        self.speakerAddress = address
+        self.audio = audio
+        self.control = control
+        self.timing = timing
+        clock = SpeakerClock(
+            wallNanoseconds: Int64(Date().timeIntervalSince1970 * 1e9), monotonicNanoseconds: monotonicNow())
+        ssrc = UInt32.random(in: 0...UInt32.max)
+        firstSequence = UInt16.random(in: 0...UInt16.max)
+        firstTimestamp = UInt32.random(in: 0...UInt32.max)
+        let instance = (0..<16).map { _ in String(Int.random(in: 0..<16), radix: 16, uppercase: true) }.joined()
+        machine = SpeakerSessionStateMachine(
+            announcement: SpeakerAnnouncement(
+                sessionID: UInt32.random(in: 1...UInt32.max), localAddress: connection.localHost,
+                speakerAddress: address.family == AF_INET6 ? "::" : "0.0.0.0"),
+            controlPort: control.port, timingPort: timing.port, firstSequence: firstSequence,
+            firstTimestamp: firstTimestamp, clientInstance: instance)
+    }
+
+    /// Connects, sets the stream up, and starts the threads.
+    static func open(reader: PCMReader, speaker: ReceiverDescription, volume: Double?) throws(CastError)
+        -> SpeakerStream
+    {
+        let stream: SpeakerStream
+        do {
+            let address = try SocketAddress(host: speaker.host, port: speaker.port)
+            let connection = try SpeakerConnection(host: speaker.host, port: speaker.port, timeout: .seconds(5))
+            stream = SpeakerStream(
+                reader: reader, speakerName: speaker.name, connection: connection, address: address,
+                audio: try UDPSocket(family: address.family), control: try UDPSocket(family: address.family),
+                timing: try UDPSocket(family: address.family))
+        } catch {
+            throw CastError(.connectionLost, "cannot reach the speaker \(speaker.name) at \(speaker.address): \(error)")
+        }
+        stream.startHelpers()
+        do {
+            try stream.setUp(volume: volume)
+        } catch {
+            stream.stopHelpers()
+            throw stream.castError(error)
+        }
+        let thread = Thread { stream.run() }
+        thread.name = "cast speaker"
+        thread.start()
+        return stream
+    }
+
+    // MARK: The caller's side
+
+    func nextEvent() throws(CastError) -> PlaybackEvent {
+        lock.lock()
+        defer { lock.unlock() }
+        while events.isEmpty {
+            if let failure { throw failure }
+            if ended { throw CastError(.connectionLost, "the stream to \(speakerName) has ended") }
+            lock.wait()
+        }
+        return events.removeFirst()
+    }
+
+    func enqueue(_ action: PlaybackControl.Action) {
+        lock.withLock {
+            commands.append(action)
+            lock.broadcast()
+        }
+    }
+
+    func close() {
+        enqueue(.stop)
+        let deadline = Date().addingTimeInterval(3)
+        lock.lock()
+        while !ended && Date() < deadline { _ = lock.wait(until: deadline) }
+        lock.unlock()
+    }
+
+    private func emit(_ event: PlaybackEvent) {
+        lock.withLock {
+            events.append(event)
+            lock.broadcast()
+        }
+    }
+
+    private func takeCommands() -> [PlaybackControl.Action] {
+        lock.withLock {
+            let taken = commands
+            commands.removeAll()
+            return taken
+        }
+    }
+
+    /// Sleeps until `nanoseconds` (monotonic) or until a control arrives.
+    private func wait(until nanoseconds: Int64) {
+        let seconds = Double(nanoseconds - monotonicNow()) / 1e9
+        guard seconds > 0 else { return }
+        lock.lock()
+        if commands.isEmpty { _ = lock.wait(until: Date().addingTimeInterval(min(seconds, 1))) }
+        lock.unlock()
+    }
+
+    // MARK: RTSP
+
+    private func exchange(_ pair: (request: RTSPRequest, cseq: Int)?) throws -> SpeakerSessionStateMachine.Action? {
+        guard let pair else { return nil }
+        let response = try connection.exchange(pair.request, cseq: pair.cseq)
+        return try machine.receive(response)
+    }
+
+    private func setUp(volume: Double?) throws {
+        var action = try exchange(machine.start())
+        while let current = action {
+            switch current {
+            case .send(let request):
+                action = try exchange((request, machine.upcomingCSeq - 1))
+            case .startStreaming(let ports, _):
+                self.ports = ports
+                action = nil
+            case .paused, .volumeSet, .closed:
+                throw RAOPError(.unexpectedResponse, "the speaker's answers ended the set-up early")
+            }
+        }
+        // Always sent, as AirPlay senders do: without it shairport-sync plays at its own default (about -40 dB
+        // here, barely audible). Full volume means "unattenuated": the speaker's own knob still rules.
+        let level = volume ?? 1
+        _ = try exchange(machine.setVolume(decibels: SpeakerVolume.decibels(forLevel: level)))
+        self.volume = level
+    }
+
+    private func castError(_ error: any Error) -> CastError {
+        if let error = error as? CastError { return error }
+        if let error = error as? RAOPError, error.code == .refused {
+            switch error.status {
+            case 453: return CastError(.busy, "the speaker \(speakerName) plays for another sender (\(error.message))")
+            case 401, 403:
+                return CastError(
+                    .notAuthorised, "the speaker \(speakerName) wants a password, which cast does not send yet")
+            default: return CastError(.playback, "the speaker \(speakerName): \(error.message)")
+            }
+        }
+        return CastError(.connectionLost, "lost the speaker \(speakerName): \(error)")
+    }
+
+    // MARK: Helper threads
+
+    private func startHelpers() {
+        for (socket, name) in [(timing, "cast speaker timing"), (control, "cast speaker control")] {
+            helpersDone.enter()
+            let thread = Thread { [self] in
+                defer { helpersDone.leave() }
+                while !helpersStop.load(ordering: .relaxed) {
+                    guard let (bytes, source) = socket.receive() else { continue }
+                    let received = monotonicNow()
+                    // Only the speaker may ask: anyone else could use us to reflect packets.
+                    guard source.withUnsafeBytes({ speakerAddress.sameHost(as: $0) }) else { continue }
+                    guard let packet = try? SpeakerPacket.decode(bytes) else { continue }
+                    if socket === timing, case .timingRequest = packet {
+                        let reply = SpeakerPacket.reply(
+                            to: packet, received: clock.ntp(monotonicNanoseconds: received),
+                            sent: clock.ntp(monotonicNanoseconds: monotonicNow()))!
+                        // The reply goes back where the request came from (shairport sends from its timing port).
+                        socket.sendReply(reply.encoded, to: source)
+                        timingAnswered.add(1, ordering: .releasing)
+                    }
+                    // Resend requests are read and dropped: the lab's link loses nothing, and the speaker conceals
+                    // a lost packet with silence.
+                }
+            }
+            thread.name = name
+            thread.start()
+        }
+    }
+
+    private func stopHelpers() {
+        helpersStop.store(true, ordering: .relaxed)
+        helpersDone.wait()
+        audio.close()
+        control.close()
+        timing.close()
+    }
+
+    // MARK: The session thread
+
+    private func run() {
+        var outcome: Result<FinishReason, any Error>
+        do {
+            outcome = .success(try stream())
+        } catch {
+            outcome = .failure(error)
+        }
+        stopHelpers()
+        lock.withLock {
+            switch outcome {
+            case .success(let reason):
+                events.append(.playbackState(.stopped))
+                events.append(.finished(reason: reason, error: nil))
+            case .failure(let error as MediaError):
+                events.append(.playbackState(.stopped))
+                events.append(.finished(reason: .playbackError, error: "\(error)"))
+            case .failure(let error):
+                failure = castError(error)
+            }
+            ended = true
+            lock.broadcast()
+        }
+    }
+
+    /// State of the stream loop, in stream frames (counted from the first packet) and media frames (counted
+    /// from the start of the file).
+    private struct Progress {
+        var timeline: StreamTimeline
+        /// The next stream frame to send.
+        var frame: Int64 = 0
+        var sequence: UInt16
+        var marker = true
+        var syncFirst = true
+        /// Media frames sent (after a pause: up to what the speaker had played).
+        var mediaSent: Int64 = 0
+        /// Where the current run began: stream frame and media frame.
+        var runStart: (stream: Int64, media: Int64) = (0, 0)
+        /// The stream frame after the trailing silence, once the media ended.
+        var endFrame: Int64?
+        /// Frames of lead-in silence still to send before the media (or the replayed audio) goes on.
+        var leadIn = SpeakerStream.leadInFrames
+    }
+
+    private func stream() throws -> FinishReason {
+        let rate = Int64(SpeakerAnnouncement.sampleRate)
+        let packetFrames = SpeakerPacket.framesPerPacket
+        // The speaker asks for our time right after SETUP; until one answer reached it, it ignores sync packets
+        // and the first audio would have no reference. Wait for one (briefly: a speaker that never asks still
+        // gets the stream, with sync repeated every second).
+        let asked = monotonicNow()
+        while timingAnswered.load(ordering: .acquiring) == 0 && monotonicNow() - asked < 1_000_000_000 {
+            wait(until: monotonicNow() + 10_000_000)
+        }
+        let start = monotonicNow()
+        var p = Progress(
+            timeline: StreamTimeline(rate: Int(rate), firstTimestamp: firstTimestamp, startingAt: start),
+            sequence: firstSequence)
+        p.runStart = (Int64(Self.leadInFrames), 0)
+        var recent: [Int16] = []
+        var replay: [Int16] = []
+        var nextSync = start
+        var nextPosition = start
+        var nextCheck = start + 250_000_000
+        let audioAddress = speakerAddress.with(port: ports.server)
+        let controlAddress = speakerAddress.with(port: ports.control)
+
+        /// The media frame the speaker plays now.
+        func heard(_ now: Int64) -> Int64 {
+            let stream = p.timeline.frame(at: now) - Self.speakerLatencyFrames
+            return min(p.runStart.media + max(0, stream - p.runStart.stream), p.mediaSent)
+        }
+        func wallNow() -> Double { Date().timeIntervalSince1970 }
+        func emitVolume() {
+            if let volume { emit(.volume(volume, muted: muted)) }
+        }
+
+        if let duration = reader.duration { emit(.durationAvailable(duration)) }
+        emit(.mediaTypes([.audio]))
+        emit(.loadState([.playable, .playthroughOK]))
+        emitVolume()
+        emit(.playbackState(.playing))
+
+        while true {
+            for command in takeCommands() {
+                let now = monotonicNow()
+                switch command {
+                case .stop:
+                    _ = try? exchange(machine.stop())
+                    return .userExited
+                case .pause:
+                    guard machine.isStreaming, p.endFrame == nil else { continue }
+                    let position = heard(now)
+                    // What was sent but not played goes back in front of the source.
+                    let unplayed = Int(min(p.mediaSent - position, Int64(recent.count / 2)))
+                    replay = Array(recent.suffix(unplayed * 2)) + replay
+                    recent.removeLast(unplayed * 2)
+                    p.mediaSent -= Int64(unplayed)
+                    _ = try exchange(machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
+                    emit(.position(seconds: Double(p.mediaSent) / Double(rate), at: wallNow()))
+                    emit(.playbackState(.paused))
+                case .resume:
+                    guard machine.resume() else { continue }
+                    p.timeline.reanchor(frame: p.frame, at: now)
+                    p.leadIn = Self.leadInFrames
+                    p.runStart = (p.frame + Int64(p.leadIn), p.mediaSent)
+                    p.marker = true
+                    p.syncFirst = true
+                    nextSync = now
+                    emit(.playbackState(.playing))
+                case .seek(let position, _):
+                    guard p.endFrame == nil else { continue }
+                    let wasStreaming = machine.isStreaming
+                    if wasStreaming {
+                        _ = try exchange(machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
+                    }
+                    try reader.seek(to: position)
+                    replay.removeAll()
+                    recent.removeAll()
+                    p.mediaSent = Int64((position * Double(rate)).rounded())
+                    p.leadIn = Self.leadInFrames
+                    p.runStart = (p.frame + Int64(p.leadIn), p.mediaSent)
+                    emit(.position(seconds: position, at: wallNow()))
+                    if wasStreaming, machine.resume() {
+                        p.timeline.reanchor(frame: p.frame, at: now)
+                        p.marker = true
+                        p.syncFirst = true
+                        nextSync = now
+                    }
+                case .volume(let level):
+                    _ = try exchange(machine.setVolume(decibels: muted ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: level)))
+                    volume = level
+                    emitVolume()
+                case .mute(let on):
+                    _ = try exchange(machine.setVolume(decibels: on ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: volume ?? 1)))
+                    muted = on
+                    if volume == nil { volume = 1 }
+                    emitVolume()
+                case .rate:
+                    continue
+                }
+            }
+
+            let now = monotonicNow()
+            if now >= nextCheck {
+                guard try connection.isAlive() else {
+                    throw SpeakerSocketError(message: "the speaker closed the connection")
+                }
+                nextCheck = now + 250_000_000
+            }
+            if machine.isPaused {
+                wait(until: now + 250_000_000)
+                continue
+            }
+            if now >= nextSync {
+                let current = p.timeline.frame(at: now)
+                let sync = SpeakerPacket.sync(
+                    timestampLessLatency: p.timeline.timestamp(ofFrame: current - Self.speakerLatencyFrames + 11_025),
+                    time: clock.ntp(monotonicNanoseconds: now), timestamp: p.timeline.timestamp(ofFrame: current),
+                    first: p.syncFirst)
+                control.send(sync.encoded, to: controlAddress)
+                p.syncFirst = false
+                nextSync = now + 1_000_000_000
+            }
+            if now >= nextPosition {
+                emit(.position(seconds: Double(heard(now)) / Double(rate), at: wallNow()))
+                nextPosition = now + 500_000_000
+            }
+            if let end = p.endFrame, p.frame >= end {
+                // Everything is sent: wait until the speaker has played it, then end the session.
+                let done = p.timeline.time(ofFrame: end) + Self.speakerLatencyFrames * 1_000_000_000 / rate
+                if now >= done {
+                    emit(.position(seconds: Double(p.mediaSent) / Double(rate), at: wallNow()))
+                    _ = try? exchange(machine.stop())
+                    return .playbackEnded
+                }
+                wait(until: min(done, nextSync, nextPosition, nextCheck))
+                continue
+            }
+            let due = p.timeline.time(ofFrame: p.frame) - Self.lead
+            if now < due {
+                wait(until: min(due, nextSync, nextPosition, nextCheck))
+                continue
+            }
+
+            // One packet: replayed audio first, then the source; silence after the end.
+            var samples = [Int16]()
+            samples.reserveCapacity(packetFrames * 2)
+            if p.endFrame == nil {
+                let silence = min(p.leadIn, packetFrames)
+                samples += repeatElement(0, count: silence * 2)
+                p.leadIn -= silence
+                let fromReplay = min(replay.count, packetFrames * 2 - samples.count)
+                samples += replay.prefix(fromReplay)
+                replay.removeFirst(fromReplay)
+                if samples.count < packetFrames * 2 {
+                    samples += try reader.read(frames: packetFrames - samples.count / 2)
+                }
+                p.mediaSent += Int64(samples.count / 2 - silence)
+                recent += samples[(silence * 2)...]
+                // Trimmed in large steps: moving 4 s of samples for every 8 ms packet would cost more than the rest.
+                if recent.count > Self.recentLimitFrames * 4 { recent.removeFirst(recent.count - Self.recentLimitFrames * 2) }
+                if samples.count < packetFrames * 2 {
+                    p.endFrame = p.frame + Int64(packetFrames) + Self.trailingSilenceFrames
+                }
+            }
+            let packet = samples.withUnsafeBufferPointer {
+                SpeakerPacket.audio(
+                    sequence: p.sequence, timestamp: p.timeline.timestamp(ofFrame: p.frame), ssrc: ssrc,
+                    marker: p.marker, samples: $0)
+            }
+            audio.send(packet, to: audioAddress)
+            p.marker = false
+            p.sequence &+= 1
+            p.frame += Int64(packetFrames)
+        }
+    }
+}
+
+extension UDPSocket {
+    /// Sends to a raw source address as `recvfrom` gave it.
+    func sendReply(_ bytes: [UInt8], to source: [UInt8]) {
+        _ = bytes.withUnsafeBytes { raw in
+            source.withUnsafeBytes { address in
+                sendto(
+                    fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL),
+                    address.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count))
+            }
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+func monotonicNow() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+}

@@ -1,0 +1,128 @@
+internal import CFFmpeg
+
+/// Reads the audio of anything FFmpeg opens (a music file, or a video file's best audio stream) as interleaved
+/// signed 16-bit PCM in host byte order, at a chosen rate and channel count (swresample): the input of senders
+/// that send raw audio, such as an AirPlay speaker stream (44.1 kHz stereo).
+///
+/// Decoding runs on the caller's thread: `read` blocks while FFmpeg reads and decodes. Not for playback (that is
+/// `Player`, which paces); this only converts, as fast as it is asked.
+///
+/// Thread-safety: not thread-safe; one thread owns a reader (it may hand it to another before use).
+public final class PCMReader: @unchecked Sendable {
+    // Invariant: only one thread at a time calls into a reader (see above); the FFmpeg handles inside are never
+    // shared.
+    /// Output frames a second.
+    public let sampleRate: Int
+    /// Output channels (interleaved).
+    public let channels: Int
+    /// The input's duration in seconds, when the container knows it.
+    public let duration: Double?
+
+    private let demuxer: Demuxer
+    private let decoder: Decoder
+    private let resampler: Resampler
+    private let streamIndex: Int32
+    /// Converted samples not handed out yet, from `pendingStart` on.
+    private var pending: [Int16] = []
+    private var pendingStart = 0
+    private var inputEnded = false
+    private var drained = false
+
+    /// Opens `input` and its best audio stream.
+    /// - Throws: `MediaError` when FFmpeg cannot open or probe it, or it has no audio stream with a decoder.
+    public init(input: MediaInput, sampleRate: Int = 44_100, channels: Int = 2) throws {
+        precondition(sampleRate > 0 && (1...8).contains(channels))
+        let demuxer = try Demuxer(input: input, interrupt: Interrupt())
+        guard let stream = demuxer.bestStream(AVMEDIA_TYPE_AUDIO) else {
+            throw MediaError.other("the input has no audio stream")
+        }
+        // Only the audio stream is read: packets of the others are not even demuxed into memory for long.
+        for index in 0..<Int(demuxer.context.pointee.nb_streams) where index != Int(stream.pointee.index) {
+            demuxer.context.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
+        }
+        self.demuxer = demuxer
+        self.decoder = try Decoder(stream: stream)
+        self.resampler = Resampler(outputRate: sampleRate, outputChannels: channels)
+        self.streamIndex = stream.pointee.index
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.duration = demuxer.duration
+    }
+
+    /// Opens a local file.
+    public convenience init(path: String, sampleRate: Int = 44_100, channels: Int = 2) throws {
+        try self.init(input: .source(try FileSource(path: path)), sampleRate: sampleRate, channels: channels)
+    }
+
+    /// Up to `frames` frames (`frames × channels` samples), fewer only at the end; an empty array at the end.
+    /// - Throws: `MediaError` when reading fails (a corrupt packet is skipped, as in playback).
+    public func read(frames: Int) throws -> [Int16] {
+        precondition(frames > 0)
+        let wanted = frames * channels
+        while pending.count - pendingStart < wanted && !drained {
+            try decodeMore()
+        }
+        let available = min(wanted, pending.count - pendingStart)
+        let out = Array(pending[pendingStart..<(pendingStart + available)])
+        pendingStart += available
+        if pendingStart > 65536 {
+            pending.removeFirst(pendingStart)
+            pendingStart = 0
+        }
+        return out
+    }
+
+    /// Moves to `seconds` into the input (the nearest earlier key frame; audio codecs mostly have no other).
+    public func seek(to seconds: Double) throws {
+        try demuxer.seek(to: max(0, seconds))
+        decoder.flush()
+        resampler.reset()
+        pending.removeAll()
+        pendingStart = 0
+        inputEnded = false
+        drained = false
+    }
+
+    /// Reads one packet of the audio stream and converts what it decodes; at the end, drains the decoder and
+    /// the resampler.
+    private func decodeMore() throws {
+        if inputEnded {
+            _ = decoder.decode(nil) { frame in
+                append(frame)
+                return true
+            }
+            try resampler.convert(nil) { append($0) }
+            drained = true
+            return
+        }
+        let packet = Packet()
+        guard try demuxer.read(into: packet) else {
+            inputEnded = true
+            return
+        }
+        guard packet.pointer.pointee.stream_index == streamIndex else { return }
+        var failure: (any Error)?
+        _ = decoder.decode(packet) { frame in
+            do {
+                try resampler.convert(frame) { append($0) }
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+    }
+
+    private func append(_ frame: Frame) {
+        try? resampler.convert(frame) { append($0) }
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count / 2
+        pending.reserveCapacity(pending.count + count)
+        for i in 0..<count {
+            pending.append(bytes.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))
+        }
+    }
+}

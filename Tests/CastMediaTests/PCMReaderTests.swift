@@ -1,0 +1,43 @@
+import CastMedia
+import Foundation
+import XCTest
+
+final class PCMReaderTests: XCTestCase {
+    /// A 48 kHz mono WAV comes out as 44.1 kHz stereo: every frame of it, at its frequency.
+    func testResamplesToTheAskedRateAndChannelsWithoutLosingFrames() throws {
+        let folder = try Fixtures.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("tone.wav").path
+        try Fixtures.run(
+            "ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=2", path])
+        let reader = try PCMReader(path: path, sampleRate: 44_100, channels: 2)
+        XCTAssertEqual(try XCTUnwrap(reader.duration), 2, accuracy: 0.01)
+        var samples: [Int16] = []
+        while true {
+            let piece = try reader.read(frames: 352)
+            if piece.isEmpty { break }
+            XCTAssertEqual(piece.count % 2, 0)
+            samples += piece
+        }
+        let frames = samples.count / 2
+        XCTAssertEqual(Double(frames), 88_200, accuracy: 64, "frames out: \(frames)")
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        let right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] }
+        XCTAssertEqual(left, right, "mono is copied to both channels")
+        var crossings = 0
+        for i in 1..<left.count where (left[i - 1] < 0) != (left[i] < 0) { crossings += 1 }
+        XCTAssertEqual(Double(crossings) / 2 / (Double(frames) / 44_100), 1000, accuracy: 3)
+        XCTAssertEqual(try reader.read(frames: 352), [], "the end stays the end")
+    }
+
+    /// A video file gives its audio.
+    func testAVideoFileGivesItsAudioAndAFileWithoutAudioIsRefused() throws {
+        let folder = try Fixtures.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let reader = try PCMReader(path: try Fixtures.h264AAC(in: folder))
+        let first = try reader.read(frames: 44_100)
+        XCTAssertEqual(first.count, 88_200)
+        XCTAssertGreaterThan(first.map { abs(Int($0)) }.max() ?? 0, 1000)
+        XCTAssertThrowsError(try PCMReader(path: try Fixtures.videoOnly(in: folder)))
+    }
+}

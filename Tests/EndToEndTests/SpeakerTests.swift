@@ -1,0 +1,182 @@
+import Foundation
+import XCTest
+
+/// `cast` and a real AirPlay 1 speaker: shairport-sync on the lab's box host (its own D-Bus and avahi there),
+/// writing what it plays as raw PCM (`-o stdout`: S16_LE, 44.1 kHz, stereo) to a file the test reads.
+final class SpeakerTests: XCTestCase {
+    private var lab: Lab!
+    private var work: String!
+    private var speaker: Daemon!
+    private var capture: String { "\(work!)/speaker.raw" }
+    private let speakerName = "Kitchen Speaker"
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/shairport-sync") else {
+            throw XCTSkip("shairport-sync is not installed (scripts/setup installs it)")
+        }
+        lab = try Lab("spk\(getpid() % 100000)")
+        work = NSTemporaryDirectory() + "cast-speaker-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        // Our own configuration, never /etc/shairport-sync.conf; the log goes to standard error (-u).
+        let config = "\(work!)/shairport-sync.conf"
+        try "general = { name = \"\(speakerName)\"; port = 5000; };\n".write(toFile: config, atomically: true, encoding: .utf8)
+        speaker = try lab.start(
+            on: .box, ["sh", "-c", "exec shairport-sync -c \"$0\" -u -v -o stdout > \"$1\"", config, capture])
+        // Advertised: cast list on the phone sees it as a speaker.
+        let deadline = Date().addingTimeInterval(15)
+        var seen = ""
+        repeat {
+            seen = (try? cast(["list", "--json"]).stdout) ?? ""
+            if seen.contains(#""kind":"raop""#) { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        } while Date() < deadline && speaker.isRunning
+        XCTAssertTrue(seen.contains(#""kind":"raop""#), "no speaker in cast list: \(seen); shairport: \(speaker.output)")
+    }
+
+    override func tearDown() {
+        lab?.tearDown()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+
+    private func cast(_ arguments: [String], timeout: Double = 60) throws -> CommandResult {
+        try lab.run(on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
+    }
+
+    /// A sine tone clip made with ffmpeg.
+    private func tone(_ name: String, frequency: Int = 1000, seconds: Int) throws -> String {
+        let path = "\(work!)/\(name)"
+        let made = try runCommand(
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=44100:duration=\(seconds)", path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return path
+    }
+
+    /// Channel 0 of the capture (S16_LE stereo).
+    private func captured() -> [Int16] {
+        guard let data = FileManager.default.contents(atPath: capture) else { return [] }
+        return data.withUnsafeBytes { raw in
+            let all = raw.bindMemory(to: Int16.self)
+            return stride(from: 0, to: all.count - 1, by: 2).map { Int16(littleEndian: all[$0]) }
+        }
+    }
+
+    private func capturedFrames() -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: capture)[.size] as? Int) ?? 0) / 4
+    }
+
+    func testListShowsTheSpeakerAndATonePlaysAtItsFrequencyAndLength() throws {
+        let table = try cast(["list"])
+        XCTAssertEqual(table.status, 0, table.stderr)
+        let row = try XCTUnwrap(table.stdout.split(separator: "\n").first { $0.hasPrefix(speakerName) }, table.stdout)
+        XCTAssertTrue(row.contains("airplay speaker"), String(row))
+        XCTAssertFalse(row.contains("@"), "the name is shown without its hardware-address prefix: \(row)")
+
+        let clip = try tone("tone.wav", seconds: 5)
+        let sent = try cast(["send", clip, "--to", speakerName, "--json"], timeout: 30)
+        XCTAssertEqual(sent.status, 0, "\(sent.stderr)\n\(sent.stdout)")
+        XCTAssertTrue(sent.stdout.contains(#""state":"playing""#), sent.stdout)
+        XCTAssertTrue(sent.stdout.contains(#""reason":"playbackEnded""#), sent.stdout)
+        XCTAssertTrue(sent.stdout.contains(#""event":"position""#), sent.stdout)
+
+        let samples = captured()
+        XCTAssertGreaterThan(samples.count, 44_100 * 4, "shairport-sync wrote \(samples.count) frames")
+        // The tone is where the signal is loud: the sine is at 1/8 of full scale, sent unattenuated.
+        let loud = samples.indices.filter { abs(Int(samples[$0])) > 2000 }
+        let first = try XCTUnwrap(loud.first, "no tone in the capture")
+        let last = try XCTUnwrap(loud.last)
+        let tone = samples[first...last]
+        var crossings = 0
+        for i in tone.indices.dropFirst() where (tone[i - 1] < 0) != (tone[i] < 0) { crossings += 1 }
+        let seconds = Double(tone.count) / 44_100
+        let frequency = Double(crossings) / 2 / seconds
+        let lengthError = abs(seconds - 5) / 5 * 100
+        print("speaker capture: tone of \(String(format: "%.1f", frequency)) Hz for \(String(format: "%.4f", seconds)) s "
+            + "(length error \(String(format: "%.2f", lengthError)) %), \(samples.count) frames in all")
+        XCTAssertEqual(frequency, 1000, accuracy: 5)
+        XCTAssertLessThan(lengthError, 3)
+
+        // What a speaker cannot play is a usage error, found before any audio is sent.
+        for arguments in [["http://10.0.0.1/song.mp3"], ["-"], [clip, "--volume", "2"]] {
+            let refused = try cast(["send"] + arguments + ["--to", speakerName])
+            XCTAssertEqual(refused.status, 2, "\(arguments): \(refused.stderr)")
+        }
+    }
+
+    func testPauseFlushesTheSpeakerAndStopTearsDown() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
+            throw XCTSkip("tmux is not installed (scripts/setup installs it)")
+        }
+        let clip = try tone("long.wav", frequency: 440, seconds: 30)
+        let socket = "castspk\(getpid())"
+        let environment = ["XDG_CONFIG_HOME": "\(work!)/sender", "LANG": "C.UTF-8", "TERM": "xterm-256color"]
+        func tmux(_ arguments: [String]) throws -> CommandResult {
+            try lab.run(on: .phone, ["tmux", "-u", "-L", socket] + arguments, environment: environment)
+        }
+        defer { _ = try? tmux(["kill-server"]) }
+        // In the foreground (-D), as a process of this test (see InteractiveTests).
+        let server = try lab.start(on: .phone, ["tmux", "-u", "-D", "-L", socket], environment: environment)
+        defer { server.stop() }
+        var started = try tmux(["ls"])
+        for _ in 0..<50 where started.stderr.contains("no server") {
+            Thread.sleep(forTimeInterval: 0.05)
+            started = try tmux(["ls"])
+        }
+        started = try tmux(
+            ["new-session", "-d", "-x", "160", "-y", "6", "\(Paths.cast) send '\(clip)' --to '\(speakerName)'; echo \"exit=$?\"; sleep 30"])
+        XCTAssertEqual(started.status, 0, started.stderr)
+        func screen() -> String { (try? tmux(["capture-pane", "-p"]).stdout) ?? "" }
+        func waitFor(_ text: String, timeout: Double = 10) -> String? {
+            let deadline = Date().addingTimeInterval(timeout)
+            repeat {
+                let shown = screen()
+                if shown.contains(text) { return shown }
+                Thread.sleep(forTimeInterval: 0.1)
+            } while Date() < deadline
+            return nil
+        }
+        func growth(over seconds: Double) -> Int {
+            let before = capturedFrames()
+            Thread.sleep(forTimeInterval: seconds)
+            return capturedFrames() - before
+        }
+
+        XCTAssertNotNil(waitFor("▶ playing  0:02"), screen())
+        XCTAssertGreaterThan(growth(over: 1), 30_000, "the speaker plays in real time")
+
+        // Pause: FLUSH drops what the speaker holds; it writes nothing more.
+        XCTAssertEqual(try tmux(["send-keys", "Space"]).status, 0)
+        XCTAssertNotNil(waitFor("⏸ paused"), screen())
+        let afterFlush = growth(over: 1)
+        let whilePaused = growth(over: 3)
+        print("speaker capture: \(afterFlush) frames in the first second after FLUSH, \(whilePaused) in the 3 s after")
+        XCTAssertEqual(whilePaused, 0, "samples were captured while paused")
+        XCTAssertLessThan(afterFlush, 44_100 / 2, "more than half a second of audio after FLUSH")
+
+        // Resume: audio flows again.
+        XCTAssertEqual(try tmux(["send-keys", "Space"]).status, 0)
+        XCTAssertNotNil(waitFor("▶ playing"), screen())
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertGreaterThan(growth(over: 1), 30_000, "the speaker plays again after resume")
+
+        // Stop: TEARDOWN; cast exits 0 (stopped by the user) and the speaker writes nothing more.
+        XCTAssertEqual(try tmux(["send-keys", "q"]).status, 0)
+        let done = try XCTUnwrap(waitFor("exit=", timeout: 10), screen())
+        XCTAssertTrue(done.contains("finished: userExited"), done)
+        XCTAssertTrue(done.contains("exit=0"), done)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(growth(over: 2), 0, "samples were captured after TEARDOWN")
+        XCTAssertTrue(speaker.isRunning, "shairport-sync outlives the session: \(speaker.output.suffix(10))")
+    }
+
+    func testASpeakerThatGoesAwayEndsTheSendWithConnectionLost() throws {
+        let clip = try tone("lost.wav", seconds: 20)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", speakerName, "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 10), "\(sender.output)")
+        Thread.sleep(forTimeInterval: 1)
+        kill(speaker.pid, SIGKILL)
+        XCTAssertEqual(sender.waitForExit(timeout: 10), 5, "\(sender.output)")
+        XCTAssertTrue(sender.output.contains { $0.contains("speaker") }, "\(sender.output)")
+    }
+}

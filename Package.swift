@@ -37,6 +37,8 @@ let package = Package(
         // MARK: Pure Swift
         .target(name: "CastProtocol", swiftSettings: strict),
         .target(name: "CastCommandLine", swiftSettings: strict),
+        // AirPlay 1 video as castd answers it: HTTP requests, routes, property lists. No sockets.
+        .target(name: "CastAirPlay", dependencies: ["CastProtocol"], swiftSettings: strict),
 
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
@@ -46,7 +48,7 @@ let package = Package(
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            dependencies: ["CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia"],
             swiftSettings: strict),
         .target(
             name: "CastKit",
@@ -61,6 +63,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),

@@ -95,7 +95,19 @@ func settings() throws(SettingsProblem) -> [String: String] {
                     message: "\(configPath): line \(entry.line): unknown setting '\(entry.key)'"
                         + suggestion(for: entry.key, among: options.map(\.name)))
             }
-            merged[entry.key] = spec.value == nil ? "" : entry.value
+            guard spec.value == nil else {
+                merged[entry.key] = entry.value
+                continue
+            }
+            // A flag in the file is on or off by its value (an empty value is on): `airplay-video = no` must
+            // never turn on the service it names.
+            switch entry.value.lowercased() {
+            case "", "yes", "true", "on", "1": merged[entry.key] = ""
+            case "no", "false", "off", "0": merged[entry.key] = nil
+            default:
+                throw SettingsProblem(
+                    message: "\(configPath): line \(entry.line): '\(entry.key)' is a switch: yes or no, not '\(entry.value)'")
+            }
         }
     }
     merged.merge(parsed.options) { _, flag in flag }

@@ -183,4 +183,28 @@ final class AirPlayTests: XCTestCase {
         XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
         XCTAssertTrue(receiver.isRunning)
     }
+
+    func testConfigFileTurnsAirPlayVideoOnAndOffAndItIsOffByDefault() throws {
+        func castd(config: String?) throws -> Daemon {
+            var arguments = [Paths.castd, "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+                "--video-out", "none", "--audio-device", "none", "--no-advertise"]
+            if let config {
+                let path = "\(work!)/castd-\(UUID().uuidString).conf"
+                try config.write(toFile: path, atomically: true, encoding: .utf8)
+                arguments += ["--config", path]
+            }
+            let daemon = try lab.start(on: .box, arguments)
+            _ = try daemon.listeningPort()
+            return daemon
+        }
+        for (config, on) in [(nil, false), ("airplay-video = no\n", false), ("airplay-video = yes\nairplay-port = 0\n", true)] {
+            let daemon = try castd(config: config)
+            let line = daemon.waitForLine(containing: "AirPlay video on port", timeout: on ? 10 : 1)
+            XCTAssertEqual(line != nil, on, "\(String(describing: config)): \(daemon.output)")
+            daemon.stop()
+        }
+        let wrong = try lab.run(on: .box, [Paths.castd, "--airplay-port", "7000", "--state-dir", "\(work!)/state"])
+        XCTAssertEqual(wrong.status, 2, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("--airplay-port needs --airplay-video"), wrong.stderr)
+    }
 }

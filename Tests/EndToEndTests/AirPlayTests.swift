@@ -207,4 +207,38 @@ final class AirPlayTests: XCTestCase {
         XCTAssertEqual(wrong.status, 2, wrong.stderr)
         XCTAssertTrue(wrong.stderr.contains("--airplay-port needs --airplay-video"), wrong.stderr)
     }
+
+    func testTakeoverPolicyAppliesBetweenAirPlayAndCast() throws {
+        _ = try Media.clip("long.mp4", seconds: 20)
+        let atvremote = try atvremote()
+        try startReceiver(extra: ["--takeover", "deny"])
+        let url = "\(try serve())/long.mp4"
+        // deny: while a Cast sender plays, an AirPlay /play is answered 503 and nothing changes.
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 15), "\(sender.output)")
+        let body = "Content-Location: \(url)\nStart-Position: 0\n"
+        let busy = try exchange("POST /play HTTP/1.1\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        XCTAssertTrue(busy.hasPrefix("HTTP/1.1 503 "), busy)
+        XCTAssertTrue(sender.isRunning, "\(sender.output)")
+        kill(sender.pid, SIGINT)
+        _ = sender.waitForExit(timeout: 10)
+        receiver.stop()
+
+        // allow: a Cast sender takes over from an AirPlay client, which then reads the error and fails.
+        try startReceiver()
+        let client = try lab.start(on: .phone, playURLArguments(atvremote, url))
+        XCTAssertNotNil(
+            receiver.waitForLine(timeout: 15) { $0.contains("AirPlay client") && $0.contains(" plays ") }, "\(receiver.output)")
+        Thread.sleep(forTimeInterval: 2)
+        let takeover = try lab.start(
+            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+        XCTAssertNotNil(takeover.waitForLine(containing: #""state":"playing""#, timeout: 15), "\(takeover.output)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "takes over from AirPlay client"), "\(receiver.output)")
+        let status = client.waitForExit(timeout: 10)
+        XCTAssertNotNil(status, "atvremote still runs: \(client.output)")
+        XCTAssertNotEqual(status, 0, "\(client.output)")
+        XCTAssertTrue(client.output.joined(separator: "\n").contains("castd"), "pyatv names the error domain: \(client.output)")
+        kill(takeover.pid, SIGINT)
+    }
 }

@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "CastCommandLine", swiftSettings: strict),
         // AirPlay 1 speakers (RAOP): RTSP, SDP, the RTP/sync/timing packets and the session state machine.
         .target(name: "CastRAOP", swiftSettings: strict),
+        // AirPlay 1 video as castd answers it: HTTP requests, routes, property lists. No sockets.
+        .target(name: "CastAirPlay", dependencies: ["CastProtocol"], swiftSettings: strict),
 
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
@@ -48,7 +50,7 @@ let package = Package(
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia"],
+            dependencies: ["CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia"],
             swiftSettings: strict),
         .target(
             name: "CastKit",
@@ -64,6 +66,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
         .testTarget(name: "CastRAOPTests", dependencies: ["CastRAOP"], swiftSettings: strict),
+        .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),

@@ -12,12 +12,13 @@ func manualPage() -> ManualPage {
                 paragraphs: [
                     "castd advertises itself over mDNS (avahi) as _castd._tcp, admits only paired senders over TLS 1.3, decodes what they send with FFmpeg, plays audio through ALSA and video in a window or full screen, and pushes every change of playback state back to the sender.",
                     "With --auth pin (the default) it prints a line \"Pairing PIN: NNNN\" with a fresh PIN for each pairing attempt; cast pair asks for it. After five wrong PINs in a row pairing is closed for 60 seconds.",
-                    "Every option can also be set in the config file as a line \"key = value\", the key being the option's name without dashes (name = Kitchen); # starts a comment. Options on the command line win.",
+                    "Every option can also be set in the config file as a line \"key = value\", the key being the option's name without dashes (name = Kitchen); # starts a comment. A switch takes yes or no (airplay-video = yes). Options on the command line win.",
+                    "With --airplay-video it also answers AirPlay 1 video clients (an iPhone's or pyatv's \"play this URL\") on --airplay-port (7000), advertised as _airplay._tcp. AirPlay video has no pairing: anyone on the network can then make the receiver play an http(s) URL, and pause, seek or stop it. It is off by default.",
                 ],
                 options: options),
             .init("EXAMPLES", examples: [
                 "castd --name \"Living Room\"", "castd --auth none --port 0 --video-out none --state-dir /tmp/castd",
-                "castd --list-paired",
+                "castd --list-paired", "castd --name \"Living Room\" --airplay-video",
             ]),
             .init(
                 "SIGNALS",

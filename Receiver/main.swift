@@ -25,6 +25,8 @@ let options: [OptionSpec] = [
     OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
+    OptionSpec("airplay-video", help: "also accept AirPlay video clients (no pairing: see docs/security.md)"),
+    OptionSpec("airplay-port", value: "N", help: "the AirPlay video port with --airplay-video; 0 picks one (default 7000)"),
     OptionSpec("list-paired", help: "list the paired senders and exit"),
     OptionSpec("list-audio-devices", help: "list the ALSA PCMs --audio-device accepts and exit"),
     OptionSpec("unpair", value: "ID", help: "forget the paired sender with this id (or unique prefix) and exit"),
@@ -34,7 +36,7 @@ let options: [OptionSpec] = [
 let usage = """
     usage: castd [--name NAME] [--port N] [--audio-device PCM] [--video-out MODE]
                  [--auth pin|password|none] [--password-file F] [--state-dir DIR]
-                 [--events FILE|-] [--config F]
+                 [--events FILE|-] [--config F] [--airplay-video [--airplay-port N]]
 
     The Cast receiver: advertises itself over mDNS as _castd._tcp, accepts senders over
     TLS 1.3 and reports everything that happens to playback back to them.
@@ -93,7 +95,19 @@ func settings() throws(SettingsProblem) -> [String: String] {
                     message: "\(configPath): line \(entry.line): unknown setting '\(entry.key)'"
                         + suggestion(for: entry.key, among: options.map(\.name)))
             }
-            merged[entry.key] = spec.value == nil ? "" : entry.value
+            guard spec.value == nil else {
+                merged[entry.key] = entry.value
+                continue
+            }
+            // A flag in the file is on or off by its value (an empty value is on): `airplay-video = no` must
+            // never turn on the service it names.
+            switch entry.value.lowercased() {
+            case "", "yes", "true", "on", "1": merged[entry.key] = ""
+            case "no", "false", "off", "0": merged[entry.key] = nil
+            default:
+                throw SettingsProblem(
+                    message: "\(configPath): line \(entry.line): '\(entry.key)' is a switch: yes or no, not '\(entry.value)'")
+            }
         }
     }
     merged.merge(parsed.options) { _, flag in flag }
@@ -164,6 +178,15 @@ if let text = values["sender-timeout"] {
     }
     limits.senderTimeout = .milliseconds(Int(seconds * 1000))
 }
+var airPlayPort: UInt16?
+if values["airplay-video"] != nil {
+    guard let port = UInt16(values["airplay-port"] ?? "7000") else {
+        fail("--airplay-port must be a number from 0 to 65535", code: 2)
+    }
+    airPlayPort = port
+} else if values["airplay-port"] != nil {
+    fail("--airplay-port needs --airplay-video", code: 2)
+}
 
 if values["list-paired"] != nil || values["unpair"] != nil {
     do {
@@ -202,7 +225,8 @@ let logger = Logger.standardError()
 let configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,
     stateDirectory: stateDirectory, takeover: takeover, advertise: values["no-advertise"] == nil,
-    engine: PlayerConfiguration(audio: audio, video: video), events: events, limits: limits)
+    engine: PlayerConfiguration(audio: audio, video: video), events: events, limits: limits,
+    airPlayVideoPort: airPlayPort)
 let receiver: Receiver
 do {
     receiver = try Receiver(configuration: configuration, logger: logger)

@@ -46,7 +46,7 @@ public final class Advertiser: @unchecked Sendable {
                 return
             }
             let publication = AvahiPublication(
-                ad, serviceType: ServiceAdvertisement.castServiceType, api: avahi_threaded_poll_get(poll),
+                ad, serviceType: ad.serviceType, api: avahi_threaded_poll_get(poll),
                 events: events)
             publication.connect()  // callbacks from inside avahi_client_new run here, before the thread exists
             guard avahi_threaded_poll_start(poll) >= 0 else {

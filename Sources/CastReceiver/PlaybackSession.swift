@@ -5,7 +5,8 @@ import Foundation
 import Synchronization
 
 /// One play request from one sender: waits for its media connection (or opens its URL), runs the engine, pushes
-/// every event to the sender (and the events log), and ends once with a finish.
+/// every event to the sender that owns it (a Cast sender; an AirPlay client polls instead) and to the events log
+/// and watchers (through `onEvent`), and ends once with a finish.
 ///
 /// Thread-safety: mutable state lives in `state` (a Mutex). Events arrive on the player's serial
 /// event queue; controls come from connection threads.
@@ -14,7 +15,12 @@ final class PlaybackSession: Sendable {
     let token: String
     let request: PlayRequest
     let senderName: String
-    private let writer: MessageWriter
+    /// Who started it (and hears its events directly, if a Cast sender).
+    let owner: SessionOwner
+    /// Where to start as a fraction of the duration (AirPlay `Start-Position`), applied once the duration is known.
+    let startFraction: Double?
+    /// The AirPlay client's `X-Apple-Session-ID`, when an AirPlay client started it with one.
+    let airPlaySessionID: String?
     private let engine: PlayerConfiguration
     private let onEvent: @Sendable (PlaybackSession, PlaybackEvent) -> Void
     private let onEnd: @Sendable (PlaybackSession) -> Void
@@ -30,20 +36,28 @@ final class PlaybackSession: Sendable {
         var playbackState: PlaybackState = .stopped
         var duration: Double?
         var position: (seconds: Double, at: Double)?
+        var rate = 1.0
+        var loadState: LoadState = []
+        /// How it finished, once it has.
+        var finish: (reason: FinishReason, error: String?)?
+        /// Whether `startFraction` was turned into a seek.
+        var startApplied = false
         /// The receiver's output level, applied when the engine starts.
         var volume: (level: Double, muted: Bool) = (1, false)
     }
 
     init(
-        request: PlayRequest, senderName: String, writer: MessageWriter, engine: PlayerConfiguration,
-        onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
+        request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
+        startFraction: Double? = nil, airPlaySessionID: String? = nil, onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {
         var generator = SystemRandomNumberGenerator()
         self.token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
         self.request = request
         self.senderName = senderName
-        self.writer = writer
+        self.owner = owner
+        self.startFraction = startFraction
+        self.airPlaySessionID = airPlaySessionID
         var engine = engine
         engine.startTime = request.startTime ?? 0
         self.engine = engine
@@ -64,7 +78,10 @@ final class PlaybackSession: Sendable {
     }
 
     /// Whether `writer` is this session's sender's connection.
-    func belongs(to writer: MessageWriter) -> Bool { self.writer === writer }
+    func belongs(to writer: MessageWriter) -> Bool { owner.writer === writer }
+
+    /// Whether `owner` started this session.
+    func belongs(to owner: SessionOwner) -> Bool { self.owner.isSame(as: owner) }
 
     /// The media connection arrived: start the engine on it.
     func attach(_ tls: TLSConnection) {
@@ -171,17 +188,36 @@ final class PlaybackSession: Sendable {
         }
     }
 
-    /// What `status` reports while this session runs.
-    func status(name: String, id: String) -> ReceiverStatus {
+    /// The session's playback as it stands now, the position extrapolated to now while playing.
+    struct Snapshot: Sendable {
+        var playbackState: PlaybackState
+        var duration: Double?
+        var position: Double?
+        var rate: Double
+        var loadState: LoadState
+        /// How it finished; nil while it runs.
+        var finish: (reason: FinishReason, error: String?)?
+    }
+
+    /// The session's playback now.
+    func snapshot() -> Snapshot {
         state.withLock { state in
             var position = state.position.map { $0.seconds }
             if let p = state.position, state.playbackState == .playing {
                 position = p.seconds + max(0, Date().timeIntervalSince1970 - p.at)
             }
-            return ReceiverStatus(
-                name: name, id: id, state: state.playbackState, title: request.title, position: position,
-                duration: state.duration)
+            return Snapshot(
+                playbackState: state.playbackState, duration: state.duration, position: position, rate: state.rate,
+                loadState: state.loadState, finish: state.finished ? (state.finish ?? (.playbackEnded, nil)) : nil)
         }
+    }
+
+    /// What `status` reports while this session runs.
+    func status(name: String, id: String) -> ReceiverStatus {
+        let now = snapshot()
+        return ReceiverStatus(
+            name: name, id: id, state: now.playbackState, title: request.title, position: now.position,
+            duration: now.duration)
     }
 
     private func handle(_ event: PlaybackEvent) {
@@ -192,8 +228,11 @@ final class PlaybackSession: Sendable {
             case .playbackState(let playback): state.playbackState = playback
             case .durationAvailable(let duration): state.duration = duration
             case .position(let seconds, let at): state.position = (seconds, at)
+            case .rate(let rate): state.rate = rate
+            case .loadState(let load): state.loadState = load
             case .finished:
                 if let override = state.overrideFinish { event = override }
+                if case .finished(let reason, let error) = event { state.finish = (reason, error) }
                 state.finished = true
                 state.playbackState = .stopped
                 state.player = nil
@@ -203,12 +242,25 @@ final class PlaybackSession: Sendable {
             return (true, false, nil)
         }
         guard deliver else { return }
+        if case .durationAvailable(let duration) = event { applyStartFraction(duration: duration) }
         onEvent(self, event)
-        // A sender that went away cannot be told; the log still is.
-        try? writer.send(.event(event))
+        // A sender that went away cannot be told; the log still is. An AirPlay client is never written to unasked.
+        try? owner.writer?.send(.event(event))
         if ended {
             source?.close()
             onEnd(self)
         }
+    }
+
+    /// An AirPlay `Start-Position` is a fraction of a duration the client does not know: once the engine knows it,
+    /// seek there (the engine holds a seek asked for before it plays and starts from there).
+    private func applyStartFraction(duration: Double) {
+        guard let fraction = startFraction, fraction > 0, duration > 0 else { return }
+        let player = state.withLock { state -> Player? in
+            guard !state.startApplied else { return nil }
+            state.startApplied = true
+            return state.player
+        }
+        player?.seek(to: fraction * duration, exact: false)
     }
 }

@@ -1,4 +1,5 @@
 public import CastProtocol
+import CastAirPlay
 import CastDiscovery
 import CastSecurity
 import Foundation
@@ -19,7 +20,7 @@ public final class Receiver: Sendable {
     /// The receiver's id: the fingerprint of its public key.
     public let id: String
     private let identity: Identity
-    private let logger: Logger
+    let logger: Logger
     /// Pairing: the store of paired senders, the attempt limiter.
     let pairing: PairingDesk
     private let state: Mutex<State>
@@ -33,6 +34,9 @@ public final class Receiver: Sendable {
         /// Connections not yet admitted; bounded separately.
         var unadmitted = 0
         var advertiser: Advertiser?
+        /// The AirPlay video service and its `_airplay._tcp` advertisement, with `--airplay-video`.
+        var airPlay: AirPlayVideoService?
+        var airPlayAdvertiser: Advertiser?
         var stopped = false
         /// Connections that asked to be told every event (`cast watch`).
         var watchers: [MessageWriter] = []
@@ -82,17 +86,34 @@ public final class Receiver: Sendable {
         thread.name = "castd accept"
         thread.start()
         if configuration.advertise { startAdvertising(port: port) }
+        if let airPlayPort = configuration.airPlayVideoPort {
+            let service = AirPlayVideoService(receiver: self, logger: logger)
+            let bound = try service.start(host: configuration.listenAddress, port: airPlayPort)
+            state.withLock { $0.airPlay = service }
+            logger.info(
+                "AirPlay video on port \(bound) (deviceid \(service.device.deviceID)): anyone on this network can make "
+                    + "this receiver play an http(s) URL")
+            if configuration.advertise { startAirPlayAdvertising(port: bound) }
+        }
         return port
     }
 
+    /// The port of the AirPlay video service, once started with `--airplay-video`.
+    public var airPlayPort: UInt16? { state.withLock { $0.airPlay?.port } }
+
     /// Stops advertising and accepting. Connections in progress end when their peers go.
     public func stop() {
-        let (fd, advertiser, session) = state.withLock { state -> (Int32, Advertiser?, PlaybackSession?) in
+        let (fd, advertisers, airPlay, session) = state.withLock {
+            state -> (Int32, [Advertiser], AirPlayVideoService?, PlaybackSession?) in
             state.stopped = true
-            defer { state.advertiser = nil }
-            return (state.listenFD, state.advertiser, state.session)
+            defer {
+                state.advertiser = nil
+                state.airPlayAdvertiser = nil
+            }
+            return (state.listenFD, [state.advertiser, state.airPlayAdvertiser].compactMap { $0 }, state.airPlay, state.session)
         }
-        advertiser?.stop()
+        for advertiser in advertisers { advertiser.stop() }
+        airPlay?.stop()
         if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         session?.end(with: .finished(reason: .playbackError, error: "the receiver is shutting down"))
     }
@@ -106,16 +127,15 @@ public final class Receiver: Sendable {
         return status
     }
 
-    /// Starts a session for a sender's play request, replacing the one that plays (the previous
-    /// sender is told it was interrupted). Returns the token its media connection must present.
     /// The friendly name.
     public var name: String { state.withLock { $0.name } }
 
     /// Takes a new friendly name (SIGHUP with a changed config): re-advertises under it.
     public func rename(to newName: String) {
-        let (old, advertiser, port) = state.withLock { state -> (String, Advertiser?, UInt16) in
+        let (old, advertiser, port, airPlayAdvertiser, airPlayPort) = state.withLock {
+            state -> (String, Advertiser?, UInt16, Advertiser?, UInt16?) in
             defer { state.name = newName }
-            return (state.name, state.advertiser, state.port)
+            return (state.name, state.advertiser, state.port, state.airPlayAdvertiser, state.airPlay?.port)
         }
         guard old != newName else { return }
         logger.info("renamed from \"\(old)\" to \"\(newName)\"")
@@ -123,14 +143,30 @@ public final class Receiver: Sendable {
             advertiser.stop()
             startAdvertising(port: port)
         }
+        if let airPlayAdvertiser, let airPlayPort {
+            airPlayAdvertiser.stop()
+            startAirPlayAdvertising(port: airPlayPort)
+        }
     }
 
-    /// Nil when the take-over policy is `deny` and a session runs.
+    /// Starts a session for a Cast sender's play request (see `beginSession`). Returns the token its media
+    /// connection must present; nil when the take-over policy is `deny` and another sender's session runs.
     func startSession(_ request: PlayRequest, senderName: String, writer: MessageWriter) -> String? {
+        beginSession(request, senderName: senderName, owner: .castSender(writer))?.token
+    }
+
+    /// Starts a session for `owner`, replacing the one that plays (whose owner sees `interrupted`, then the
+    /// finish). Nil when the take-over policy is `deny` and a session of another owner runs. The policy is the
+    /// same whoever asks: a Cast sender or an AirPlay client.
+    func beginSession(
+        _ request: PlayRequest, senderName: String, owner: SessionOwner, startFraction: Double? = nil,
+        airPlaySessionID: String? = nil
+    ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events
         let session = PlaybackSession(
-            request: request, senderName: senderName, writer: writer, engine: configuration.engine,
+            request: request, senderName: senderName, owner: owner, engine: configuration.engine,
+            startFraction: startFraction, airPlaySessionID: airPlaySessionID,
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.tellWatchers(event, except: session)
@@ -145,7 +181,9 @@ public final class Receiver: Sendable {
             })
         let policy = configuration.takeover
         let (previous, refused) = state.withLock { state -> (PlaybackSession?, Bool) in
-            if let current = state.session, policy == .deny, !current.belongs(to: writer) { return (current, true) }
+            if let current = state.session, policy == .deny, !current.isFinished, !current.belongs(to: owner) {
+                return (current, true)
+            }
             defer { state.session = session }
             return (state.session, false)
         }
@@ -168,9 +206,13 @@ public final class Receiver: Sendable {
         }
         let level = state.withLock { $0.volume }
         session.apply(volume: level.level, muted: level.muted, announce: false)
-        watchSender(of: session, writer: writer, name: senderName)
-        return session.token
+        // A Cast sender says something every few seconds; an AirPlay client's session ends with its connection.
+        if let writer = owner.writer { watchSender(of: session, writer: writer, name: senderName) }
+        return session
     }
+
+    /// The session that owns the screen and the speakers now, if any.
+    var currentSession: PlaybackSession? { state.withLock { $0.session } }
 
     /// The sender was sent `playAccepted` for `token`: a URL session starts its engine now, so that no event can
     /// reach the sender before the acceptance.
@@ -270,6 +312,27 @@ public final class Receiver: Sendable {
             }
         }
         state.withLock { $0.advertiser = advertiser }
+        advertiser.start()
+    }
+
+    /// Advertises the AirPlay video service as `_airplay._tcp` under the friendly name (see `AirPlayDevice.txt`).
+    private func startAirPlayAdvertising(port: UInt16) {
+        guard let device = state.withLock({ $0.airPlay?.device }) else { return }
+        let ad = ServiceAdvertisement(name: name, port: port, txt: device.txt, serviceType: AirPlayDevice.serviceType)
+        let logger = self.logger
+        let advertiser = Advertiser(ad) { event in
+            switch event {
+            case .published(let name):
+                logger.info("advertised as \"\(name)\" (\(AirPlayDevice.serviceType)) on mDNS")
+            case .renamed(let from, let to):
+                logger.warning("the AirPlay name \"\(from)\" is taken on this network; advertised as \"\(to)\" instead")
+            case .daemonUnavailable(let reason):
+                logger.warning("AirPlay video not advertised: \(reason)")
+            case .failed(let reason):
+                logger.error("advertising AirPlay video failed: \(reason)")
+            }
+        }
+        state.withLock { $0.airPlayAdvertiser = advertiser }
         advertiser.start()
     }
 

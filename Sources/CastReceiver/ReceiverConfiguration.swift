@@ -25,6 +25,9 @@ public struct ReceiverConfiguration: Sendable {
     public var events: EventLog?
     /// Limits that protect the receiver from slow or hostile peers.
     public var limits: Limits
+    /// The port of the AirPlay video service (`--airplay-video`, `--airplay-port`; 0 picks a free one);
+    /// nil (the default) leaves it off. It admits anyone on the network: see docs/security.md.
+    public var airPlayVideoPort: UInt16?
 
     /// Bounds on what one connection may cost.
     public struct Limits: Sendable {
@@ -46,6 +49,13 @@ public struct ReceiverConfiguration: Sendable {
         public var pairingTimeout: Duration = .seconds(120)
         /// Time from an accepted play request to its media connection.
         public var mediaConnectionTimeout: Duration = .seconds(10)
+        /// AirPlay connections served at once; more are closed at accept.
+        public var maximumAirPlayConnections: Int = 16
+        /// Time an AirPlay client may take from the first to the last byte of one request.
+        public var airPlayRequestTimeout: Duration = .seconds(10)
+        /// Silence after which an AirPlay connection is closed, unless a session it started still runs
+        /// (then TCP keepalive finds a vanished client).
+        public var airPlayIdleTimeout: Duration = .seconds(60)
         /// Creates the defaults.
         public init() {}
     }
@@ -55,8 +65,9 @@ public struct ReceiverConfiguration: Sendable {
         name: String, port: UInt16 = 7100, listenAddress: String = "::", auth: AuthMode = .pin,
         password: String? = nil, stateDirectory: String, takeover: TakeoverPolicy = .allow, advertise: Bool = true,
         engine: PlayerConfiguration = PlayerConfiguration(audio: .alsa(device: "default"), video: .none),
-        events: EventLog? = nil, limits: Limits = Limits()
+        events: EventLog? = nil, limits: Limits = Limits(), airPlayVideoPort: UInt16? = nil
     ) {
+        self.airPlayVideoPort = airPlayVideoPort
         self.engine = engine
         self.events = events
         self.name = name

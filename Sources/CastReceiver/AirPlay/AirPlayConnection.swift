@@ -1,0 +1,143 @@
+import CastAirPlay
+import CastProtocol
+import CastSecurity
+import Foundation
+
+/// One AirPlay client's connection: HTTP/1.1 requests in, one response for each, until either side closes.
+/// Nothing is ever written that was not asked for. When it ends, a session it started still playing stops.
+///
+/// Runs on its own thread and is not shared: no synchronisation needed inside.
+final class AirPlayConnection {
+    private let stream: TCPStream
+    private let client: AirPlayClient
+    private unowned let service: AirPlayVideoService
+    private let logger: Logger
+    private var parser = HTTPRequestParser()
+    /// The latest session this connection started.
+    private var session: PlaybackSession?
+
+    init(stream: TCPStream, peer: String, service: AirPlayVideoService, logger: Logger) {
+        self.stream = stream
+        self.client = AirPlayClient(peer: peer)
+        self.service = service
+        self.logger = logger
+    }
+
+    private var receiver: Receiver { service.receiver }
+
+    func run() {
+        let limits = receiver.configuration.limits
+        let clock = ContinuousClock()
+        var requestDeadline: ContinuousClock.Instant?
+        defer { receiver.airPlayClientLost(client) }
+        logger.info("AirPlay client connected from \(client.peer)")
+        while true {
+            // A request must arrive whole within its timeout; between requests the connection may idle, without
+            // bound while a session it started plays (TCP keepalive finds a client that vanished).
+            let timeout: Duration?
+            if let requestDeadline {
+                timeout = max(.zero, requestDeadline - clock.now)
+            } else if let session, !session.isFinished {
+                timeout = nil
+            } else {
+                timeout = limits.airPlayIdleTimeout
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try stream.read(maxCount: 16 * 1024, timeout: timeout)
+            } catch let error as SecurityError where error.kind == .timedOut {
+                if requestDeadline != nil {
+                    logger.warning("AirPlay client \(client.peer): no whole request within \(limits.airPlayRequestTimeout); closing")
+                    write(.refusal(HTTPRequestError(.requestTimeout, "the request took too long")), closing: true)
+                } else {
+                    logger.info("AirPlay client \(client.peer) idle for \(limits.airPlayIdleTimeout); closing")
+                }
+                return
+            } catch {
+                logger.info("AirPlay client \(client.peer) lost: \(error)")
+                return
+            }
+            if bytes.isEmpty {
+                logger.info("AirPlay client \(client.peer) disconnected")
+                return
+            }
+            parser.feed(bytes)
+            while true {
+                let request: HTTPRequest
+                do {
+                    guard let next = try parser.nextRequest() else { break }
+                    request = next
+                } catch {
+                    // The next request's start cannot be found: answer and close.
+                    logger.warning("AirPlay request from \(client.peer) refused: \(error)")
+                    write(.refusal(error), closing: true)
+                    return
+                }
+                let response = respond(to: request)
+                guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else { return }
+            }
+            requestDeadline = parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil
+        }
+    }
+
+    /// Writes `response`; false when the client is gone.
+    @discardableResult
+    private func write(_ response: HTTPResponse, closing: Bool) -> Bool {
+        do {
+            try stream.write(response.encoded(closing: closing), timeout: .seconds(10))
+            return true
+        } catch {
+            logger.info("AirPlay client \(client.peer) lost while answering: \(error)")
+            return false
+        }
+    }
+
+    /// The answer to one request, after carrying it out.
+    private func respond(to request: HTTPRequest) -> HTTPResponse {
+        let decoded: AirPlayRequest
+        do {
+            decoded = try AirPlayRequest(request)
+        } catch {
+            logger.warning("AirPlay request \(request.method) \(request.path.prefix(100)) from \(client.peer) refused: \(error)")
+            return .refusal(error)
+        }
+        switch decoded {
+        case .play(let play):
+            guard let started = receiver.airPlayPlay(play, client: client) else {
+                return .refusal(HTTPRequestError(.serviceUnavailable, "\(receiver.name) is playing for another sender"))
+            }
+            session = started
+            return HTTPResponse(status: .ok)
+        case .playbackInfo:
+            return .plist((target(of: request)?.airPlayPlayback() ?? .idle).playbackInfoBody())
+        case .scrubInfo:
+            return .text(.ok, (target(of: request)?.airPlayPlayback() ?? .idle).scrubText)
+        case .rate(let rate):
+            if let session = target(of: request) {
+                if rate == 0 {
+                    session.control(.pause)
+                } else {
+                    session.control(.resume)
+                    if rate != session.snapshot().rate { session.control(.rate(rate)) }
+                }
+            }
+            return HTTPResponse(status: .ok)
+        case .seek(let seconds):
+            target(of: request)?.control(.seek(position: seconds, exact: true))
+            return HTTPResponse(status: .ok)
+        case .stop:
+            target(of: request)?.control(.stop)
+            return HTTPResponse(status: .ok)
+        case .serverInfo:
+            return .plist(service.device.serverInfoBody())
+        }
+    }
+
+    /// The session a request speaks of: the one named by its `X-Apple-Session-ID` (a client may use several
+    /// connections), else the one this connection started. Only AirPlay sessions: a Cast sender's is not
+    /// controlled from here.
+    private func target(of request: HTTPRequest) -> PlaybackSession? {
+        if let id = request.header("X-Apple-Session-ID"), let named = receiver.airPlaySession(withID: id) { return named }
+        return session
+    }
+}

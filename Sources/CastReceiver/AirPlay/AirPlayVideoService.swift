@@ -1,0 +1,92 @@
+import CastAirPlay
+import CastSecurity
+import Foundation
+import Synchronization
+
+/// castd's AirPlay 1 video service (`--airplay-video`): an HTTP/1.1 server on its own port that lets an AirPlay
+/// client (an iPhone, pyatv) play an http(s) URL on this receiver and control it, through the same sessions,
+/// engine and events as Cast senders.
+///
+/// Thread-safety: mutable state is inside `state` (a `Mutex`); the accept loop and each connection run on
+/// their own threads because every call they make blocks. The receiver owns the service and outlives it.
+final class AirPlayVideoService: Sendable {
+    unowned let receiver: Receiver
+    let device: AirPlayDevice
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State: ~Copyable {
+        var listenFD: Int32 = -1
+        var port: UInt16 = 0
+        var stopped = false
+        /// Open connections, so that `stop` can wake their threads.
+        var streams: [ObjectIdentifier: TCPStream] = [:]
+    }
+
+    init(receiver: Receiver, logger: Logger) {
+        self.receiver = receiver
+        self.device = AirPlayDevice(receiverID: receiver.id)
+        self.logger = logger
+    }
+
+    /// The bound port, once started.
+    var port: UInt16 { state.withLock { $0.port } }
+
+    /// Binds `port` (0 = any free port) on `host` and starts accepting. Returns the bound port.
+    func start(host: String, port: UInt16) throws -> UInt16 {
+        let (fd, bound) = try TCP.listen(host: host, port: port)
+        state.withLock {
+            $0.listenFD = fd
+            $0.port = bound
+        }
+        let thread = Thread { [self] in acceptLoop(fd) }
+        thread.name = "castd airplay accept"
+        thread.start()
+        return bound
+    }
+
+    /// Stops accepting and closes every AirPlay connection (their sessions end with them).
+    func stop() {
+        let (fd, streams) = state.withLock { state -> (Int32, [TCPStream]) in
+            state.stopped = true
+            return (state.listenFD, Array(state.streams.values))
+        }
+        if fd >= 0 { TCPStream(fd: fd).shutdown() }
+        for stream in streams { stream.shutdown() }
+    }
+
+    private func acceptLoop(_ listenFD: Int32) {
+        let limits = receiver.configuration.limits
+        while true {
+            let accepted: (fd: Int32, peer: String)
+            do {
+                accepted = try TCP.accept(listenFD)
+            } catch {
+                if state.withLock({ $0.stopped }) { break }
+                logger.error("AirPlay accept failed: \(error)")
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+            let stream = TCPStream(fd: accepted.fd)
+            let admitted = state.withLock { state -> Bool in
+                guard !state.stopped, state.streams.count < limits.maximumAirPlayConnections else { return false }
+                state.streams[ObjectIdentifier(stream)] = stream
+                return true
+            }
+            guard admitted else {
+                logger.warning(
+                    "AirPlay connection from \(accepted.peer) refused: \(limits.maximumAirPlayConnections) connections already")
+                stream.close()
+                continue
+            }
+            let thread = Thread { [self] in
+                AirPlayConnection(stream: stream, peer: accepted.peer, service: self, logger: logger).run()
+                state.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+                stream.close()
+            }
+            thread.name = "castd airplay connection"
+            thread.start()
+        }
+        TCPStream(fd: listenFD).close()
+    }
+}

@@ -1,0 +1,41 @@
+import CastAirPlay
+import CastProtocol
+
+extension Receiver {
+    /// Plays what an AirPlay client's `/play` asks for, through the same sessions, take-over policy, engine and
+    /// events as a Cast sender's URL. Nil when the take-over policy refuses it.
+    func airPlayPlay(_ play: AirPlayPlayRequest, client: AirPlayClient) -> PlaybackSession? {
+        var request = PlayRequest(title: play.url, url: play.url)
+        var fraction: Double?
+        switch play.start {
+        case .seconds(let seconds): request.startTime = seconds > 0 ? seconds : nil
+        case .fraction(let value): fraction = value > 0 ? value : nil
+        }
+        guard
+            let session = beginSession(
+                request, senderName: "AirPlay client \(client.peer)", owner: .airPlayClient(client),
+                startFraction: fraction, airPlaySessionID: play.sessionID)
+        else { return nil }
+        // Nothing to tell the client first (it polls): the engine opens the URL at once.
+        session.startURL()
+        return session
+    }
+
+    /// The AirPlay session started with `X-Apple-Session-ID` `id`, if it is the one that plays.
+    func airPlaySession(withID id: String) -> PlaybackSession? {
+        guard let session = currentSession, session.airPlaySessionID == id,
+            case .airPlayClient = session.owner
+        else { return nil }
+        return session
+    }
+
+    /// An AirPlay connection ended: the session it started, if still playing, stops (as when a Cast sender is
+    /// lost: a `playbackError` finish saying so). pyatv stops playback exactly this way.
+    func airPlayClientLost(_ client: AirPlayClient) {
+        guard let session = currentSession, session.belongs(to: .airPlayClient(client)), !session.isFinished else {
+            return
+        }
+        logger.info("the AirPlay client \(client.peer) closed its connection; stopping")
+        session.end(with: .finished(reason: .playbackError, error: "the AirPlay client was lost"))
+    }
+}

@@ -1,0 +1,117 @@
+import XCTest
+
+@testable import CastAirPlay
+
+final class HTTPRequestParserTests: XCTestCase {
+    private func parse(_ text: String, limits: HTTPRequestParser.Limits = .init()) throws(HTTPRequestError) -> [HTTPRequest] {
+        var parser = HTTPRequestParser(limits: limits)
+        parser.feed(Array(text.utf8))
+        var requests: [HTTPRequest] = []
+        while let request = try parser.nextRequest() { requests.append(request) }
+        return requests
+    }
+
+    private func assertRefused(
+        _ text: String, _ status: HTTPStatus, limits: HTTPRequestParser.Limits = .init(), line: UInt = #line
+    ) {
+        do {
+            let requests = try parse(text, limits: limits)
+            XCTFail("accepted: \(requests)", line: line)
+        } catch {
+            XCTAssertEqual(error.status, status, error.message, line: line)
+        }
+    }
+
+    func testPyatvPlayRequestThenAPollOnTheSameConnection() throws {
+        let body: [UInt8] = Array("bplist00-fake".utf8)
+        var parser = HTTPRequestParser()
+        let head = "POST /play HTTP/1.1\r\nUser-Agent: MediaControl/1.0\r\nContent-Length: \(body.count)\r\n"
+            + "Content-Type: application/x-apple-binary-plist\r\n\r\n"
+        let bytes = Array(head.utf8) + body + Array("GET /playback-info HTTP/1.1\r\nUser-Agent: pyatv\r\n\r\n".utf8)
+        // Byte by byte: nothing is returned before a request is whole.
+        var requests: [HTTPRequest] = []
+        for byte in bytes {
+            parser.feed([byte])
+            while let request = try parser.nextRequest() { requests.append(request) }
+        }
+        XCTAssertEqual(requests.count, 2)
+        XCTAssertEqual(requests[0].method, "POST")
+        XCTAssertEqual(requests[0].path, "/play")
+        XCTAssertEqual(requests[0].body, body)
+        XCTAssertEqual(requests[0].header("content-type"), "application/x-apple-binary-plist")
+        XCTAssertTrue(requests[0].keepsConnectionOpen)
+        XCTAssertEqual(requests[1].path, "/playback-info")
+        XCTAssertEqual(requests[1].body, [])
+        XCTAssertFalse(parser.hasPartialRequest)
+    }
+
+    func testQueryIsDecodedAndLFOnlyLinesAreAccepted() throws {
+        let requests = try parse("POST /scrub?position=12.5&x=a%20b+c HTTP/1.0\nConnection: keep-alive\n\n")
+        XCTAssertEqual(requests.first?.query, ["position": "12.5", "x": "a b c"])
+        XCTAssertEqual(requests.first?.minorVersion, 0)
+        XCTAssertEqual(requests.first?.keepsConnectionOpen, true)
+        XCTAssertEqual(try parse("GET /x HTTP/1.0\r\n\r\n").first?.keepsConnectionOpen, false)
+        XCTAssertEqual(try parse("GET /x HTTP/1.1\r\nConnection: Close\r\n\r\n").first?.keepsConnectionOpen, false)
+    }
+
+    func testPartialRequestWaits() throws {
+        var parser = HTTPRequestParser()
+        parser.feed(Array("POST /play HTTP/1.1\r\nContent-Length: 10\r\n\r\n12345".utf8))
+        XCTAssertNil(try parser.nextRequest())
+        XCTAssertTrue(parser.hasPartialRequest)
+        parser.feed(Array("67890".utf8))
+        XCTAssertEqual(try parser.nextRequest()?.body, Array("1234567890".utf8))
+    }
+
+    func testBadRequestLines() {
+        assertRefused("GARBAGE\r\n\r\n", .badRequest)
+        assertRefused("GET  /x HTTP/1.1\r\n\r\n", .badRequest)
+        assertRefused("get /x HTTP/1.1\r\n\r\n", .badRequest)
+        assertRefused("GET x HTTP/1.1\r\n\r\n", .badRequest)
+        assertRefused("GET http://example.com/ HTTP/1.1\r\n\r\n", .badRequest)
+        assertRefused("GET /x HTTP/2.0\r\n\r\n", .versionNotSupported)
+        assertRefused("GET /x RTSP/1.0\r\n\r\n", .badRequest)
+        assertRefused("GET /x?a=%zz HTTP/1.1\r\n\r\n", .badRequest)
+        assertRefused("GET /x HTTP/1.1\rX: y\r\n\r\n", .badRequest)
+    }
+
+    func testBadHeaders() {
+        assertRefused("GET /x HTTP/1.1\r\nNo colon here\r\n\r\n", .badRequest)
+        assertRefused("GET /x HTTP/1.1\r\nBad Name: y\r\n\r\n", .badRequest)
+        assertRefused("GET /x HTTP/1.1\r\n folded: y\r\n\r\n", .badRequest)
+        assertRefused("GET /x HTTP/1.1\r\nX: a\u{1}b\r\n\r\n", .badRequest)
+        assertRefused("POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n", .badRequest)
+        assertRefused("POST /x HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", .badRequest)
+        assertRefused("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", .notImplemented)
+    }
+
+    func testOversizeRequestLineHeadersAndBody() {
+        assertRefused("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n", .uriTooLong)
+        // Without a line end at all, the bound still holds (nothing waits for more).
+        assertRefused("GET /" + String(repeating: "a", count: 9000), .uriTooLong)
+        let many = (0..<65).map { "X-\($0): y\r\n" }.joined()
+        assertRefused("GET /x HTTP/1.1\r\n\(many)\r\n", .headerFieldsTooLarge)
+        let long = "X: " + String(repeating: "b", count: 17000)
+        assertRefused("GET /x HTTP/1.1\r\n\(long)", .headerFieldsTooLarge)
+        assertRefused("POST /play HTTP/1.1\r\nContent-Length: 65537\r\n\r\n", .contentTooLarge)
+        assertRefused("POST /play HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", .contentTooLarge)
+        XCTAssertNoThrow(try parse("POST /play HTTP/1.1\r\nContent-Length: 65536\r\n\r\n"))
+    }
+
+    func testAfterAnErrorTheParserStaysSpent() {
+        var parser = HTTPRequestParser()
+        parser.feed(Array("BAD\r\n\r\nGET /x HTTP/1.1\r\n\r\n".utf8))
+        XCTAssertThrowsError(try parser.nextRequest())
+        XCTAssertThrowsError(try parser.nextRequest())
+    }
+
+    func testResponseAlwaysHasContentLength() {
+        let response = HTTPResponse.text(.ok, "duration: 1.000000\nposition: 0.000000")
+        let text = String(decoding: response.encoded(), as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 200 OK\r\n"), text)
+        XCTAssertTrue(text.contains("Content-Length: 38\r\n"), text)
+        XCTAssertTrue(text.hasSuffix("\r\n\r\nduration: 1.000000\nposition: 0.000000\n"), text)
+        let empty = String(decoding: HTTPResponse(status: .ok).encoded(closing: true), as: UTF8.self)
+        XCTAssertEqual(empty, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    }
+}

@@ -63,6 +63,10 @@ let package = Package(
             exclude: ["castd.service"], swiftSettings: strict),
         .executableTarget(name: "cast", dependencies: ["CastKit", "CastCommandLine"], path: "Sender", swiftSettings: strict),
 
+        // MARK: Examples (built with everything else, so CI keeps them compiling)
+        .executableTarget(name: "movie-player", dependencies: ["CastKit"], path: "Examples/MoviePlayer", swiftSettings: strict),
+        .executableTarget(name: "music-queue", dependencies: ["CastKit"], path: "Examples/MusicQueue", swiftSettings: strict),
+
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
         .testTarget(name: "CastRAOPTests", dependencies: ["CastRAOP"], swiftSettings: strict),

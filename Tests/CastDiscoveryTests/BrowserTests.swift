@@ -50,6 +50,26 @@ final class BrowserTests: XCTestCase {
         print("browse from the phone: \(found.count) receiver(s) in \(took)")
     }
 
+    /// A watch sees a service appear, and disappear when it is withdrawn; cancelling ends it with no error.
+    func testWatchFollowsAServiceComingAndGoing() throws {
+        let lab = try XCTUnwrap(lab)
+        try publish(Fixtures.livingRoom, on: .box)
+        lab.useBus(of: .phone)
+        let seen = WatchLog()
+        let watch = try Browser.watch(onEvent: { seen.append($0) }, onEnd: { seen.end($0) })
+        XCTAssertNotNil(seen.wait { $0.count == 1 }, "\(seen.events)")
+        XCTAssertEqual(
+            seen.events.first,
+            .appeared(DiscoveredReceiver(
+                name: "Living Room", host: lab.hostName(.box), address: try lab.address(.box), port: 7000, txt: Fixtures.txt)))
+        advertisers.removeFirst().stop()
+        XCTAssertNotNil(seen.wait { $0.count == 2 }, "\(seen.events)")
+        XCTAssertEqual(seen.events.last, .disappeared(name: "Living Room"))
+        watch.cancel()
+        XCTAssertNotNil(seen.wait(timeout: 2) { _ in seen.ended }, "the watch did not end")
+        XCTAssertNil(seen.endError)
+    }
+
     func testFindsSeveralReceiversSortedByName() throws {
         let lab = try XCTUnwrap(lab)
         try publish(Fixtures.livingRoom, on: .box)
@@ -99,4 +119,29 @@ final class BrowserTests: XCTestCase {
 private enum Fixtures {
     static let txt = ["v": "1", "id": "3f:a9:0c:71", "fn": "Living Room", "ft": "video,audio", "auth": "pin"]
     static let livingRoom = ServiceAdvertisement(name: "Living Room", port: 7000, txt: txt)
+}
+
+/// What a watch reported, for the test's thread.
+final class WatchLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [BrowseEvent] = []
+    private var finished = false
+    private var error: (any Error)?
+
+    func append(_ event: BrowseEvent) { lock.withLock { list.append(event) } }
+    func end(_ error: (any Error)?) { lock.withLock { finished = true; self.error = error } }
+    var events: [BrowseEvent] { lock.withLock { list } }
+    var ended: Bool { lock.withLock { finished } }
+    var endError: (any Error)? { lock.withLock { error } }
+
+    /// Waits until `done` holds for the events; returns them, or nil after `timeout` seconds.
+    func wait(timeout: Double = 10, _ done: ([BrowseEvent]) -> Bool) -> [BrowseEvent]? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let now = events
+            if done(now) { return now }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
 }

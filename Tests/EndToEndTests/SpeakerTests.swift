@@ -102,6 +102,57 @@ final class SpeakerTests: XCTestCase {
         }
     }
 
+    /// CastKit's MusicPlayerController with the speaker as its route (the Examples/MusicQueue program): both tones
+    /// of the queue reach shairport-sync, in order, at their frequencies and lengths.
+    func testMusicPlayerControllerPlaysAQueueOnTheSpeaker() throws {
+        let folder = "\(work!)/music"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for (name, frequency) in [("01.wav", 1000), ("02.wav", 500)] {
+            let made = try runCommand([
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=44100:duration=2",
+                "\(folder)/\(name)",
+            ])
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        let played = try lab.run(
+            on: .phone, [Paths.example("music-queue"), folder, "--to", speakerName],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 40)
+        XCTAssertEqual(played.status, 0, "\(played.stderr)\n\(played.stdout)")
+        XCTAssertEqual(played.stdout.split(separator: "\n").filter { $0.hasPrefix("now playing:") }.map(String.init),
+                       ["now playing: 01", "now playing: 02"], played.stdout)
+
+        // The capture holds two loud stretches (each track is its own RAOP session, silence between).
+        let samples = captured()
+        var stretches: [ArraySlice<Int16>] = []
+        var start: Int?
+        var quiet = 0
+        for (index, sample) in samples.enumerated() {
+            if abs(Int(sample)) > 2000 {
+                if start == nil { start = index }
+                quiet = 0
+            } else if let begun = start {
+                quiet += 1
+                if quiet > 4410 {  // 0.1 s of silence ends a stretch
+                    stretches.append(samples[begun..<(index - quiet)])
+                    start = nil
+                }
+            }
+        }
+        if let begun = start { stretches.append(samples[begun...]) }
+        let measured = stretches.map { stretch -> (frequency: Double, seconds: Double) in
+            var crossings = 0
+            for i in stretch.indices.dropFirst() where (stretch[i - 1] < 0) != (stretch[i] < 0) { crossings += 1 }
+            let seconds = Double(stretch.count) / 44_100
+            return (Double(crossings) / 2 / seconds, seconds)
+        }
+        print("music player on the speaker: \(measured.map { String(format: "%.1f Hz for %.3f s", $0.frequency, $0.seconds) })")
+        XCTAssertEqual(measured.count, 2, "\(measured)")
+        guard measured.count == 2 else { return }
+        XCTAssertEqual(measured[0].frequency, 1000, accuracy: 10)
+        XCTAssertEqual(measured[1].frequency, 500, accuracy: 10)
+        for stretch in measured { XCTAssertEqual(stretch.seconds, 2, accuracy: 0.06) }
+    }
+
     func testPauseFlushesTheSpeakerAndStopTearsDown() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
             throw XCTSkip("tmux is not installed (scripts/setup installs it)")

@@ -109,7 +109,7 @@ final class VerbsTests: XCTestCase {
         let entries = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
         let entry = try XCTUnwrap(entries.first { $0["name"] as? String == "Living Room" }, listed.stdout)
         XCTAssertEqual(entry["playing"] as? [String: String], ["state": "playing", "title": "verbs.mp4"])
-        XCTAssertEqual(Set(entry.keys), ["name", "id", "host", "port", "address", "paired", "txt", "playing"])
+        XCTAssertEqual(Set(entry.keys), ["name", "id", "host", "port", "address", "paired", "txt", "playing", "kind"])
         let table = try cast(["list"]).stdout.split(separator: "\n").map(String.init)
         XCTAssertTrue(table.first?.hasSuffix("PAIRED  PLAYING") == true, "\(table)")
         XCTAssertTrue(table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs.mp4 (playing)") }, "\(table)")

@@ -18,6 +18,8 @@ extension MoviePlayerController {
     /// Whether the movie should play on a receiver, and which.
     var wantedRoute: ReceiverDescription? {
         guard state.allowsAirPlay, let route = CastRoute.selected, route != state.lostRoute else { return nil }
+        // An AirPlay speaker plays sound only: audio and music players go there, movies stay here.
+        if route.kind == .speaker && role == nil { return nil }
         return route
     }
 

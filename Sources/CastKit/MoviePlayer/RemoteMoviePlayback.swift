@@ -1,8 +1,18 @@
 import CastProtocol
 import Foundation
 
-/// A movie playing on a receiver: `RemotePlayback` driven from a serial queue (connecting blocks), its events read
-/// on a thread of their own.
+/// What plays on a route: a Cast receiver's `RemotePlayback`, or an AirPlay speaker's `SpeakerPlayback`.
+protocol RouteSession: Sendable {
+    func nextEvent() throws(CastError) -> PlaybackEvent
+    func control(_ action: PlaybackControl.Action) throws(CastError)
+    func close()
+}
+
+extension RemotePlayback: RouteSession {}
+extension SpeakerPlayback: RouteSession {}
+
+/// A movie playing on a route (a receiver, or for audio an AirPlay speaker): the session driven from a serial queue
+/// (connecting blocks), its events read on a thread of their own.
 ///
 /// Controls given before the receiver's engine reports its first playback state are held and sent after it: the
 /// receiver ignores controls that reach a session whose engine has not started.
@@ -20,7 +30,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     private var state = State()
 
     private struct State {
-        var playback: RemotePlayback?
+        var playback: (any RouteSession)?
         var stopped = false
         /// The receiver's engine reported a playback state: controls go out at once.
         var ready = false
@@ -42,12 +52,18 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     func start() {
         work.async { [self] in
             guard !lock.withLock({ state.stopped }) else { return }
-            let playback: RemotePlayback
+            let playback: any RouteSession
             do throws(CastError) {
-                let file = try MediaFile.open(path)
-                playback = try RemotePlayback.start(
-                    file, on: receiver, configDirectory: configuration.configDirectory,
-                    senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil)
+                if receiver.kind == .speaker {
+                    let speaker = try SpeakerPlayback.start(path: path, on: receiver)
+                    if startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
+                    playback = speaker
+                } else {
+                    let file = try MediaFile.open(path)
+                    playback = try RemotePlayback.start(
+                        file, on: receiver, configDirectory: configuration.configDirectory,
+                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil)
+                }
             } catch {
                 report(.routeLost(error))
                 return
@@ -68,7 +84,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     }
 
     /// Reports every event until the finish; a broken connection is a lost route unless we stopped.
-    private func readEvents(from playback: RemotePlayback) {
+    private func readEvents(from playback: any RouteSession) {
         while true {
             let event: PlaybackEvent
             do {

@@ -19,6 +19,8 @@ enum Paths {
     }()
     static var castd: String { binaries.appendingPathComponent("castd").path }
     static var cast: String { binaries.appendingPathComponent("cast").path }
+    /// A program of Examples/, built beside them.
+    static func example(_ name: String) -> String { binaries.appendingPathComponent(name).path }
 }
 
 /// The outcome of a finished command.

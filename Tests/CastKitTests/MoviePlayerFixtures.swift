@@ -155,7 +155,8 @@ final class MoviePlayerLog: @unchecked Sendable {
     static let names: [Notification.Name] = [
         .moviePlayerPlaybackStateDidChange, .moviePlayerLoadStateDidChange, .moviePlayerPlaybackDidFinish,
         .moviePlayerIsAirPlayVideoActiveDidChange, .moviePlayerReadyForDisplayDidChange, .movieDurationAvailable,
-        .movieNaturalSizeAvailable, .movieMediaTypesAvailable,
+        .movieNaturalSizeAvailable, .movieMediaTypesAvailable, .moviePlayerWillEnterFullscreen,
+        .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen, .moviePlayerDidExitFullscreen,
     ]
 
     init(_ player: MoviePlayerController) {

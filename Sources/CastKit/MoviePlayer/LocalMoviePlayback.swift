@@ -10,16 +10,22 @@ final class LocalMoviePlayback: MoviePlayback {
     private let openFailure: String?
     private let report: @Sendable (MoviePlaybackReport) -> Void
 
+    /// Plays `url`: a file, or an http(s) URL that FFmpeg opens itself.
     init(
-        path: String, outputs: MoviePlayerController.Outputs, startTime: Double,
+        url: URL, outputs: MoviePlayerController.Outputs, scalingMode: ScalingMode, startTime: Double,
         report: @escaping @Sendable (MoviePlaybackReport) -> Void
     ) {
         self.report = report
+        var configuration = outputs.engineConfiguration(startTime: startTime)
+        configuration.scalingMode = scalingMode
+        if !url.isFileURL {
+            player = Player(url: url.absoluteString, configuration: configuration) { report(.event($0)) }
+            openFailure = nil
+            return
+        }
         do {
-            let source = try FileSource(path: path)
-            player = Player(source: source, configuration: outputs.engineConfiguration(startTime: startTime)) {
-                report(.event($0))
-            }
+            let source = try FileSource(path: url.path)
+            player = Player(source: source, configuration: configuration) { report(.event($0)) }
             openFailure = nil
         } catch {
             player = nil
@@ -42,4 +48,5 @@ final class LocalMoviePlayback: MoviePlayback {
     func seek(to seconds: Double) { player?.seek(to: seconds, exact: true) }
     func setRate(_ rate: Double) { player?.setRate(rate) }
     func setVolume(_ volume: Double) { player?.setVolume(volume) }
+    func setScalingMode(_ mode: ScalingMode) { player?.setScalingMode(mode) }
 }

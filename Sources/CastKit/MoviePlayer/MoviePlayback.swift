@@ -1,3 +1,4 @@
+import CastMedia
 import CastProtocol
 
 /// Where a loaded movie plays: the engine on this machine or a receiver. A movie player holds one at a time and
@@ -22,6 +23,8 @@ protocol MoviePlayback: AnyObject, Sendable {
     func setRate(_ rate: Double)
     /// Sets the output level, 0...1 (on a receiver: the receiver's level).
     func setVolume(_ volume: Double)
+    /// Sets how pictures fit the screen (local windows; a receiver keeps its own).
+    func setScalingMode(_ mode: ScalingMode)
 }
 
 /// What a playback reports to its player.

@@ -26,15 +26,27 @@ extension MoviePlayerController {
     /// Loads the movie at `seconds` where it should play now, playing or paused.
     func load(from seconds: Double, playing: Bool) {
         guard let url = state.contentURL else { return }
-        guard url.isFileURL else {
-            let message = "\(url) is not a file URL: only files can be played"
+        let scheme = url.scheme?.lowercased()
+        guard url.isFileURL || scheme == "http" || scheme == "https" else {
+            let message = "\(url) is neither a file nor an http(s) URL"
             finish(reason: .playbackError, error: CastError(.usage, message))
             return
         }
+        if !state.sourceTypeGiven { state.movieSourceType = url.isFileURL ? .file : .streaming }
         state.intent = playing ? .playing : .paused
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
         startPlayback(at: seconds, on: wantedRoute)
+    }
+
+    /// Repeat one: the movie starts again from `initialPlaybackTime`, playing, without a finish.
+    func replay() {
+        state.playback?.stop()
+        let start = max(state.initialPlaybackTime, 0)
+        state.position = PositionEstimate(seconds: start)
+        state.position.rate = state.rate
+        state.intent = .playing
+        startPlayback(at: start, on: wantedRoute)
     }
 
     /// Replaces the playback with a new one at `seconds`, in the intended state.
@@ -49,9 +61,11 @@ extension MoviePlayerController {
         let playback: any MoviePlayback =
             if let route {
                 RemoteMoviePlayback(
-                    path: url.path, receiver: route, configuration: configuration, startTime: seconds, report: report)
+                    path: url.isFileURL ? url.path : url.absoluteString, receiver: route, configuration: configuration,
+                    startTime: seconds, report: report)
             } else {
-                LocalMoviePlayback(path: url.path, outputs: outputs, startTime: seconds, report: report)
+                LocalMoviePlayback(
+                    url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds, report: report)
             }
         state.playback = playback
         playback.start()
@@ -214,6 +228,7 @@ extension MoviePlayerController {
             state.position.set(seconds)
             // endPlaybackTime ends the movie there, as its end would.
             if state.endPlaybackTime > 0 && seconds >= state.endPlaybackTime {
+                if state.repeatMode == .one { return replay() }
                 unload(finishing: true)
                 state.position = PositionEstimate(seconds: state.endPlaybackTime)
                 finish(reason: .playbackEnded, error: nil)
@@ -226,12 +241,19 @@ extension MoviePlayerController {
             // The receiver shut down, another sender took it over, or it could not play the movie: play on here,
             // where a movie that cannot be played finishes with its own error.
             routeLost()
+        case .finished(.playbackEnded, _) where state.repeatMode == .one:
+            replay()
         case .finished(let reason, let error):
             finish(reason: reason, error: error.map { CastError(.playback, $0) })
         }
     }
 
     private func applyPlaybackState(_ new: PlaybackState) {
+        // While scrubbing the state is the scrub's; the engine's pause and seeks underneath do not show.
+        if state.seeking != nil && new != .stopped {
+            if new == .playing { state.clockStarted = true }
+            return
+        }
         switch new {
         case .playing:
             let first = !state.clockStarted

@@ -1,3 +1,4 @@
+import CastMedia
 import CastProtocol
 import Foundation
 
@@ -32,6 +33,22 @@ extension MoviePlayerController {
         var interrupted = false
         /// The output level, 0...1.
         var volume = 1.0
+        var scalingMode = ScalingMode.aspectFit
+        var isFullscreen = false
+        var controlStyle = ControlStyle.default
+        var repeatMode = RepeatMode.none
+        var movieSourceType = SourceType.unknown
+        /// The user set `movieSourceType`: it is not replaced by what is detected.
+        var sourceTypeGiven = false
+        /// Scrubbing: the direction, what to go back to, and the timer that moves the position.
+        var seeking: Seeking?
+    }
+
+    /// A scrub in progress (`beginSeekingForward/Backward`).
+    struct Seeking {
+        var forward: Bool
+        var resumePlaying: Bool
+        var timer: any DispatchSourceTimer
     }
 
     /// Playing or paused, as asked.

@@ -20,6 +20,14 @@ public enum MoviePlayerEvent: Sendable {
     case naturalSizeAvailable(CGSize)
     /// The movie's media types became known (`.movieMediaTypesAvailable`).
     case mediaTypesAvailable(MoviePlayerController.MediaTypes)
+    /// Full screen is about to begin (`.moviePlayerWillEnterFullscreen`).
+    case willEnterFullscreen(FullscreenAnimation)
+    /// Full screen began (`.moviePlayerDidEnterFullscreen`).
+    case didEnterFullscreen(FullscreenAnimation)
+    /// Full screen is about to end (`.moviePlayerWillExitFullscreen`).
+    case willExitFullscreen(FullscreenAnimation)
+    /// Full screen ended (`.moviePlayerDidExitFullscreen`).
+    case didExitFullscreen(FullscreenAnimation)
 
     /// The notification that carries this event.
     public var notificationName: Notification.Name {
@@ -32,16 +40,30 @@ public enum MoviePlayerEvent: Sendable {
         case .durationAvailable: .movieDurationAvailable
         case .naturalSizeAvailable: .movieNaturalSizeAvailable
         case .mediaTypesAvailable: .movieMediaTypesAvailable
+        case .willEnterFullscreen: .moviePlayerWillEnterFullscreen
+        case .didEnterFullscreen: .moviePlayerDidEnterFullscreen
+        case .willExitFullscreen: .moviePlayerWillExitFullscreen
+        case .didExitFullscreen: .moviePlayerDidExitFullscreen
         }
     }
 
     /// The notification's userInfo: the finish reason and error for a finish, nothing otherwise (the new values are
     /// the player's properties, as in the seeds).
     var userInfo: [AnyHashable: Any]? {
-        guard case .playbackDidFinish(let reason, let error) = self else { return nil }
-        var info: [AnyHashable: Any] = [MoviePlayerController.finishReasonUserInfoKey: reason]
-        if let error { info[MoviePlayerController.errorUserInfoKey] = error }
-        return info
+        switch self {
+        case .playbackDidFinish(let reason, let error):
+            var info: [AnyHashable: Any] = [MoviePlayerController.finishReasonUserInfoKey: reason]
+            if let error { info[MoviePlayerController.errorUserInfoKey] = error }
+            return info
+        case .willEnterFullscreen(let animation), .didEnterFullscreen(let animation), .willExitFullscreen(let animation),
+            .didExitFullscreen(let animation):
+            return [
+                MoviePlayerController.fullscreenAnimationDurationUserInfoKey: animation.duration,
+                MoviePlayerController.fullscreenAnimationCurveUserInfoKey: animation.curve,
+            ]
+        default:
+            return nil
+        }
     }
 }
 
@@ -64,6 +86,22 @@ extension Notification.Name {
     public static let movieNaturalSizeAvailable = Notification.Name("MovieNaturalSizeAvailable")
     /// A movie's `movieMediaTypes` became known. Object: the player.
     public static let movieMediaTypesAvailable = Notification.Name("MovieMediaTypesAvailable")
+    /// A movie player is about to enter full screen. Object: the player; userInfo: the animation keys.
+    public static let moviePlayerWillEnterFullscreen = Notification.Name("MoviePlayerWillEnterFullscreen")
+    /// A movie player entered full screen. Object: the player; userInfo: the animation keys.
+    public static let moviePlayerDidEnterFullscreen = Notification.Name("MoviePlayerDidEnterFullscreen")
+    /// A movie player is about to leave full screen. Object: the player; userInfo: the animation keys.
+    public static let moviePlayerWillExitFullscreen = Notification.Name("MoviePlayerWillExitFullscreen")
+    /// A movie player left full screen. Object: the player; userInfo: the animation keys.
+    public static let moviePlayerDidExitFullscreen = Notification.Name("MoviePlayerDidExitFullscreen")
     /// `CastRoute.selected` changed. Object: nil.
     public static let castRouteDidChange = Notification.Name("CastRouteDidChange")
+}
+
+/// The animation of a change to or from full screen, as the full-screen notifications carry it.
+public struct FullscreenAnimation: Sendable, Equatable {
+    /// Seconds (0 when not animated).
+    public var duration: TimeInterval
+    /// The curve's name ("easeInOut").
+    public var curve: String
 }

@@ -1,3 +1,4 @@
+import CastMedia
 import CastProtocol
 import Foundation
 
@@ -58,6 +59,11 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
                     let speaker = try SpeakerPlayback.start(path: path, on: receiver)
                     if startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
                     playback = speaker
+                } else if let url = URL(string: path), url.scheme == "http" || url.scheme == "https" {
+                    // The receiver opens a URL itself.
+                    playback = try RemotePlayback.start(
+                        url: path, on: receiver, configDirectory: configuration.configDirectory,
+                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil)
                 } else {
                     let file = try MediaFile.open(path)
                     playback = try RemotePlayback.start(
@@ -134,6 +140,8 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     func seek(to seconds: Double) { control(.seek(position: seconds, exact: true)) }
     func setRate(_ rate: Double) { control(.rate(rate)) }
     func setVolume(_ volume: Double) { control(.volume(volume)) }
+    /// A receiver fits pictures by its own setting.
+    func setScalingMode(_ mode: ScalingMode) {}
 
     func stop() {
         lock.withLock { state.stopped = true }

@@ -1,0 +1,185 @@
+public import CastMedia
+public import Foundation
+
+extension MoviePlayerController {
+    /// How the movie repeats (MPMovieRepeatMode).
+    public enum RepeatMode: Sendable {
+        /// It plays once.
+        case none
+        /// It starts again from `initialPlaybackTime` each time it ends (or reaches `endPlaybackTime`), without a
+        /// finish notification, until stopped.
+        case one
+    }
+
+    /// The controls a player would draw (MPMovieControlStyle). CastKit draws no controls of its own: the style is
+    /// kept for the program that draws them.
+    public enum ControlStyle: Sendable {
+        case none, embedded, fullscreen, `default`
+    }
+
+    /// Where the movie comes from (MPMovieSourceType).
+    public enum SourceType: Sendable {
+        case unknown
+        /// A file, or a URL of a whole file.
+        case file
+        /// A stream over http(s).
+        case streaming
+    }
+
+    /// The userInfo key of a full-screen notification's animation duration (a `TimeInterval`).
+    public static let fullscreenAnimationDurationUserInfoKey = "MoviePlayerFullscreenAnimationDurationUserInfoKey"
+    /// The userInfo key of a full-screen notification's animation curve (a `String`: "easeInOut" or "linear").
+    public static let fullscreenAnimationCurveUserInfoKey = "MoviePlayerFullscreenAnimationCurveUserInfoKey"
+
+    // MARK: Presentation
+
+    /// How pictures fit the screen when they play here: `.aspectFit` (default), `.aspectFill`, `.fill` or `.none`.
+    /// Applied at once to a movie playing in a window; a receiver fits pictures by its own setting.
+    public var scalingMode: ScalingMode {
+        get { lock.withLock { state.scalingMode } }
+        set {
+            lock.withLock {
+                state.scalingMode = newValue
+                state.playback?.setScalingMode(newValue)
+            }
+        }
+    }
+
+    /// The controls a program would draw; default `.default`. Kept, not drawn.
+    public var controlStyle: ControlStyle {
+        get { lock.withLock { state.controlStyle } }
+        set { lock.withLock { state.controlStyle = newValue } }
+    }
+
+    /// Whether local video fills the display (`setFullscreen(_:animated:)`). Default false.
+    public var isFullscreen: Bool {
+        get { lock.withLock { state.isFullscreen } }
+        set { setFullscreen(newValue, animated: false) }
+    }
+
+    /// Goes to or leaves full screen. Posts `.moviePlayerWillEnterFullscreen`/`...DidEnterFullscreen` (or the exit
+    /// pair) with the animation keys (duration 0.3 s when animated, else 0; curve "easeInOut"). A movie playing in a
+    /// window here moves to the full display (or back) at its position, like a route move; one playing on a receiver
+    /// or with no window output only changes the property.
+    public func setFullscreen(_ fullscreen: Bool, animated: Bool) {
+        lock.withLock {
+            guard state.isFullscreen != fullscreen else { return }
+            let info = FullscreenAnimation(duration: animated ? 0.3 : 0, curve: "easeInOut")
+            announce(fullscreen ? .willEnterFullscreen(info) : .willExitFullscreen(info))
+            state.isFullscreen = fullscreen
+            if state.playback != nil && state.playback?.route == nil && outputs.showsPictures {
+                restartHere()
+            }
+            announce(fullscreen ? .didEnterFullscreen(info) : .didExitFullscreen(info))
+        }
+    }
+
+    /// The outputs local playback uses now: the window becomes the full display while `isFullscreen`.
+    func localOutputs() -> Outputs {
+        var local = outputs
+        if state.isFullscreen && local.video == .window { local.video = .fullscreen }
+        if !state.isFullscreen && outputs.video == .window { local.video = .window }
+        return local
+    }
+
+    // MARK: Repeat and source
+
+    /// Whether the movie starts again when it ends. Default `.none`.
+    public var repeatMode: RepeatMode {
+        get { lock.withLock { state.repeatMode } }
+        set { lock.withLock { state.repeatMode = newValue } }
+    }
+
+    /// Where the movie comes from: detected when it loads (`.file` for a file URL, `.streaming` for http(s)) unless
+    /// set beforehand, as the seeds allow, to say so. Default `.unknown`.
+    public var movieSourceType: SourceType {
+        get { lock.withLock { state.movieSourceType } }
+        set {
+            lock.withLock {
+                state.movieSourceType = newValue
+                state.sourceTypeGiven = newValue != .unknown
+            }
+        }
+    }
+
+    /// How much of the movie can play without waiting, in seconds from its start: the whole of a file, what was
+    /// played so far of a stream (a stream's buffer is not reported yet).
+    public var playableDuration: TimeInterval {
+        lock.withLock {
+            state.movieSourceType == .streaming ? currentTime() : state.movie.duration
+        }
+    }
+
+    // MARK: Scrubbing
+
+    /// Scrubs forward: `playbackState` becomes `.seekingForward` and the position moves 2 s ahead every quarter
+    /// second (the picture follows, the sound is silent) until `endSeeking()`.
+    public func beginSeekingForward() { beginSeeking(forward: true) }
+
+    /// Scrubs backward, as `beginSeekingForward()` does forward.
+    public func beginSeekingBackward() { beginSeeking(forward: false) }
+
+    /// Ends a scrub where it got to; the movie plays again if it was playing.
+    public func endSeeking() {
+        lock.withLock {
+            guard let seeking = state.seeking else { return }
+            seeking.timer.cancel()
+            state.seeking = nil
+            guard let playback = state.playback else { return }
+            if seeking.resumePlaying {
+                state.intent = .playing
+                playback.resume()
+                setPlaybackState(.playing)
+            } else {
+                setPlaybackState(.paused)
+            }
+        }
+    }
+
+    private func beginSeeking(forward: Bool) {
+        lock.withLock {
+            guard let playback = state.playback else { return }
+            if let seeking = state.seeking {
+                seeking.timer.cancel()
+                state.seeking = nil
+            }
+            let resume = state.intent == .playing
+            state.intent = .paused
+            state.position.rebase(running: false)
+            playback.pause()
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+            timer.setEventHandler { [weak self] in self?.scrubStep() }
+            state.seeking = Seeking(forward: forward, resumePlaying: resume, timer: timer)
+            setPlaybackState(forward ? .seekingForward : .seekingBackward)
+            timer.resume()
+        }
+    }
+
+    /// One step of a scrub: 2 s in its direction, within the movie.
+    private func scrubStep() {
+        lock.withLock {
+            guard let seeking = state.seeking, let playback = state.playback else { return }
+            var target = currentTime() + (seeking.forward ? 2 : -2)
+            target = max(0, target)
+            if state.movie.duration > 0 { target = min(target, state.movie.duration) }
+            state.position = PositionEstimate(seconds: target)
+            playback.seek(to: target)
+        }
+    }
+
+    /// Starts the loaded movie again here at its position, in its state (after the outputs changed).
+    private func restartHere() {
+        guard let old = state.playback else { return }
+        let seconds = currentTime()
+        old.stop()
+        state.position = PositionEstimate(seconds: seconds)
+        state.position.rate = state.rate
+        load(from: seconds, playing: state.intent == .playing)
+    }
+}
+
+extension MoviePlayerController.Outputs {
+    /// Whether video is shown in a window or on the display.
+    var showsPictures: Bool { video == .window || video == .fullscreen }
+}

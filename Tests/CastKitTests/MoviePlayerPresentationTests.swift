@@ -1,0 +1,149 @@
+import CastKit
+import CastMedia
+import CastProtocol
+import Foundation
+import Synchronization
+import XCTest
+
+/// The movie player's presentation and flow properties: repeat, end time, scrubbing, full screen, scaling, source
+/// type, http URLs. Local playback: audio to ALSA's `null`, video as framemd5 where frames are checked.
+final class MoviePlayerPresentationTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = try MovieFixtures.folder()
+        CastRoute.selected = nil
+    }
+
+    override func tearDown() {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    func testDefaults() {
+        let player = MoviePlayerController(contentURL: nil, outputs: MovieFixtures.outputs())
+        XCTAssertEqual(player.scalingMode, .aspectFit)
+        XCTAssertEqual(player.controlStyle, .default)
+        XCTAssertFalse(player.isFullscreen)
+        XCTAssertEqual(player.repeatMode, .none)
+        XCTAssertEqual(player.movieSourceType, .unknown)
+        XCTAssertEqual(player.playableDuration, 0)
+        player.controlStyle = .embedded
+        XCTAssertEqual(player.controlStyle, .embedded)
+    }
+
+    /// Repeat one starts the movie again without a finish; endPlaybackTime ends it there.
+    func testRepeatOneAndEndPlaybackTime() throws {
+        let clip = try MovieFixtures.clip(seconds: 1, in: folder)
+        let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
+        let log = MoviePlayerLog(player)
+        player.repeatMode = .one
+        player.play()
+        Thread.sleep(forTimeInterval: 2.6)
+        XCTAssertNil(log.finishReason, "repeating: no finish")
+        XCTAssertEqual(player.playbackState, .playing)
+        XCTAssertLessThan(player.currentPlaybackTime, 1.01)
+        player.stop()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.finishReason == .userExited })
+
+        let long = try MovieFixtures.clip(seconds: 4, in: folder)
+        let ending = MoviePlayerController(contentURL: long, outputs: MovieFixtures.outputs())
+        let endLog = MoviePlayerLog(ending)
+        ending.endPlaybackTime = 1
+        let started = Date()
+        ending.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { endLog.finishReason != nil })
+        XCTAssertEqual(endLog.finishReason, .playbackEnded)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.5, "ended at endPlaybackTime, not at the movie's end")
+        XCTAssertEqual(ending.currentPlaybackTime, 1, accuracy: 0.3)
+    }
+
+    /// Scrubbing: the state is seekingForward/Backward while the position moves, then playing again where it got to.
+    func testScrubbingForwardAndBackward() throws {
+        let clip = try MovieFixtures.clip(seconds: 8, in: folder)
+        let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        let before = player.currentPlaybackTime
+        player.beginSeekingForward()
+        XCTAssertEqual(player.playbackState, .seekingForward)
+        Thread.sleep(forTimeInterval: 0.6)
+        XCTAssertEqual(player.playbackState, .seekingForward, "the engine's pause does not show while scrubbing")
+        XCTAssertGreaterThanOrEqual(player.currentPlaybackTime, before + 3.5)
+        player.endSeeking()
+        XCTAssertEqual(player.playbackState, .playing)
+        let reached = player.currentPlaybackTime
+        player.beginSeekingBackward()
+        XCTAssertEqual(player.playbackState, .seekingBackward)
+        Thread.sleep(forTimeInterval: 0.6)
+        XCTAssertLessThanOrEqual(player.currentPlaybackTime, reached - 3)
+        player.pause()
+        player.endSeeking()
+        XCTAssertEqual(player.playbackState, .playing, "ends as it was before the scrub")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .playing })
+        player.stop()
+    }
+
+    /// Full screen posts will/did with the animation keys in order; scaling mode and source type are kept.
+    func testFullscreenNotificationsScalingAndSourceType() throws {
+        let clip = try MovieFixtures.clip(seconds: 2, in: folder)
+        let frames = folder.appendingPathComponent("frames.md5").path
+        let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs(video: .framemd5(path: frames)))
+        let log = MoviePlayerLog(player)
+        let durations = Mutex<[TimeInterval]>([])
+        let token = NotificationCenter.default.addObserver(forName: .moviePlayerDidEnterFullscreen, object: player, queue: nil) {
+            note in
+            let duration = note.userInfo?[MoviePlayerController.fullscreenAnimationDurationUserInfoKey] as? TimeInterval ?? -1
+            durations.withLock { $0.append(duration) }
+            XCTAssertEqual(note.userInfo?[MoviePlayerController.fullscreenAnimationCurveUserInfoKey] as? String, "easeInOut")
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        player.setFullscreen(true, animated: true)
+        XCTAssertTrue(player.isFullscreen)
+        player.isFullscreen = false
+        player.isFullscreen = false  // no change: nothing posted
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.names.count == 4 })
+        XCTAssertEqual(log.names, [
+            .moviePlayerWillEnterFullscreen, .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen,
+            .moviePlayerDidExitFullscreen,
+        ])
+        XCTAssertEqual(durations.withLock { $0 }, [0.3])
+
+        player.scalingMode = .aspectFill
+        XCTAssertEqual(player.scalingMode, .aspectFill)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertEqual(player.movieSourceType, .file)
+        XCTAssertEqual(player.playableDuration, 2, accuracy: 0.1)
+        XCTAssertEqual(MovieFixtures.frameTimes(frames).count, 50, "every frame presented")
+    }
+
+    /// An http URL plays here (FFmpeg opens it) as a streaming source.
+    func testAnHTTPURLPlaysAsAStream() throws {
+        let clip = try MovieFixtures.clip(seconds: 1, in: folder)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", MovieFixtures.package.appendingPathComponent("Tests/Fixtures/media_server.py").path, folder.path, "0"]
+        let pipe = Pipe()
+        server.standardOutput = pipe
+        try server.run()
+        defer {
+            kill(server.processIdentifier, SIGTERM)
+            server.waitUntilExit()
+        }
+        let line = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try XCTUnwrap(line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, line)
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/\(clip.lastPathComponent)"))
+        let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
+        let log = MoviePlayerLog(player)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, "\(log.names)")
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        XCTAssertEqual(player.movieSourceType, .streaming)
+        XCTAssertEqual(player.duration, 1, accuracy: 0.1)
+
+        let ftp = MoviePlayerController(contentURL: URL(string: "ftp://127.0.0.1/x.mp4"), outputs: MovieFixtures.outputs())
+        let ftpLog = MoviePlayerLog(ftp)
+        ftp.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { ftpLog.finishReason == .playbackError })
+    }
+}

@@ -64,7 +64,7 @@ final class Playlist: Sendable {
 
     /// What the keys and Ctrl-C act on, shared with their threads.
     private struct Controls {
-        var playback: RemotePlayback?
+        var playback: (any FollowedPlayback)?
         var state = PlaybackState.stopped
         var position = 0.0
         var volume = 1.0
@@ -100,11 +100,13 @@ final class Playlist: Sendable {
         }
         let receiver = try resolveReceiver(arguments.options["to"], arguments, includingSpeakers: true)
         if receiver.kind == .speaker {
-            // An AirPlay speaker: decoded and streamed from here, one file (Verbs+Speaker.swift).
-            guard sources.count == 1, repeatMode == .none else {
-                throw CastError(.usage, "an AirPlay speaker plays one file at a time (no queue or --loop yet)")
+            // An AirPlay speaker: the audio of local files is decoded and streamed from here.
+            if sources.contains(where: Self.isURL) {
+                throw CastError(.usage, "an AirPlay speaker plays local files, not URLs (yet)")
             }
-            return try sendToSpeaker(sources[0], speaker: receiver, arguments: arguments)
+            if sources.contains("-") {
+                throw CastError(.usage, "an AirPlay speaker plays files: standard input is not supported yet")
+            }
         }
         let json = arguments.has("json")
         let live = !json && isatty(1) == 1
@@ -126,7 +128,9 @@ final class Playlist: Sendable {
             let outcome = try play(
                 source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
                 volume: volume, json: json, live: live)
-            volume = nil  // the receiver keeps the level; set it once
+            // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
+            // each source is given the last one.
+            volume = receiver.kind == .speaker ? controls.withLock { $0.volume } : nil
             let (stopping, skipping) = controls.withLock { c -> (Bool, Bool) in
                 defer { c.skipping = false }
                 return (c.stopping, c.skipping)
@@ -169,9 +173,14 @@ final class Playlist: Sendable {
         _ source: String, on receiver: ReceiverDescription, credentials: (username: String, password: String)?,
         startTime: Double?, volume: Double?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
-        let playback: RemotePlayback
+        let playback: any FollowedPlayback
         let title: String
-        if Self.isURL(source) {
+        if receiver.kind == .speaker {
+            title = try MediaFile.open(source).title  // missing or unreadable: a usage error, before connecting
+            let speaker = try SpeakerPlayback.start(path: source, on: receiver, volume: volume)
+            if let startTime, startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
+            playback = speaker
+        } else if Self.isURL(source) {
             title = RemotePlayback.splitCredentials(source).url
             playback = try RemotePlayback.start(
                 url: source, username: credentials?.username, password: credentials?.password, on: receiver,
@@ -189,20 +198,21 @@ final class Playlist: Sendable {
         }
         let stopAtOnce = controls.withLock { c -> Bool in
             c.playback = playback
-            c.volume = playback.initialVolume.level
+            c.volume = playback.startVolume.level
             return c.stopping
         }
         if stopAtOnce { try? playback.control(.stop) }
 
         var line = StatusLine(title: title)
-        line.volume = playback.initialVolume.muted ? 0 : playback.initialVolume.level
+        line.volume = playback.startVolume.muted ? 0 : playback.startVolume.level
+        line.duration = playback.knownDuration
         while true {
             let event: PlaybackEvent
             do {
                 event = try playback.nextEvent()
             } catch {
                 if live { output("") }
-                throw CastError(.connectionLost, "lost the receiver \(playback.receiverName): \(error.message)")
+                throw CastError(.connectionLost, playback.lostMessage(error))
             }
             if json { output(event.jsonLine) }
             switch event {
@@ -225,7 +235,7 @@ final class Playlist: Sendable {
                     if !json { output("finished: \(reason.rawValue)") }
                     return reason == .playbackEnded ? .ended : .userExited
                 case .playbackError:
-                    let failure = "playback failed on \(playback.receiverName): \(error ?? "unknown error")"
+                    let failure = "playback failed on \(playback.routeName): \(error ?? "unknown error")"
                     return .failed(announceTracks ? "\(title): \(failure)" : failure)
                 }
             default: break
@@ -242,7 +252,7 @@ final class Playlist: Sendable {
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [self] in
-            let playback = controls.withLock { c -> RemotePlayback? in
+            let playback = controls.withLock { c -> (any FollowedPlayback)? in
                 c.stopping = true
                 return c.playback
             }
@@ -252,7 +262,7 @@ final class Playlist: Sendable {
         interruptSource = source
         guard keys else { return }
         _ = KeyReader.start { [self] key in
-            let (playback, now) = controls.withLock { c -> (RemotePlayback?, Controls) in
+            let (playback, now) = controls.withLock { c -> ((any FollowedPlayback)?, Controls) in
                 if key == .quit { c.stopping = true }
                 if key == .next && queue { c.skipping = true }
                 return (c.playback, c)
@@ -291,4 +301,33 @@ enum JSONLine {
     static func track(index: Int, count: Int, title: String) -> String {
         json(["event": "track", "index": index, "count": count, "title": title])
     }
+}
+
+/// What a Playlist follows: playback on a Cast receiver, or on an AirPlay speaker.
+protocol FollowedPlayback: Sendable {
+    /// The name of where it plays.
+    var routeName: String { get }
+    /// The level playback starts at.
+    var startVolume: (level: Double, muted: Bool) { get }
+    /// The duration when known before the first event.
+    var knownDuration: Double? { get }
+    func nextEvent() throws(CastError) -> PlaybackEvent
+    func control(_ action: PlaybackControl.Action) throws(CastError)
+    func close()
+    /// The message when the connection broke.
+    func lostMessage(_ error: CastError) -> String
+}
+
+extension RemotePlayback: FollowedPlayback {
+    var routeName: String { receiverName }
+    var startVolume: (level: Double, muted: Bool) { initialVolume }
+    var knownDuration: Double? { nil }
+    func lostMessage(_ error: CastError) -> String { "lost the receiver \(receiverName): \(error.message)" }
+}
+
+extension SpeakerPlayback: FollowedPlayback {
+    var routeName: String { speakerName }
+    var startVolume: (level: Double, muted: Bool) { (initialVolume, false) }
+    var knownDuration: Double? { duration }
+    func lostMessage(_ error: CastError) -> String { error.message }
 }

@@ -55,7 +55,6 @@ let verbs: [Verb] = [
             "ffmpeg -i in.mkv -c copy -f mpegts - | cast send - --to kitchen",
             "cast send https://example.com/live/index.m3u8 --to kitchen --user alice:secret",
             "cast send song.mp3 --to \"Kitchen Speaker\" --volume 0.5",
-            "cast send song.mp3 --to \"Kitchen Speaker\" --volume 0.5",
         ], run: send),
     Verb(
         name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER] [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",

@@ -205,20 +205,7 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// there is no now playing item.
     public func skipToNextItem() {
         let wasPlaying = engine.isPlayingOrAboutTo
-        let next = lock.withLock { () -> MediaItem? in
-            guard let current = index else { return nil }
-            if current + 1 < order.count {
-                index = current + 1
-            } else if repeats == .all && !order.isEmpty {
-                reshuffleForNewRound()
-                index = 0
-            } else {
-                index = nil
-                return nil
-            }
-            return queue[order[index!]]
-        }
-        guard let next else { return endOfQueue() }
+        guard let next = lock.withLock({ advance(afterEnd: false) }) else { return endOfQueue() }
         load(next, playing: wasPlaying)
     }
 
@@ -279,6 +266,24 @@ public final class MusicPlayerController: @unchecked Sendable {
         post(.musicPlayerControllerNowPlayingItemDidChange)
     }
 
+    /// The item after the now playing one, made the now playing one: the same again when it ended by itself under
+    /// `.one`; past the last, the first under `.all` (a new round), else nil (the queue was played through).
+    /// Under `lock`.
+    private func advance(afterEnd: Bool) -> MediaItem? {
+        guard let current = index else { return nil }
+        if afterEnd && repeats == .one { return queue[order[current]] }
+        if current + 1 < order.count {
+            index = current + 1
+        } else if repeats == .all && !order.isEmpty {
+            reshuffleForNewRound()
+            index = 0
+        } else {
+            index = nil
+            return nil
+        }
+        return queue[order[index!]]
+    }
+
     /// A new round of `.all` while shuffling plays a new order, every item once. Under `lock`.
     private func reshuffleForNewRound() {
         guard shuffle == .songs else { return }
@@ -315,21 +320,7 @@ public final class MusicPlayerController: @unchecked Sendable {
 
     /// The now playing item ended by itself: the next per the repeat mode.
     private func advanceAfterEnd() {
-        let next = lock.withLock { () -> MediaItem? in
-            guard let current = index else { return nil }
-            if repeats == .one { return queue[order[current]] }
-            if current + 1 < order.count {
-                index = current + 1
-            } else if repeats == .all && !order.isEmpty {
-                reshuffleForNewRound()
-                index = 0
-            } else {
-                index = nil
-                return nil
-            }
-            return queue[order[index!]]
-        }
-        guard let next else { return endOfQueue() }
+        guard let next = lock.withLock({ advance(afterEnd: true) }) else { return endOfQueue() }
         engine.contentURL = next.url
         engine.play()
         post(.musicPlayerControllerNowPlayingItemDidChange)

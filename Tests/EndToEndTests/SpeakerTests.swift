@@ -158,33 +158,14 @@ final class SpeakerTests: XCTestCase {
             throw XCTSkip("tmux is not installed (scripts/setup installs it)")
         }
         let clip = try tone("long.wav", frequency: 440, seconds: 30)
-        let socket = "castspk\(getpid())"
-        let environment = ["XDG_CONFIG_HOME": "\(work!)/sender", "LANG": "C.UTF-8", "TERM": "xterm-256color"]
-        func tmux(_ arguments: [String]) throws -> CommandResult {
-            try lab.run(on: .phone, ["tmux", "-u", "-L", socket] + arguments, environment: environment)
-        }
-        defer { _ = try? tmux(["kill-server"]) }
-        // In the foreground (-D), as a process of this test (see InteractiveTests).
-        let server = try lab.start(on: .phone, ["tmux", "-u", "-D", "-L", socket], environment: environment)
-        defer { server.stop() }
-        var started = try tmux(["ls"])
-        for _ in 0..<50 where started.stderr.contains("no server") {
-            Thread.sleep(forTimeInterval: 0.05)
-            started = try tmux(["ls"])
-        }
-        started = try tmux(
-            ["new-session", "-d", "-x", "160", "-y", "6", "\(Paths.cast) send '\(clip)' --to '\(speakerName)'; echo \"exit=$?\"; sleep 30"])
-        XCTAssertEqual(started.status, 0, started.stderr)
-        func screen() -> String { (try? tmux(["capture-pane", "-p"]).stdout) ?? "" }
-        func waitFor(_ text: String, timeout: Double = 10) -> String? {
-            let deadline = Date().addingTimeInterval(timeout)
-            repeat {
-                let shown = screen()
-                if shown.contains(text) { return shown }
-                Thread.sleep(forTimeInterval: 0.1)
-            } while Date() < deadline
-            return nil
-        }
+        let terminal = try TerminalSession(
+            lab: lab, on: .phone,
+            command: "\(Paths.cast) send '\(clip)' --to '\(speakerName)'; echo \"exit=$?\"; sleep 30",
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        defer { terminal.close() }
+        func waitFor(_ text: String, timeout: Double = 10) -> String? { terminal.waitFor(text, timeout: timeout) }
+        func screen() -> String { terminal.screen }
+        func tmux(_ arguments: [String]) throws -> CommandResult { try terminal.tmux(arguments) }
         func growth(over seconds: Double) -> Int {
             let before = capturedFrames()
             Thread.sleep(forTimeInterval: seconds)

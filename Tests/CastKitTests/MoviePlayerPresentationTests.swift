@@ -130,8 +130,15 @@ final class MoviePlayerPresentationTests: XCTestCase {
             kill(server.processIdentifier, SIGTERM)
             server.waitUntilExit()
         }
-        let line = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
-        let port = try XCTUnwrap(line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, line)
+        // "port N\n" may arrive in pieces.
+        var printed = Data()
+        while !printed.contains(UInt8(ascii: "\n")) {
+            let chunk = pipe.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            printed.append(chunk)
+        }
+        let line = String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let port = try XCTUnwrap(line.hasPrefix("port ") ? Int(line.dropFirst(5)) : nil, line)
         let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/\(clip.lastPathComponent)"))
         let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)

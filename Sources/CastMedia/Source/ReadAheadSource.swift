@@ -74,6 +74,12 @@ public final class ReadAheadSource: MediaSource {
     public var inputRate: Double? { core.statistics.rate }
     /// Whether the upstream reached its end (at the position the reader was reading from).
     public var isAtEnd: Bool { core.statistics.atEnd }
+    /// Seconds spent inside upstream reads in total (waits for room in a full buffer do not count).
+    public var readingTime: Double { core.statistics.readingTime }
+    /// Every statistic at one instant, read under one lock.
+    var snapshot: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
+        core.statistics
+    }
 }
 
 extension ReadAheadSource {
@@ -167,10 +173,13 @@ extension ReadAheadSource {
             if first { upstream.cancel() }
         }
 
-        var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool) {
+        var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
             let now = Self.now()
             return condition.withLock {
-                (Int(windowEnd - position), received, meter.rate(now: now, readStarted: readStarted), atEnd)
+                (
+                    Int(windowEnd - position), received, meter.rate(now: now, readStarted: readStarted), atEnd,
+                    meter.elapsed + max(now - (readStarted ?? now), 0)
+                )
             }
         }
 
@@ -270,53 +279,6 @@ extension ReadAheadSource {
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[done..<(done + run)]))
                 done += run
             }
-        }
-    }
-
-    /// Bytes per second of upstream reading over the last `window` seconds of time spent inside upstream reads.
-    ///
-    /// Time is "reading time": it only advances while an upstream read is in progress, so idle periods (a full
-    /// buffer, the end of input) neither dilute the rate nor age it out.
-    private struct RateMeter {
-        /// One finished read: its span on the reading-time axis, and what it delivered.
-        private struct Sample {
-            var start: Double
-            var end: Double
-            var bytes: Int
-        }
-
-        let window: Double
-        private var samples: [Sample] = []
-        /// Total reading time of finished reads.
-        private var elapsed: Double = 0
-
-        init(window: Double) { self.window = window }
-
-        mutating func record(bytes: Int, duration: Double) {
-            let duration = max(duration, 0)
-            samples.append(Sample(start: elapsed, end: elapsed + duration, bytes: bytes))
-            elapsed += duration
-            // Keep only what the window can still reach (a read in progress only moves the window forward).
-            if let stale = samples.firstIndex(where: { $0.end > elapsed - window }), stale > 0 {
-                samples.removeFirst(stale)
-            }
-        }
-
-        /// The rate at `now`, counting a read in progress since `readStarted` as reading time without bytes yet.
-        func rate(now: Double, readStarted: Double?) -> Double? {
-            let current = elapsed + max(now - (readStarted ?? now), 0)
-            guard !samples.isEmpty || readStarted != nil else { return nil }
-            let from = max(current - window, 0)
-            var bytes = 0.0
-            for sample in samples where sample.end > from {
-                let length = sample.end - sample.start
-                // A read straddling the window's start counts in proportion.
-                let share = length > 0 ? (sample.end - max(sample.start, from)) / length : 1
-                bytes += Double(sample.bytes) * share
-            }
-            let span = current - from
-            guard span > 0 else { return nil }
-            return bytes / span
         }
     }
 }

@@ -356,9 +356,10 @@ public final class Player: @unchecked Sendable {
                 if let duration = mediaDuration { seconds = min(seconds, duration) }
                 onEvent(.position(seconds: seconds, at: Date().timeIntervalSince1970))
             }
+            // The log before the closing pair, which stays `playbackState stopped`, `finished`.
+            onEvent(.accessLog(accessLog))
             if wasActive { onEvent(.videoActive(false)) }
             onEvent(.playbackState(.stopped))
-            onEvent(.accessLog(accessLog))
             onEvent(.finished(reason: outcome.reason, error: outcome.error))
             lock.withLock {
                 state.finished = true

@@ -58,6 +58,16 @@ final class BufferingTests: XCTestCase {
         XCTAssertLessThan(stalled, interrupted, line: line)
     }
 
+    /// An event in a few words for the test's log; nil for positions and buffered times.
+    private static func brief(_ event: PlaybackEvent) -> String? {
+        switch event {
+        case .position, .buffered: nil
+        case .loadState(let load): "loadState[\(load.wordList.joined(separator: ","))]"
+        case .playbackState(let state): state.rawValue
+        default: event.name
+        }
+    }
+
     func testSlowLinkStallsResumesAndPlaysEveryFrame() throws {
         let clip = try heavyClip()
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
@@ -113,7 +123,7 @@ final class BufferingTests: XCTestCase {
             "tbf 600kbit: \(stalls) stalls, \(String(format: "%.2f", log.stallDuration)) s stalled, "
                 + "start-up \(String(format: "%.2f", log.startupTime ?? -1)) s, watched \(String(format: "%.2f", log.durationWatched)) s, "
                 + "\(log.bytesTransferred) of \(size) bytes, observed \(Int(log.observedBitrate ?? 0)) bit/s; "
-                + "order: \(sent.filter { if case .position = $0 { false } else if case .buffered = $0 { false } else { true } }.map(\.name))")
+                + "order: \(sent.compactMap(Self.brief).joined(separator: ", "))")
         _ = receiver
     }
 }

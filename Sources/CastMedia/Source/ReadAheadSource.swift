@@ -3,8 +3,8 @@ import Foundation
 /// A source that reads its upstream ahead of the engine on a thread of its own, so that the demux thread is served
 /// from memory and a slow network read only stalls playback once the buffer has run dry.
 ///
-/// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading `chunk` bytes
-/// at a time. Behind the position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that
+/// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading at most `chunk`
+/// bytes at a time (about half a second's worth at the measured rate, so a slow link delivers early). Behind the position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that
 /// FFmpeg's small backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
 /// the buffer and lets the reader thread seek upstream; whatever it was reading under the old serial is discarded
 /// (ffplay's serial, applied to bytes).
@@ -18,7 +18,7 @@ public final class ReadAheadSource: MediaSource {
     private let upstream: any MediaSource
 
     /// Wraps `upstream` and starts reading it ahead at once, up to `capacity` bytes beyond the consumer's position,
-    /// `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for seeking
+    /// at most `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for seeking
     /// back. The reader thread ends with `cancel()`, or when this source is released.
     public init(
         _ upstream: any MediaSource, capacity: Int = 8 << 20, chunk: Int = 256 << 10, backBuffer: Int = 256 << 10
@@ -213,9 +213,10 @@ extension ReadAheadSource {
                     continue
                 }
                 let started = Self.now()
+                let size = readSize(now: started)
                 readStarted = started
                 condition.unlock()
-                let outcome = Result { try upstream.read(into: scratch) }
+                let outcome = Result { try upstream.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<size])) }
                 let ended = Self.now()
                 condition.lock()
                 readStarted = nil
@@ -231,6 +232,19 @@ extension ReadAheadSource {
                 condition.broadcast()
             }
         }
+
+        /// How much the next upstream read asks for: about `readTarget` seconds at the measured rate (so that on a slow
+        /// link the first bytes, and each refill during a stall, arrive within a fraction of a second instead of
+        /// after a whole chunk), at least `minimumRead` bytes, at most `chunk`; `firstRead` before the rate is known.
+        /// Called locked.
+        private func readSize(now: Double) -> Int {
+            guard let rate = meter.rate(now: now, readStarted: nil) else { return min(Self.firstRead, chunk) }
+            return min(max(Int(rate * Self.readTarget), Self.minimumRead), chunk)
+        }
+
+        static let readTarget = 0.5
+        static let minimumRead = 16 << 10
+        static let firstRead = 64 << 10
 
         /// Appends at `windowEnd`, dropping the oldest back-buffer bytes when the ring is full. Called locked.
         private func append(_ bytes: UnsafeRawBufferPointer) {

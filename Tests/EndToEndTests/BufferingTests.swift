@@ -126,4 +126,42 @@ final class BufferingTests: XCTestCase {
                 + "order: \(sent.compactMap(Self.brief).joined(separator: ", "))")
         _ = receiver
     }
+
+    /// The same over an http URL the receiver opens itself: no read-ahead source, the rate is FFmpeg's bytes read
+    /// over the time spent in reads.
+    func testSlowURLStallsAndResumes() throws {
+        let clip = try heavyClip()
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
+        _ = try lab.startRecordingReceiver(work: work)
+        let server = try lab.start(on: .phone, ["python3", URLTests.serverScript, Media.folder.path, "0"])
+        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
+        let serverPort = try XCTUnwrap(line.split(separator: " ").last.map(String.init))
+        try lab.shape(.phone, rate: "600kbit")
+
+        let url = "http://\(lab.address(.phone)):\(serverPort)/heavy.mp4"
+        let result = try lab.run(
+            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let sent = try events(result.stdout.split(separator: "\n").map(String.init))
+        XCTAssertEqual(sent.last, .finished(reason: .playbackEnded, error: nil))
+        assertStallOrder(sent, "cast send URL --json")
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+
+        let log = try XCTUnwrap(
+            sent.compactMap { event -> AccessLogEntry? in if case .accessLog(let l) = event { l } else { nil } }.last,
+            "\(sent)")
+        XCTAssertGreaterThan(log.stalls, 0)
+        XCTAssertEqual(log.uri, url)
+        XCTAssertEqual(log.serverAddress, "\(lab.address(.phone)):\(serverPort)")
+        // FFmpeg reads the file once from start to end (its index is first).
+        XCTAssertEqual(log.bytesTransferred, Int64(size))
+        XCTAssertEqual(log.durationWatched, 6, accuracy: 0.6)
+        XCTAssertLessThan(try XCTUnwrap(log.observedBitrate), 700_000, "\(log)")
+        print(
+            "tbf 600kbit, URL: \(log.stalls) stalls, \(String(format: "%.2f", log.stallDuration)) s stalled, "
+                + "start-up \(String(format: "%.2f", log.startupTime ?? -1)) s, \(log.bytesTransferred) of \(size) bytes, "
+                + "observed \(Int(log.observedBitrate ?? 0)) bit/s; order: \(sent.compactMap(Self.brief).joined(separator: ", "))")
+    }
 }

@@ -180,7 +180,7 @@ extension Player {
         let readAhead = self.readAhead?.snapshot
         // Once the read-ahead holds everything up to the end, nothing waits for the network any more.
         let ended = buffering.inputEnded || readAhead?.atEnd == true
-        var upTo = buffering.demuxedUpTo.values.min() ?? position
+        var upTo = BufferingRule.demuxedUpTo(Array(buffering.demuxedUpTo.values)) ?? position
         // Bytes read but not demuxed yet (the read-ahead buffer) count at the media's byte rate.
         if let readAhead, let byteRate = buffering.byteRate, byteRate > 0 {
             upTo += Double(readAhead.buffered) / byteRate

@@ -33,14 +33,28 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     /// The longest text field accepted.
     public static let maximumTextBytes = 4096
 
+    /// `text` cut to at most `limit` UTF-8 bytes, at a character boundary: what the initializers do with texts, so
+    /// that what a receiver makes always decodes.
+    public static func bounded(_ text: String, to limit: Int = maximumTextBytes) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        var bytes = 0
+        for character in text {
+            bytes += character.utf8.count
+            if bytes > limit { break }
+            result.append(character)
+        }
+        return result
+    }
+
     /// Creates an entry.
     public init(
         uri: String? = nil, serverAddress: String? = nil, playbackStartDate: Double, startupTime: Double? = nil,
         indicatedBitrate: Double? = nil, observedBitrate: Double? = nil, stalls: Int = 0, stallDuration: Double = 0,
         droppedFrames: Int = 0, bytesTransferred: Int64 = 0, transferDuration: Double = 0, durationWatched: Double = 0
     ) {
-        self.uri = uri
-        self.serverAddress = serverAddress
+        self.uri = uri.map { Self.bounded($0) }
+        self.serverAddress = serverAddress.map { Self.bounded($0) }
         self.playbackStartDate = playbackStartDate
         self.startupTime = startupTime
         self.indicatedBitrate = indicatedBitrate

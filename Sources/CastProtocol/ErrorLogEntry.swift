@@ -1,6 +1,6 @@
 /// One failure of a playback session, in the vocabulary of MPMovieErrorLogEvent. Sent as the `errorLog` event when
-/// it happens (before the `finished` event it causes). Texts are at most `AccessLogEntry.maximumTextBytes` bytes,
-/// numbers finite (decoding refuses anything else).
+/// it happens (before the `finished` event it causes). Texts are at most `AccessLogEntry.maximumTextBytes` bytes
+/// (`domain` 64), numbers finite (the initializer cuts longer texts, decoding refuses them).
 public struct ErrorLogEntry: Codable, Sendable, Equatable {
     /// When it happened (receiver wall clock, seconds since 1970).
     public var date: Double
@@ -22,11 +22,11 @@ public struct ErrorLogEntry: Codable, Sendable, Equatable {
         comment: String
     ) {
         self.date = date
-        self.uri = uri
-        self.serverAddress = serverAddress
+        self.uri = uri.map { AccessLogEntry.bounded($0) }
+        self.serverAddress = serverAddress.map { AccessLogEntry.bounded($0) }
         self.statusCode = statusCode
-        self.domain = domain
-        self.comment = comment
+        self.domain = AccessLogEntry.bounded(domain, to: 64)
+        self.comment = AccessLogEntry.bounded(comment)
     }
 
     private enum Key: String, CodingKey { case date, uri, serverAddress, statusCode, domain, comment }

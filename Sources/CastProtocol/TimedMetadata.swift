@@ -30,18 +30,7 @@ public struct TimedMetadata: Codable, Sendable, Equatable {
     }
 
     /// `value` cut to at most `maximumValueBytes` bytes, at a character boundary.
-    static func truncated(_ value: String) -> String {
-        guard value.utf8.count > maximumValueBytes else { return value }
-        var result = ""
-        var bytes = 0
-        for character in value {
-            let size = character.utf8.count
-            if bytes + size > maximumValueBytes { break }
-            result.append(character)
-            bytes += size
-        }
-        return result
-    }
+    static func truncated(_ value: String) -> String { AccessLogEntry.bounded(value, to: maximumValueBytes) }
 
     private enum Key: String, CodingKey { case items = "metadata", artwork }
 

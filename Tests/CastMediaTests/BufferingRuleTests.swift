@@ -102,6 +102,14 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertFalse(rule.isStalled)
     }
 
+    func testTheStreamReadLeastFarLimitsUnlessItEnded() {
+        XCTAssertNil(BufferingRule.demuxedUpTo([]))
+        // Interleaved audio and video: the one behind limits.
+        XCTAssertEqual(BufferingRule.demuxedUpTo([12.0, 11.2]), 11.2)
+        // An audio track that ended at 20 s while the video is demuxed to 40 s: the video limits.
+        XCTAssertEqual(BufferingRule.demuxedUpTo([40.0, 20.0]), 40)
+    }
+
     func testPlaybackRateCounts() {
         var rule = Fixtures.probed()
         // The input delivers 1.5× the media's rate: enough at 1×, not at 2× with little buffered.

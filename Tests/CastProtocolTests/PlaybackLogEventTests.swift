@@ -60,6 +60,16 @@ final class PlaybackLogEventTests: XCTestCase {
         }
     }
 
+    func testLogEntriesCutLongTextsSoThatTheyDecode() throws {
+        let long = String(repeating: "é", count: 3000)
+        let access = AccessLogEntry(uri: long, playbackStartDate: 1)
+        XCTAssertEqual(access.uri?.utf8.count, AccessLogEntry.maximumTextBytes)
+        let error = ErrorLogEntry(date: 1, domain: long, comment: long)
+        XCTAssertEqual(error.domain.utf8.count, 64)
+        XCTAssertEqual(try Fixtures.decode(PlaybackEvent.errorLog(error).jsonLine), .errorLog(error))
+        XCTAssertEqual(try Fixtures.decode(PlaybackEvent.accessLog(access).jsonLine), .accessLog(access))
+    }
+
     func testLogsAndBufferedAreBounded() {
         let longURI = String(repeating: "u", count: AccessLogEntry.maximumTextBytes + 1)
         for line in [

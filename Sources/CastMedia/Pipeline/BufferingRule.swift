@@ -96,6 +96,17 @@ struct BufferingRule: Sendable, Equatable {
         return .loadState(next)
     }
 
+    /// The media time up to which every played stream is demuxed, from how far each one is: the stream read least
+    /// far limits playback, unless it lags the furthest by more than any interleaving does (`streamEndLag`): then it
+    /// has ended (an audio track shorter than the video) and no longer counts. Nil before anything was demuxed.
+    static func demuxedUpTo(_ streams: [Double]) -> Double? {
+        guard let furthest = streams.max() else { return nil }
+        return streams.filter { furthest - $0 <= streamEndLag }.min()
+    }
+
+    /// Seconds by which a stream may lag another before it counts as ended.
+    static let streamEndLag = 5.0
+
     /// Whether playback reaches the end without running dry (see the type's comment); `had`: whether it did at the
     /// last measurement (no margin to keep it).
     func playthrough(_ m: Measurement, had: Bool) -> Bool {

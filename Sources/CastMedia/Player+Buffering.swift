@@ -55,7 +55,8 @@ extension Player {
             state.buffering.monitor = monitor
         }
         checkBuffering()
-        monitor.schedule(deadline: .now() + Self.bufferingInterval, repeating: Self.bufferingInterval, leeway: .milliseconds(10))
+        monitor.schedule(
+            deadline: .now() + Self.bufferingInterval, repeating: Self.bufferingInterval, leeway: .milliseconds(10))
         monitor.setEventHandler { [weak self] in self?.checkBuffering() }
         monitor.resume()
     }
@@ -73,7 +74,9 @@ extension Player {
             state.buffering.readStarted = nil
             let delta = max(bytesRead - state.buffering.bytesRead, 0)
             state.buffering.bytesRead = max(bytesRead, state.buffering.bytesRead)
-            if readAhead == nil { state.buffering.readMeter.record(bytes: Int(delta), duration: Double(now - started) / 1e9) }
+            if readAhead == nil {
+                state.buffering.readMeter.record(bytes: Int(delta), duration: Double(now - started) / 1e9)
+            }
         }
     }
 

@@ -120,7 +120,9 @@ struct BoundedFields<Key: CodingKey> {
     /// A whole count, not negative.
     func count(_ key: Key) throws -> Int {
         let value = try c.decode(Int.self, forKey: key)
-        guard value >= 0 else { throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "negative") }
+        guard value >= 0 else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "negative")
+        }
         return value
     }
 

@@ -45,7 +45,8 @@ public struct ErrorLogEntry: Codable, Sendable, Equatable {
         }
         self.domain = domain
         guard let comment = try bounds.text(.comment, maximum: limit) else {
-            throw DecodingError.keyNotFound(Key.comment, .init(codingPath: c.codingPath, debugDescription: "no comment"))
+            throw DecodingError.keyNotFound(
+                Key.comment, .init(codingPath: c.codingPath, debugDescription: "no comment"))
         }
         self.comment = comment
     }

@@ -8,8 +8,8 @@ import CastProtocol
 /// - `playthroughOK`: the whole input is read, or what is buffered plus what arrives at the measured input rate
 ///   reaches the end without running dry. With `s` the arrival speed (input rate ÷ the media's byte rate, media
 ///   seconds per second), `ρ` the playback rate, `R` the media seconds to the end and `A` those buffered, the buffer
-///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`. It is
-///   gained with a margin (`Thresholds.playthroughMargin`) and lost without, so that a noisy rate does not flap;
+///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`.
+///   It is gained with a margin (`Thresholds.playthroughMargin`) and lost without, so that a noisy rate does not flap;
 ///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and

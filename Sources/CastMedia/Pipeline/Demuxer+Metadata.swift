@@ -10,9 +10,8 @@ extension Demuxer {
         items.merge(icyItems()) { old, _ in old }
         var artwork = false
         for index in 0..<Int(context.pointee.nb_streams) {
-            if let stream = context.pointee.streams[index], stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 {
-                artwork = true
-            }
+            guard let stream = context.pointee.streams[index] else { continue }
+            if stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 { artwork = true }
         }
         return TimedMetadata(items: items, artwork: artwork)
     }

@@ -4,8 +4,9 @@ import Foundation
 /// from memory and a slow network read only stalls playback once the buffer has run dry.
 ///
 /// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading at most `chunk`
-/// bytes at a time (about half a second's worth at the measured rate, so a slow link delivers early). Behind the position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that
-/// FFmpeg's small backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
+/// bytes at a time (about half a second's worth at the measured rate, so a slow link delivers early). Behind the
+/// position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that FFmpeg's small
+/// backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
 /// the buffer and lets the reader thread seek upstream; whatever it was reading under the old serial is discarded
 /// (ffplay's serial, applied to bytes).
 ///
@@ -18,8 +19,8 @@ public final class ReadAheadSource: MediaSource {
     private let upstream: any MediaSource
 
     /// Wraps `upstream` and starts reading it ahead at once, up to `capacity` bytes beyond the consumer's position,
-    /// at most `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for seeking
-    /// back. The reader thread ends with `cancel()`, or when this source is released.
+    /// at most `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for
+    /// seeking back. The reader thread ends with `cancel()`, or when this source is released.
     public init(
         _ upstream: any MediaSource, capacity: Int = 8 << 20, chunk: Int = 256 << 10, backBuffer: Int = 256 << 10
     ) {
@@ -216,7 +217,8 @@ extension ReadAheadSource {
                 let size = readSize(now: started)
                 readStarted = started
                 condition.unlock()
-                let outcome = Result { try upstream.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<size])) }
+                let buffer = UnsafeMutableRawBufferPointer(rebasing: scratch[..<size])
+                let outcome = Result { try upstream.read(into: buffer) }
                 let ended = Self.now()
                 condition.lock()
                 readStarted = nil

@@ -94,6 +94,8 @@ struct StatusLine {
     var volume: Double?
     /// The input cannot keep up (load state `stalled`): shown as "buffering".
     var stalled = false
+    /// Seconds buffered ahead of the position (the `buffered` event), shown as "buf Ns".
+    var bufferedAhead: Double?
     var title: String
 
     func render(width: Int = 24) -> String {
@@ -112,7 +114,7 @@ struct StatusLine {
             bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
         let level = volume.map { String(format: "  vol %d%%", Int(($0 * 100).rounded())) } ?? ""
-        let buffering = stalled ? "  buffering" : ""
+        let buffering = (stalled ? "  buffering" : "") + (bufferedAhead.map { "  buf \(Int($0))s" } ?? "")
         return "\(symbol) \(state.rawValue)\(buffering)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
     }
 }

@@ -221,6 +221,7 @@ final class Playlist: Sendable {
                 controls.withLock { $0.state = state }
                 if !json && !live { output("\(state.rawValue)") }
             case .loadState(let load): line.stalled = load.contains(.stalled)
+            case .buffered(_, let ahead): line.bufferedAhead = ahead
             case .durationAvailable(let duration): line.duration = duration
             case .position(let seconds, _):
                 line.position = seconds

@@ -98,6 +98,8 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let duration = status.duration { object["duration"] = duration }
     if let volume = status.volume { object["volume"] = volume }
     if let muted = status.muted { object["muted"] = muted }
+    if let load = status.loadState { object["loadState"] = load.wordList }
+    if let playable = status.playableDuration { object["playableDuration"] = playable }
     return object
 }
 

@@ -56,6 +56,11 @@ func describe(_ event: PlaybackEvent) -> String {
     case .videoActive(let active): "video: \(active ? "on" : "off")"
     case .volume(let level, let muted): "volume: \(String(format: "%.2f", level))\(muted ? " (muted)" : "")"
     case .rate(let rate): "rate: \(rate)"
+    case .buffered(let playable, let ahead): "buffered: \(clock(playable)) (\(Int(ahead)) s ahead)"
+    case .accessLog(let log): "access log: \(log.bytesTransferred) bytes, \(log.stalls) stalls"
+    case .errorLog(let log): "error: \(log.domain) \(log.statusCode.map(String.init) ?? "-"): \(log.comment)"
+    case .metadata(let metadata):
+        "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
     case .finished(let reason, let error): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

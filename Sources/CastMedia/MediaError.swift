@@ -7,6 +7,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         case ffmpeg(Int32)
         case system(Int32)
         case alsa(Int32)
+        case source
         case other
     }
 
@@ -34,9 +35,45 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         MediaError(code: .alsa(status), description: "\(function): \(message)")
     }
 
+    /// The source (a sender's media connection, a file) failed under FFmpeg; `description` says how.
+    static func source(_ description: String) -> MediaError {
+        MediaError(code: .source, description: description)
+    }
+
     /// Anything else.
     static func other(_ description: String) -> MediaError {
         MediaError(code: .other, description: description)
+    }
+
+    /// Which layer failed, for the error log: `http` (a server's refusal), `ffmpeg`, `system`, `alsa`, `source`,
+    /// `other`.
+    var domain: String {
+        switch code {
+        case .ffmpeg: httpStatus != nil ? "http" : "ffmpeg"
+        case .system: "system"
+        case .alsa: "alsa"
+        case .source: "source"
+        case .other: httpStatus != nil ? "http" : "other"
+        }
+    }
+
+    /// The code for the error log: the HTTP status of a server's refusal, else the AVERROR, errno or ALSA status.
+    var statusCode: Int? {
+        if let httpStatus { return httpStatus }
+        switch code {
+        case .ffmpeg(let status), .system(let status), .alsa(let status): return Int(status)
+        case .source, .other: return nil
+        }
+    }
+
+    /// The HTTP status in FFmpeg's message (`Server returned 401 Unauthorized`, `HTTP error 404 Not Found`).
+    private var httpStatus: Int? {
+        for marker in ["Server returned ", "HTTP error "] {
+            guard let range = description.range(of: marker) else { continue }
+            let digits = description[range.upperBound...].prefix(3)
+            if digits.count == 3, let status = Int(digits), (100...599).contains(status) { return status }
+        }
+        return nil
     }
 
     /// The FFmpeg status carried, when this error came from FFmpeg.

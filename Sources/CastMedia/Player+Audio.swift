@@ -291,6 +291,7 @@ private final class AudioWriter {
         case .superseded: throw Superseded()
         case .playing, .paused: break
         }
+        player.resumeClockIfPlaying()
         guard let device else { return }
         device.prepare()
         if unplayed > 0 {

@@ -52,6 +52,7 @@ extension Player {
     }
 
     private func demux() throws {
+        let opening = Monotonic.now()
         let demuxer = try Demuxer(input: input, interrupt: interrupt)
         let format = demuxer.context
         let seekable = source?.isSeekable ?? demuxer.isSeekable
@@ -71,23 +72,20 @@ extension Player {
                 name: name, rate: Int(codec.sample_rate), channels: Int(max(codec.ch_layout.nb_channels, 1)))
         }
 
-        // What is known after probing.
-        var load: LoadState = .playable
-        emit(.loadState(load))
-        if seekable, size != nil {
-            load.insert(.playthroughOK)
-            emit(.loadState(load))
-        }
-        if let duration = demuxer.duration {
-            mediaDuration = duration
-            emit(.durationAvailable(duration))
-        }
+        // What is known after probing. The load state follows the buffer from here on (Player+Buffering.swift).
+        if let duration = demuxer.duration { mediaDuration = duration }
+        beginBuffering(
+            size: size, duration: demuxer.duration, bitRate: demuxer.bitRate, bytesRead: demuxer.bytesRead,
+            openedIn: Double(Monotonic.now() - opening) / 1e9)
+        if let duration = demuxer.duration { emit(.durationAvailable(duration)) }
         emit(.mediaTypes((audioDecoder != nil ? [.audio] : []) + (videoDecoder != nil ? [.video] : [])))
         if let videoStream, let par = videoStream.pointee.codecpar?.pointee, par.width > 0, par.height > 0 {
             let sar = av_guess_sample_aspect_ratio(format, videoStream, nil)
             let width = sar.num > 0 && sar.den > 0 ? Int((Double(par.width) * av_q2d(sar)).rounded()) : Int(par.width)
             emit(.naturalSize(width: width, height: Int(par.height)))
         }
+        var metadata = demuxer.metadata
+        if !metadata.items.isEmpty || metadata.artwork { emit(.metadata(metadata)) }
         if configuration.startTime > 0 && seekable {
             try demuxer.seek(to: configuration.startTime)
         }
@@ -95,6 +93,7 @@ extension Player {
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
         var routes: [Int32: BoundedQueue<Packet>] = [:]
+        var timeBases: [Int32: AVRational] = [:]
         if let videoStream, let videoDecoder {
             let packets = BoundedQueue<Packet>(
                 maxCount: QueueLimits.videoPackets.count, maxBytes: QueueLimits.videoPackets.bytes)
@@ -102,6 +101,7 @@ extension Player {
             register(packets)
             register(frames)
             routes[videoStream.pointee.index] = packets
+            timeBases[videoStream.pointee.index] = videoStream.pointee.time_base
             var timing = StreamTiming(
                 timeBase: videoStream.pointee.time_base, containerStart: demuxer.startTime,
                 frameRate: av_guess_frame_rate(format, videoStream, nil))
@@ -123,6 +123,7 @@ extension Player {
             register(packets)
             register(frames)
             routes[audioStream.pointee.index] = packets
+            timeBases[audioStream.pointee.index] = audioStream.pointee.time_base
             let timing = StreamTiming(
                 timeBase: audioStream.pointee.time_base, containerStart: demuxer.startTime, frameRate: AVRational())
             spawnThread(named: "CastMedia.audio-decode") { [self] in
@@ -137,6 +138,9 @@ extension Player {
         // packet carries the serial of the segment it was read for; a seek's flush drops the older ones.
         var serial = 0
         var atEnd = false
+        // ICY titles are options of FFmpeg's http protocol, not events: looked at about once a second.
+        var icyChecked = Monotonic.now()
+        let containerStart = Double(demuxer.startTime) / Double(AV_TIME_BASE)
         while !isStopping {
             let seek: PlaybackControl.Segment?
             if atEnd {
@@ -150,6 +154,7 @@ extension Player {
                 // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
                 let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
                 serial = seek.serial
+                if moved { inputEnded(false) }
                 if moved || !atEnd {
                     atEnd = false
                     continue
@@ -158,12 +163,30 @@ extension Player {
                 continue
             }
             let packet = Packet()
-            guard try demuxer.read(into: packet) else {
+            willRead()
+            let read = try demuxer.read(into: packet)
+            didRead(bytesRead: demuxer.bytesRead)
+            guard read else {
+                inputEnded(true)
                 for queue in routes.values { queue.put(.end, serial: serial) }
                 atEnd = true
                 continue
             }
-            guard let queue = routes[packet.pointer.pointee.stream_index] else { continue }
+            if demuxer.takeMetadataUpdate() || demuxer.isURL && Monotonic.now() - icyChecked > 1_000_000_000 {
+                icyChecked = Monotonic.now()
+                let current = demuxer.currentMetadata
+                if current != metadata {
+                    metadata = current
+                    emit(.metadata(current))
+                }
+            }
+            let index = packet.pointer.pointee.stream_index
+            guard let queue = routes[index], let timeBase = timeBases[index] else { continue }
+            let p = packet.pointer.pointee
+            let stamp = p.pts != cast_av_nopts_value() ? p.pts : p.dts
+            if stamp != cast_av_nopts_value() {
+                demuxed(stream: index, upTo: Double(stamp + max(p.duration, 0)) * av_q2d(timeBase) - containerStart)
+            }
             guard queue.put(.item(packet), serial: serial, bytes: packet.size) else { return }
         }
         // Playback ended (or is stopping): the decoders wait for packets that will not come.

@@ -19,7 +19,7 @@ public final class Player: @unchecked Sendable {
     let control: PlaybackControl
     let threads = DispatchGroup()
 
-    private struct State {
+    struct State {
         var started = false
         var clockStarted = false
         /// The first of stop() or a failure decides how playback finishes.
@@ -37,10 +37,15 @@ public final class Player: @unchecked Sendable {
         var positionTimer: (any DispatchSourceTimer)?
         /// Whether the input can seek: a source says so at once; a URL is taken to until it is opened.
         var seekable = true
+        /// Load state, stalls and what the buffer holds (Player+Buffering.swift).
+        var buffering = BufferingState()
+        /// What the access log reports (Player+Logs.swift).
+        var log = LogState()
     }
 
-    private let lock = NSCondition()
-    private var state = State()
+    // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.
+    let lock = NSCondition()
+    var state = State()
 
     /// A player for `input`; nothing happens until `start()`. `onEvent` receives every event, in order.
     public init(
@@ -52,6 +57,8 @@ public final class Player: @unchecked Sendable {
         self.onEvent = onEvent
         self.control = PlaybackControl(startTime: configuration.startTime)
         if case .source(let source) = input { state.seekable = source.isSeekable }
+        // shouldAutoplay off: everything loads, the first frame is shown, and playback waits for resume().
+        if !configuration.autoplay { control.set(.paused) }
     }
 
     /// A player for `source`; nothing happens until `start()`. `onEvent` receives every event, in order.
@@ -91,6 +98,7 @@ public final class Player: @unchecked Sendable {
             return !state.started
         }
         guard first else { return }
+        lock.withLock { state.log.requested = configuration.requestDate ?? Date() }
         spawnThread(named: "CastMedia.demux", joined: false) { [self] in runDemux() }
     }
 
@@ -109,9 +117,11 @@ public final class Player: @unchecked Sendable {
     public func resume() {
         lock.withLock {
             guard state.started, !state.finished, control.set(.playing) == .paused else { return }
-            // While seeking the clock stands until the new segment starts it.
-            if state.clockStarted && !state.seeking { clock.resume() }
-            emit(.playbackState(.playing))
+            // While seeking the clock stands until the new segment starts it; while stalled, until the buffer
+            // refilled (playback stays interrupted until then).
+            let stalled = state.buffering.rule.isStalled
+            if state.clockStarted && !state.seeking && !stalled { clock.resume() }
+            emit(.playbackState(stalled ? .interrupted : .playing))
         }
     }
 
@@ -138,6 +148,8 @@ public final class Player: @unchecked Sendable {
             let serial = control.segment.serial + 1
             for queue in state.queues { queue.flush(serial: serial) }
             guard control.beginSegment(target: target, exact: exact) != nil else { return }
+            // A seek starts over: a stall ends here, and the new segment is judged on its own buffer.
+            endStallForSeek()
             clock.pause(at: target)
             state.seeking = true
             emit(.playbackState(target >= from ? .seekingForward : .seekingBackward))
@@ -198,9 +210,12 @@ public final class Player: @unchecked Sendable {
 
     /// Records a failure (unless stop() or another failure came first) and shuts the pipeline down.
     func fail(_ error: any Error) {
-        lock.withLock {
-            if state.outcome == nil { state.outcome = (.playbackError, "\(error)") }
+        let first = lock.withLock {
+            guard state.outcome == nil else { return false }
+            state.outcome = (.playbackError, "\(error)")
+            return true
         }
+        if first { emit(.errorLog(errorLogEntry(for: error))) }
         shutDown()
     }
 
@@ -268,8 +283,10 @@ public final class Player: @unchecked Sendable {
             if paused { clock.pause() }
             if segment.serial == 0 {
                 state.clockStarted = true
+                state.log.firstFrame = Date()
                 startTimer = true
-                emit(.playbackState(.playing))
+                // Without autoplay the player was never playing: it reports paused only.
+                if configuration.autoplay || !paused { emit(.playbackState(.playing)) }
                 if paused { emit(.playbackState(.paused)) }
             } else {
                 state.seeking = false
@@ -320,22 +337,27 @@ public final class Player: @unchecked Sendable {
         get { lock.withLock { duration } }
         set { lock.withLock { duration = newValue } }
     }
-    private var duration: Double?
+    /// Guarded by `lock`, like `state`.
+    var duration: Double?
 
     /// Emits the closing events and wakes `waitUntilFinished()`. Called once, after every pipeline thread ended.
     func finish() {
-        let (outcome, timer, wasActive) = lock.withLock {
-            (state.outcome ?? (.playbackEnded, nil), state.positionTimer, state.videoActive)
+        let (outcome, timer, wasActive, monitor) = lock.withLock {
+            (state.outcome ?? (.playbackEnded, nil), state.positionTimer, state.videoActive, state.buffering.monitor)
         }
         let position = clock.isRunning ? max(clock.position(), 0) : nil
         // Cancelled before the closing events are queued, so no position event can follow the finish.
         timer?.cancel()
+        monitor?.cancel()
+        let accessLog = accessLogEntry(closing: true)
         events.async { [self] in
             if let position, outcome.reason == .playbackEnded {
                 var seconds = position
                 if let duration = mediaDuration { seconds = min(seconds, duration) }
                 onEvent(.position(seconds: seconds, at: Date().timeIntervalSince1970))
             }
+            // The log before the closing pair, which stays `playbackState stopped`, `finished`.
+            onEvent(.accessLog(accessLog))
             if wasActive { onEvent(.videoActive(false)) }
             onEvent(.playbackState(.stopped))
             onEvent(.finished(reason: outcome.reason, error: outcome.error))

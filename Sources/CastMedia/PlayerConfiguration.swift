@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Where the engine sends audio.
 public enum AudioOutput: Sendable, Equatable {
     /// Audio is decoded and timed but not played.
@@ -28,12 +30,22 @@ public struct PlayerConfiguration: Sendable {
     public var startTime: Double = 0
     /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.
     public var scalingMode: ScalingMode = .aspectFit
+    /// MPMoviePlayerController.shouldAutoplay: true (the default) plays as soon as the first frames are ready;
+    /// false loads, shows the first frame and reports `paused` (never `playing`) until `Player.resume()`.
+    public var autoplay = true
+    /// When playback was asked for (the receiver's play request), for the access log's start date and start-up
+    /// time; nil: when `Player.start()` is called.
+    public var requestDate: Date?
 
     /// A configuration with the given outputs, starting at `startTime` seconds.
-    public init(audio: AudioOutput, video: VideoOutput, startTime: Double = 0, scalingMode: ScalingMode = .aspectFit) {
+    public init(
+        audio: AudioOutput, video: VideoOutput, startTime: Double = 0, scalingMode: ScalingMode = .aspectFit,
+        autoplay: Bool = true
+    ) {
         self.audio = audio
         self.video = video
         self.startTime = startTime
         self.scalingMode = scalingMode
+        self.autoplay = autoplay
     }
 }

@@ -110,6 +110,10 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var volume: Double?
     /// Whether the output is muted.
     public var muted: Bool?
+    /// The load state (`stalled` while the input cannot keep up), when something plays.
+    public var loadState: LoadState?
+    /// The media time up to which media is buffered (as the `buffered` event), when something plays.
+    public var playableDuration: Double?
 
     /// Creates a status.
     public init(

@@ -6,7 +6,7 @@ import Foundation
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate
+            muted, rate, playableDuration, ahead, accessLog, errorLog
     }
 
     /// The `event` word of each kind.
@@ -22,6 +22,10 @@ extension PlaybackEvent: Codable {
         case .videoActive: "videoActive"
         case .volume: "volume"
         case .rate: "rate"
+        case .buffered: "buffered"
+        case .accessLog: "accessLog"
+        case .errorLog: "errorLog"
+        case .metadata: "metadata"
         case .finished: "finished"
         }
     }
@@ -46,6 +50,13 @@ extension PlaybackEvent: Codable {
             try c.encode(volume, forKey: .volume)
             try c.encode(muted, forKey: .muted)
         case .rate(let rate): try c.encode(rate, forKey: .rate)
+        case .buffered(let playable, let ahead):
+            try c.encode(playable, forKey: .playableDuration)
+            try c.encode(ahead, forKey: .ahead)
+        case .accessLog(let entry): try c.encode(entry, forKey: .accessLog)
+        case .errorLog(let entry): try c.encode(entry, forKey: .errorLog)
+        // Flat: `metadata` (the items) and `artwork` sit beside `event`.
+        case .metadata(let metadata): try metadata.encode(to: encoder)
         case .finished(let reason, let error):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
@@ -79,6 +90,15 @@ extension PlaybackEvent: Codable {
         case "videoActive": self = .videoActive(try c.decode(Bool.self, forKey: .active))
         case "volume": self = .volume(try finite(.volume), muted: try c.decode(Bool.self, forKey: .muted))
         case "rate": self = .rate(try finite(.rate))
+        case "buffered":
+            let (playable, ahead) = (try finite(.playableDuration), try finite(.ahead))
+            guard playable >= 0, ahead >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .ahead, in: c, debugDescription: "negative")
+            }
+            self = .buffered(playableDuration: playable, ahead: ahead)
+        case "accessLog": self = .accessLog(try c.decode(AccessLogEntry.self, forKey: .accessLog))
+        case "errorLog": self = .errorLog(try c.decode(ErrorLogEntry.self, forKey: .errorLog))
+        case "metadata": self = .metadata(try TimedMetadata(from: decoder))
         case "finished":
             self = .finished(
                 reason: try c.decode(FinishReason.self, forKey: .reason), error: try c.decodeIfPresent(String.self, forKey: .error))

@@ -45,6 +45,23 @@ public struct LoadState: OptionSet, Sendable, Hashable {
     }
 }
 
+/// A load state travels as its list of words (`["playable","playthroughOK"]`); an unknown word does not decode.
+extension LoadState: Codable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let words = try c.decode([String].self)
+        guard words.count <= 8, let state = LoadState(words: words) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "not a list of load state words")
+        }
+        self = state
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(wordList)
+    }
+}
+
 /// Why playback finished, in the vocabulary of MPMovieFinishReason.
 public enum FinishReason: String, Codable, Sendable {
     /// Played to the end.
@@ -89,6 +106,16 @@ public enum PlaybackEvent: Sendable, Equatable {
     case volume(Double, muted: Bool)
     /// The playback rate changed.
     case rate(Double)
+    /// How much media is buffered (MPMoviePlayerController.playableDuration): `playableDuration` is the media time
+    /// (seconds from the start) up to which media is buffered, `ahead` the seconds of it beyond the position.
+    /// Pushed at most twice a second while it changes.
+    case buffered(playableDuration: Double, ahead: Double)
+    /// The session's access log entry (MPMovieAccessLog): at the finish, and when a sender asks.
+    case accessLog(AccessLogEntry)
+    /// A failure, as an error log entry (MPMovieErrorLog), before the finish it causes.
+    case errorLog(ErrorLogEntry)
+    /// The media's tags and artwork presence, after probing and whenever they change (timed metadata).
+    case metadata(TimedMetadata)
     /// Playback finished; `error` is set for `playbackError`.
     case finished(reason: FinishReason, error: String?)
 }

@@ -93,7 +93,8 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
 }
 
 /// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
-/// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`.
+/// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`,
+/// `{"action":"accessLog"}`.
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
@@ -112,6 +113,8 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case mute(Bool)
         /// Playback rate 0.5...2.0, pitch kept.
         case rate(Double)
+        /// Asks for the session's access log entry now: the receiver answers with an `accessLog` event.
+        case accessLog
 
         /// The wire word.
         public var word: String {
@@ -123,6 +126,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .volume: "volume"
             case .mute: "mute"
             case .rate: "rate"
+            case .accessLog: "accessLog"
             }
         }
     }
@@ -138,7 +142,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(action.word, forKey: .action)
         switch action {
-        case .pause, .resume, .stop: break
+        case .pause, .resume, .stop, .accessLog: break
         case .seek(let position, let exact):
             try c.encode(position, forKey: .position)
             try c.encode(exact, forKey: .exact)
@@ -162,6 +166,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case "pause": action = .pause
         case "resume": action = .resume
         case "stop": action = .stop
+        case "accessLog": action = .accessLog
         case "seek": action = .seek(position: try bounded(.position, 0...1e7), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)
         case "volume": action = .volume(try bounded(.volume, 0...1))
         case "mute": action = .mute(try c.decode(Bool.self, forKey: .muted))

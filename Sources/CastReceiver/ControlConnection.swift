@@ -108,7 +108,7 @@ final class ControlConnection {
                 }
                 return true
             case .attachMedia(let token):
-                guard receiver.attachMedia(token: token, tls: tls) else {
+                guard receiver.attachMedia(token: token, tls: tls, peer: peer) else {
                     logger.warning("media connection from \(peer) closed: no session \(token)")
                     try? writer.send(.error(ErrorMessage(code: "unknownSession", message: "no playback session \(token)")))
                     return false

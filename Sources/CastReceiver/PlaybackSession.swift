@@ -44,6 +44,10 @@ final class PlaybackSession: Sendable {
         var startApplied = false
         /// The receiver's output level, applied when the engine starts.
         var volume: (level: Double, muted: Bool) = (1, false)
+        /// The media time up to which media is buffered (the last `buffered` event).
+        var playableDuration: Double?
+        /// Where served media comes from: the media connection's peer.
+        var mediaPeer: String?
     }
 
     init(
@@ -60,6 +64,8 @@ final class PlaybackSession: Sendable {
         self.airPlaySessionID = airPlaySessionID
         var engine = engine
         engine.startTime = request.startTime ?? 0
+        // The access log's start-up time counts from the play request, not from the media connection.
+        engine.requestDate = Date()
         self.engine = engine
         self.onEvent = onEvent
         self.onEnd = onEnd
@@ -83,8 +89,8 @@ final class PlaybackSession: Sendable {
     /// Whether `owner` started this session.
     func belongs(to owner: SessionOwner) -> Bool { self.owner.isSame(as: owner) }
 
-    /// The media connection arrived: start the engine on it.
-    func attach(_ tls: TLSConnection) {
+    /// The media connection arrived (from `peer`, `host:port`): start the engine on it.
+    func attach(_ tls: TLSConnection, peer: String? = nil) {
         guard let media = request.media else {
             // A URL session has no media connection.
             tls.close()
@@ -102,6 +108,7 @@ final class PlaybackSession: Sendable {
             guard !state.finished, state.player == nil else { return false }
             state.player = player
             state.source = source
+            state.mediaPeer = peer
             return true
         }
         guard start else {
@@ -157,6 +164,9 @@ final class PlaybackSession: Sendable {
         case .rate(let rate):
             player?.setRate(rate)
             handle(.rate(rate))
+        case .accessLog:
+            let entry = player?.accessLog() ?? AccessLogEntry(playbackStartDate: Date().timeIntervalSince1970)
+            handle(.accessLog(entry))
         case .volume, .mute:
             preconditionFailure("the receiver applies volume with apply(volume:muted:)")
         }
@@ -195,6 +205,8 @@ final class PlaybackSession: Sendable {
         var position: Double?
         var rate: Double
         var loadState: LoadState
+        /// The media time up to which media is buffered, once reported.
+        var playableDuration: Double?
         /// How it finished; nil while it runs.
         var finish: (reason: FinishReason, error: String?)?
     }
@@ -208,20 +220,25 @@ final class PlaybackSession: Sendable {
             }
             return Snapshot(
                 playbackState: state.playbackState, duration: state.duration, position: position, rate: state.rate,
-                loadState: state.loadState, finish: state.finished ? (state.finish ?? (.playbackEnded, nil)) : nil)
+                loadState: state.loadState, playableDuration: state.playableDuration,
+                finish: state.finished ? (state.finish ?? (.playbackEnded, nil)) : nil)
         }
     }
 
     /// What `status` reports while this session runs.
     func status(name: String, id: String) -> ReceiverStatus {
         let now = snapshot()
-        return ReceiverStatus(
+        var status = ReceiverStatus(
             name: name, id: id, state: now.playbackState, title: request.title, position: now.position,
             duration: now.duration)
+        if !now.loadState.isEmpty { status.loadState = now.loadState }
+        status.playableDuration = now.playableDuration
+        return status
     }
 
     private func handle(_ event: PlaybackEvent) {
         var event = event
+        var errorLog: ErrorLogEntry?
         let (deliver, ended, source) = state.withLock { state -> (Bool, Bool, RemoteSource?) in
             guard !state.finished else { return (false, false, nil) }
             switch event {
@@ -230,8 +247,25 @@ final class PlaybackSession: Sendable {
             case .position(let seconds, let at): state.position = (seconds, at)
             case .rate(let rate): state.rate = rate
             case .loadState(let load): state.loadState = load
+            case .buffered(let playable, _): state.playableDuration = playable
+            case .accessLog(var entry):
+                entry.uri = request.url.map(URLInput.redacted) ?? request.title
+                entry.serverAddress = entry.serverAddress ?? state.mediaPeer
+                event = .accessLog(entry)
+            case .errorLog(var entry):
+                entry.uri = request.url.map(URLInput.redacted) ?? request.title
+                entry.serverAddress = entry.serverAddress ?? state.mediaPeer
+                event = .errorLog(entry)
             case .finished:
-                if let override = state.overrideFinish { event = override }
+                if let override = state.overrideFinish {
+                    event = override
+                    // The receiver's own reason (a lost sender, a take-over) is an error the engine did not see.
+                    if case .finished(.playbackError, let message) = override {
+                        errorLog = ErrorLogEntry(
+                            date: Date().timeIntervalSince1970, uri: request.url.map(URLInput.redacted) ?? request.title,
+                            serverAddress: state.mediaPeer, domain: "receiver", comment: message ?? "playback error")
+                    }
+                }
                 if case .finished(let reason, let error) = event { state.finish = (reason, error) }
                 state.finished = true
                 state.playbackState = .stopped
@@ -242,6 +276,10 @@ final class PlaybackSession: Sendable {
             return (true, false, nil)
         }
         guard deliver else { return }
+        if let errorLog {
+            onEvent(self, .errorLog(errorLog))
+            try? owner.writer?.send(.event(.errorLog(errorLog)))
+        }
         if case .durationAvailable(let duration) = event { applyStartFraction(duration: duration) }
         onEvent(self, event)
         // A sender that went away cannot be told; the log still is. An AirPlay client is never written to unasked.

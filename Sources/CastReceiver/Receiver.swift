@@ -222,9 +222,9 @@ public final class Receiver: Sendable {
     }
 
     /// Hands a media connection to the session whose token it presented; false when there is none.
-    func attachMedia(token: String, tls: TLSConnection) -> Bool {
+    func attachMedia(token: String, tls: TLSConnection, peer: String? = nil) -> Bool {
         guard let session = state.withLock({ $0.session }), session.token == token else { return false }
-        session.attach(tls)
+        session.attach(tls, peer: peer)
         return true
     }
 

@@ -65,7 +65,9 @@ final class PlayerTests: XCTestCase {
         XCTAssertEqual(
             Fixtures.comparable(try String(contentsOfFile: md5, encoding: .utf8)),
             Fixtures.comparable(try Fixtures.ffmpegFrameMD5(clip)))
-        XCTAssertFalse(log.events.contains(.loadState([.playable, .playthroughOK])))
+        // A stream read from memory arrives far faster than it plays: playthrough is OK by the measured rate, even
+        // though its size is unknown and it cannot seek (it was refused before the buffering rule).
+        XCTAssertTrue(log.events.contains(.loadState([.playable, .playthroughOK])), "\(log.events)")
     }
 
     func testTextFileFailsWithFFmpegsMessage() throws {

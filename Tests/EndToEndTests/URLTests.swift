@@ -96,6 +96,13 @@ final class URLTests: XCTestCase {
                 return XCTFail("\(extra): \(wrong.stdout)")
             }
             XCTAssertTrue(message?.contains("401 Unauthorized") ?? false, message ?? "")
+            // The error log entry before the finish carries the HTTP status.
+            let errors = try events(wrong.stdout).compactMap { event -> ErrorLogEntry? in
+                if case .errorLog(let entry) = event { entry } else { nil }
+            }
+            XCTAssertEqual(errors.first?.statusCode, 401, "\(errors)")
+            XCTAssertEqual(errors.first?.domain, "http", "\(errors)")
+            XCTAssertEqual(errors.first?.uri, url, "\(errors)")
         }
 
         // Right credentials in the URL (percent-encoded), while `cast status` shows the URL without them.

@@ -1,7 +1,8 @@
 // PlaybackEvent's JSON (what `castd --events` and `cast send --json` print, and the `event` message).
 //
 // Invariants: a decoded event encodes (`jsonLine` must not trap), its line decodes to an equal event,
-// and the line is canonical (the event decoded from it prints the same line); numbers are finite.
+// and the line is canonical (the event decoded from it prints the same line); numbers are finite; metadata and
+// log entries stay within their bounds.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -11,6 +12,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     switch event {
     case .durationAvailable(let duration): invariant(duration.isFinite, "duration \(duration) accepted")
     case .position(let seconds, let at): invariant(seconds.isFinite && at.isFinite, "position \(seconds) at \(at) accepted")
+    case .buffered(let playable, let ahead):
+        invariant(playable.isFinite && ahead.isFinite && playable >= 0 && ahead >= 0, "buffered \(playable) \(ahead)")
+    case .metadata(let metadata):
+        invariant(metadata.items.count <= TimedMetadata.maximumItems, "\(metadata.items.count) metadata items")
+        invariant(
+            metadata.items.allSatisfy {
+                !$0.key.isEmpty && $0.key.utf8.count <= TimedMetadata.maximumKeyBytes
+                    && $0.value.utf8.count <= TimedMetadata.maximumValueBytes
+            }, "metadata over its bounds")
+    case .accessLog(let log):
+        invariant(log.stalls >= 0 && log.bytesTransferred >= 0 && log.stallDuration >= 0, "negative access log")
+        invariant((log.uri?.utf8.count ?? 0) <= AccessLogEntry.maximumTextBytes, "long uri")
+    case .errorLog(let log):
+        invariant(log.comment.utf8.count <= AccessLogEntry.maximumTextBytes, "long comment")
     default: break
     }
     let line = event.jsonLine

@@ -235,7 +235,7 @@ extension MoviePlayerController {
             }
         case .videoActive(let active):
             if remote { setAirPlayVideoActive(active) }
-        case .volume, .rate:
+        case .volume, .rate, .buffered, .accessLog, .errorLog, .metadata:
             break
         case .finished(.playbackError, _) where remote:
             // The receiver shut down, another sender took it over, or it could not play the movie: play on here,

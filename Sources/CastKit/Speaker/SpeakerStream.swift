@@ -382,7 +382,7 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate:
+                case .rate, .accessLog:
                     continue
                 }
             }

@@ -89,7 +89,7 @@ final class Demuxer {
 
     private static func failure(_ function: String, status: Int32, io: SourceIO?) -> MediaError {
         if let sourceError = io?.sourceFailure {
-            return MediaError.other("\(function): \(ffmpegMessage(status)) (source: \(sourceError))")
+            return MediaError.source("\(function): \(ffmpegMessage(status)) (source: \(sourceError))")
         }
         return MediaError.ffmpeg(function, status: status)
     }
@@ -101,6 +101,15 @@ final class Demuxer {
         if let pb = context.pointee.pb, pb.pointee.seekable & AVIO_SEEKABLE_NORMAL != 0 { return true }
         return String(cString: context.pointee.iformat.pointee.name) == "hls" && duration != nil
     }
+
+    /// Whether FFmpeg reads the input itself (a URL) rather than through a `MediaSource`.
+    var isURL: Bool { io == nil }
+
+    /// The bytes the AVIOContext has read from the input so far.
+    var bytesRead: Int64 { context.pointee.pb?.pointee.bytes_read ?? 0 }
+
+    /// The container's bit rate (bits/s), 0 when unknown.
+    var bitRate: Int64 { context.pointee.bit_rate }
 
     /// The input's size in bytes, when known.
     var size: Int64? {
@@ -143,7 +152,7 @@ final class Demuxer {
             // A truncated input often ends in an I/O error after the last whole packet: the end, not a failure,
             // unless the source itself failed or playback was stopped.
             if let sourceError = io?.sourceFailure {
-                throw MediaError.other("av_read_frame: \(ffmpegMessage(status)) (source: \(sourceError))")
+                throw MediaError.source("av_read_frame: \(ffmpegMessage(status)) (source: \(sourceError))")
             }
             if status == cast_averror_exit() || interrupt.isRaised { throw MediaError.ffmpeg("av_read_frame", status: status) }
             guard let io else {

@@ -20,6 +20,9 @@ final class PlaybackClock: @unchecked Sendable {
     private var running = false
     /// Media seconds per second (the playback rate).
     private var speed = 1.0
+    /// Media seconds played while the clock ran, up to `countedUntil` (the access log's duration watched).
+    private var watched = 0.0
+    private var countedUntil: UInt64 = 0
 
     /// A stopped clock at media time `position`.
     init(position: Double = 0) { anchorMedia = position }
@@ -48,9 +51,21 @@ final class PlaybackClock: @unchecked Sendable {
     /// Whether the clock runs.
     var isRunning: Bool { lock.withLock { running } }
 
+    /// Media seconds played so far: the time the clock ran, times its rate (seeks and stalls do not count).
+    func played(at now: UInt64 = Monotonic.now()) -> Double {
+        lock.withLock { watched + (running ? Double(Int64(bitPattern: now &- countedUntil)) / 1e9 * speed : 0) }
+    }
+
+    /// Adds the time run since `countedUntil` to `watched`. Call locked, before `running` or `speed` change.
+    private func count(until time: UInt64) {
+        if running { watched += max(Double(Int64(bitPattern: time &- countedUntil)) / 1e9, 0) * speed }
+        countedUntil = time
+    }
+
     /// Starts (or restarts) the clock: media time `position` is presented at monotonic time `time`.
     func start(at position: Double, time: UInt64 = Monotonic.now()) {
         lock.withLock {
+            count(until: time)
             anchorMedia = position
             anchorTime = time
             running = true
@@ -60,6 +75,7 @@ final class PlaybackClock: @unchecked Sendable {
     /// Stops the clock where it is now, or at `position` when given.
     func pause(at position: Double? = nil, time: UInt64 = Monotonic.now()) {
         lock.withLock {
+            count(until: time)
             anchorMedia = position ?? positionLocked(at: time)
             running = false
         }
@@ -69,6 +85,7 @@ final class PlaybackClock: @unchecked Sendable {
     func resume(time: UInt64 = Monotonic.now()) {
         lock.withLock {
             guard !running else { return }
+            countedUntil = time
             anchorTime = time
             running = true
         }
@@ -80,6 +97,7 @@ final class PlaybackClock: @unchecked Sendable {
     /// Changes the rate from `time` on, keeping the media time at `time`.
     func setRate(_ rate: Double, time: UInt64 = Monotonic.now()) {
         lock.withLock {
+            count(until: time)
             anchorMedia = positionLocked(at: time)
             anchorTime = time
             speed = rate

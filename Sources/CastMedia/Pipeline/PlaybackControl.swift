@@ -31,7 +31,7 @@ final class PlaybackControl: @unchecked Sendable {
     enum Status: Sendable, Equatable {
         /// Present against the clock.
         case playing
-        /// Hold still.
+        /// Hold still: paused by the user, or held by a stall.
         case paused
         /// A seek began a newer segment: drop what is held and take up the new one.
         case superseded
@@ -52,6 +52,8 @@ final class PlaybackControl: @unchecked Sendable {
     // Invariant: every stored property below is read and written only while `condition` is locked.
     private let condition = NSCondition()
     private var mode: Mode = .playing
+    /// A stall holds the outputs as a pause does, without changing what the user asked for (`mode`).
+    private var held = false
     private var segmentNow: Segment
     /// Changes whenever `mode` or the segment changes, so that a sleeper can tell it should look again.
     private var generation = 0
@@ -106,8 +108,20 @@ final class PlaybackControl: @unchecked Sendable {
     private func statusLocked(of serial: Int) -> Status {
         if mode == .stopping { return .stopping }
         if serial != segmentNow.serial { return .superseded }
-        return mode == .paused ? .paused : .playing
+        return mode == .paused || held ? .paused : .playing
     }
+
+    /// Holds the outputs (a stall: they stand as if paused) or lets them go on; the mode stays what the user set.
+    func hold(_ holding: Bool) {
+        condition.withLock {
+            guard held != holding else { return }
+            held = holding
+            changed()
+        }
+    }
+
+    /// Whether a stall holds the outputs.
+    var isHeld: Bool { condition.withLock { held } }
 
     /// Begins a new segment (a seek) and hands it to the demux thread; nil when stopping or after the end.
     /// The caller flushes the queues to the returned serial first (it is the current serial + 1).

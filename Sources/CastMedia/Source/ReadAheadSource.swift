@@ -3,9 +3,10 @@ import Foundation
 /// A source that reads its upstream ahead of the engine on a thread of its own, so that the demux thread is served
 /// from memory and a slow network read only stalls playback once the buffer has run dry.
 ///
-/// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading `chunk` bytes
-/// at a time. Behind the position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that
-/// FFmpeg's small backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
+/// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading at most `chunk`
+/// bytes at a time (about half a second's worth at the measured rate, so a slow link delivers early). Behind the
+/// position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that FFmpeg's small
+/// backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
 /// the buffer and lets the reader thread seek upstream; whatever it was reading under the old serial is discarded
 /// (ffplay's serial, applied to bytes).
 ///
@@ -18,8 +19,8 @@ public final class ReadAheadSource: MediaSource {
     private let upstream: any MediaSource
 
     /// Wraps `upstream` and starts reading it ahead at once, up to `capacity` bytes beyond the consumer's position,
-    /// `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for seeking
-    /// back. The reader thread ends with `cancel()`, or when this source is released.
+    /// at most `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for
+    /// seeking back. The reader thread ends with `cancel()`, or when this source is released.
     public init(
         _ upstream: any MediaSource, capacity: Int = 8 << 20, chunk: Int = 256 << 10, backBuffer: Int = 256 << 10
     ) {
@@ -74,6 +75,12 @@ public final class ReadAheadSource: MediaSource {
     public var inputRate: Double? { core.statistics.rate }
     /// Whether the upstream reached its end (at the position the reader was reading from).
     public var isAtEnd: Bool { core.statistics.atEnd }
+    /// Seconds spent inside upstream reads in total (waits for room in a full buffer do not count).
+    public var readingTime: Double { core.statistics.readingTime }
+    /// Every statistic at one instant, read under one lock.
+    var snapshot: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
+        core.statistics
+    }
 }
 
 extension ReadAheadSource {
@@ -167,10 +174,13 @@ extension ReadAheadSource {
             if first { upstream.cancel() }
         }
 
-        var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool) {
+        var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
             let now = Self.now()
             return condition.withLock {
-                (Int(windowEnd - position), received, meter.rate(now: now, readStarted: readStarted), atEnd)
+                (
+                    Int(windowEnd - position), received, meter.rate(now: now, readStarted: readStarted), atEnd,
+                    meter.elapsed + max(now - (readStarted ?? now), 0)
+                )
             }
         }
 
@@ -204,9 +214,11 @@ extension ReadAheadSource {
                     continue
                 }
                 let started = Self.now()
+                let size = readSize(now: started)
                 readStarted = started
                 condition.unlock()
-                let outcome = Result { try upstream.read(into: scratch) }
+                let buffer = UnsafeMutableRawBufferPointer(rebasing: scratch[..<size])
+                let outcome = Result { try upstream.read(into: buffer) }
                 let ended = Self.now()
                 condition.lock()
                 readStarted = nil
@@ -222,6 +234,19 @@ extension ReadAheadSource {
                 condition.broadcast()
             }
         }
+
+        /// How much the next upstream read asks for: about `readTarget` seconds at the measured rate (so that on a slow
+        /// link the first bytes, and each refill during a stall, arrive within a fraction of a second instead of
+        /// after a whole chunk), at least `minimumRead` bytes, at most `chunk`; `firstRead` before the rate is known.
+        /// Called locked.
+        private func readSize(now: Double) -> Int {
+            guard let rate = meter.rate(now: now, readStarted: nil) else { return min(Self.firstRead, chunk) }
+            return min(max(Int(rate * Self.readTarget), Self.minimumRead), chunk)
+        }
+
+        static let readTarget = 0.5
+        static let minimumRead = 16 << 10
+        static let firstRead = 64 << 10
 
         /// Appends at `windowEnd`, dropping the oldest back-buffer bytes when the ring is full. Called locked.
         private func append(_ bytes: UnsafeRawBufferPointer) {
@@ -270,53 +295,6 @@ extension ReadAheadSource {
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[done..<(done + run)]))
                 done += run
             }
-        }
-    }
-
-    /// Bytes per second of upstream reading over the last `window` seconds of time spent inside upstream reads.
-    ///
-    /// Time is "reading time": it only advances while an upstream read is in progress, so idle periods (a full
-    /// buffer, the end of input) neither dilute the rate nor age it out.
-    private struct RateMeter {
-        /// One finished read: its span on the reading-time axis, and what it delivered.
-        private struct Sample {
-            var start: Double
-            var end: Double
-            var bytes: Int
-        }
-
-        let window: Double
-        private var samples: [Sample] = []
-        /// Total reading time of finished reads.
-        private var elapsed: Double = 0
-
-        init(window: Double) { self.window = window }
-
-        mutating func record(bytes: Int, duration: Double) {
-            let duration = max(duration, 0)
-            samples.append(Sample(start: elapsed, end: elapsed + duration, bytes: bytes))
-            elapsed += duration
-            // Keep only what the window can still reach (a read in progress only moves the window forward).
-            if let stale = samples.firstIndex(where: { $0.end > elapsed - window }), stale > 0 {
-                samples.removeFirst(stale)
-            }
-        }
-
-        /// The rate at `now`, counting a read in progress since `readStarted` as reading time without bytes yet.
-        func rate(now: Double, readStarted: Double?) -> Double? {
-            let current = elapsed + max(now - (readStarted ?? now), 0)
-            guard !samples.isEmpty || readStarted != nil else { return nil }
-            let from = max(current - window, 0)
-            var bytes = 0.0
-            for sample in samples where sample.end > from {
-                let length = sample.end - sample.start
-                // A read straddling the window's start counts in proportion.
-                let share = length > 0 ? (sample.end - max(sample.start, from)) / length : 1
-                bytes += Double(sample.bytes) * share
-            }
-            let span = current - from
-            guard span > 0 else { return nil }
-            return bytes / span
         }
     }
 }

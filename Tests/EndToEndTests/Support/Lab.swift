@@ -60,6 +60,14 @@ final class Lab {
         guard result.status == 0 else { throw LabError(message: "lab \(command) failed: \(result.stderr)") }
     }
 
+    /// Limits what `host` sends on the lab link to `rate` (`tc tbf` inside the host's namespace, e.g. "600kbit");
+    /// nil removes the limit. The root namespace is never shaped.
+    func shape(_ host: Host, rate: String?) throws {
+        let arguments = rate.map { ["shape", name, host.rawValue, $0] } ?? ["unshape", name, host.rawValue]
+        let result = try runCommand([Paths.lab] + arguments, timeout: 30)
+        guard result.status == 0 else { throw LabError(message: "lab \(arguments[0]) failed: \(result.stderr)") }
+    }
+
     struct LabError: Error, CustomStringConvertible {
         let message: String
         var description: String { message }

@@ -1,0 +1,123 @@
+import CastProtocol
+
+/// The load state rules of MPMovieLoadState as a value: measurements in, load state changes out. No clock, no I/O:
+/// the player measures (`Measurement`) a few times a second and carries out what `update` returns.
+///
+/// - `playable`: from probing on (the engine starts as soon as each stream has its first frame), except while
+///   stalled.
+/// - `playthroughOK`: the whole input is read, or what is buffered plus what arrives at the measured input rate
+///   reaches the end without running dry. With `s` the arrival speed (input rate ÷ the media's byte rate, media
+///   seconds per second), `ρ` the playback rate, `R` the media seconds to the end and `A` those buffered, the buffer
+///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`.
+///   It is gained with a margin (`Thresholds.playthroughMargin`) and lost without, so that a noisy rate does not flap;
+///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
+///   gained once the whole input is read.
+/// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
+///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once
+///   `Thresholds.refill` seconds are buffered, playthrough is OK, or the input ended.
+struct BufferingRule: Sendable, Equatable {
+    /// The thresholds, in media seconds.
+    struct Thresholds: Sendable, Equatable {
+        /// Fewer seconds buffered than this while playing is a stall.
+        var stallBelow = 0.1
+        /// A stall ends once this much is buffered (or playthrough is OK).
+        var refill = 2.0
+        /// `playthroughOK` is gained when `s·R ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
+        var playthroughMargin = 1.15
+    }
+
+    /// What the player measured, at one instant.
+    struct Measurement: Sendable, Equatable {
+        /// Media seconds buffered ahead of the position (demuxed, plus bytes read but not demuxed yet).
+        var ahead: Double
+        /// Media seconds from the position to the end; nil when the duration is unknown (a live stream).
+        var remaining: Double?
+        /// The input's measured delivery rate in bytes per second; nil before it is known.
+        var inputRate: Double?
+        /// The media's bytes per media second (its size over its duration, or the container's bit rate ÷ 8).
+        var mediaByteRate: Double?
+        /// Whether the whole input has been read: nothing more can stall.
+        var inputEnded: Bool
+        /// Whether playback would advance now (started, playing or stalled, not seeking, not paused by the user).
+        var playing: Bool
+        /// The playback rate (media seconds per second).
+        var rate: Double = 1
+    }
+
+    /// What changed with a measurement.
+    enum Change: Sendable, Equatable {
+        /// The load state changed, playback goes on.
+        case loadState(LoadState)
+        /// The input could not keep up: hold the clock, report `[stalled]` and `interrupted`.
+        case stalled
+        /// Enough is buffered again: report the new load state and carry on (`playing` unless paused).
+        case recovered(LoadState)
+    }
+
+    var thresholds = Thresholds()
+    /// The load state last reported.
+    private(set) var loadState: LoadState = []
+    /// Whether playback is stalled now.
+    var isStalled: Bool { loadState.contains(.stalled) }
+
+    init(thresholds: Thresholds = Thresholds()) { self.thresholds = thresholds }
+
+    /// The input was opened and probed: playable.
+    mutating func probed() -> LoadState {
+        loadState = .playable
+        return loadState
+    }
+
+    /// Ends a stall without waiting for the buffer (a seek starts over); returns the load state to report, nil when
+    /// there was no stall.
+    mutating func cancelStall(_ measurement: Measurement) -> LoadState? {
+        guard isStalled else { return nil }
+        loadState = playthrough(measurement, had: false) ? [.playable, .playthroughOK] : .playable
+        return loadState
+    }
+
+    /// Applies one measurement; returns what changed, or nil.
+    mutating func update(_ m: Measurement) -> Change? {
+        guard !loadState.isEmpty else { return nil }
+        if isStalled {
+            let through = playthrough(m, had: false)
+            guard m.inputEnded || through || m.ahead >= thresholds.refill else { return nil }
+            loadState = through ? [.playable, .playthroughOK] : .playable
+            return .recovered(loadState)
+        }
+        if m.playing && !m.inputEnded && m.ahead < thresholds.stallBelow {
+            loadState = .stalled
+            return .stalled
+        }
+        var next: LoadState = .playable
+        if playthrough(m, had: loadState.contains(.playthroughOK)) { next.insert(.playthroughOK) }
+        guard next != loadState else { return nil }
+        loadState = next
+        return .loadState(next)
+    }
+
+    /// The media time up to which every played stream is demuxed, from how far each one is: the stream read least
+    /// far limits playback, unless it lags the furthest by more than any interleaving does (`streamEndLag`): then it
+    /// has ended (an audio track shorter than the video) and no longer counts. Nil before anything was demuxed.
+    static func demuxedUpTo(_ streams: [Double]) -> Double? {
+        guard let furthest = streams.max() else { return nil }
+        return streams.filter { furthest - $0 <= streamEndLag }.min()
+    }
+
+    /// Seconds by which a stream may lag another before it counts as ended.
+    static let streamEndLag = 5.0
+
+    /// Whether playback reaches the end without running dry (see the type's comment); `had`: whether it did at the
+    /// last measurement (no margin to keep it).
+    func playthrough(_ m: Measurement, had: Bool) -> Bool {
+        if m.inputEnded { return true }
+        guard let remaining = m.remaining, let rate = m.inputRate, let byteRate = m.mediaByteRate, byteRate > 0
+        else { return false }
+        let ahead = min(max(m.ahead, 0), remaining)
+        let missing = remaining - ahead
+        if missing <= 0 { return true }
+        let speed = rate / byteRate
+        let margin = had ? 1 : thresholds.playthroughMargin
+        return speed * remaining >= margin * max(m.rate, 0.01) * missing
+    }
+}

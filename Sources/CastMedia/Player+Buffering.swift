@@ -1,0 +1,212 @@
+import CastProtocol
+import Foundation
+
+/// The player's buffering bookkeeping: what the demux thread has read, the input rate when FFmpeg reads the input
+/// itself, the load state rule and the stalls. Guarded by `Player.lock`.
+struct BufferingState {
+    var rule = BufferingRule()
+    /// Measures a few times a second on its own queue; cancelled at the finish.
+    var monitor: (any DispatchSourceTimer)?
+    /// The input's size in bytes, when known.
+    var size: Int64?
+    /// The media's bytes per media second, when known.
+    var byteRate: Double?
+    /// The media time (seconds) up to which each played stream was demuxed in the current segment.
+    var demuxedUpTo: [Int32: Double] = [:]
+    /// The demux thread read the whole input (in the current segment).
+    var inputEnded = false
+    /// For an input FFmpeg reads itself (no `ReadAheadSource`): its bytes over the time spent in reads.
+    var readMeter = RateMeter(window: 2)
+    /// When the demux thread's read in progress began (monotonic ns), nil between reads.
+    var readStarted: UInt64?
+    /// Bytes FFmpeg's AVIOContext read so far (its `bytes_read`).
+    var bytesRead: Int64 = 0
+    /// Stalls so far, and their time: the one in progress began at `stallBegan` (monotonic ns).
+    var stalls = 0
+    var stallSeconds = 0.0
+    var stallBegan: UInt64?
+    /// The `buffered` event last sent, and when (monotonic ns).
+    var reported: (playable: Double, ahead: Double, at: UInt64)?
+}
+
+extension Player {
+    /// How often the buffer is measured, and the least time between two `buffered` events.
+    static let bufferingInterval = DispatchTimeInterval.milliseconds(100)
+    static let bufferedEventInterval: UInt64 = 500_000_000
+
+    /// The source, when it reads ahead on its own thread (the receiver's media connection).
+    var readAhead: ReadAheadSource? { source as? ReadAheadSource }
+
+    /// The demux thread opened and probed the input: reports `playable`, judges playthrough at once, and starts the
+    /// measurements.
+    func beginBuffering(size: Int64?, duration: Double?, bitRate: Int64, bytesRead: Int64, openedIn seconds: Double) {
+        let monitor = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastMedia.Player.buffering"))
+        lock.withLock {
+            state.buffering.size = size
+            if let size, let duration, duration > 0 {
+                state.buffering.byteRate = Double(size) / duration
+            } else if bitRate > 0 {
+                state.buffering.byteRate = Double(bitRate) / 8
+            }
+            // Opening and probing read the input: the first sample of its rate.
+            state.buffering.bytesRead = bytesRead
+            if readAhead == nil { state.buffering.readMeter.record(bytes: Int(bytesRead), duration: seconds) }
+            emit(.loadState(state.buffering.rule.probed()))
+            state.buffering.monitor = monitor
+        }
+        checkBuffering()
+        monitor.schedule(
+            deadline: .now() + Self.bufferingInterval, repeating: Self.bufferingInterval, leeway: .milliseconds(10))
+        monitor.setEventHandler { [weak self] in self?.checkBuffering() }
+        monitor.resume()
+    }
+
+    /// The demux thread is about to read (FFmpeg reads the input itself): the reading time starts.
+    func willRead() {
+        lock.withLock { state.buffering.readStarted = Monotonic.now() }
+    }
+
+    /// The demux thread read; `bytesRead` is the AVIOContext's total so far.
+    func didRead(bytesRead: Int64) {
+        let now = Monotonic.now()
+        lock.withLock {
+            let started = state.buffering.readStarted ?? now
+            state.buffering.readStarted = nil
+            let delta = max(bytesRead - state.buffering.bytesRead, 0)
+            state.buffering.bytesRead = max(bytesRead, state.buffering.bytesRead)
+            if readAhead == nil {
+                state.buffering.readMeter.record(bytes: Int(delta), duration: Double(now - started) / 1e9)
+            }
+        }
+    }
+
+    /// A packet of `stream` reaching media time `seconds` (its end) was demuxed.
+    func demuxed(stream: Int32, upTo seconds: Double) {
+        lock.withLock {
+            state.buffering.demuxedUpTo[stream] = max(state.buffering.demuxedUpTo[stream] ?? -.infinity, seconds)
+        }
+    }
+
+    /// The demux thread reached the end of the input (true), or a seek made it read again (false; what was
+    /// demuxed for the old position no longer counts).
+    func inputEnded(_ ended: Bool) {
+        lock.withLock {
+            state.buffering.inputEnded = ended
+            if !ended { state.buffering.demuxedUpTo.removeAll() }
+        }
+    }
+
+    /// One measurement: applies the buffering rule and carries out what it says (hold or release the clock, the
+    /// events), and sends `buffered` when it changed. Runs on the monitor's queue; the events are emitted under
+    /// `lock`, so that they keep their order with pause, resume and seek.
+    func checkBuffering() {
+        lock.withLock {
+            guard !state.finished, state.outcome == nil, state.buffering.monitor != nil else { return }
+            let (measurement, playable) = measureLocked()
+            let now = Monotonic.now()
+            switch state.buffering.rule.update(measurement) {
+            case nil: break
+            case .loadState(let load): emit(.loadState(load))
+            case .stalled:
+                // Hold the outputs as a pause does (the audio device keeps what it had not played), and the clock.
+                control.hold(true)
+                clock.pause()
+                state.buffering.stalls += 1
+                state.buffering.stallBegan = now
+                emit(.loadState(.stalled))
+                emit(.playbackState(.interrupted))
+                emit(.position(seconds: max(clock.position(), 0), at: Date().timeIntervalSince1970))
+            case .recovered(let load):
+                closeStallLocked(at: now)
+                emit(.loadState(load))
+                // A user's pause during the stall stays a pause.
+                if control.current == .playing && state.clockStarted && !state.seeking {
+                    clock.resume()
+                    emit(.playbackState(.playing))
+                }
+            }
+            reportBufferedLocked(playable: playable, ahead: measurement.ahead, now: now)
+        }
+    }
+
+    /// Restarts the clock when it should run but stands: the audio output paused it at the device's position while
+    /// a pause or stall held it, and the hold may have ended just before (resume() or the refill found it running).
+    func resumeClockIfPlaying() {
+        lock.withLock {
+            guard state.clockStarted, !state.seeking, !state.buffering.rule.isStalled, control.current == .playing
+            else { return }
+            clock.resume()
+        }
+    }
+
+    /// A seek ends a stall (it starts over and its segment is judged on its own). Call under `lock`.
+    func endStallForSeek() {
+        guard state.buffering.rule.isStalled else { return }
+        closeStallLocked(at: Monotonic.now())
+        if let load = state.buffering.rule.cancelStall(measureLocked().measurement) { emit(.loadState(load)) }
+    }
+
+    /// Releases the outputs and counts the stall's time. Call under `lock`.
+    private func closeStallLocked(at now: UInt64) {
+        control.hold(false)
+        if let began = state.buffering.stallBegan {
+            state.buffering.stallSeconds += Double(now &- began) / 1e9
+            state.buffering.stallBegan = nil
+        }
+    }
+
+    /// Seconds stalled so far, counting a stall in progress. Call under `lock`.
+    func stallSecondsLocked(now: UInt64 = Monotonic.now()) -> Double {
+        state.buffering.stallSeconds + (state.buffering.stallBegan.map { Double(now &- $0) / 1e9 } ?? 0)
+    }
+
+    /// The input's measured delivery rate (bytes/s), its total bytes and reading time. Call under `lock`.
+    func inputStatisticsLocked() -> (rate: Double?, bytes: Int64, readingTime: Double) {
+        if let readAhead {
+            let snapshot = readAhead.snapshot
+            return (snapshot.rate, snapshot.received, snapshot.readingTime)
+        }
+        let now = Double(Monotonic.now()) / 1e9
+        let started = state.buffering.readStarted.map { Double($0) / 1e9 }
+        let meter = state.buffering.readMeter
+        return (
+            meter.rate(now: now, readStarted: started), state.buffering.bytesRead,
+            meter.elapsed + max(now - (started ?? now), 0)
+        )
+    }
+
+    /// What the buffer holds now, and the media time up to which media is playable. Call under `lock`.
+    private func measureLocked() -> (measurement: BufferingRule.Measurement, playable: Double) {
+        let position = max(clock.position(), 0)
+        let buffering = state.buffering
+        let input = inputStatisticsLocked()
+        let readAhead = self.readAhead?.snapshot
+        // Once the read-ahead holds everything up to the end, nothing waits for the network any more.
+        let ended = buffering.inputEnded || readAhead?.atEnd == true
+        var upTo = BufferingRule.demuxedUpTo(Array(buffering.demuxedUpTo.values)) ?? position
+        // Bytes read but not demuxed yet (the read-ahead buffer) count at the media's byte rate.
+        if let readAhead, let byteRate = buffering.byteRate, byteRate > 0 {
+            upTo += Double(readAhead.buffered) / byteRate
+        }
+        if ended, let duration { upTo = max(upTo, duration) }
+        if let duration { upTo = min(upTo, duration) }
+        let ahead = max(upTo - position, 0)
+        let measurement = BufferingRule.Measurement(
+            ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: input.rate,
+            mediaByteRate: buffering.byteRate, inputEnded: ended,
+            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate)
+        return (measurement, max(upTo, position))
+    }
+
+    /// Sends `buffered` when it moved by a quarter second or more, at most every `bufferedEventInterval`. Call under
+    /// `lock`.
+    private func reportBufferedLocked(playable: Double, ahead: Double, now: UInt64) {
+        if let last = state.buffering.reported {
+            guard now &- last.at >= Self.bufferedEventInterval,
+                abs(last.playable - playable) >= 0.25 || abs(last.ahead - ahead) >= 0.25
+            else { return }
+        }
+        state.buffering.reported = (playable, ahead, now)
+        emit(.buffered(playableDuration: (playable * 1000).rounded() / 1000, ahead: (ahead * 1000).rounded() / 1000))
+    }
+}

@@ -1,0 +1,122 @@
+@testable import CastMedia
+import CastProtocol
+import XCTest
+
+/// The load state rules as values: measurements in, changes out.
+final class BufferingRuleTests: XCTestCase {
+    private enum Fixtures {
+        /// A 60 s clip of 1 Mbit/s (125 000 bytes per media second), playing, 30 s to go.
+        static func measurement(
+            ahead: Double, rate: Double?, remaining: Double? = 30, ended: Bool = false, playing: Bool = true
+        ) -> BufferingRule.Measurement {
+            BufferingRule.Measurement(
+                ahead: ahead, remaining: remaining, inputRate: rate, mediaByteRate: 125_000, inputEnded: ended,
+                playing: playing)
+        }
+
+        static func probed() -> BufferingRule {
+            var rule = BufferingRule()
+            XCTAssertEqual(rule.probed(), .playable)
+            return rule
+        }
+    }
+
+    func testNothingBeforeProbing() {
+        var rule = BufferingRule()
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0, rate: 1)))
+        XCTAssertEqual(rule.loadState, [])
+    }
+
+    func testFastInputIsPlaythroughOK() {
+        var rule = Fixtures.probed()
+        // Twice the media's rate: never runs dry.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 1, rate: 250_000)), .loadState([.playable, .playthroughOK]))
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 2, rate: 250_000)))
+    }
+
+    func testUnknownRateOrDurationIsOnlyPlayableUntilTheInputEnded() {
+        var rule = Fixtures.probed()
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 5, rate: nil)))
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 5, rate: 1e9, remaining: nil)))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 5, rate: nil, remaining: nil, ended: true)),
+            .loadState([.playable, .playthroughOK]))
+    }
+
+    func testSlowInputNeedsEnoughBufferedToPlayThrough() {
+        var rule = Fixtures.probed()
+        // Half the media's rate, 30 s to go: needs A with 0.5·30 ≥ 1.15·(30 − A), i.e. A ≥ 16.96 s.
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 16, rate: 62_500)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 17.5, rate: 62_500)), .loadState([.playable, .playthroughOK]))
+        // Kept without the margin (no flapping around the threshold) ...
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 15.5, rate: 62_500)))
+        // ... and lost when the rate drops so that it would run dry.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 15.5, rate: 30_000)), .loadState(.playable))
+    }
+
+    func testStallHoldsUntilTheRefillThreshold() {
+        var rule = Fixtures.probed()
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: 10_000)), .stalled)
+        XCTAssertEqual(rule.loadState, .stalled)
+        XCTAssertTrue(rule.isStalled)
+        // Still short of 2 s: stays stalled, says nothing.
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 1.5, rate: 10_000)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.1, rate: 10_000)), .recovered(.playable))
+        XCTAssertFalse(rule.isStalled)
+    }
+
+    func testStallEndsEarlyWhenPlaythroughIsOK() {
+        var rule = Fixtures.probed()
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
+        // The link came back at twice the media's rate: 0.5 s buffered is enough.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)), .recovered([.playable, .playthroughOK]))
+    }
+
+    func testStallEndsWhenTheInputEnded() {
+        var rule = Fixtures.probed()
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 0.3, rate: 10_000, ended: true)), .recovered([.playable, .playthroughOK]))
+    }
+
+    func testNoStallWhilePausedSeekingOrAtTheEnd() {
+        var rule = Fixtures.probed()
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000, playing: false)))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 0, rate: 10_000, ended: true)), .loadState([.playable, .playthroughOK]))
+        XCTAssertFalse(rule.isStalled)
+    }
+
+    func testAUserPauseDuringAStallKeepsTheStallUntilRefilled() {
+        var rule = Fixtures.probed()
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 10_000, playing: false)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.5, rate: 10_000, playing: false)), .recovered(.playable))
+    }
+
+    func testASeekCancelsTheStall() {
+        var rule = Fixtures.probed()
+        XCTAssertNil(rule.cancelStall(Fixtures.measurement(ahead: 0, rate: 10_000)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
+        XCTAssertEqual(rule.cancelStall(Fixtures.measurement(ahead: 0, rate: 10_000)), .playable)
+        XCTAssertFalse(rule.isStalled)
+    }
+
+    func testTheStreamReadLeastFarLimitsUnlessItEnded() {
+        XCTAssertNil(BufferingRule.demuxedUpTo([]))
+        // Interleaved audio and video: the one behind limits.
+        XCTAssertEqual(BufferingRule.demuxedUpTo([12.0, 11.2]), 11.2)
+        // An audio track that ended at 20 s while the video is demuxed to 40 s: the video limits.
+        XCTAssertEqual(BufferingRule.demuxedUpTo([40.0, 20.0]), 40)
+    }
+
+    func testPlaybackRateCounts() {
+        var rule = Fixtures.probed()
+        // The input delivers 1.5× the media's rate: enough at 1×, not at 2× with little buffered.
+        var m = Fixtures.measurement(ahead: 1, rate: 187_500)
+        m.rate = 2
+        XCTAssertNil(rule.update(m))
+        m.rate = 1
+        XCTAssertEqual(rule.update(m), .loadState([.playable, .playthroughOK]))
+    }
+}

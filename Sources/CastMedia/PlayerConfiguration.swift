@@ -28,12 +28,19 @@ public struct PlayerConfiguration: Sendable {
     public var startTime: Double = 0
     /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.
     public var scalingMode: ScalingMode = .aspectFit
+    /// A file that receives one line per presented video frame and per audio period written, stamped with the
+    /// monotonic clock (see `TimingLog`), so that A/V sync can be measured from outside; nil for none.
+    public var timingLog: String?
 
     /// A configuration with the given outputs, starting at `startTime` seconds.
-    public init(audio: AudioOutput, video: VideoOutput, startTime: Double = 0, scalingMode: ScalingMode = .aspectFit) {
+    public init(
+        audio: AudioOutput, video: VideoOutput, startTime: Double = 0, scalingMode: ScalingMode = .aspectFit,
+        timingLog: String? = nil
+    ) {
         self.audio = audio
         self.video = video
         self.startTime = startTime
         self.scalingMode = scalingMode
+        self.timingLog = timingLog
     }
 }

@@ -157,9 +157,14 @@ final class PlaybackSession: Sendable {
         case .rate(let rate):
             player?.setRate(rate)
             handle(.rate(rate))
-        case .volume, .mute:
-            preconditionFailure("the receiver applies volume with apply(volume:muted:)")
+        case .volume, .mute, .scaling:
+            preconditionFailure("the receiver applies volume and scaling itself")
         }
+    }
+
+    /// Fits the session's pictures by `mode` from now on (the receiver's setting; see `Receiver.control`).
+    func setScalingMode(_ mode: ScalingMode) {
+        state.withLock { $0.player }?.setScalingMode(mode)
     }
 
     /// Sets the output level (the receiver's, which this session plays at) and tells the sender.

@@ -1,6 +1,7 @@
 public import CastProtocol
 import CastAirPlay
 import CastDiscovery
+import CastMedia
 import CastSecurity
 import Foundation
 import Synchronization
@@ -26,7 +27,10 @@ public final class Receiver: Sendable {
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        init(name: String) { self.name = name }
+        init(name: String, scaling: ScalingMode) {
+            self.name = name
+            self.scaling = scaling
+        }
 
         var listenFD: Int32 = -1
         var port: UInt16 = 0
@@ -46,6 +50,12 @@ public final class Receiver: Sendable {
         var name: String
         /// The session that owns the screen and the speakers, if any. One at a time.
         var session: PlaybackSession?
+        /// The window held open between sessions (video out `window` or `fullscreen`), showing the idle screen.
+        var window: VideoWindow?
+        /// The PIN of the pairing attempt that is open, shown on the idle screen.
+        var pin: String?
+        /// How the window fits pictures; a sender may change it (like the volume, it outlives sessions).
+        var scaling: ScalingMode
     }
 
     /// Loads (or creates) the identity in the state directory.
@@ -53,7 +63,7 @@ public final class Receiver: Sendable {
     public init(configuration: ReceiverConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        self.state = Mutex(State(name: configuration.name))
+        self.state = Mutex(State(name: configuration.name, scaling: configuration.engine.scalingMode))
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
@@ -61,6 +71,10 @@ public final class Receiver: Sendable {
             identity: identity, logger: logger)
         if let problem = pairing.storeProblem, configuration.auth != .none {
             logger.warning("pairings cannot be stored (\(problem)): new senders cannot pair until that is fixed")
+        }
+        pairing.observePIN { [weak self] pin in
+            self?.state.withLock { $0.pin = pin }
+            self?.updateIdleScreen()
         }
     }
 
@@ -95,7 +109,33 @@ public final class Receiver: Sendable {
                     + "this receiver play an http(s) URL")
             if configuration.advertise { startAirPlayAdvertising(port: bound) }
         }
+        openIdleScreen()
         return port
+    }
+
+    /// With video out `window` or `fullscreen`, holds the window open from the start, so that it shows the idle
+    /// screen (the name, a pairing PIN) whenever nothing plays. Without a display the receiver still runs: each
+    /// playback then reports the error itself.
+    private func openIdleScreen() {
+        let fullscreen: Bool
+        switch configuration.engine.video {
+        case .window: fullscreen = false
+        case .fullscreen: fullscreen = true
+        case .none, .framemd5: return
+        }
+        do {
+            let window = try VideoWindow(fullscreen: fullscreen, scalingMode: state.withLock { $0.scaling })
+            state.withLock { $0.window = window }
+            updateIdleScreen()
+        } catch {
+            logger.warning("no idle screen: \(error)")
+        }
+    }
+
+    /// Shows the current name and PIN on the idle screen.
+    private func updateIdleScreen() {
+        let (window, screen) = state.withLock { ($0.window, IdleScreen(name: $0.name, pin: $0.pin)) }
+        window?.setIdleScreen(screen)
     }
 
     /// The port of the AirPlay video service, once started with `--airplay-video`.
@@ -139,6 +179,7 @@ public final class Receiver: Sendable {
         }
         guard old != newName else { return }
         logger.info("renamed from \"\(old)\" to \"\(newName)\"")
+        updateIdleScreen()
         if let advertiser {
             advertiser.stop()
             startAdvertising(port: port)
@@ -164,8 +205,10 @@ public final class Receiver: Sendable {
     ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events
+        var engine = configuration.engine
+        engine.scalingMode = state.withLock { $0.scaling }
         let session = PlaybackSession(
-            request: request, senderName: senderName, owner: owner, engine: configuration.engine,
+            request: request, senderName: senderName, owner: owner, engine: engine,
             startFraction: startFraction, airPlaySessionID: airPlaySessionID,
             onEvent: { [weak self] session, event in
                 events?.write(event)
@@ -240,6 +283,17 @@ public final class Receiver: Sendable {
                 return (state.session, state.volume)
             }
             session?.apply(volume: level.0, muted: level.1, announce: true)
+            return true
+        case .scaling(let word):
+            // The window's, not the session's: it applies to the picture on screen and to the next session.
+            guard let mode = ScalingMode(rawValue: word.rawValue) else { return true }
+            let (window, session) = state.withLock { state -> (VideoWindow?, PlaybackSession?) in
+                state.scaling = mode
+                return (state.window, state.session)
+            }
+            window?.setScalingMode(mode)
+            session?.setScalingMode(mode)
+            logger.info("scaling mode: \(mode.rawValue)")
             return true
         default:
             guard let session = state.withLock({ $0.session }) else { return false }

@@ -251,7 +251,7 @@ case .password:
 /// Kept alive for the life of the process; touched only on the main thread.
 nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
 // SIGHUP re-reads the config file (flags still win) and applies what can change while running:
-// the name. Other settings need a restart, and the log says so.
+// the name and the scaling mode. Other settings need a restart, and the log says so.
 signal(SIGHUP, SIG_IGN)
 let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 hangup.setEventHandler {
@@ -267,9 +267,15 @@ hangup.setEventHandler {
         logger.error("SIGHUP: the new name is not 1 to 63 bytes; keeping \"\(receiver.name)\"")
         return
     }
+    guard let newScaling = ScalingMode(rawValue: reloaded["scaling"] ?? "aspectFit") else {
+        logger.error("SIGHUP: scaling must be aspectFit, aspectFill, fill or none; keeping the running configuration")
+        return
+    }
     logger.info("SIGHUP: configuration reloaded")
     receiver.rename(to: newName)
-    let changed = reloaded.filter { $0.key != "name" && values[$0.key] != $0.value }.map(\.key).sorted()
+    receiver.setScalingMode(newScaling)
+    let live: Set<String> = ["name", "scaling"]
+    let changed = reloaded.filter { !live.contains($0.key) && values[$0.key] != $0.value }.map(\.key).sorted()
     if !changed.isEmpty { logger.warning("SIGHUP: \(changed.joined(separator: ", ")) take effect after a restart") }
 }
 hangup.resume()

@@ -1,7 +1,7 @@
 public import CastProtocol
 import CastAirPlay
 import CastDiscovery
-import CastMedia
+public import CastMedia
 import CastSecurity
 import Foundation
 import Synchronization
@@ -190,6 +190,18 @@ public final class Receiver: Sendable {
         }
     }
 
+    /// Fits pictures by `mode` from now on: the picture on screen at once, and every later session (a sender's
+    /// `scaling` control, or SIGHUP with a changed config). It belongs to the window, not to a session.
+    public func setScalingMode(_ mode: ScalingMode) {
+        let (old, window, session) = state.withLock { state -> (ScalingMode, VideoWindow?, PlaybackSession?) in
+            defer { state.scaling = mode }
+            return (state.scaling, state.window, state.session)
+        }
+        window?.setScalingMode(mode)
+        session?.setScalingMode(mode)
+        if old != mode { logger.info("scaling mode: \(mode.rawValue)") }
+    }
+
     /// Starts a session for a Cast sender's play request (see `beginSession`). Returns the token its media
     /// connection must present; nil when the take-over policy is `deny` and another sender's session runs.
     func startSession(_ request: PlayRequest, senderName: String, writer: MessageWriter) -> String? {
@@ -285,15 +297,7 @@ public final class Receiver: Sendable {
             session?.apply(volume: level.0, muted: level.1, announce: true)
             return true
         case .scaling(let word):
-            // The window's, not the session's: it applies to the picture on screen and to the next session.
-            guard let mode = ScalingMode(rawValue: word.rawValue) else { return true }
-            let (window, session) = state.withLock { state -> (VideoWindow?, PlaybackSession?) in
-                state.scaling = mode
-                return (state.window, state.session)
-            }
-            window?.setScalingMode(mode)
-            session?.setScalingMode(mode)
-            logger.info("scaling mode: \(mode.rawValue)")
+            if let mode = ScalingMode(rawValue: word.rawValue) { setScalingMode(mode) }
             return true
         default:
             guard let session = state.withLock({ $0.session }) else { return false }

@@ -7,6 +7,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         case ffmpeg(Int32)
         case system(Int32)
         case alsa(Int32)
+        case cancelled
         case other
     }
 
@@ -32,6 +33,15 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
     /// An ALSA call returned `status` (a negative errno).
     static func alsa(_ function: String, status: Int32, message: String) -> MediaError {
         MediaError(code: .alsa(status), description: "\(function): \(message)")
+    }
+
+    /// The work was cancelled before it was done (a thumbnail request, by `Thumbnailer.cancelAllRequests`).
+    static let cancelled = MediaError(code: .cancelled, description: "cancelled")
+
+    /// Whether this error says the work was cancelled, not that it failed.
+    public var isCancelled: Bool {
+        if case .cancelled = code { return true }
+        return false
     }
 
     /// Anything else.

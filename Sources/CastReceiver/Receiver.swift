@@ -331,6 +331,24 @@ public final class Receiver: Sendable {
         while !session.isFinished && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
     }
 
+    /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection; with nothing
+    /// playing, every time is answered with an error.
+    func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
+        guard let session = state.withLock({ $0.session }) else {
+            for (index, time) in request.times.enumerated() {
+                try? writer.send(
+                    .thumbnail(ThumbnailPart(request: request.request, index: index, time: time, error: "nothing plays")))
+            }
+            return
+        }
+        session.thumbnails(request, writer: writer)
+    }
+
+    /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`).
+    func cancelThumbnails() {
+        state.withLock { $0.session }?.cancelThumbnails()
+    }
+
     /// Adds a connection to those told every event.
     func addWatcher(_ writer: MessageWriter) {
         state.withLock { $0.watchers.append(writer) }

@@ -382,7 +382,8 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate:
+                case .rate, .scaling:
+                    // A speaker has no picture to scale.
                     continue
                 }
             }

@@ -32,7 +32,7 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         .systemLibrary(
             name: "CSDL2", pkgConfig: "sdl2",
-            providers: [.apt(["libsdl2-dev"])]),
+            providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev"])]),
 
         // MARK: Pure Swift
         .target(name: "CastProtocol", swiftSettings: strict),

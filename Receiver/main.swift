@@ -17,6 +17,8 @@ let options: [OptionSpec] = [
     OptionSpec("listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
     OptionSpec("audio-device", value: "PCM", help: "ALSA PCM to play audio on, or none (default: default)"),
     OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE (default: window with a display, else none)"),
+    OptionSpec("scaling", value: "MODE", help: "how the window fits pictures: aspectFit (default), aspectFill, fill or none"),
+    OptionSpec("timing-log", value: "FILE", help: "write when each video frame and audio period was presented (A/V sync checks)"),
     OptionSpec("auth", value: "MODE", help: "how senders are admitted: pin (default), password or none"),
     OptionSpec("password-file", value: "FILE", help: "the secret for --auth password"),
     OptionSpec("state-dir", value: "DIR", help: "where the identity is kept (default /var/lib/castd as root)"),
@@ -34,7 +36,7 @@ let options: [OptionSpec] = [
 ]
 
 let usage = """
-    usage: castd [--name NAME] [--port N] [--audio-device PCM] [--video-out MODE]
+    usage: castd [--name NAME] [--port N] [--audio-device PCM] [--video-out MODE] [--scaling MODE]
                  [--auth pin|password|none] [--password-file F] [--state-dir DIR]
                  [--events FILE|-] [--config F] [--airplay-video [--airplay-port N]]
 
@@ -150,6 +152,9 @@ case "window": video = .window
 case "fullscreen": video = .fullscreen
 default: fail("--video-out must be window, fullscreen, none or framemd5:FILE", code: 2)
 }
+guard let scaling = ScalingMode(rawValue: values["scaling"] ?? "aspectFit") else {
+    fail("--scaling must be aspectFit, aspectFill, fill or none", code: 2)
+}
 let audioDevice = values["audio-device"] ?? "default"
 guard !audioDevice.isEmpty, audioDevice.utf8.count <= 256 else { fail("--audio-device must name an ALSA PCM or none", code: 2) }
 let audio: AudioOutput = audioDevice == "none" ? .none : .alsa(device: audioDevice)
@@ -225,8 +230,8 @@ let logger = Logger.standardError()
 let configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,
     stateDirectory: stateDirectory, takeover: takeover, advertise: values["no-advertise"] == nil,
-    engine: PlayerConfiguration(audio: audio, video: video), events: events, limits: limits,
-    airPlayVideoPort: airPlayPort)
+    engine: PlayerConfiguration(audio: audio, video: video, scalingMode: scaling, timingLog: values["timing-log"]),
+    events: events, limits: limits, airPlayVideoPort: airPlayPort)
 let receiver: Receiver
 do {
     receiver = try Receiver(configuration: configuration, logger: logger)
@@ -246,7 +251,7 @@ case .password:
 /// Kept alive for the life of the process; touched only on the main thread.
 nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
 // SIGHUP re-reads the config file (flags still win) and applies what can change while running:
-// the name. Other settings need a restart, and the log says so.
+// the name and the scaling mode. Other settings need a restart, and the log says so.
 signal(SIGHUP, SIG_IGN)
 let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 hangup.setEventHandler {
@@ -262,9 +267,15 @@ hangup.setEventHandler {
         logger.error("SIGHUP: the new name is not 1 to 63 bytes; keeping \"\(receiver.name)\"")
         return
     }
+    guard let newScaling = ScalingMode(rawValue: reloaded["scaling"] ?? "aspectFit") else {
+        logger.error("SIGHUP: scaling must be aspectFit, aspectFill, fill or none; keeping the running configuration")
+        return
+    }
     logger.info("SIGHUP: configuration reloaded")
     receiver.rename(to: newName)
-    let changed = reloaded.filter { $0.key != "name" && values[$0.key] != $0.value }.map(\.key).sorted()
+    receiver.setScalingMode(newScaling)
+    let live: Set<String> = ["name", "scaling"]
+    let changed = reloaded.filter { !live.contains($0.key) && values[$0.key] != $0.value }.map(\.key).sorted()
     if !changed.isEmpty { logger.warning("SIGHUP: \(changed.joined(separator: ", ")) take effect after a restart") }
 }
 hangup.resume()

@@ -1,6 +1,9 @@
 #ifndef CAST_CSDL2_SHIM_H
 #define CAST_CSDL2_SHIM_H
 #include <SDL2/SDL.h>
+// SDL2_ttf (libsdl2-ttf-dev), the idle screen's text. In this module rather than a module of its own: its header
+// includes SDL.h, and SDL's types must come from one Clang module only.
+#include <SDL2/SDL_ttf.h>
 
 /// SDL_WINDOWPOS_CENTERED is a function-like macro underneath: Swift cannot use it.
 static inline int cast_sdl_windowpos_centered(void) { return SDL_WINDOWPOS_CENTERED; }

@@ -8,6 +8,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         case system(Int32)
         case alsa(Int32)
         case source
+        case cancelled
         case other
     }
 
@@ -40,19 +41,29 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         MediaError(code: .source, description: description)
     }
 
+    /// The work was cancelled before it was done (a thumbnail request, by `Thumbnailer.cancelAllRequests`).
+    static let cancelled = MediaError(code: .cancelled, description: "cancelled")
+
+    /// Whether this error says the work was cancelled, not that it failed.
+    public var isCancelled: Bool {
+        if case .cancelled = code { return true }
+        return false
+    }
+
     /// Anything else.
     static func other(_ description: String) -> MediaError {
         MediaError(code: .other, description: description)
     }
 
     /// Which layer failed, for the error log: `http` (a server's refusal), `ffmpeg`, `system`, `alsa`, `source`,
-    /// `other`.
+    /// `cancelled`, `other`.
     var domain: String {
         switch code {
         case .ffmpeg: httpStatus != nil ? "http" : "ffmpeg"
         case .system: "system"
         case .alsa: "alsa"
         case .source: "source"
+        case .cancelled: "cancelled"
         case .other: httpStatus != nil ? "http" : "other"
         }
     }
@@ -62,7 +73,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         if let httpStatus { return httpStatus }
         switch code {
         case .ffmpeg(let status), .system(let status), .alsa(let status): return Int(status)
-        case .source, .other: return nil
+        case .source, .cancelled, .other: return nil
         }
     }
 

@@ -42,6 +42,8 @@ private final class AudioWriter {
     var scaled: [Int16] = []
     /// The tempo filter while the playback rate is not 1.
     var tempo: AudioTempo?
+    /// Device frames written since the device was opened (the timing log's count).
+    var deviceFrames = 0
 
     init(player: Player, frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?) {
         self.player = player
@@ -227,10 +229,15 @@ private final class AudioWriter {
             }
             written += Double(frames) / Double(rate) * speed
             offset += frames * device.frameBytes
+            deviceFrames += frames
             let delay = device.delay()
+            let now = Monotonic.now()
             if delay >= device.periodFrames {
                 let played = position - Double(delay) / Double(rate) * speed
-                player.clock.follow(played, at: Monotonic.now(), tolerance: 0.02)
+                player.clock.follow(played, at: now, tolerance: 0.02)
+                player.timingLog?.audio(frames: deviceFrames, at: now, latency: Int64(delay) * 1_000_000_000 / Int64(rate))
+            } else if let log = player.timingLog, let due = player.clock.dueTime(of: position) {
+                log.audio(frames: deviceFrames, at: now, latency: Int64(bitPattern: due &- now))
             }
         }
     }
@@ -296,7 +303,7 @@ private final class AudioWriter {
         device.prepare()
         if unplayed > 0 {
             let tail = Array(recent.suffix(unplayed))
-            _ = try tail.withUnsafeBytes { try device.write($0) }
+            deviceFrames += try tail.withUnsafeBytes { try device.write($0) }
         }
     }
 }

@@ -13,7 +13,9 @@ extension Player {
     }
 
     /// The video output thread: holds each frame until the clock reaches it, then presents it.
-    /// No frame is dropped: a late frame is presented at once (framemd5 must see every frame).
+    /// A window drops a frame that is so late that the next one is already due (ffplay's rule in video_refresh), and
+    /// counts it (`droppedVideoFrames`); framemd5 drops nothing (it must see every frame): a late frame is presented
+    /// at once.
     func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming) {
         do {
             try presentVideo(frames: frames, timing: timing)
@@ -89,12 +91,25 @@ extension Player {
         var frame = first
         var due = time
         var showNow = control.status(of: serial) == .paused
+        var first = true
+        let mayDrop: Bool
+        switch configuration.video {
+        case .window, .fullscreen: mayDrop = true
+        case .none, .framemd5: mayDrop = false
+        }
         while true {
             if !showNow { try waitUntilDue(due, serial: serial) }
             showNow = false
-            for presenter in presenters { try presenter.present(frame) }
-            videoBecameActive()
             let length = timing.duration(of: frame)
+            // Never the segment's first frame: after a seek the picture must change.
+            if mayDrop, !first, length > 0, let nextDue = clock.dueTime(of: due + length), Monotonic.now() > nextDue {
+                countDroppedFrame()
+            } else {
+                for presenter in presenters { try presenter.present(frame) }
+                timingLog?.video(pts: timing.seconds(of: frame) ?? due, at: Monotonic.now())
+                videoBecameActive()
+            }
+            first = false
             guard let item = reader.next() else { throw Stopped() }
             switch item {
             case .superseded: throw Superseded()

@@ -18,6 +18,8 @@ public final class Player: @unchecked Sendable {
     let clock = PlaybackClock()
     let control: PlaybackControl
     let threads = DispatchGroup()
+    /// Where presentation times are recorded (`PlayerConfiguration.timingLog`), if anywhere.
+    let timingLog: TimingLog?
 
     struct State {
         var started = false
@@ -41,6 +43,8 @@ public final class Player: @unchecked Sendable {
         var buffering = BufferingState()
         /// What the access log reports (Player+Logs.swift).
         var log = LogState()
+        /// Video frames a window did not show because they were already late by a whole frame.
+        var droppedVideoFrames = 0
     }
 
     // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.
@@ -56,6 +60,15 @@ public final class Player: @unchecked Sendable {
         self.configuration = configuration
         self.onEvent = onEvent
         self.control = PlaybackControl(startTime: configuration.startTime)
+        var timingLog: TimingLog?
+        if let path = configuration.timingLog {
+            do {
+                timingLog = try TimingLog(path: path)
+            } catch {
+                FileHandle.standardError.write(Data("castmedia: no timing log: \(error)\n".utf8))
+            }
+        }
+        self.timingLog = timingLog
         if case .source(let source) = input { state.seekable = source.isSeekable }
         // shouldAutoplay off: everything loads, the first frame is shown, and playback waits for resume().
         if !configuration.autoplay { control.set(.paused) }
@@ -173,6 +186,13 @@ public final class Player: @unchecked Sendable {
         guard !rate.isNaN else { return }
         lock.withLock { clock.setRate(min(max(rate, 0.5), 2)) }
     }
+
+    /// How many video frames were decoded but not shown because they came too late (the next frame was already due);
+    /// only windows drop frames. Grows during playback; final once it finished.
+    public var droppedVideoFrames: Int { lock.withLock { state.droppedVideoFrames } }
+
+    /// Counts a frame the video output dropped.
+    func countDroppedFrame() { lock.withLock { state.droppedVideoFrames += 1 } }
 
     /// The factor the audio output multiplies samples by.
     var gain: Double { lock.withLock { state.muted ? 0 : state.volume } }

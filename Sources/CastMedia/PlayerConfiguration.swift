@@ -36,16 +36,20 @@ public struct PlayerConfiguration: Sendable {
     /// When playback was asked for (the receiver's play request), for the access log's start date and start-up
     /// time; nil: when `Player.start()` is called.
     public var requestDate: Date?
+    /// A file that receives one line per presented video frame and per audio period written, stamped with the
+    /// monotonic clock (see `TimingLog`), so that A/V sync can be measured from outside; nil for none.
+    public var timingLog: String?
 
     /// A configuration with the given outputs, starting at `startTime` seconds.
     public init(
         audio: AudioOutput, video: VideoOutput, startTime: Double = 0, scalingMode: ScalingMode = .aspectFit,
-        autoplay: Bool = true
+        autoplay: Bool = true, timingLog: String? = nil
     ) {
         self.audio = audio
         self.video = video
         self.startTime = startTime
         self.scalingMode = scalingMode
         self.autoplay = autoplay
+        self.timingLog = timingLog
     }
 }

@@ -31,6 +31,12 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case mediaData = 12
     /// Sender → receiver: push me the events of whatever plays, now and later (`{}`).
     case watch = 13
+    /// Sender → receiver: images of the media that plays, at given times (`ThumbnailRequest`).
+    case thumbnailRequest = 14
+    /// Sender → receiver: cancel every thumbnail request not answered yet (`{}`).
+    case thumbnailCancel = 15
+    /// Receiver → sender: part of an image, or an error, for one time of a request (`ThumbnailPart`).
+    case thumbnail = 16
     /// Sender → receiver: start pairing (`PairingStart`).
     case pairingStart = 30
     /// Receiver → sender: salt and B (`PairingChallenge`).
@@ -176,6 +182,12 @@ public enum Message: Sendable, Equatable {
     case mediaData(MediaData)
     /// Subscribe to the receiver's events.
     case watch
+    /// See `ThumbnailRequest`.
+    case thumbnailRequest(ThumbnailRequest)
+    /// Cancel every thumbnail request of this connection not answered yet.
+    case thumbnailCancel
+    /// See `ThumbnailPart`.
+    case thumbnail(ThumbnailPart)
     /// A pairing message (types 30–39), see `PairingMessage`.
     case pairing(PairingMessage)
 
@@ -195,6 +207,9 @@ public enum Message: Sendable, Equatable {
         case .mediaRead: .mediaRead
         case .mediaData: .mediaData
         case .watch: .watch
+        case .thumbnailRequest: .thumbnailRequest
+        case .thumbnailCancel: .thumbnailCancel
+        case .thumbnail: .thumbnail
         case .pairing(let message): MessageType(pairing: message.type)
         }
     }
@@ -210,7 +225,9 @@ extension Message {
         switch self {
         case .hello(let body): payload = JSONPayload.encode(body)
         case .welcome(let body): payload = JSONPayload.encode(body)
-        case .statusRequest, .watch: payload = Array("{}".utf8)
+        case .statusRequest, .watch, .thumbnailCancel: payload = Array("{}".utf8)
+        case .thumbnailRequest(let body): payload = JSONPayload.encode(body)
+        case .thumbnail(let body): payload = JSONPayload.encode(body)
         case .status(let body): payload = JSONPayload.encode(body)
         case .error(let body): payload = JSONPayload.encode(body)
         case .play(let body): payload = JSONPayload.encode(body)
@@ -256,6 +273,17 @@ extension Message {
         case .watch:
             _ = try decode([String: String].self)
             self = .watch
+        case .thumbnailCancel:
+            _ = try decode([String: String].self)
+            self = .thumbnailCancel
+        case .thumbnailRequest:
+            let body = try decode(ThumbnailRequest.self)
+            if let problem = body.problem { throw ProtocolError(.malformedMessage, "thumbnailRequest \(problem)") }
+            self = .thumbnailRequest(body)
+        case .thumbnail:
+            let body = try decode(ThumbnailPart.self)
+            if let problem = body.problem { throw ProtocolError(.malformedMessage, "thumbnail \(problem)") }
+            self = .thumbnail(body)
         case .status:
             let body = try decode(ReceiverStatus.self)
             try Self.check(text: body.name, field: "status.name")

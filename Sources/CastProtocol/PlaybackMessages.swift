@@ -95,6 +95,7 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
 /// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
 /// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`,
 /// `{"action":"accessLog"}`.
+/// `{"action":"scaling","mode":"aspectFill"}`.
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
@@ -115,6 +116,9 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case rate(Double)
         /// Asks for the session's access log entry now: the receiver answers with an `accessLog` event.
         case accessLog
+        /// How the receiver's window fits pictures (MPMovieScalingMode). Like the volume, it belongs to the
+        /// receiver: it holds with nothing playing and carries over to the next session.
+        case scaling(VideoScalingMode)
 
         /// The wire word.
         public var word: String {
@@ -127,6 +131,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .mute: "mute"
             case .rate: "rate"
             case .accessLog: "accessLog"
+            case .scaling: "scaling"
             }
         }
     }
@@ -136,7 +141,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
 
-    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate }
+    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
@@ -149,6 +154,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .volume(let volume): try c.encode(volume, forKey: .volume)
         case .mute(let muted): try c.encode(muted, forKey: .muted)
         case .rate(let rate): try c.encode(rate, forKey: .rate)
+        case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
         }
     }
 
@@ -171,10 +177,29 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case "volume": action = .volume(try bounded(.volume, 0...1))
         case "mute": action = .mute(try c.decode(Bool.self, forKey: .muted))
         case "rate": action = .rate(try bounded(.rate, 0.5...2))
+        case "scaling":
+            let word = try c.decode(String.self, forKey: .mode)
+            guard let mode = VideoScalingMode(rawValue: word) else {
+                throw DecodingError.dataCorruptedError(forKey: .mode, in: c, debugDescription: "unknown mode")
+            }
+            action = .scaling(mode)
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }
     }
+}
+
+/// How a receiver's window fits pictures whose shape differs from the screen's (the seeds' MPMovieScalingMode); the
+/// wire words are the raw values.
+public enum VideoScalingMode: String, Codable, Sendable, CaseIterable {
+    /// Natural size, centred, cropped where larger than the screen.
+    case none
+    /// As large as fits whole; black bars (the default).
+    case aspectFit
+    /// As small as covers the screen; the overflow is cropped.
+    case aspectFill
+    /// Stretched to the screen's shape.
+    case fill
 }
 
 /// Sender → receiver, the first message on a media connection: which session it serves.

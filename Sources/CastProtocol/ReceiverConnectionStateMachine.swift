@@ -25,6 +25,10 @@ public struct ReceiverConnectionStateMachine: Sendable {
         case control(PlaybackControl.Action)
         /// Push this sender the events of whatever plays, until it goes.
         case watch
+        /// Answer each time of this request with images of the media that plays (or errors), on this connection.
+        case thumbnails(ThumbnailRequest)
+        /// Cancel this connection's thumbnail requests not answered yet.
+        case cancelThumbnails
         /// This is a media connection for `session`: hand the connection to that session's source;
         /// from here on the session reads it, not this machine.
         case attachMedia(session: String)
@@ -183,6 +187,10 @@ public struct ReceiverConnectionStateMachine: Sendable {
             return .control(control.action)
         case (.established, .watch):
             return .watch
+        case (.established, .thumbnailRequest(let request)):
+            return .thumbnails(request)
+        case (.established, .thumbnailCancel):
+            return .cancelThumbnails
         case (.established, .error):
             throw ProtocolError(.unexpectedMessage, "the sender reported an error")
         case (.established, let other):

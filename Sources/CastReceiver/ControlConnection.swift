@@ -98,6 +98,12 @@ final class ControlConnection {
                 try writer.send(.playAccepted(PlayAccepted(session: token)))
                 receiver.accepted(token: token)
                 return true
+            case .thumbnails(let request):
+                receiver.thumbnails(request, writer: writer)
+                return true
+            case .cancelThumbnails:
+                receiver.cancelThumbnails()
+                return true
             case .watch:
                 receiver.addWatcher(writer)
                 try writer.send(.status(receiver.currentStatus()))

@@ -18,6 +18,8 @@ final class PairingDesk: Sendable {
     private let identity: Identity
     private let logger: Logger
     private let limiter = Mutex(PairingAttemptLimiter())
+    /// Told the PIN when an attempt opens and nil when it ends (the idle screen shows it).
+    private let pinObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
 
     /// What the secret is called in messages.
     private var secretWord: String { auth == .password ? "password" : "PIN" }
@@ -73,6 +75,7 @@ final class PairingDesk: Sendable {
             let pin = PairingPIN.random()
             secret = pin.description
             logger.announce("Pairing PIN: \(pin)")
+            showPIN(pin.description)
             logger.info("\"\(start.name)\" asks to pair; the PIN above is for this attempt only")
         case .password:
             secret = password ?? ""
@@ -93,6 +96,8 @@ final class PairingDesk: Sendable {
     func confirm(
         _ start: PairingStart, _ proof: PairingProof, server: SRPServer, tls: TLSConnection
     ) -> PairingOutcome<PairingConfirmation> {
+        // Whatever the outcome, this attempt's PIN is spent.
+        defer { showPIN(nil) }
         let m2: [UInt8]
         do {
             m2 = try server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
@@ -119,7 +124,20 @@ final class PairingDesk: Sendable {
     }
 
     /// The attempt ended without a proof (the peer went away).
-    func abandon() { limiter.withLock { $0.abandonAttempt() } }
+    func abandon() {
+        limiter.withLock { $0.abandonAttempt() }
+        showPIN(nil)
+    }
+
+    /// Calls `observer` with each attempt's PIN when it is made, and with nil when the attempt ends (PIN mode only).
+    func observePIN(_ observer: @escaping @Sendable (String?) -> Void) {
+        pinObserver.withLock { $0 = observer }
+    }
+
+    private func showPIN(_ pin: String?) {
+        guard auth == .pin, let observer = pinObserver.withLock({ $0 }) else { return }
+        observer(pin)
+    }
 
     private func failure(for decision: PairingAttemptLimiter.Decision) -> PairingFailure {
         let reason = decision.failureReason ?? .busy

@@ -48,6 +48,8 @@ final class PlaybackSession: Sendable {
         var playableDuration: Double?
         /// Where served media comes from: the media connection's peer.
         var mediaPeer: String?
+        /// Makes images of the media for thumbnail requests; opened on the first request.
+        var thumbnailer: Thumbnailer?
     }
 
     init(
@@ -153,6 +155,58 @@ final class PlaybackSession: Sendable {
         return String(url[..<marker.upperBound]) + userinfo + String(url[marker.upperBound...])
     }
 
+    /// Answers each time of `request` on `writer`'s connection, in order: the PNG in parts, or an error. The images
+    /// come from a thumbnailer of the session's own, reading the media apart from the engine (over the same media
+    /// connection, or from the URL again).
+    func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
+        let thumbnailer = state.withLock { state -> Thumbnailer? in
+            guard !state.finished else { return nil }
+            if let existing = state.thumbnailer { return existing }
+            let made: Thumbnailer
+            if let url = self.request.url {
+                made = Thumbnailer(
+                    input: .url(Self.engineURL(url, username: self.request.username, password: self.request.password)))
+            } else if let source = state.source {
+                made = Thumbnailer(source: source.anotherReader())
+            } else {
+                return nil
+            }
+            state.thumbnailer = made
+            return made
+        }
+        let id = request.request
+        guard let thumbnailer else {
+            for (index, time) in request.times.enumerated() {
+                try? writer.send(.thumbnail(ThumbnailPart(request: id, index: index, time: time, error: "nothing plays")))
+            }
+            return
+        }
+        let times = request.times
+        thumbnailer.requestImages(
+            at: times, option: request.exact ? .exact : .nearestKeyFrame, maximumWidth: request.maxWidth,
+            maximumBytes: ThumbnailPart.maximumImageBytes
+        ) { index, result in
+            let time = times[index]
+            switch result {
+            case .success(let image):
+                for part in ThumbnailPart.parts(
+                    of: image.png, request: id, index: index, time: time, actualTime: image.time, width: image.width,
+                    height: image.height)
+                {
+                    try? writer.send(.thumbnail(part))
+                }
+            case .failure(let error):
+                let word = error.isCancelled ? ThumbnailPart.cancelled : String(error.description.prefix(maximumTextLength))
+                try? writer.send(.thumbnail(ThumbnailPart(request: id, index: index, time: time, error: word)))
+            }
+        }
+    }
+
+    /// Cancels the thumbnail requests not answered yet.
+    func cancelThumbnails() {
+        state.withLock { $0.thumbnailer }?.cancelAllRequests()
+    }
+
     /// Applies a control from a sender.
     func control(_ action: PlaybackControl.Action) {
         let player = state.withLock { $0.player }
@@ -167,9 +221,14 @@ final class PlaybackSession: Sendable {
         case .accessLog:
             let entry = player?.accessLog() ?? AccessLogEntry(playbackStartDate: Date().timeIntervalSince1970)
             handle(.accessLog(entry))
-        case .volume, .mute:
-            preconditionFailure("the receiver applies volume with apply(volume:muted:)")
+        case .volume, .mute, .scaling:
+            preconditionFailure("the receiver applies volume and scaling itself")
         }
+    }
+
+    /// Fits the session's pictures by `mode` from now on (the receiver's setting; see `Receiver.control`).
+    func setScalingMode(_ mode: ScalingMode) {
+        state.withLock { $0.player }?.setScalingMode(mode)
     }
 
     /// Sets the output level (the receiver's, which this session plays at) and tells the sender.
@@ -270,6 +329,8 @@ final class PlaybackSession: Sendable {
                 state.finished = true
                 state.playbackState = .stopped
                 state.player = nil
+                state.thumbnailer?.close()
+                state.thumbnailer = nil
                 return (true, true, state.source)
             default: break
             }

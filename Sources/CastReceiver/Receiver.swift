@@ -1,6 +1,7 @@
 public import CastProtocol
 import CastAirPlay
 import CastDiscovery
+public import CastMedia
 import CastSecurity
 import Foundation
 import Synchronization
@@ -26,7 +27,10 @@ public final class Receiver: Sendable {
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        init(name: String) { self.name = name }
+        init(name: String, scaling: ScalingMode) {
+            self.name = name
+            self.scaling = scaling
+        }
 
         var listenFD: Int32 = -1
         var port: UInt16 = 0
@@ -46,6 +50,12 @@ public final class Receiver: Sendable {
         var name: String
         /// The session that owns the screen and the speakers, if any. One at a time.
         var session: PlaybackSession?
+        /// The window held open between sessions (video out `window` or `fullscreen`), showing the idle screen.
+        var window: VideoWindow?
+        /// The PIN of the pairing attempt that is open, shown on the idle screen.
+        var pin: String?
+        /// How the window fits pictures; a sender may change it (like the volume, it outlives sessions).
+        var scaling: ScalingMode
     }
 
     /// Loads (or creates) the identity in the state directory.
@@ -53,7 +63,7 @@ public final class Receiver: Sendable {
     public init(configuration: ReceiverConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        self.state = Mutex(State(name: configuration.name))
+        self.state = Mutex(State(name: configuration.name, scaling: configuration.engine.scalingMode))
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
@@ -61,6 +71,10 @@ public final class Receiver: Sendable {
             identity: identity, logger: logger)
         if let problem = pairing.storeProblem, configuration.auth != .none {
             logger.warning("pairings cannot be stored (\(problem)): new senders cannot pair until that is fixed")
+        }
+        pairing.observePIN { [weak self] pin in
+            self?.state.withLock { $0.pin = pin }
+            self?.updateIdleScreen()
         }
     }
 
@@ -95,7 +109,33 @@ public final class Receiver: Sendable {
                     + "this receiver play an http(s) URL")
             if configuration.advertise { startAirPlayAdvertising(port: bound) }
         }
+        openIdleScreen()
         return port
+    }
+
+    /// With video out `window` or `fullscreen`, holds the window open from the start, so that it shows the idle
+    /// screen (the name, a pairing PIN) whenever nothing plays. Without a display the receiver still runs: each
+    /// playback then reports the error itself.
+    private func openIdleScreen() {
+        let fullscreen: Bool
+        switch configuration.engine.video {
+        case .window: fullscreen = false
+        case .fullscreen: fullscreen = true
+        case .none, .framemd5: return
+        }
+        do {
+            let window = try VideoWindow(fullscreen: fullscreen, scalingMode: state.withLock { $0.scaling })
+            state.withLock { $0.window = window }
+            updateIdleScreen()
+        } catch {
+            logger.warning("no idle screen: \(error)")
+        }
+    }
+
+    /// Shows the current name and PIN on the idle screen.
+    private func updateIdleScreen() {
+        let (window, screen) = state.withLock { ($0.window, IdleScreen(name: $0.name, pin: $0.pin)) }
+        window?.setIdleScreen(screen)
     }
 
     /// The port of the AirPlay video service, once started with `--airplay-video`.
@@ -139,6 +179,7 @@ public final class Receiver: Sendable {
         }
         guard old != newName else { return }
         logger.info("renamed from \"\(old)\" to \"\(newName)\"")
+        updateIdleScreen()
         if let advertiser {
             advertiser.stop()
             startAdvertising(port: port)
@@ -147,6 +188,18 @@ public final class Receiver: Sendable {
             airPlayAdvertiser.stop()
             startAirPlayAdvertising(port: airPlayPort)
         }
+    }
+
+    /// Fits pictures by `mode` from now on: the picture on screen at once, and every later session (a sender's
+    /// `scaling` control, or SIGHUP with a changed config). It belongs to the window, not to a session.
+    public func setScalingMode(_ mode: ScalingMode) {
+        let (old, window, session) = state.withLock { state -> (ScalingMode, VideoWindow?, PlaybackSession?) in
+            defer { state.scaling = mode }
+            return (state.scaling, state.window, state.session)
+        }
+        window?.setScalingMode(mode)
+        session?.setScalingMode(mode)
+        if old != mode { logger.info("scaling mode: \(mode.rawValue)") }
     }
 
     /// Starts a session for a Cast sender's play request (see `beginSession`). Returns the token its media
@@ -164,8 +217,10 @@ public final class Receiver: Sendable {
     ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events
+        var engine = configuration.engine
+        engine.scalingMode = state.withLock { $0.scaling }
         let session = PlaybackSession(
-            request: request, senderName: senderName, owner: owner, engine: configuration.engine,
+            request: request, senderName: senderName, owner: owner, engine: engine,
             startFraction: startFraction, airPlaySessionID: airPlaySessionID,
             onEvent: { [weak self] session, event in
                 events?.write(event)
@@ -241,6 +296,9 @@ public final class Receiver: Sendable {
             }
             session?.apply(volume: level.0, muted: level.1, announce: true)
             return true
+        case .scaling(let word):
+            if let mode = ScalingMode(rawValue: word.rawValue) { setScalingMode(mode) }
+            return true
         default:
             guard let session = state.withLock({ $0.session }) else { return false }
             session.control(action)
@@ -271,6 +329,24 @@ public final class Receiver: Sendable {
         guard let session else { return }
         let deadline = ContinuousClock.now + timeout
         while !session.isFinished && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection; with nothing
+    /// playing, every time is answered with an error.
+    func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
+        guard let session = state.withLock({ $0.session }) else {
+            for (index, time) in request.times.enumerated() {
+                try? writer.send(
+                    .thumbnail(ThumbnailPart(request: request.request, index: index, time: time, error: "nothing plays")))
+            }
+            return
+        }
+        session.thumbnails(request, writer: writer)
+    }
+
+    /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`).
+    func cancelThumbnails() {
+        state.withLock { $0.session }?.cancelThumbnails()
     }
 
     /// Adds a connection to those told every event.

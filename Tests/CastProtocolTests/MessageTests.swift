@@ -24,6 +24,14 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.seek(position: 12.5, exact: false))), .control(PlaybackControl(.volume(0.25))),
             .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
             .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch,
+            .control(PlaybackControl(.scaling(.aspectFill))),
+            .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
+            .thumbnailRequest(ThumbnailRequest(request: 8, times: [0], exact: false)), .thumbnailCancel,
+            .thumbnail(ThumbnailPart(request: 7, index: 1, time: 30, error: "cancelled")),
+            .thumbnail(
+                ThumbnailPart(
+                    request: 7, index: 0, time: 1.5, actualTime: 1.52, width: 640, height: 360, part: 0, parts: 2,
+                    data: Array(repeating: 0xAB, count: ThumbnailPart.maximumPartBytes))),
             .mediaRead(MediaRead(offset: 1 << 40, length: MediaRead.maximumLength)),
             .mediaData(MediaData(offset: 5, bytes: [1, 2, 3])), .mediaData(MediaData(offset: 99, bytes: [])),
             .pairing(.start(PairingStart(name: "bob", publicKey: Array(repeating: 1, count: 32)))),
@@ -39,7 +47,7 @@ final class MessageTests: XCTestCase {
     }
 
     func testWireIdsAreStable() {
-        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...13) + Array(30...34))
+        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...16) + Array(30...34))
     }
 
     func testHelloPayloadIsJSON() throws {
@@ -69,6 +77,11 @@ final class MessageTests: XCTestCase {
         ] {
             assertRejected(Frame(type: MessageType.control.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
+        assertRejected(
+            Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"scaling","mode":"zoom"}"#.utf8)),
+            .malformedMessage)
+        let scaling = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"scaling","mode":"fill"}"#.utf8))
+        XCTAssertEqual(try Message(scaling), .control(PlaybackControl(.scaling(.fill))))
         let seek = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"seek","position":3}"#.utf8))
         XCTAssertEqual(try Message(seek), .control(PlaybackControl(.seek(position: 3, exact: true))), "exact by default")
     }
@@ -107,6 +120,46 @@ final class MessageTests: XCTestCase {
         XCTAssertThrowsError(try Message(frame), line: line) { error in
             XCTAssertEqual((error as? ProtocolError)?.code, code, line: line)
         }
+    }
+
+    func testThumbnailMessagesAreBounded() throws {
+        let tooMany = (0...ThumbnailRequest.maximumTimes).map { "\($0)" }.joined(separator: ",")
+        for json in [
+            #"{"request":1,"times":[],"exact":true}"#, #"{"request":1,"times":[\#(tooMany)],"exact":true}"#,
+            #"{"request":1,"times":[-1],"exact":true}"#, #"{"request":1,"times":[1e8],"exact":true}"#,
+            #"{"request":1,"times":[1],"exact":true,"maxWidth":8}"#,
+            #"{"request":1,"times":[1],"exact":true,"maxWidth":4000}"#, #"{"request":-1,"times":[1],"exact":true}"#,
+        ] {
+            assertRejected(Frame(type: MessageType.thumbnailRequest.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        let tooLong = String(repeating: "A", count: (ThumbnailPart.maximumPartBytes + 2) / 3 * 4 + 4)
+        for json in [
+            #"{"request":1,"index":0,"time":1,"part":0,"parts":1,"data":"not base64!"}"#,
+            #"{"request":1,"index":0,"time":1,"part":0,"parts":1,"data":"\#(tooLong)"}"#,
+            #"{"request":1,"index":0,"time":1,"actualTime":1,"width":2,"height":2,"part":2,"parts":2,"data":"AA=="}"#,
+            #"{"request":1,"index":0,"time":1,"actualTime":1,"width":2,"height":2,"part":0,"parts":65,"data":"AA=="}"#,
+            #"{"request":1,"index":40,"time":1,"actualTime":1,"width":2,"height":2,"part":0,"parts":1,"data":"AA=="}"#,
+            #"{"request":1,"index":0,"time":1,"actualTime":1,"width":0,"height":2,"part":0,"parts":1,"data":"AA=="}"#,
+            #"{"request":1,"index":0,"time":1,"part":0,"parts":1,"data":""}"#,
+            #"{"request":1,"index":0,"time":1,"part":0,"parts":1,"data":"AA==","error":"x"}"#,
+        ] {
+            assertRejected(Frame(type: MessageType.thumbnail.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        // The largest part stays well inside the control connection's frame limit.
+        let largest = Message.thumbnail(
+            ThumbnailPart(
+                request: .max, index: ThumbnailRequest.maximumTimes - 1, time: 1e7, actualTime: -1e7, width: 8192,
+                height: 8192, part: ThumbnailPart.maximumParts - 2, parts: ThumbnailPart.maximumParts,
+                data: Array(repeating: 0xFF, count: ThumbnailPart.maximumPartBytes))
+        ).frame()
+        XCTAssertLessThan(largest.encoded().count, FrameDecoder.defaultMaximumFrameLength - 8 * 1024)
+        // A PNG is cut into parts that join back into it.
+        let png = (0..<(ThumbnailPart.maximumPartBytes * 2 + 5)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let parts = ThumbnailPart.parts(of: png, request: 3, index: 2, time: 4, actualTime: 4, width: 10, height: 10)
+        XCTAssertEqual(parts.map(\.part), [0, 1, 2])
+        XCTAssertTrue(parts.allSatisfy { $0.parts == 3 })
+        XCTAssertEqual(parts.flatMap(\.data), png)
+        for part in parts { XCTAssertEqual(try Message(Message.thumbnail(part).frame()), .thumbnail(part)) }
     }
 }
 

@@ -3,7 +3,8 @@
 // Invariants: decoding either succeeds or throws unknownMessageType (exactly for unknown types) or
 // malformedMessage; a decoded message re-encodes (`frame()` must not trap) to a frame of the same type
 // that decodes to an equal message, and that encoding is canonical (encoding again gives the same bytes);
-// text fields of accepted messages are within `maximumTextLength`; a play request has exactly one of media
+// text fields of accepted messages are within `maximumTextLength`; thumbnail requests and parts are within their
+// bounds (times, width, part size and count); a play request has exactly one of media
 // and url, and a url is http(s), printable ASCII, with a host and no credentials in it.
 import Foundation
 
@@ -40,6 +41,15 @@ private func checkTexts(_ message: Message) {
     case .mediaRead(let body):
         invariant(body.offset >= 0 && body.length > 0 && body.length <= MediaRead.maximumLength, "bad mediaRead accepted")
     case .mediaData(let body): invariant(body.offset >= 0, "negative mediaData offset accepted")
+    case .thumbnailRequest(let body):
+        invariant((1...ThumbnailRequest.maximumTimes).contains(body.times.count), "\(body.times.count) thumbnail times accepted")
+        invariant(body.times.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= 1e7 }, "bad thumbnail time accepted")
+        invariant(body.maxWidth.map { (16...ThumbnailRequest.maximumWidth).contains($0) } ?? true, "bad maxWidth accepted")
+    case .thumbnail(let body):
+        bounded(body.error, "thumbnail.error")
+        invariant(body.data.count <= ThumbnailPart.maximumPartBytes, "thumbnail part of \(body.data.count) bytes accepted")
+        invariant(body.part >= 0 && body.part < body.parts && body.parts <= ThumbnailPart.maximumParts, "bad part accepted")
+        invariant((body.error == nil) != body.data.isEmpty, "thumbnail part with both or neither of data and error")
     default: break
     }
 }

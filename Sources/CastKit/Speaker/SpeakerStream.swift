@@ -382,7 +382,8 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate, .accessLog:
+                case .rate, .accessLog, .scaling:
+                    // A speaker has no engine access log and no picture to scale.
                     continue
                 }
             }

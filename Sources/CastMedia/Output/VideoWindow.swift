@@ -24,6 +24,12 @@ public final class VideoWindow: @unchecked Sendable {
         WindowOutput.shared.setScalingMode(mode)
     }
 
+    /// What the window shows while nothing plays (the receiver's name, the PIN of an open pairing attempt); the
+    /// screen changes at once when idle. The window is the process's one window, so this is process-wide.
+    public func setIdleScreen(_ screen: IdleScreen) {
+        WindowOutput.shared.setIdleScreen(screen)
+    }
+
     /// Lets the window go; it closes when no player uses it either. Idempotent.
     public func close() {
         guard

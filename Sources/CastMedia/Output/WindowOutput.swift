@@ -7,7 +7,7 @@ import Foundation
 /// thread. Users `acquire` it (which starts SDL and opens the window on first use, or throws a `MediaError` when no
 /// display can be opened) and `release` it; when the last user leaves, the window is destroyed and SDL shut down, so
 /// that no display connection outlives its users (`waitUntilClosed` waits for that). Between playbacks, while someone still holds it, the window shows the idle
-/// screen (black; 1280×720 when windowed).
+/// screen (`IdleScreen`: the receiver's name and a pairing PIN on black; 1280×720 when windowed).
 ///
 /// Other threads never touch SDL objects: they post requests into the lock-protected `Requests` (the latest frame,
 /// the display mode, the scaling mode) and wake the SDL thread with an SDL user event. A frame that arrives before the
@@ -50,6 +50,8 @@ final class WindowOutput: @unchecked Sendable {
         /// True after the stream that drew the last picture ended: show the idle screen.
         var idle = false
         var scaling: ScalingMode = .aspectFit
+        /// What the idle screen shows (kept while SDL stops and starts again).
+        var idleScreen = IdleScreen()
         /// The window should be shown (again): set by every acquire, cleared by the SDL thread.
         var show = false
         /// Tests: behave as if the window manager's close button was pressed.
@@ -140,6 +142,17 @@ final class WindowOutput: @unchecked Sendable {
         }
     }
 
+    /// Changes what the idle screen shows (the receiver's name, a pairing PIN); drawn at once when idle.
+    func setIdleScreen(_ screen: IdleScreen) {
+        lock.withLock {
+            requests.idleScreen = screen
+            wakeLocked()
+        }
+    }
+
+    /// What the idle screen shows.
+    var idleScreen: IdleScreen { lock.withLock { requests.idleScreen } }
+
     /// The current scaling mode.
     var scalingMode: ScalingMode { lock.withLock { requests.scaling } }
 
@@ -218,6 +231,7 @@ final class WindowOutput: @unchecked Sendable {
             if let mode { redraw = renderer.setDisplayMode(mode) || redraw }
             if work.show { renderer.show() }
             if renderer.setScaling(work.scaling) { redraw = true }
+            if renderer.setIdleScreen(work.idleScreen) { redraw = true }
             if work.idle, !renderer.isIdle {
                 renderer.becomeIdle()
                 redraw = true

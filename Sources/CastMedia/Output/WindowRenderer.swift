@@ -31,6 +31,9 @@ final class WindowRenderer {
     private var scaling = ScalingMode.aspectFit
     private var hidden = true
     private(set) var isIdle = true
+    /// What the idle screen shows, and who draws it.
+    private var idleScreen = IdleScreen()
+    private let idleText: IdleScreenRenderer
 
     /// Sets the hints that keep SDL from taking over the process (its SIGINT/SIGTERM handlers would turn castd's
     /// graceful shutdown into an SDL_QUIT event) and initialises SDL's video; returns the wake-up event type.
@@ -79,12 +82,14 @@ final class WindowRenderer {
         self.window = window
         self.renderer = renderer
         self.mode = fullscreen ? .fullscreen : .windowed
+        self.idleText = IdleScreenRenderer(renderer: renderer)
     }
 
     /// Frees everything; SDL_Quit follows.
     func destroy() {
         if let texture { SDL_DestroyTexture(texture) }
         texture = nil
+        idleText.destroy()
         SDL_DestroyRenderer(renderer)
         SDL_DestroyWindow(window)
         sws_freeContext(scaler)
@@ -133,6 +138,13 @@ final class WindowRenderer {
     func setScaling(_ newScaling: ScalingMode) -> Bool {
         guard newScaling != scaling else { return false }
         scaling = newScaling
+        return true
+    }
+
+    /// Changes what the idle screen shows; true when it changed.
+    func setIdleScreen(_ screen: IdleScreen) -> Bool {
+        guard screen != idleScreen else { return false }
+        idleScreen = screen
         return true
     }
 
@@ -209,14 +221,16 @@ final class WindowRenderer {
         if status != 0 { FileHandle.standardError.write(Data("castmedia: SDL_UpdateTexture: \(sdlError())\n".utf8)) }
     }
 
-    /// Clears to black and draws the picture (unless idle) as the scaling mode places it.
+    /// Clears to black and draws the picture as the scaling mode places it, or the idle screen.
     func draw() {
         guard !hidden else { return }
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
         SDL_RenderClear(renderer)
-        if !isIdle, let texture, let textureFormat, let displaySize {
-            var output = (width: Int32(0), height: Int32(0))
-            SDL_GetRendererOutputSize(renderer, &output.width, &output.height)
+        var output = (width: Int32(0), height: Int32(0))
+        SDL_GetRendererOutputSize(renderer, &output.width, &output.height)
+        if isIdle {
+            idleText.draw(idleScreen, width: output.width, height: output.height)
+        } else if let texture, let textureFormat, let displaySize {
             let layout = VideoLayout(
                 mode: scaling, pictureWidth: Int(textureFormat.width), pictureHeight: Int(textureFormat.height),
                 displayWidth: displaySize.width, displayHeight: displaySize.height,

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Foundation
 
 /// An opened decoder for one stream. Created on the demux thread, then used by its decode thread only.
 final class Decoder: @unchecked Sendable {
@@ -23,8 +24,9 @@ final class Decoder: @unchecked Sendable {
         self.timeBase = stream.pointee.time_base
         try checkFFmpeg("avcodec_parameters_to_context", avcodec_parameters_to_context(context, parameters))
         context.pointee.pkt_timebase = stream.pointee.time_base
-        // As ffmpeg: let FFmpeg choose the thread count. Output does not depend on it.
-        context.pointee.thread_count = 0
+        // As ffmpeg: let FFmpeg choose the thread count, unless CAST_DECODER_THREADS names one (benchmarks compare with
+        // `ffmpeg -threads N`). Output does not depend on it.
+        context.pointee.thread_count = Decoder.threadCount
         try checkFFmpeg("avcodec_open2", avcodec_open2(context, codec, nil))
     }
 
@@ -32,6 +34,14 @@ final class Decoder: @unchecked Sendable {
         var pointer: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&pointer)
     }
+
+    /// The decoder threads asked for: CAST_DECODER_THREADS (1...64) when set, else 0 (FFmpeg chooses).
+    static let threadCount: Int32 = {
+        guard let text = ProcessInfo.processInfo.environment["CAST_DECODER_THREADS"], let n = Int32(text),
+            (1...64).contains(n)
+        else { return 0 }
+        return n
+    }()
 
     /// Forgets every frame in flight and any end-of-stream state (avcodec_flush_buffers): a seek.
     func flush() { avcodec_flush_buffers(context) }

@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+
+/// A private X server (Xvfb, 1280×720×24) on a free display number, for castd's window. Programs reach it with
+/// `DISPLAY=:N`; the lab's hosts share the file system, so they use its socket under /tmp/.X11-unix (the abstract
+/// socket Xvfb also opens belongs to the root network namespace and is not seen there).
+final class VirtualDisplay {
+    let number: Int
+    private let process: Process
+
+    /// Starts Xvfb on the first free display number from 120; skips the test without Xvfb.
+    static func start() throws -> VirtualDisplay {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else { throw XCTSkip("Xvfb is not installed") }
+        let manager = FileManager.default
+        guard
+            let number = (120..<200).first(where: {
+                !manager.fileExists(atPath: "/tmp/.X\($0)-lock") && !manager.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
+            })
+        else { throw XCTSkip("no free X display number") }
+        return try VirtualDisplay(number: number)
+    }
+
+    private init(number: Int) throws {
+        self.number = number
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = [":\(number)", "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
+            guard process.isRunning, Date() < deadline else {
+                stop()
+                throw Media.MediaError(message: "Xvfb :\(number) did not start")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// DISPLAY for programs that should use it.
+    var display: String { ":\(number)" }
+
+    /// Stops this server, by its pid.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+
+    /// The whole screen now, as RGB, without the pointer; saved as PNG to `save` when given (for a person to look at).
+    func capture(save: String? = nil) throws -> Screenshot {
+        let data = try rawCapture()
+        if let save {
+            _ = try runCommand(
+                ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", "1280x720", "-i",
+                 "-", "-frames:v", "1", save], input: data)
+        }
+        return Screenshot(bytes: [UInt8](data), width: 1280, height: 720)
+    }
+
+    /// x11grab into a file (the command runner collects text, not bytes).
+    private func rawCapture() throws -> Data {
+        let path = NSTemporaryDirectory() + "x11grab-\(UUID().uuidString).rgb"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try runCommand(
+            ["ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", "0", "-video_size", "1280x720", "-i",
+             display, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path], timeout: 20)
+        guard result.status == 0 else { throw Media.MediaError(message: "x11grab failed: \(result.stderr)") }
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard data.count == 1280 * 720 * 3 else { throw Media.MediaError(message: "x11grab gave \(data.count) bytes") }
+        return data
+    }
+}
+
+/// An RGB24 screen capture.
+struct Screenshot {
+    let bytes: [UInt8]
+    let width: Int
+    let height: Int
+
+    /// The colours a test clip and the idle screen use.
+    enum Colour: String {
+        case red, green, blue, black, white
+
+        func matches(_ p: (r: Int, g: Int, b: Int)) -> Bool {
+            switch self {
+            case .red: p.r > 200 && p.g < 60 && p.b < 60
+            // lavfi's "green" is #008000.
+            case .green: p.r < 50 && p.g > 90 && p.b < 50
+            case .blue: p.r < 50 && p.g < 50 && p.b > 200
+            case .black: p.r < 20 && p.g < 20 && p.b < 20
+            case .white: p.r > 200 && p.g > 200 && p.b > 200
+            }
+        }
+    }
+
+    func pixel(_ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+        let i = (y * width + x) * 3
+        return (Int(bytes[i]), Int(bytes[i + 1]), Int(bytes[i + 2]))
+    }
+
+    /// The share of pixels of `colour` in the rectangle, sampled every `step` pixels across and down.
+    func fraction(of colour: Colour, x: Range<Int>, y: Range<Int>, step: Int = 4) -> Double {
+        var hits = 0
+        var total = 0
+        for row in stride(from: y.lowerBound, to: y.upperBound, by: step) {
+            for column in stride(from: x.lowerBound, to: x.upperBound, by: step) {
+                total += 1
+                if colour.matches(pixel(column, row)) { hits += 1 }
+            }
+        }
+        return total == 0 ? 0 : Double(hits) / Double(total)
+    }
+
+    /// The columns (leftmost, rightmost) that hold a pixel brighter than the background in rows `y`; nil when none.
+    func litColumns(y: Range<Int>) -> ClosedRange<Int>? {
+        var first: Int?
+        var last: Int?
+        for row in y {
+            for column in 0..<width {
+                let p = pixel(column, row)
+                if p.r + p.g + p.b > 3 * 100 {
+                    first = min(first ?? column, column)
+                    last = max(last ?? column, column)
+                }
+            }
+        }
+        guard let first, let last else { return nil }
+        return first...last
+    }
+}

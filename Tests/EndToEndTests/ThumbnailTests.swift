@@ -1,0 +1,134 @@
+import CastProtocol
+import CastSecurity
+import Foundation
+import XCTest
+
+/// Thumbnails from castd for what plays (`thumbnailRequest` → `thumbnail` parts), in the lab: the joined PNG decodes
+/// to exactly ffmpeg's frame at the time (exact) or at the preceding key frame, and `thumbnailCancel` answers what is
+/// pending with `cancelled`. Also the `scaling` control over the wire.
+final class ThumbnailTests: XCTestCase {
+    func testThumbnailsOfWhatPlays() throws {
+        let lab = try Lab("e2t\(getpid() % 100000)")
+        defer { lab.tearDown() }
+        let work = NSTemporaryDirectory() + "cast-thumbs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (receiver, port) = try lab.startRecordingReceiver(work: work)
+        // 10 s, 25 fps, a key frame every second; 640×480, so that an image takes several parts.
+        let clip = try Media.clip("thumbs.mp4", seconds: 10, extra: ["-vf", "scale=640:480"])
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work)/sender"])
+        XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(sender.output)")
+
+        let identity = try Identity.loadOrCreate(directory: "\(work)/client")
+        let client = try LabClient(lab: lab, from: .phone, to: lab.address(.box), port: port, identity: identity)
+        defer { client.close() }
+
+        // Exact, on frame boundaries; and a key frame.
+        try client.send(.thumbnailRequest(ThumbnailRequest(request: 1, times: [2.0, 5.48], exact: true)))
+        try client.send(.thumbnailRequest(ThumbnailRequest(request: 2, times: [3.6], exact: false, maxWidth: 320)))
+        var answers = try collect(client, counts: [1: 2, 2: 1])
+        for (key, expected) in [(Key(1, 0), 2.0), (Key(1, 1), 5.48), (Key(2, 0), 3.0)] {
+            let answer = try XCTUnwrap(answers[key], "no answer for \(key)")
+            XCTAssertNil(answer.error)
+            XCTAssertEqual(answer.actualTime ?? -1, expected, accuracy: 0.001, "\(key)")
+            XCTAssertEqual([answer.width, answer.height], key.request == 2 ? [320, 240] : [640, 480])
+            let shown = try pixels(ofPNG: answer.png, work: work)
+            let scale = key.request == 2 ? ["-vf", "scale=320:240"] : []
+            let reference = try runBinary(
+                ["ffmpeg", "-v", "error", "-ss", String(expected), "-i", clip, "-frames:v", "1"] + scale
+                    + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            XCTAssertEqual(shown.count, (answer.width ?? 0) * (answer.height ?? 0) * 3)
+            XCTAssertTrue(shown == reference, "\(key): the image differs from ffmpeg's frame at \(expected) s")
+            print("thumbnail \(key): \(answer.png.count) bytes in \(answer.parts) part(s), frame at \(expected) s")
+        }
+
+        // A batch, cancelled at once: every time is answered, the pending ones with `cancelled`.
+        let times = (0..<ThumbnailRequest.maximumTimes).map { Double($0) * 0.28 }
+        try client.send(.thumbnailRequest(ThumbnailRequest(request: 3, times: times, exact: true)))
+        try client.send(.thumbnailCancel)
+        answers = try collect(client, counts: [3: times.count])
+        let batch = (0..<times.count).compactMap { answers[Key(3, $0)] }
+        XCTAssertEqual(batch.count, times.count)
+        let cancelled = batch.filter { $0.error == ThumbnailPart.cancelled }
+        let images = batch.filter { $0.error == nil }
+        print("cancelled batch: \(images.count) images, \(cancelled.count) cancelled")
+        XCTAssertGreaterThan(cancelled.count, times.count / 2, "most of the batch was pending")
+        XCTAssertEqual(images.count + cancelled.count, times.count)
+
+        // The scaling control over the wire.
+        try client.send(.control(PlaybackControl(.scaling(.fill))))
+        XCTAssertNotNil(receiver.waitForLine(containing: "scaling mode: fill"), "\(receiver.output)")
+
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "playback went on to the end: \(sender.output)")
+        // What played is still every frame of the clip (the thumbnails shared the media connection).
+        let presented = Media.comparable(try String(contentsOfFile: "\(work)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(presented, try Media.ffmpegFrameMD5(clip))
+    }
+
+    private struct Key: Hashable, CustomStringConvertible {
+        let request: UInt32
+        let index: Int
+        init(_ request: UInt32, _ index: Int) {
+            self.request = request
+            self.index = index
+        }
+        var description: String { "request \(request) time \(index)" }
+    }
+
+    private struct Answer {
+        var png: [UInt8] = []
+        var parts = 0
+        var actualTime: Double?
+        var width: Int?
+        var height: Int?
+        var error: String?
+    }
+
+    /// Reads `thumbnail` messages until every request has `counts[request]` complete answers (30 s at most).
+    private func collect(_ client: LabClient, counts: [UInt32: Int]) throws -> [Key: Answer] {
+        var answers: [Key: Answer] = [:]
+        var complete = 0
+        let wanted = counts.values.reduce(0, +)
+        let deadline = Date().addingTimeInterval(30)
+        while complete < wanted, Date() < deadline {
+            guard let message = try client.next(timeout: deadline.timeIntervalSinceNow) else { break }
+            guard case .thumbnail(let part) = message else { continue }
+            let key = Key(part.request, part.index)
+            var answer = answers[key] ?? Answer()
+            XCTAssertEqual(part.part, answer.parts, "parts in order")
+            answer.parts += 1
+            answer.png += part.data
+            answer.actualTime = part.actualTime
+            answer.width = part.width
+            answer.height = part.height
+            answer.error = part.error
+            answers[key] = answer
+            if part.part == part.parts - 1 { complete += 1 }
+        }
+        XCTAssertEqual(complete, wanted, "answers: \(answers.keys)")
+        return answers
+    }
+
+    private func pixels(ofPNG png: [UInt8], work: String) throws -> Data {
+        let path = "\(work)/\(UUID().uuidString).png"
+        try Data(png).write(to: URL(fileURLWithPath: path))
+        return try runBinary(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    }
+
+    /// Runs a tool and returns its standard output as bytes.
+    private func runBinary(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, arguments.joined(separator: " "))
+        return data
+    }
+}

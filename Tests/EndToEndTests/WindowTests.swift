@@ -1,0 +1,291 @@
+import Foundation
+import XCTest
+
+/// castd with a real window, under Xvfb, in the lab: the idle screen (name, pairing PIN, rename) and a 4:3 clip in a
+/// 16:9 screen under each of the four scaling modes, read back from the screen with ffmpeg's x11grab.
+///
+/// castd runs with `--video-out fullscreen`: in `window` mode the window takes the clip's own size, so the scaling
+/// modes only differ where the picture and the screen differ in shape, which is the full screen (1280×720 here).
+final class WindowTests: XCTestCase {
+    private var display: VirtualDisplay?
+    private var lab: Lab?
+    private var work = ""
+
+    override func setUpWithError() throws {
+        lab = try Lab("e2w\(getpid() % 100000)")
+        display = try VirtualDisplay.start()
+        work = NSTemporaryDirectory() + "cast-window-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        // castd first (it holds the X connection), then the X server, each by pid.
+        lab?.tearDown()
+        display?.stop()
+        try? FileManager.default.removeItem(atPath: work)
+    }
+
+    func testIdleScreenAndTheFourScalingModes() throws {
+        let lab = try XCTUnwrap(lab)
+        let display = try XCTUnwrap(display)
+        let config = "\(work)/castd.conf"
+        try "name = Living Room\nscaling = aspectFit\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let receiver = try lab.start(
+            on: .box,
+            [Paths.castd, "--config", config, "--port", "0", "--state-dir", "\(work)/state", "--video-out",
+             "fullscreen", "--audio-device", "none"],
+            environment: ["DISPLAY": display.display])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        XCTAssertNil(receiver.output.first { $0.contains("no idle screen") }, "castd in the lab could not reach :\(display.number)")
+
+        // Idle: the name, drawn exactly as FreeType draws DejaVu Sans at that size; no PIN line.
+        var screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) != nil }
+        try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle name")
+        XCTAssertNil(screen.litColumns(y: Self.pinBand), "no PIN line while nobody pairs")
+        let nameWidth = screen.litColumns(y: Self.nameBand).map { $0.count } ?? 0
+
+        // Pairing: the PIN castd logs is on screen while the attempt is open, and gone when it ends.
+        let sender = ["XDG_CONFIG_HOME": "\(work)/sender"]
+        let before = receiver.output.count
+        let pair = try lab.start(on: .phone, [Paths.cast, "pair", "Living Room"], environment: sender, interactive: true)
+        let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: before))
+        let pin = String(line.split(separator: " ").last ?? "")
+        screen = try waitForScreen(display) { $0.litColumns(y: Self.pinBand) != nil }
+        try assertText("Pairing PIN: \(pin)", size: Self.pinSize, in: Self.pinBand, of: screen, "PIN line")
+        pair.type(pin)
+        XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
+        screen = try waitForScreen(display) { $0.litColumns(y: Self.pinBand) == nil }
+        XCTAssertNil(screen.litColumns(y: Self.pinBand), "the PIN is cleared when the attempt ends")
+
+        // A rename (SIGHUP) redraws the name.
+        try "name = Kitchen\nscaling = aspectFit\n".write(toFile: config, atomically: true, encoding: .utf8)
+        kill(receiver.pid, SIGHUP)
+        XCTAssertNotNil(receiver.waitForLine(containing: "renamed from"), "\(receiver.output)")
+        screen = try waitForScreen(display) { ($0.litColumns(y: Self.nameBand)?.count ?? 0) < nameWidth - 20 }
+        try assertText("Kitchen", size: Self.nameSize, in: Self.nameBand, of: screen, "renamed")
+
+        // The window manager's close button (WM_DELETE_WINDOW) hides the window; castd goes on, and the next
+        // playback shows the window again.
+        try closeWindow(on: display)
+        screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) == nil }
+        XCTAssertNil(screen.litColumns(y: Self.nameBand), "the window is hidden")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(receiver.isRunning, "closing the window must not end castd")
+        let status = try lab.run(on: .phone, [Paths.cast, "status", "Kitchen"], environment: sender)
+        XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout + status.stderr)
+
+        // A 4:3 clip (red, green band over the top 20 rows, blue band down the left 20 columns) on the 16:9 screen.
+        let clip = try Self.bandedClip(in: work)
+        let send = try lab.start(on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--json"], environment: sender)
+        XCTAssertNotNil(send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
+        var checked: [String] = []
+        for mode in ["aspectFit", "aspectFill", "fill", "none"] {
+            if mode != "aspectFit" {
+                let mark = receiver.output.count
+                try "name = Kitchen\nscaling = \(mode)\n".write(toFile: config, atomically: true, encoding: .utf8)
+                kill(receiver.pid, SIGHUP)
+                XCTAssertNotNil(receiver.waitForLine(containing: "scaling mode: \(mode)", after: mark), "\(receiver.output)")
+            }
+            screen = try waitForScreen(display, save: "\(work)/\(mode).png") { Self.layoutHolds(mode, $0) }
+            Self.assertLayout(mode, screen)
+            checked.append(mode)
+        }
+        XCTAssertEqual(checked.count, 4)
+        XCTAssertEqual(send.waitForExit(timeout: 30), 0, "\(send.output)")
+
+        // Back to the idle screen after playback; the daemon still runs.
+        screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0 }
+        try assertText("Kitchen", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after playback")
+        XCTAssertTrue(receiver.isRunning)
+    }
+
+    /// Sends the window named "Cast" what a window manager's close button sends (a WM_DELETE_WINDOW client
+    /// message), with a small Xlib program built here.
+    private func closeWindow(on display: VirtualDisplay) throws {
+        let source = "\(work)/close-window.c"
+        try #"""
+            #include <X11/Xlib.h>
+            #include <string.h>
+            static Window find(Display *d, Window w) {
+                char *name = NULL;
+                if (XFetchName(d, w, &name) && name) {
+                    int hit = strcmp(name, "Cast") == 0;
+                    XFree(name);
+                    if (hit) return w;
+                }
+                Window root, parent, *children = NULL, found = 0;
+                unsigned n = 0;
+                if (!XQueryTree(d, w, &root, &parent, &children, &n)) return 0;
+                for (unsigned i = 0; i < n && !found; i++) found = find(d, children[i]);
+                if (children) XFree(children);
+                return found;
+            }
+            int main(void) {
+                Display *d = XOpenDisplay(NULL);
+                if (!d) return 2;
+                Window w = find(d, DefaultRootWindow(d));
+                if (!w) return 3;
+                XEvent e;
+                memset(&e, 0, sizeof e);
+                e.xclient.type = ClientMessage;
+                e.xclient.window = w;
+                e.xclient.message_type = XInternAtom(d, "WM_PROTOCOLS", False);
+                e.xclient.format = 32;
+                e.xclient.data.l[0] = XInternAtom(d, "WM_DELETE_WINDOW", False);
+                e.xclient.data.l[1] = CurrentTime;
+                XSendEvent(d, w, False, NoEventMask, &e);
+                XCloseDisplay(d);
+                return 0;
+            }
+            """#.write(toFile: source, atomically: true, encoding: .utf8)
+        let built = try runCommand(["cc", "-o", "\(work)/close-window", source, "-lX11"])
+        guard built.status == 0 else { throw XCTSkip("cannot build an Xlib program: \(built.stderr)") }
+        let closed = try runCommand(["\(work)/close-window"], environment: ["DISPLAY": display.display])
+        XCTAssertEqual(closed.status, 0, "no window named Cast on \(display.display)")
+    }
+
+    // MARK: The idle screen's text
+
+    /// IdleScreen's layout at 720 rows: the name 9 % of the height tall centred at 42 %, the PIN 6.5 % at 62 %.
+    static let nameSize = Int(0.09 * 720)
+    static let pinSize = Int(0.065 * 720)
+    static let nameBand = Int(0.42 * 720) - 50..<Int(0.42 * 720) + 50
+    static let pinBand = Int(0.62 * 720) - 40..<Int(0.62 * 720) + 40
+
+    /// The text in `band` is `text` as ffmpeg's drawtext (FreeType, DejaVu Sans, white on black) draws it at `size`
+    /// pixels: the same bounding box and the same pixels, give or take antialiasing.
+    private func assertText(
+        _ text: String, size: Int, in band: Range<Int>, of screen: Screenshot, _ note: String,
+        line: UInt = #line
+    ) throws {
+        let font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+        guard FileManager.default.fileExists(atPath: font) else { throw XCTSkip("fonts-dejavu-core is not installed") }
+        let reference = "\(work)/text-\(UUID().uuidString).rgb"
+        let escaped = text.replacingOccurrences(of: ":", with: "\\:")
+        let made = try runCommand(
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+             "color=black:s=1280x720,drawtext=fontfile=\(font):fontsize=\(size):fontcolor=white:text='\(escaped)':x=(w-tw)/2:y=200",
+             "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", reference])
+        XCTAssertEqual(made.status, 0, made.stderr, line: line)
+        let expected = Screenshot(
+            bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: reference))), width: 1280, height: 720)
+        let shownColumns = try XCTUnwrap(screen.litColumns(y: band), "\(note): no text", line: line)
+        let expectedColumns = try XCTUnwrap(expected.litColumns(y: 150..<350), line: line)
+        XCTAssertEqual(shownColumns, expectedColumns, "\(note): the text's columns", line: line)
+        let shownRows = try XCTUnwrap(screen.litRows(x: shownColumns, y: band), line: line)
+        let expectedRows = try XCTUnwrap(expected.litRows(x: expectedColumns, y: 150..<350), line: line)
+        XCTAssertEqual(shownRows.count, expectedRows.count, "\(note): the text's height", line: line)
+        var total = 0
+        var worst = 0
+        var count = 0
+        for dy in 0..<min(shownRows.count, expectedRows.count) {
+            for x in shownColumns {
+                let a = screen.pixel(x, shownRows.lowerBound + dy)
+                let b = expected.pixel(x, expectedRows.lowerBound + dy)
+                let d = abs(a.g - b.g)
+                total += d
+                worst = max(worst, d)
+                count += 1
+            }
+        }
+        let mean = Double(total) / Double(max(count, 1))
+        print("\(note): \"\(text)\" at columns \(shownColumns), rows \(shownRows); mean difference \(mean), worst \(worst)")
+        XCTAssertLessThan(mean, 3, "\(note): the text's pixels", line: line)
+        XCTAssertLessThan(worst, 96, "\(note): the text's pixels", line: line)
+    }
+
+    /// Captures until `ready` holds (the window redraws on its own thread), at most 10 s; the last capture.
+    private func waitForScreen(
+        _ display: VirtualDisplay, save: String? = nil, until ready: (Screenshot) -> Bool
+    ) throws -> Screenshot {
+        let deadline = Date().addingTimeInterval(10)
+        var screen = try display.capture()
+        while !ready(screen) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            screen = try display.capture()
+        }
+        if let save { _ = try display.capture(save: save) }
+        return screen
+    }
+
+    // MARK: The clip under each scaling mode
+
+    /// Where a 320×240 picture lands on the 1280×720 screen, per mode: (picture rectangle on screen, green band
+    /// rows, blue band columns), each as ranges of screen pixels; nil where a band is cropped away.
+    private static func layout(_ mode: String) -> (x: Range<Int>, y: Range<Int>, green: Range<Int>?, blue: Range<Int>?) {
+        switch mode {
+        // ×3: 960×720 at x 160; bands 60 rows and 60 columns.
+        case "aspectFit": (160..<1120, 0..<720, 0..<60, 160..<220)
+        // ×4: 1280×960, 120 rows cropped top and bottom: the green band (80 rows) is gone; blue 80 columns.
+        case "aspectFill": (0..<1280, 0..<720, nil, 0..<80)
+        // ×4 across, ×3 down.
+        case "fill": (0..<1280, 0..<720, 0..<60, 0..<80)
+        // 1:1, centred: x 480..<800, y 240..<480.
+        default: (480..<800, 240..<480, 240..<260, 480..<500)
+        }
+    }
+
+    /// The shares of each colour in the regions the layout predicts, with a margin of 4 pixels at every edge
+    /// (scaling blends colours there).
+    private static func measure(_ mode: String, _ s: Screenshot) -> [(what: String, share: Double)] {
+        let l = layout(mode)
+        let m = 4
+        func inner(_ r: Range<Int>) -> Range<Int> { (r.lowerBound + m)..<(r.upperBound - m) }
+        var results: [(String, Double)] = []
+        // Black bars: everything outside the picture.
+        var bars: [(Range<Int>, Range<Int>)] = []
+        if l.x.lowerBound > 0 { bars.append((0..<(l.x.lowerBound - m), 0..<720)) }
+        if l.x.upperBound < 1280 { bars.append(((l.x.upperBound + m)..<1280, 0..<720)) }
+        if l.y.lowerBound > 0 { bars.append((inner(l.x), 0..<(l.y.lowerBound - m))) }
+        if l.y.upperBound < 720 { bars.append((inner(l.x), (l.y.upperBound + m)..<720)) }
+        for (x, y) in bars { results.append(("black bar x \(x) y \(y)", s.fraction(of: .black, x: x, y: y))) }
+        // The red body: right of the blue band, below the green band.
+        let bodyX = ((l.blue?.upperBound ?? l.x.lowerBound) + m)..<(l.x.upperBound - m)
+        let bodyY = ((l.green?.upperBound ?? l.y.lowerBound) + m)..<(l.y.upperBound - m)
+        results.append(("red body x \(bodyX) y \(bodyY)", s.fraction(of: .red, x: bodyX, y: bodyY)))
+        if let green = l.green {
+            let x = (l.x.lowerBound + (l.blue.map { $0.count } ?? 0) + m)..<(l.x.upperBound - m)
+            results.append(("green band x \(x) y \(green)", s.fraction(of: .green, x: x, y: inner(green))))
+        } else {
+            results.append(("red at the top edge", s.fraction(of: .red, x: bodyX, y: l.y.lowerBound..<(l.y.lowerBound + 8))))
+        }
+        if let blue = l.blue {
+            let y = ((l.green?.upperBound ?? l.y.lowerBound) + m)..<(l.y.upperBound - m)
+            results.append(("blue band x \(blue) y \(y)", s.fraction(of: .blue, x: inner(blue), y: y)))
+        }
+        return results
+    }
+
+    private static func layoutHolds(_ mode: String, _ s: Screenshot) -> Bool {
+        measure(mode, s).allSatisfy { $0.share > 0.99 }
+    }
+
+    private static func assertLayout(_ mode: String, _ s: Screenshot, line: UInt = #line) {
+        for (what, share) in measure(mode, s) {
+            print("\(mode): \(what): \(String(format: "%.1f", share * 100)) %")
+            XCTAssertGreaterThan(share, 0.99, "\(mode): \(what)", line: line)
+        }
+    }
+
+    /// A 4:3 clip (320×240, 25 fps, 14 s, no audio): red, a green band over the top 20 rows, a blue band down the
+    /// left 20 columns, so that bars, crops and stretches show.
+    static func bandedClip(in folder: String) throws -> String {
+        let path = "\(folder)/banded.mp4"
+        let graph =
+            "color=c=red:size=320x240:rate=25:duration=14,"
+            + "drawbox=x=0:y=0:w=320:h=20:color=green:t=fill,drawbox=x=0:y=20:w=20:h=220:color=blue:t=fill"
+        let result = try runCommand(
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", graph, "-c:v", "libx264", "-pix_fmt", "yuv420p", path])
+        guard result.status == 0 else { throw Media.MediaError(message: "ffmpeg: \(result.stderr)") }
+        return path
+    }
+}
+
+extension Screenshot {
+    /// The rows (top, bottom) in `y` that hold a lit pixel within columns `x`; nil when none.
+    func litRows(x: ClosedRange<Int>, y: Range<Int>) -> ClosedRange<Int>? {
+        let rows = y.filter { row in x.contains { column in let p = pixel(column, row); return p.r + p.g + p.b > 300 } }
+        guard let first = rows.first, let last = rows.last else { return nil }
+        return first...last
+    }
+}

@@ -226,6 +226,19 @@ if auth == .password {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// Each session runs the engine on new threads, and glibc gives threads their own malloc arenas (up to 8 per core),
+// each keeping the high-water mark of what it once held; and it raises its mmap threshold to the largest block
+// freed, so decoded frames end up in those arenas. A receiver that plays one file after another (and hostile ones:
+// docs/faults.md) then grows by megabytes per session. Two arenas and a fixed threshold (frames and packet buffers
+// are mapped and unmapped) keep its memory flat; the cost is a little lock contention between threads.
+// (malloc.h is not part of Swift's Glibc module: mallopt is looked up, with its option numbers from malloc.h.)
+if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+    let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    let arenaMaximum: Int32 = -8  // M_ARENA_MAX
+    let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+    _ = mallopt(arenaMaximum, 2)
+    _ = mallopt(mmapThreshold, 128 * 1024)
+}
 let logger = Logger.standardError()
 let configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,

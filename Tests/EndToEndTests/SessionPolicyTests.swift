@@ -81,6 +81,29 @@ final class SessionPolicyTests: XCTestCase {
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
     }
 
+    /// A sender killed mid-play (SIGKILL: its sockets close, nothing is said): the receiver stops within the sender
+    /// timeout, logs the finish as `playbackError` "the sender was lost", is idle, and the next sender plays.
+    func testAKilledSenderFreesTheReceiverForTheNextOne() throws {
+        let receiver = try startReceiver(["--sender-timeout", "3"])
+        let long = try Media.clip("policy-long.mp4", seconds: 20)
+        let short = try Media.clip("policy-short.mp4", seconds: 2)
+        let sender = try startSender(long)
+        let killed = Date()
+        kill(sender.pid, SIGKILL)
+        XCTAssertNotNil(receiver.waitForLine(timeout: 10) { $0.contains("lost the sender") || $0.contains("has been silent") })
+        let seconds = Date().timeIntervalSince(killed)
+        print("a killed sender's session ended after \(String(format: "%.2f", seconds)) s (timeout 3 s)")
+        XCTAssertLessThan(seconds, 4)
+        let status = try lab.run(on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])
+        XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
+        let logged = try String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+        XCTAssertEqual(logged.last, .finished(reason: .playbackError, error: "the sender was lost"))
+        let next = try send(short, config: "b")
+        XCTAssertEqual(next.status, 0, next.stderr)
+        XCTAssertTrue(receiver.isRunning)
+    }
+
     func testSIGTERMTellsTheSenderAndExitsPromptly() throws {
         let receiver = try startReceiver()
         let long = try Media.clip("policy-long.mp4", seconds: 20)

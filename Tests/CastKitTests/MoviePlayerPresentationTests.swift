@@ -148,6 +148,16 @@ final class MoviePlayerPresentationTests: XCTestCase {
         XCTAssertEqual(player.movieSourceType, .streaming)
         XCTAssertEqual(player.duration, 1, accuracy: 0.1)
 
+        // A missing file on the server: a playback error, and the error log has the HTTP status.
+        let missing = MoviePlayerController(
+            contentURL: URL(string: "http://127.0.0.1:\(port)/missing.mp4"), outputs: MovieFixtures.outputs())
+        let missingLog = MoviePlayerLog(missing)
+        missing.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { missingLog.finishReason == .playbackError })
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { !missing.errorLog.isEmpty })
+        XCTAssertEqual(missing.errorLog.last?.statusCode, 404, "\(missing.errorLog)")
+        XCTAssertEqual(missing.errorLog.last?.domain, "http")
+
         let ftp = MoviePlayerController(contentURL: URL(string: "ftp://127.0.0.1/x.mp4"), outputs: MovieFixtures.outputs())
         let ftpLog = MoviePlayerLog(ftp)
         ftp.play()

@@ -235,7 +235,17 @@ extension MoviePlayerController {
             }
         case .videoActive(let active):
             if remote { setAirPlayVideoActive(active) }
-        case .volume, .rate, .buffered, .accessLog, .errorLog, .metadata:
+        case .buffered(let playable, _):
+            state.movie.bufferedUpTo = playable
+        case .accessLog(let entry):
+            state.movie.accessLog.append(entry)
+        case .errorLog(let entry):
+            state.movie.errorLog.append(entry)
+        case .metadata(let metadata):
+            guard state.movie.timedMetadata != metadata else { return }
+            state.movie.timedMetadata = metadata
+            announce(.timedMetadataUpdated(metadata))
+        case .volume, .rate:
             break
         case .finished(.playbackError, _) where remote:
             // The receiver shut down, another sender took it over, or it could not play the movie: play on here,

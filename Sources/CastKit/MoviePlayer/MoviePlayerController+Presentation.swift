@@ -102,11 +102,12 @@ extension MoviePlayerController {
         }
     }
 
-    /// How much of the movie can play without waiting, in seconds from its start: the whole of a file, what was
-    /// played so far of a stream (a stream's buffer is not reported yet).
+    /// How much of the movie can play without waiting, in seconds from its start: what the engine (here or on the
+    /// receiver) reports buffered, else the whole of a file, else what has played of a stream.
     public var playableDuration: TimeInterval {
         lock.withLock {
-            state.movieSourceType == .streaming ? currentTime() : state.movie.duration
+            if let buffered = state.movie.bufferedUpTo { return buffered }
+            return state.movieSourceType == .streaming ? currentTime() : state.movie.duration
         }
     }
 

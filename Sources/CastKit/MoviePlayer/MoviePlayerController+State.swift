@@ -42,6 +42,8 @@ extension MoviePlayerController {
         var sourceTypeGiven = false
         /// Scrubbing: the direction, what to go back to, and the timer that moves the position.
         var seeking: Seeking?
+        /// Makes thumbnails of `contentURL`; opened on the first request, dropped when the URL changes.
+        var thumbnailer: Thumbnailer?
     }
 
     /// A scrub in progress (`beginSeekingForward/Backward`).
@@ -67,6 +69,11 @@ extension MoviePlayerController {
         var mediaTypes: MediaTypes = []
         var mediaTypesAnnounced = false
         var readyForDisplay = false
+        /// The media time buffered up to (the last `buffered` event); nil until one arrives.
+        var bufferedUpTo: Double?
+        var accessLog: [AccessLogEntry] = []
+        var errorLog: [ErrorLogEntry] = []
+        var timedMetadata: TimedMetadata?
     }
 
     /// The position as last reported, running on at the rate while playing, so that reading it needs no round trip

@@ -59,6 +59,8 @@ public final class MoviePlayerController: @unchecked Sendable {
                 let wasLoaded = state.playback != nil
                 unload()
                 state.contentURL = newValue
+                state.thumbnailer?.close()
+                state.thumbnailer = nil
                 resetMovie()
                 guard wasLoaded else { return false }
                 load(from: state.initialPlaybackTime, playing: state.shouldAutoplay)

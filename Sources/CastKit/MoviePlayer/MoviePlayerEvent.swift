@@ -1,3 +1,4 @@
+public import CastMedia
 public import CastProtocol
 public import Foundation
 
@@ -20,6 +21,10 @@ public enum MoviePlayerEvent: Sendable {
     case naturalSizeAvailable(CGSize)
     /// The movie's media types became known (`.movieMediaTypesAvailable`).
     case mediaTypesAvailable(MoviePlayerController.MediaTypes)
+    /// The movie's metadata arrived or changed (`.moviePlayerTimedMetadataUpdated`).
+    case timedMetadataUpdated(TimedMetadata)
+    /// A requested thumbnail is ready, or failed (`.moviePlayerThumbnailImageRequestDidFinish`).
+    case thumbnailRequestDidFinish(time: TimeInterval, result: Result<Thumbnail, CastError>)
     /// Full screen is about to begin (`.moviePlayerWillEnterFullscreen`).
     case willEnterFullscreen(FullscreenAnimation)
     /// Full screen began (`.moviePlayerDidEnterFullscreen`).
@@ -40,6 +45,8 @@ public enum MoviePlayerEvent: Sendable {
         case .durationAvailable: .movieDurationAvailable
         case .naturalSizeAvailable: .movieNaturalSizeAvailable
         case .mediaTypesAvailable: .movieMediaTypesAvailable
+        case .timedMetadataUpdated: .moviePlayerTimedMetadataUpdated
+        case .thumbnailRequestDidFinish: .moviePlayerThumbnailImageRequestDidFinish
         case .willEnterFullscreen: .moviePlayerWillEnterFullscreen
         case .didEnterFullscreen: .moviePlayerDidEnterFullscreen
         case .willExitFullscreen: .moviePlayerWillExitFullscreen
@@ -61,6 +68,13 @@ public enum MoviePlayerEvent: Sendable {
                 MoviePlayerController.fullscreenAnimationDurationUserInfoKey: animation.duration,
                 MoviePlayerController.fullscreenAnimationCurveUserInfoKey: animation.curve,
             ]
+        case .thumbnailRequestDidFinish(let time, let result):
+            var info: [AnyHashable: Any] = [MoviePlayerController.thumbnailTimeUserInfoKey: time]
+            switch result {
+            case .success(let image): info[MoviePlayerController.thumbnailImageUserInfoKey] = image
+            case .failure(let error): info[MoviePlayerController.thumbnailErrorUserInfoKey] = error
+            }
+            return info
         default:
             return nil
         }
@@ -86,6 +100,12 @@ extension Notification.Name {
     public static let movieNaturalSizeAvailable = Notification.Name("MovieNaturalSizeAvailable")
     /// A movie's `movieMediaTypes` became known. Object: the player.
     public static let movieMediaTypesAvailable = Notification.Name("MovieMediaTypesAvailable")
+    /// A movie's metadata arrived or changed (`timedMetadata`). Object: the player.
+    public static let moviePlayerTimedMetadataUpdated = Notification.Name("MoviePlayerTimedMetadataUpdated")
+    /// A thumbnail asked for with `requestThumbnailImages(at:timeOption:)` is ready or failed. Object: the player;
+    /// userInfo: `thumbnailTimeUserInfoKey` and `thumbnailImageUserInfoKey` or `thumbnailErrorUserInfoKey`.
+    public static let moviePlayerThumbnailImageRequestDidFinish = Notification.Name(
+        "MoviePlayerThumbnailImageRequestDidFinish")
     /// A movie player is about to enter full screen. Object: the player; userInfo: the animation keys.
     public static let moviePlayerWillEnterFullscreen = Notification.Name("MoviePlayerWillEnterFullscreen")
     /// A movie player entered full screen. Object: the player; userInfo: the animation keys.

@@ -1,0 +1,74 @@
+public import CastMedia
+public import CastProtocol
+public import Foundation
+
+/// How a thumbnail's time is matched (MPMovieTimeOption): `.nearestKeyFrame` or `.exact`.
+public typealias MovieTimeOption = ThumbnailTimeOption
+
+extension MoviePlayerController {
+    /// The userInfo key of a thumbnail notification's time asked for (a `TimeInterval`).
+    public static let thumbnailTimeUserInfoKey = "MoviePlayerThumbnailTimeKey"
+    /// The userInfo key of a thumbnail notification's image (a `Thumbnail`: PNG bytes and size).
+    public static let thumbnailImageUserInfoKey = "MoviePlayerThumbnailImageKey"
+    /// The userInfo key of a thumbnail notification's error (a `CastError`).
+    public static let thumbnailErrorUserInfoKey = "MoviePlayerThumbnailErrorKey"
+
+    /// The movie's metadata (title, artist, … and changing stream titles), as last reported; nil until the movie
+    /// was opened (`.moviePlayerTimedMetadataUpdated`).
+    public var timedMetadata: TimedMetadata? { lock.withLock { state.movie.timedMetadata } }
+
+    /// The access log of the movie (MPMovieAccessLog's events): one entry per playback of it, here or on a
+    /// receiver (a move starts a new one), with start-up time, bit rates, stalls, dropped frames, bytes and time
+    /// watched; an entry arrives when a playback ends.
+    public var accessLog: [AccessLogEntry] { lock.withLock { state.movie.accessLog } }
+
+    /// The error log of the movie (MPMovieErrorLog's events): what failed, with its domain and status code.
+    public var errorLog: [ErrorLogEntry] { lock.withLock { state.movie.errorLog } }
+
+    /// The picture at `time` as PNG (at most 1920 pixels wide), made here from `contentURL` whether the movie plays
+    /// here or on a receiver (the file, or the URL, is read again). Blocks while it decodes; nil when it cannot be
+    /// made (no movie, no video, an unreadable time).
+    public func thumbnailImage(at time: TimeInterval, timeOption: MovieTimeOption) -> Thumbnail? {
+        guard let thumbnailer = thumbnailer() else { return nil }
+        return try? thumbnailer.image(at: time, option: timeOption)
+    }
+
+    /// Makes the pictures at `times` one after the other, posting `.moviePlayerThumbnailImageRequestDidFinish` for
+    /// each (in order) with the time and the image or the error. Returns at once.
+    public func requestThumbnailImages(at times: [TimeInterval], timeOption: MovieTimeOption) {
+        guard let thumbnailer = thumbnailer() else {
+            let error = CastError(.usage, "no movie to make thumbnails of")
+            lock.withLock {
+                for time in times { announce(.thumbnailRequestDidFinish(time: time, result: .failure(error))) }
+            }
+            return
+        }
+        thumbnailer.requestImages(at: times, option: timeOption) { [weak self] index, result in
+            guard let self else { return }
+            let outcome = result.mapError { CastError(.playback, $0.isCancelled ? "cancelled" : "\($0)") }
+            lock.withLock { announce(.thumbnailRequestDidFinish(time: times[index], result: outcome)) }
+        }
+    }
+
+    /// Cancels the requested thumbnails not made yet: each is posted with a "cancelled" error.
+    public func cancelAllThumbnailImageRequests() {
+        lock.withLock { state.thumbnailer }?.cancelAllRequests()
+    }
+
+    /// The thumbnailer of the current `contentURL`, made on first use.
+    private func thumbnailer() -> Thumbnailer? {
+        lock.withLock {
+            if let thumbnailer = state.thumbnailer { return thumbnailer }
+            guard let url = state.contentURL else { return nil }
+            let made: Thumbnailer
+            if url.isFileURL {
+                guard let source = try? FileSource(path: url.path) else { return nil }
+                made = Thumbnailer(source: source)
+            } else {
+                made = Thumbnailer(input: .url(url.absoluteString))
+            }
+            state.thumbnailer = made
+            return made
+        }
+    }
+}

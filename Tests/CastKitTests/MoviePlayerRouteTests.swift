@@ -143,6 +143,30 @@ final class MoviePlayerRouteTests: XCTestCase {
         try assertContinuesLocally { $0.kill(signal: SIGKILL) }
     }
 
+    /// An audio player on a receiver that dies: its delegate hears the interruption begin and end (should resume),
+    /// and it waits here, paused at its position, until told to play; then it plays to the end here.
+    func testAudioPlayerOnAReceiverThatDiesIsInterrupted() throws {
+        let receiver = try startReceiver()
+        let tone = try AudioFixtures.tone("tone.m4a", seconds: 5, in: folder)
+        let player = try AudioPlayer(
+            contentsOf: tone, outputs: MovieFixtures.outputs(),
+            configuration: CastKitConfiguration(
+                configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
+        let log = DelegateLog()
+        player.delegate = log
+        CastRoute.selected = receiver.description
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.activeRoute != nil && player.currentTime >= 1 })
+        let before = player.currentTime
+        receiver.kill(signal: SIGKILL)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls == ["begin", "end shouldResume"] }, "\(log.calls)")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.activeRoute == nil })
+        XCTAssertFalse(player.isPlaying)
+        XCTAssertEqual(player.currentTime, before, accuracy: 0.5)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.calls.last == "finish true" }, "\(log.calls)")
+    }
+
     /// Plays on the receiver, ends it with `end` at 1.5 s, and checks that the movie plays on locally from there to
     /// its end, with `isAirPlayVideoActive` turning false.
     private func assertContinuesLocally(

@@ -424,14 +424,26 @@ public final class Receiver: Sendable {
                 continue
             }
             let limits = configuration.limits
-            let refusal = state.withLock { state -> String? in
-                if state.connections >= limits.maximumConnections { return "\(limits.maximumConnections) connections already" }
-                if state.unadmitted >= limits.maximumUnadmittedConnections {
-                    return "\(limits.maximumUnadmittedConnections) connections are already waiting to be admitted"
+            // A burst of honest senders (twenty phones at once) only waits for the handshakes before it, which take
+            // milliseconds; strangers that hold their slots are cut off by the handshake timeout. So a full set of
+            // slots makes this connection (and the ones in the kernel's backlog behind it) wait for a slot, up to
+            // the handshake timeout, before it is refused.
+            let deadline = ContinuousClock.now + limits.handshakeTimeout
+            var refusal: String?
+            while true {
+                refusal = state.withLock { state -> String? in
+                    if state.connections >= limits.maximumConnections {
+                        return "\(limits.maximumConnections) connections already"
+                    }
+                    if state.unadmitted >= limits.maximumUnadmittedConnections {
+                        return "\(limits.maximumUnadmittedConnections) connections are already waiting to be admitted"
+                    }
+                    state.connections += 1
+                    state.unadmitted += 1
+                    return nil
                 }
-                state.connections += 1
-                state.unadmitted += 1
-                return nil
+                if refusal == nil || ContinuousClock.now >= deadline || state.withLock({ $0.stopped }) { break }
+                Thread.sleep(forTimeInterval: 0.005)
             }
             if let refusal {
                 logger.warning("connection from \(accepted.peer) refused: \(refusal)")

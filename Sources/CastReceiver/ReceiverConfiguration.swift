@@ -37,10 +37,11 @@ public struct ReceiverConfiguration: Sendable {
         public var helloTimeout: Duration = .seconds(5)
         /// Time a peer may take between the first and the last byte of one frame.
         public var frameTimeout: Duration = .seconds(5)
-        /// Connections served at once; more are closed at accept.
+        /// Connections served at once; more wait at accept (up to `handshakeTimeout`), then are closed.
         public var maximumConnections: Int = 64
         /// Connections not yet admitted (before hello or pairing), at once: a flood of strangers
-        /// cannot crowd out paired senders.
+        /// cannot crowd out paired senders. A connection that finds them all taken waits for one, up to
+        /// `handshakeTimeout`, before it is refused.
         public var maximumUnadmittedConnections: Int = 16
         /// Silence after which a playing sender counts as vanished (its session ends, the receiver
         /// is free). Senders send something at least every few seconds while playing.

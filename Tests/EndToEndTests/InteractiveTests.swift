@@ -22,10 +22,10 @@ final class InteractiveTests: XCTestCase {
             lab: lab, on: .phone, command: "\(Paths.cast) send '\(clip)' --to 'Living Room'; sleep 30",
             environment: ["XDG_CONFIG_HOME": "\(work)/sender"])
         defer { terminal.close() }
-        let first = try XCTUnwrap(terminal.waitFor("▶ playing  0:01"), "screen: \(terminal.screen)")
+        let first = try XCTUnwrap(terminal.waitFor(line: ["▶ playing", "0:01 /"]), "screen: \(terminal.screen)")
         XCTAssertTrue(first.contains("/ 0:20"), first)
         XCTAssertTrue(first.contains("tty.mp4"), first)
-        let later = try XCTUnwrap(terminal.waitFor("▶ playing  0:03"), "the status line did not move: \(terminal.screen)")
+        let later = try XCTUnwrap(terminal.waitFor(line: ["▶ playing", "0:03 /"]), "the status line did not move: \(terminal.screen)")
         XCTAssertTrue(later.contains("[###"), later)
 
         XCTAssertTrue(terminal.press("Space"))

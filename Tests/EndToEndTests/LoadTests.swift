@@ -116,6 +116,34 @@ final class LoadTests: XCTestCase {
     /// is not paired (it is told to pair), and TLS with no client certificate (`openssl s_client`). A paired
     /// sender asks for the status every 100 ms on its connection throughout and is answered each time; a new paired
     /// connection works afterwards; castd's resident memory grows by less than 30 MB.
+    /// Strangers that connect and say nothing hold every slot for the not-yet-admitted: a paired sender that comes
+    /// then waits for a slot (the strangers' handshake timeout frees them) and is served, not refused.
+    func testAPairedSenderWaitsForASlotHeldBySilentStrangers() throws {
+        let home = try pair("patient")
+        var strangers: [Int32] = []
+        defer { strangers.forEach { close($0) } }
+        for _ in 0..<16 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            XCTAssertEqual(connected, 0)
+            strangers.append(fd)
+        }
+        Thread.sleep(forTimeInterval: 0.3)  // all accepted and counted
+        let status = try runCommand(
+            [Paths.cast, "status", target], environment: ["XDG_CONFIG_HOME": (home as NSString).deletingLastPathComponent],
+            timeout: 30)
+        print("a paired sender behind 16 silent strangers was served after \(String(format: "%.2f", status.seconds)) s")
+        XCTAssertEqual(status.status, 0, status.stderr)
+        XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
+        XCTAssertFalse(daemon.output.contains { $0.contains("refused") }, "\(daemon.output.suffix(5))")
+    }
+
     func testFiveHundredStrangersLeaveMemoryBoundedAndPairedSendersServed() throws {
         let home = try pair("paired")
         // Warm-up: the first connections and a pairing allocate what castd keeps for its life.

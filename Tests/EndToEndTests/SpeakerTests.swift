@@ -172,7 +172,7 @@ final class SpeakerTests: XCTestCase {
             return capturedFrames() - before
         }
 
-        XCTAssertNotNil(waitFor("▶ playing  0:02"), screen())
+        XCTAssertNotNil(terminal.waitFor(line: ["▶ playing", "0:02 /"]), screen())
         XCTAssertGreaterThan(growth(over: 1), 30_000, "the speaker plays in real time")
 
         // Pause: FLUSH drops what the speaker holds; it writes nothing more.

@@ -42,10 +42,30 @@ final class TerminalSession {
 
     /// Waits until the screen shows `text`; the screen then, or nil after `timeout` seconds.
     func waitFor(_ text: String, timeout: Double = 10) -> String? {
+        waitFor(timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits until a line of the screen shows every one of `parts`, in order (the status line has fields that
+    /// come and go between them, such as `buf 11s`); the screen then, or nil after `timeout` seconds.
+    func waitFor(line parts: [String], timeout: Double = 10) -> String? {
+        waitFor(timeout: timeout) { screen in
+            screen.split(separator: "\n").contains { line in
+                var rest = Substring(line)
+                for part in parts {
+                    guard let found = rest.range(of: part) else { return false }
+                    rest = rest[found.upperBound...]
+                }
+                return true
+            }
+        }
+    }
+
+    /// Waits until the screen satisfies `matches`; the screen then, or nil after `timeout` seconds.
+    func waitFor(timeout: Double = 10, where matches: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
             let shown = screen
-            if shown.contains(text) { return shown }
+            if matches(shown) { return shown }
             Thread.sleep(forTimeInterval: 0.1)
         } while Date() < deadline
         return nil

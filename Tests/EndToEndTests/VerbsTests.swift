@@ -114,7 +114,10 @@ final class VerbsTests: XCTestCase {
         XCTAssertTrue(table.first?.hasSuffix("PAIRED  PLAYING") == true, "\(table)")
         XCTAssertTrue(table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs.mp4 (playing)") }, "\(table)")
 
-        let keys: Set<String> = ["name", "id", "address", "state", "tls", "title", "position", "duration", "volume", "muted"]
+        let keys: Set<String> = [
+            "name", "id", "address", "state", "tls", "title", "position", "duration", "volume", "muted", "loadState",
+            "playableDuration",
+        ]
         let paused = try object(cast(["pause", "Living Room", "--json"]))
         XCTAssertEqual(Set(paused.keys), keys)
         XCTAssertEqual(paused["state"] as? String, "paused")

@@ -64,6 +64,7 @@ final class MoviePlayerControllerTests: XCTestCase {
         XCTAssertFalse(indices.contains(-1), "\(names.map(\.rawValue))")
         XCTAssertEqual(indices, indices.sorted(), "\(names.map(\.rawValue))")
         XCTAssertEqual(names.last, .moviePlayerPlaybackDidFinish)
+        XCTAssertEqual(log.count(.moviePlayerTimedMetadataUpdated), 1, "the container's tags, once")
         XCTAssertEqual(log.count(.movieDurationAvailable), 1)
         XCTAssertEqual(log.count(.moviePlayerIsAirPlayVideoActiveDidChange), 0, "local playback is not AirPlay")
 

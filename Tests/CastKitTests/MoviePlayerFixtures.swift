@@ -155,7 +155,7 @@ final class MoviePlayerLog: @unchecked Sendable {
     static let names: [Notification.Name] = [
         .moviePlayerPlaybackStateDidChange, .moviePlayerLoadStateDidChange, .moviePlayerPlaybackDidFinish,
         .moviePlayerIsAirPlayVideoActiveDidChange, .moviePlayerReadyForDisplayDidChange, .movieDurationAvailable,
-        .movieNaturalSizeAvailable, .movieMediaTypesAvailable, .moviePlayerWillEnterFullscreen,
+        .movieNaturalSizeAvailable, .movieMediaTypesAvailable, .moviePlayerTimedMetadataUpdated, .moviePlayerWillEnterFullscreen,
         .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen, .moviePlayerDidExitFullscreen,
     ]
 

@@ -52,8 +52,22 @@ final class WindowRenderer {
         }
         // SDL falls back to drivers that show nothing ("offscreen", "dummy") when no display works: that is no display,
         // unless the user asked for one of them by name.
-        let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? ""
+        var driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? ""
         let requested = ProcessInfo.processInfo.environment["SDL_VIDEODRIVER"] ?? ""
+        // With DISPLAY set, X11 is the display meant. SDL's own choice fell to "offscreen" now and then right after a
+        // window was closed (one reopening in four, under Xvfb): ask for X11 by name once, which either works or
+        // says why X11 does not.
+        if ["offscreen", "dummy"].contains(driver) && requested.isEmpty
+            && !(ProcessInfo.processInfo.environment["DISPLAY"] ?? "").isEmpty
+        {
+            SDL_Quit()
+            SDL_SetHint(SDL_HINT_VIDEODRIVER, "x11")
+            defer { SDL_SetHint(SDL_HINT_VIDEODRIVER, nil) }
+            guard SDL_Init(UInt32(SDL_INIT_VIDEO)) == 0 else {
+                throw MediaError.other("cannot open a video window on DISPLAY \(ProcessInfo.processInfo.environment["DISPLAY"] ?? ""): \(sdlError())")
+            }
+            driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? ""
+        }
         if ["offscreen", "dummy"].contains(driver) && !requested.contains(driver) {
             throw MediaError.other(
                 "cannot open a video window: no display (DISPLAY and WAYLAND_DISPLAY are unset or unusable, and no "

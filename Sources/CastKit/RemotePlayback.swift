@@ -10,6 +10,9 @@ public final class RemotePlayback: Sendable {
     private let connection: ReceiverConnection
     private let media: MediaServer?
 
+    /// The receiver's id as computed from the key it presented (what a reconnection pins).
+    var receiverID: String? { connection.peerID }
+
     /// The receiver's output level when playback started (0...1, muted).
     public let initialVolume: (level: Double, muted: Bool)
 

@@ -96,10 +96,11 @@ final class LoopbackReceiver: @unchecked Sendable {
     /// The port it listens on.
     private(set) var port: UInt16 = 0
 
-    init(stateDirectory: String, videoOut: String = "none") throws {
+    /// Starts castd; `port` 0 lets it pick a free one (a restart passes the port it had).
+    init(stateDirectory: String, videoOut: String = "none", port: UInt16 = 0) throws {
         process.executableURL = MovieFixtures.binaries.appendingPathComponent("castd")
         process.arguments = [
-            "--name", "Test Box", "--auth", "none", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
+            "--name", "Test Box", "--auth", "none", "--listen", "127.0.0.1", "--port", String(port), "--no-advertise",
             "--audio-device", "none", "--video-out", videoOut, "--state-dir", stateDirectory,
         ]
         let pipe = Pipe()
@@ -124,7 +125,7 @@ final class LoopbackReceiver: @unchecked Sendable {
             return line != nil || !process.isRunning
         }
         let text = try XCTUnwrap(line, "castd did not start: \(output)")
-        port = try XCTUnwrap(UInt16(text.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
+        self.port = try XCTUnwrap(UInt16(text.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
     }
 
     var output: [String] { lock.withLock { lines } }

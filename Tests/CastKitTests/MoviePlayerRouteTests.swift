@@ -22,10 +22,10 @@ final class MoviePlayerRouteTests: XCTestCase {
         if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 
-    private func startReceiver() throws -> LoopbackReceiver {
+    private func startReceiver(port: UInt16 = 0) throws -> LoopbackReceiver {
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent("state").path,
-            videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path)
+            videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path, port: port)
         self.receiver = receiver
         return receiver
     }
@@ -138,9 +138,59 @@ final class MoviePlayerRouteTests: XCTestCase {
         try assertContinuesLocally { $0.kill() }
     }
 
-    /// A receiver dying (SIGKILL: the connection just breaks) brings the movie back to local output.
+    /// A receiver dying (SIGKILL: the connection just breaks) and not coming back: the player retries it for 5 s,
+    /// `.interrupted` at its position, then brings the movie back to local output from there.
     func testReceiverDyingContinuesLocally() throws {
-        try assertContinuesLocally { $0.kill(signal: SIGKILL) }
+        try assertContinuesLocally(retried: true) { $0.kill(signal: SIGKILL) }
+    }
+
+    /// castd restarting mid-play (SIGKILL, then a new castd on the same port with the same state directory, so the
+    /// same key): the player keeps its route, shows `.interrupted` while it retries, and plays on at the receiver
+    /// from where it was, with nothing played locally in between.
+    func testReceiverRestartingResumesThereAtThePosition() throws {
+        let first = try startReceiver()
+        let port = first.port
+        let clip = try MovieFixtures.clip(seconds: 8, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        CastRoute.selected = first.description
+        player.play()
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 2 && player.isAirPlayVideoActive },
+            "\(first.output)")
+        let remoteMD5 = folder.appendingPathComponent("remote.md5").path
+        let before = player.currentPlaybackTime
+        first.kill(signal: SIGKILL)
+        let killed = Date()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .interrupted }, "\(log.states)")
+        XCTAssertEqual(player.activeRoute, first.description, "the route is kept while retrying")
+        XCTAssertEqual(player.currentPlaybackTime, before, accuracy: 0.5)
+        let lastFrameBefore = MovieFixtures.frameTimes(remoteMD5).last ?? -1
+        Thread.sleep(forTimeInterval: 1)
+
+        let second = try startReceiver(port: port)
+        XCTAssertEqual(second.port, port)
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 5) { player.playbackState == .playing }, "\(log.states) \(second.output)")
+        let resumedAfter = Date().timeIntervalSince(killed)
+        XCTAssertEqual(player.activeRoute, second.description)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.isAirPlayVideoActive })
+        // The new castd writes its framemd5 file afresh: its first frame is where the movie went on.
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { (MovieFixtures.frameTimes(remoteMD5).first ?? 0) > 1 })
+        let remoteFirst = try XCTUnwrap(MovieFixtures.frameTimes(remoteMD5).first)
+        print(
+            "castd killed at \(before) s (last frame \(lastFrameBefore) s); playing again there after "
+                + "\(resumedAfter) s from its frame at \(remoteFirst) s")
+        XCTAssertEqual(remoteFirst, before, accuracy: 0.5)
+        XCTAssertEqual(remoteFirst, lastFrameBefore, accuracy: 0.5)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 12) { log.finishReason != nil }, "\(log.states)")
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        XCTAssertEqual(log.states, [.playing, .interrupted, .playing, .stopped])
+        XCTAssertTrue(
+            MovieFixtures.frameTimes(folder.appendingPathComponent("local.md5").path).isEmpty,
+            "nothing played here in between")
+        XCTAssertEqual(try XCTUnwrap(MovieFixtures.frameTimes(remoteMD5).last), 7.96, accuracy: 0.05)
+        receiver = second
     }
 
     /// An audio player on a receiver that dies: its delegate hears the interruption begin and end (should resume),
@@ -169,8 +219,10 @@ final class MoviePlayerRouteTests: XCTestCase {
 
     /// Plays on the receiver, ends it with `end` at 1.5 s, and checks that the movie plays on locally from there to
     /// its end, with `isAirPlayVideoActive` turning false.
+    /// `retried`: the connection breaks without a finish, so the player first retries the receiver for its 5 s window.
     private func assertContinuesLocally(
-        file: StaticString = #filePath, line: UInt = #line, after end: (LoopbackReceiver) -> Void
+        retried: Bool = false, file: StaticString = #filePath, line: UInt = #line,
+        after end: (LoopbackReceiver) -> Void
     ) throws {
         let receiver = try startReceiver()
         let clip = try MovieFixtures.clip(seconds: 6, in: folder)
@@ -182,9 +234,12 @@ final class MoviePlayerRouteTests: XCTestCase {
             MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1.5 && player.isAirPlayVideoActive },
             file: file, line: line)
         let before = player.currentPlaybackTime
+        let ended = Date()
         end(receiver)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { !player.isAirPlayVideoActive }, "\(log.names)", file: file, line: line)
+            MovieFixtures.wait(timeout: retried ? 10 : 5) { !player.isAirPlayVideoActive }, "\(log.names)", file: file,
+            line: line)
+        print("receiver ended; local after \(Date().timeIntervalSince(ended)) s")
         XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.activeRoute == nil }, file: file, line: line)
         let localMD5 = folder.appendingPathComponent("local.md5").path
         XCTAssertTrue(
@@ -194,6 +249,8 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(localFirst, before, accuracy: 0.5, file: file, line: line)
         XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, file: file, line: line)
         XCTAssertEqual(log.finishReason, .playbackEnded, file: file, line: line)
-        XCTAssertEqual(log.states, [.playing, .stopped], file: file, line: line)
+        XCTAssertEqual(
+            log.states, retried ? [.playing, .interrupted, .playing, .stopped] : [.playing, .stopped], file: file,
+            line: line)
     }
 }

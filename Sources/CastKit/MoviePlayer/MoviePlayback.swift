@@ -31,6 +31,10 @@ protocol MoviePlayback: AnyObject, Sendable {
 enum MoviePlaybackReport: Sendable {
     /// An event of the engine, local or on the receiver.
     case event(PlaybackEvent)
-    /// The receiver could not be reached, or the connection to it broke: playback must come back here.
+    /// The receiver could not be reached or refused the movie: playback must come back here.
     case routeLost(CastError)
+    /// The connection to a receiver that was playing broke without a finish (castd killed or restarting, its host
+    /// gone): the player may retry the same receiver, identified by `receiverID` (the key it presented), before it
+    /// brings playback back here. nil when the route has no pinned key to insist on (an AirPlay speaker).
+    case connectionBroken(CastError, receiverID: String?)
 }

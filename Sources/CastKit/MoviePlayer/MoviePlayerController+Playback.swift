@@ -49,9 +49,11 @@ extension MoviePlayerController {
         startPlayback(at: start, on: wantedRoute)
     }
 
-    /// Replaces the playback with a new one at `seconds`, in the intended state.
-    private func startPlayback(at seconds: Double, on route: ReceiverDescription?) {
+    /// Replaces the playback with a new one at `seconds`, in the intended state. `pinnedID` makes it a reconnection
+    /// to a receiver that must present that key; any other start ends a reconnection in progress.
+    func startPlayback(at seconds: Double, on route: ReceiverDescription?, pinnedID: String? = nil) {
         guard let url = state.contentURL else { return }
+        if pinnedID == nil { state.reconnection = nil }
         state.generation += 1
         state.clockStarted = false
         let generation = state.generation
@@ -62,10 +64,11 @@ extension MoviePlayerController {
             if let route {
                 RemoteMoviePlayback(
                     path: url.isFileURL ? url.path : url.absoluteString, receiver: route, configuration: configuration,
-                    startTime: seconds, report: report)
+                    startTime: seconds, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
-                    url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds, report: report)
+                    url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds,
+                    report: report)
             }
         state.playback = playback
         playback.start()
@@ -94,6 +97,7 @@ extension MoviePlayerController {
         guard let playback = state.playback else { return }
         playback.stop()
         state.playback = nil
+        state.reconnection = nil
         state.generation += 1
         state.position.rebase(running: false)
         setAirPlayVideoActive(false)
@@ -114,6 +118,7 @@ extension MoviePlayerController {
     /// Ends the movie: stopped, then the finish.
     func finish(reason: FinishReason, error: CastError?) {
         state.playback = nil
+        state.reconnection = nil
         state.generation += 1
         state.position.rebase(running: false)
         setAirPlayVideoActive(false)
@@ -155,7 +160,7 @@ extension MoviePlayerController {
 
     /// The receiver was lost or refused the movie: play on here from where it was. An engine player that yields by
     /// interruption comes back paused, between an interruption's begin and end (as an audio session is interrupted).
-    private func routeLost() {
+    func routeLost() {
         state.lostRoute = state.playback?.route
         let interrupts = role?.yields == .interrupt && state.intent == .playing
         if interrupts {
@@ -178,8 +183,10 @@ extension MoviePlayerController {
             switch report {
             case .event(let event): apply(event)
             case .routeLost:
-                // The receiver is gone: play on here, from where it was.
-                routeLost()
+                // The receiver is gone, or a reconnection to it failed.
+                if state.reconnection != nil { reconnectionFailed() } else { routeLost() }
+            case .connectionBroken(_, let receiverID):
+                connectionBroken(receiverID: receiverID)
             }
             return state.playback == nil
         }
@@ -266,6 +273,8 @@ extension MoviePlayerController {
         }
         switch new {
         case .playing:
+            // A reconnection succeeded once the receiver's clock runs again.
+            state.reconnection = nil
             let first = !state.clockStarted
             state.clockStarted = true
             // A playback started paused reports `playing` once as its clock starts, then `paused`.

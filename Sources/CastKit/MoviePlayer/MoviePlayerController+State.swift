@@ -28,6 +28,10 @@ extension MoviePlayerController {
         var pendingStart: Double?
         /// The receiver that failed: playback stays local until the route or `allowsAirPlay` changes.
         var lostRoute: ReceiverDescription?
+        /// Retrying a receiver whose connection broke without a finish; nil otherwise.
+        var reconnection: Reconnection?
+        /// How often and how long a broken receiver is retried.
+        var reconnectPolicy = ReconnectPolicy()
         var subscribers: [UUID: AsyncStream<MoviePlayerEvent>.Continuation] = [:]
         /// Paused because another player took the audio (engine players that yield by interruption).
         var interrupted = false

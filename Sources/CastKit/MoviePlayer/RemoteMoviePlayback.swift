@@ -32,6 +32,8 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     private struct State {
         var playback: (any RouteSession)?
+        /// The key the receiver presented, once connected.
+        var receiverID: String?
         var stopped = false
         /// The receiver's engine reported a playback state: controls go out at once.
         var ready = false
@@ -40,10 +42,13 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     init(
         path: String, receiver: ReceiverDescription, configuration: CastKitConfiguration, startTime: Double,
-        report: @escaping @Sendable (MoviePlaybackReport) -> Void
+        pinnedID: String? = nil, report: @escaping @Sendable (MoviePlaybackReport) -> Void
     ) {
         self.route = receiver
-        self.receiver = receiver
+        // A reconnection insists on the key the receiver it lost presented.
+        var target = receiver
+        if let pinnedID { target.id = pinnedID }
+        self.receiver = target
         self.path = path
         self.configuration = configuration
         self.startTime = startTime
@@ -74,8 +79,12 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
                 report(.routeLost(error))
                 return
             }
+            let receiverID = (playback as? RemotePlayback)?.receiverID
             let kept = lock.withLock {
-                if !state.stopped { state.playback = playback }
+                if !state.stopped {
+                    state.playback = playback
+                    state.receiverID = receiverID
+                }
                 return !state.stopped
             }
             guard kept else {
@@ -89,14 +98,15 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
         }
     }
 
-    /// Reports every event until the finish; a broken connection is a lost route unless we stopped.
+    /// Reports every event until the finish; a broken connection is reported unless we stopped.
     private func readEvents(from playback: any RouteSession) {
         while true {
             let event: PlaybackEvent
             do {
                 event = try playback.nextEvent()
             } catch {
-                if !lock.withLock({ state.stopped }) { report(.routeLost(error)) }
+                let (stopped, receiverID) = lock.withLock { (state.stopped, state.receiverID) }
+                if !stopped { report(.connectionBroken(error, receiverID: receiverID)) }
                 playback.close()
                 return
             }

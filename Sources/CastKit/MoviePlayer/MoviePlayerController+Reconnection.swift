@@ -21,10 +21,10 @@ extension MoviePlayerController {
     /// and a route without a key fall back here at once, as for a lost route.
     func connectionBroken(receiverID: String?) {
         guard role == nil, let receiverID, let route = state.playback?.route else { return routeLost() }
-        if state.reconnection == nil {
-            state.reconnection = Reconnection(
-                route: route, receiverID: receiverID, deadline: .now() + state.reconnectPolicy.window)
-        }
+        // A reconnected session that broke before its clock ran is a failed attempt: the next waits its turn.
+        if state.reconnection != nil { return reconnectionFailed() }
+        state.reconnection = Reconnection(
+            route: route, receiverID: receiverID, deadline: .now() + state.reconnectPolicy.window)
         // The position stands where the receiver was until a playback's clock runs again.
         setPlaybackState(.interrupted)
         reconnect()

@@ -61,7 +61,8 @@ final class LoadTests: XCTestCase {
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
         if !movie {
             // Controls need a session: an idle receiver here is one whose movie is paused (no media work).
-            let pause = try runCommand([Paths.cast, "pause", target], environment: ["XDG_CONFIG_HOME": "\(work!)/owner"])
+            let pause = try runCommand(
+                [Paths.cast, "pause", target], environment: ["XDG_CONFIG_HOME": "\(work!)/owner"])
             XCTAssertEqual(pause.status, 0)
             XCTAssertNotNil(sender.waitForLine(containing: "\"paused\"", timeout: 5), "\(sender.output)")
         }
@@ -109,7 +110,8 @@ final class LoadTests: XCTestCase {
 
         let summary = results.summary()
         print(
-            "load: \(clients) clients for \(Int(seconds)) s \(movie ? "while a movie plays" : "with the movie paused"): "
+            "load: \(clients) clients for \(Int(seconds)) s "
+                + "\(movie ? "while a movie plays" : "with the movie paused"): "
                 + "\(summary.events) controls, \(summary.statuses) status "
                 + "requests, \(summary.lost) lost; command-to-event p50 \(summary.p50) ms, p95 \(summary.p95) ms, "
                 + "p99 \(summary.p99) ms, max \(summary.max) ms; status p99 \(summary.statusP99) ms")

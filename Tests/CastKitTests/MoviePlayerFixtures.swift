@@ -192,8 +192,12 @@ final class MoviePlayerLog: @unchecked Sendable {
     }
 
     /// The playback states the stream yielded, in order.
+    /// The playback states from the stream, once it has caught up with the notifications posted so far (the stream
+    /// is read by a task, which may lag the notification that a test waited for by a moment).
     var states: [PlaybackState] {
-        streamed.compactMap { if case .playbackStateDidChange(let state) = $0 { state } else { nil } }
+        let posted = names.count
+        MovieFixtures.wait(timeout: 2) { streamed.count >= posted }
+        return streamed.compactMap { if case .playbackStateDidChange(let state) = $0 { state } else { nil } }
     }
 
     /// How many notifications of `name` were posted.

@@ -4,18 +4,7 @@ import Foundation
 import XCTest
 
 /// AudioPlayer playing locally, checked by what reached ALSA (the `castcapture` file PCM).
-final class AudioPlayerTests: XCTestCase {
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-    }
-
-    override func tearDown() {
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class AudioPlayerTests: LocalPlaybackTestCase {
     func testDefaultsAndAFileThatCannotBeOpened() throws {
         let tone = try AudioFixtures.tone("a.m4a", seconds: 1, in: folder)
         let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())

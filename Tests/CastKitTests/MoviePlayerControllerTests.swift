@@ -5,18 +5,7 @@ import Synchronization
 import XCTest
 
 /// The movie player playing locally: the engine with audio to ALSA's `null` and no video.
-final class MoviePlayerControllerTests: XCTestCase {
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-    }
-
-    override func tearDown() {
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class MoviePlayerControllerTests: LocalPlaybackTestCase {
     func testDefaults() {
         let player = MoviePlayerController(contentURL: nil, outputs: MovieFixtures.outputs())
         XCTAssertNil(player.contentURL)

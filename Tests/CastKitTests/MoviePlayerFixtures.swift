@@ -203,3 +203,18 @@ final class MoviePlayerLog: @unchecked Sendable {
     /// How many notifications of `name` were posted.
     func count(_ name: Notification.Name) -> Int { names.filter { $0 == name }.count }
 }
+
+/// A test of local playback: a fresh folder for its files (removed afterwards), and no route selected.
+class LocalPlaybackTestCase: XCTestCase {
+    /// The test's own folder.
+    var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = try MovieFixtures.folder()
+        CastRoute.selected = nil
+    }
+
+    override func tearDown() {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+}

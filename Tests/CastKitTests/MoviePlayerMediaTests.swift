@@ -6,18 +6,7 @@ import Synchronization
 import XCTest
 
 /// The movie player's timed metadata, access and error logs, and thumbnails (local playback, ALSA `null`).
-final class MoviePlayerMediaTests: XCTestCase {
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-    }
-
-    override func tearDown() {
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class MoviePlayerMediaTests: LocalPlaybackTestCase {
     /// A tagged clip: its title and artist arrive as timed metadata (with the notification), and the access log
     /// has an entry for the playback with the file's bytes and the time watched.
     func testMetadataAndAccessLog() throws {

@@ -7,18 +7,7 @@ import XCTest
 
 /// The movie player's presentation and flow properties: repeat, end time, scrubbing, full screen, scaling, source
 /// type, http URLs. Local playback: audio to ALSA's `null`, video as framemd5 where frames are checked.
-final class MoviePlayerPresentationTests: XCTestCase {
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-    }
-
-    override func tearDown() {
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
     func testDefaults() {
         let player = MoviePlayerController(contentURL: nil, outputs: MovieFixtures.outputs())
         XCTAssertEqual(player.scalingMode, .aspectFit)

@@ -4,18 +4,7 @@ import Foundation
 import XCTest
 
 /// MusicPlayerController playing a queue locally (audio to ALSA's `null`), and the items and queries it plays.
-final class MusicPlayerControllerTests: XCTestCase {
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-    }
-
-    override func tearDown() {
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class MusicPlayerControllerTests: LocalPlaybackTestCase {
     /// Three short tagged tracks of one album, in a folder with a text file and a subfolder.
     private func album(seconds: Double = 1) throws -> [MediaItem] {
         for track in 1...3 {

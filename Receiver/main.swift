@@ -11,6 +11,13 @@ import Foundation
     import Glibc
 #endif
 
+// A decoder worker (castd re-executed by itself for one session, docs/decoder-worker.md) does nothing else. The mode
+// is not in --help, and refuses to run unless castd started it.
+if SessionWorker.isRequested(CommandLine.arguments) {
+    limitMallocArenas()
+    SessionWorker.run(arguments: CommandLine.arguments)
+}
+
 let options: [OptionSpec] = [
     OptionSpec("name", value: "NAME", help: "friendly name, advertised over mDNS (default: the host name)"),
     OptionSpec("port", value: "N", help: "TCP port to listen on; 0 picks a free port (default 7100)"),
@@ -26,6 +33,8 @@ let options: [OptionSpec] = [
     OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
     OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
+    OptionSpec("decoder-isolation", value: "on|off", help: "decode each session in a worker process with limits (default on)"),
+    OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
     OptionSpec("airplay-video", help: "also accept AirPlay video clients (no pairing: see docs/security.md)"),
     OptionSpec("airplay-port", value: "N", help: "the AirPlay video port with --airplay-video; 0 picks one (default 7000)"),
@@ -129,6 +138,22 @@ func hostName() -> String {
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
+// Each session runs the engine on new threads, and glibc gives threads their own malloc arenas (up to 8 per core),
+// each keeping the high-water mark of what it once held; and it raises its mmap threshold to the largest block
+// freed, so decoded frames end up in those arenas. A receiver that plays one file after another (and hostile ones:
+// docs/faults.md) then grows by megabytes per session. Two arenas and a fixed threshold (frames and packet buffers
+// are mapped and unmapped) keep its memory flat; the cost is a little lock contention between threads.
+// (malloc.h is not part of Swift's Glibc module: mallopt is looked up, with its option numbers from malloc.h.)
+func limitMallocArenas() {
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+        let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+        let arenaMaximum: Int32 = -8  // M_ARENA_MAX
+        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+        _ = mallopt(arenaMaximum, 2)
+        _ = mallopt(mmapThreshold, 128 * 1024)
+    }
+}
+
 let values: [String: String]
 do throws(SettingsProblem) {
     values = try settings()
@@ -183,6 +208,20 @@ if let text = values["sender-timeout"] {
     }
     limits.senderTimeout = .milliseconds(Int(seconds * 1000))
 }
+let decoderIsolation: DecoderIsolation
+switch values["decoder-isolation"] ?? "on" {
+case "on", "yes", "true":
+    var decoderLimits = DecoderLimits()
+    if let text = values["decoder-memory"] {
+        guard let mib = Int64(text), mib >= 256, mib <= 1 << 20 else {
+            fail("--decoder-memory must be a number of MiB from 256 to 1048576", code: 2)
+        }
+        decoderLimits.addressSpace = mib << 20
+    }
+    decoderIsolation = .on(decoderLimits)
+case "off", "no", "false": decoderIsolation = .off
+default: fail("--decoder-isolation must be on or off", code: 2)
+}
 var airPlayPort: UInt16?
 if values["airplay-video"] != nil {
     guard let port = UInt16(values["airplay-port"] ?? "7000") else {
@@ -226,31 +265,27 @@ if auth == .password {
 }
 
 signal(SIGPIPE, SIG_IGN)
-// Each session runs the engine on new threads, and glibc gives threads their own malloc arenas (up to 8 per core),
-// each keeping the high-water mark of what it once held; and it raises its mmap threshold to the largest block
-// freed, so decoded frames end up in those arenas. A receiver that plays one file after another (and hostile ones:
-// docs/faults.md) then grows by megabytes per session. Two arenas and a fixed threshold (frames and packet buffers
-// are mapped and unmapped) keep its memory flat; the cost is a little lock contention between threads.
-// (malloc.h is not part of Swift's Glibc module: mallopt is looked up, with its option numbers from malloc.h.)
-if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
-    let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-    let arenaMaximum: Int32 = -8  // M_ARENA_MAX
-    let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
-    _ = mallopt(arenaMaximum, 2)
-    _ = mallopt(mmapThreshold, 128 * 1024)
-}
+limitMallocArenas()
 let logger = Logger.standardError()
-let configuration = ReceiverConfiguration(
+var configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,
     stateDirectory: stateDirectory, takeover: takeover, advertise: values["no-advertise"] == nil,
     engine: PlayerConfiguration(audio: audio, video: video, scalingMode: scaling, timingLog: values["timing-log"]),
     events: events, limits: limits, airPlayVideoPort: airPlayPort)
+configuration.decoderIsolation = decoderIsolation
 let receiver: Receiver
 do {
     receiver = try Receiver(configuration: configuration, logger: logger)
     try receiver.start()
 } catch {
     fail("\(error)", code: 1)
+}
+switch (decoderIsolation, video) {
+case (.off, _): logger.info("decoder isolation off: sessions decode inside castd")
+case (.on, .window), (.on, .fullscreen):
+    logger.warning("decoder isolation: sessions that show video in a window decode inside castd (docs/security.md)")
+case (.on(let limits), _):
+    logger.info("decoder isolation on: each session decodes in a worker process (address space \(limits.addressSpace >> 20) MiB)")
 }
 switch auth {
 case .none:

@@ -22,12 +22,15 @@ final class PlaybackSession: Sendable {
     /// The AirPlay client's `X-Apple-Session-ID`, when an AirPlay client started it with one.
     let airPlaySessionID: String?
     private let engine: PlayerConfiguration
+    /// Whether the engine runs in a worker process (`DecoderProcess`) or here (`Player`).
+    private let isolation: DecoderIsolation
     private let onEvent: @Sendable (PlaybackSession, PlaybackEvent) -> Void
     private let onEnd: @Sendable (PlaybackSession) -> Void
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
-        var player: Player?
+        /// The engine, once the media connection arrived (or the URL was opened).
+        var player: (any PlaybackEngine)?
         var source: RemoteSource?
         var finished = false
         /// Set when the receiver ends the session for its own reason (sender lost, take-over):
@@ -54,7 +57,7 @@ final class PlaybackSession: Sendable {
 
     init(
         request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
-        startFraction: Double? = nil, airPlaySessionID: String? = nil, onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
+        isolation: DecoderIsolation = .off, startFraction: Double? = nil, airPlaySessionID: String? = nil, onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {
         var generator = SystemRandomNumberGenerator()
@@ -69,6 +72,7 @@ final class PlaybackSession: Sendable {
         // The access log's start-up time counts from the play request, not from the media connection.
         engine.requestDate = Date()
         self.engine = engine
+        self.isolation = isolation
         self.onEvent = onEvent
         self.onEnd = onEnd
     }
@@ -99,13 +103,7 @@ final class PlaybackSession: Sendable {
             return
         }
         let source = RemoteSource(tls: tls, descriptor: media)
-        // The network read happens on the read-ahead thread; the engine reads from its buffer.
-        // The engine holds the session strongly on purpose: a session that another sender took
-        // over is no longer held by the receiver, yet must live to deliver its finish. The cycle
-        // (session → player → this closure → session) is broken when the finish arrives.
-        let player = Player(source: ReadAheadSource(source), configuration: engine) { event in
-            self.handle(event)
-        }
+        let player = makeEngine(source: source, url: nil)
         let start = state.withLock { state -> Bool in
             guard !state.finished, state.player == nil else { return false }
             state.player = player
@@ -127,10 +125,7 @@ final class PlaybackSession: Sendable {
     /// go to FFmpeg in the URL's userinfo, percent-encoded; they are never logged.
     func startURL() {
         guard let url = request.url else { return }
-        let player = Player(url: Self.engineURL(url, username: request.username, password: request.password), configuration: engine) { event in
-            // Held strongly until the finish, as in attach.
-            self.handle(event)
-        }
+        let player = makeEngine(source: nil, url: Self.engineURL(url, username: request.username, password: request.password))
         let start = state.withLock { state -> Bool in
             guard !state.finished, state.player == nil else { return false }
             state.player = player
@@ -141,6 +136,27 @@ final class PlaybackSession: Sendable {
         player.setVolume(volume.level)
         player.setMuted(volume.muted)
         player.start()
+    }
+
+    /// The engine for served media (`source`) or a URL: in a worker process when decoder isolation is on and the
+    /// video output can leave castd (not a window), otherwise here. The engine holds the session strongly on purpose:
+    /// a session that another sender took over is no longer held by the receiver, yet must live to deliver its
+    /// finish. The cycle (session → engine → its event closure → session) is broken when the finish arrives.
+    private func makeEngine(source: RemoteSource?, url: String?) -> any PlaybackEngine {
+        if case .on(let limits) = isolation {
+            let volume = state.withLock { $0.volume }
+            let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
+            if let start = WorkerStart(
+                media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits)
+            {
+                return DecoderProcess(start: start, source: source) { event in self.handle(event) }
+            }
+        }
+        if let source {
+            // The network read happens on the read-ahead thread; the engine reads from its buffer.
+            return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
+        }
+        return Player(url: url ?? "", configuration: engine) { event in self.handle(event) }
     }
 
     /// `url` with `username:password@` after its scheme, each percent-encoded (FFmpeg decodes them).
@@ -219,8 +235,12 @@ final class PlaybackSession: Sendable {
             player?.setRate(rate)
             handle(.rate(rate))
         case .accessLog:
-            let entry = player?.accessLog() ?? AccessLogEntry(playbackStartDate: Date().timeIntervalSince1970)
-            handle(.accessLog(entry))
+            // A worker answers later, with an `accessLog` event of its own.
+            guard let player else {
+                handle(.accessLog(AccessLogEntry(playbackStartDate: Date().timeIntervalSince1970)))
+                return
+            }
+            if let entry = player.requestAccessLog() { handle(.accessLog(entry)) }
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }
@@ -233,7 +253,7 @@ final class PlaybackSession: Sendable {
 
     /// Sets the output level (the receiver's, which this session plays at) and tells the sender.
     func apply(volume: Double, muted: Bool, announce: Bool) {
-        let player = state.withLock { state -> Player? in
+        let player = state.withLock { state -> (any PlaybackEngine)? in
             state.volume = (volume, muted)
             return state.player
         }
@@ -244,7 +264,7 @@ final class PlaybackSession: Sendable {
 
     /// Ends the session for a reason of the receiver's; the sender (and the log) see `finish`.
     func end(with finish: PlaybackEvent) {
-        let player = state.withLock { state -> Player? in
+        let player = state.withLock { state -> (any PlaybackEngine)? in
             if state.overrideFinish == nil, !state.finished { state.overrideFinish = finish }
             return state.player
         }
@@ -355,7 +375,7 @@ final class PlaybackSession: Sendable {
     /// seek there (the engine holds a seek asked for before it plays and starts from there).
     private func applyStartFraction(duration: Double) {
         guard let fraction = startFraction, fraction > 0, duration > 0 else { return }
-        let player = state.withLock { state -> Player? in
+        let player = state.withLock { state -> (any PlaybackEngine)? in
             guard !state.startApplied else { return nil }
             state.startApplied = true
             return state.player

@@ -221,7 +221,7 @@ public final class Receiver: Sendable {
         engine.scalingMode = state.withLock { $0.scaling }
         let session = PlaybackSession(
             request: request, senderName: senderName, owner: owner, engine: engine,
-            startFraction: startFraction, airPlaySessionID: airPlaySessionID,
+            isolation: configuration.decoderIsolation, startFraction: startFraction, airPlaySessionID: airPlaySessionID,
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.tellWatchers(event, except: session)

@@ -21,6 +21,9 @@ public struct ReceiverConfiguration: Sendable {
     public var takeover: TakeoverPolicy
     /// Where audio and video go.
     public var engine: PlayerConfiguration
+    /// Whether each session's demux and decode run in a worker process (castd turns it on; library users of
+    /// `Receiver` get `.off`, since their executable is not castd). See docs/security.md.
+    public var decoderIsolation: DecoderIsolation = .off
     /// Where `--events` writes, if anywhere.
     public var events: EventLog?
     /// Limits that protect the receiver from slow or hostile peers.

@@ -1,0 +1,238 @@
+import CastMedia
+import CastProtocol
+import Foundation
+import Glibc
+
+/// A session's engine in a worker process (castd re-executed with `--session-worker`): demux, decode and the
+/// outputs run there; castd keeps the network. It serves the worker's reads of served media from the session's
+/// `RemoteSource`, forwards controls, and hands the worker's events, checked, to the session. A worker that dies
+/// or breaks the channel's rules ends the session with `playbackError` saying so; castd goes on.
+///
+/// Threads: a reader (the worker's messages, events delivered in order on it; the only thread that kills and reaps
+/// the worker) and, for served media, a server (blocking reads of the sender's media connection, so that events
+/// never wait behind media bytes).
+///
+/// Thread-safety: the mutable state is guarded by `condition`; the channel is thread-safe for sending.
+final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
+    // Invariant: the `let`s never change; every `var` is read and written only under `condition`.
+    private let source: RemoteSource?
+    private let onEvent: @Sendable (PlaybackEvent) -> Void
+    private let condition = NSCondition()
+    private var startMessage: WorkerStart
+    private var channel: WorkerChannel?
+    private var pid: pid_t?
+    private var started = false
+    private var stopping = false
+    private var closed = false
+    /// Controls asked for before the worker runs; sent after the start message.
+    private var pending: [PlaybackControl.Action] = []
+    /// Reads the worker asked for and the server has not taken yet.
+    private var reads: [MediaRead] = []
+
+    /// How long a stopped worker may take to finish before it is killed.
+    static let stopGrace: Duration = .seconds(3)
+    /// Reads a worker may have waiting: it reads one at a time (one more after a cancelled one).
+    static let maximumWaitingReads = 2
+
+    /// An engine for `start`'s media, read from `source` when served (nil for a URL).
+    init(start: WorkerStart, source: RemoteSource?, onEvent: @escaping @Sendable (PlaybackEvent) -> Void) {
+        self.startMessage = start
+        self.source = source
+        self.onEvent = onEvent
+    }
+
+    /// The worker's pid while it runs (tests find it as castd's child).
+    var workerPID: pid_t? { condition.withLock { pid } }
+
+    func start() {
+        let (first, stoppedEarly) = condition.withLock { () -> (Bool, Bool) in
+            defer { started = true }
+            return (!started, stopping)
+        }
+        guard first else { return }
+        if stoppedEarly {
+            finish(.userExited, nil)
+            return
+        }
+        let channel: WorkerChannel
+        do {
+            let (mine, theirs) = try WorkerChannel.socketPair()
+            channel = WorkerChannel(fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
+            defer { _ = Glibc.close(theirs) }
+            let pid = try WorkerProcess.spawn(channel: theirs)
+            channel.setSendTimeout(seconds: 5)
+            let (start, controls) = condition.withLock { () -> (WorkerStart, [PlaybackControl.Action]) in
+                self.channel = channel
+                self.pid = pid
+                defer { pending.removeAll() }
+                return (startMessage, pending)
+            }
+            try? channel.send(.start(start))
+            for action in controls { try? channel.send(.control(PlaybackControl(action))) }
+        } catch {
+            let message = "\(error)"
+            onEvent(.errorLog(ErrorLogEntry(date: Date().timeIntervalSince1970, domain: "decoder", comment: message)))
+            finish(.playbackError, message)
+            return
+        }
+        spawnThread("castd.decoder.reader") { self.runReader(channel) }
+        if source != nil { spawnThread("castd.decoder.server") { self.runServer(channel) } }
+    }
+
+    func pause() { send(.pause) }
+    func resume() { send(.resume) }
+    func seek(to seconds: Double, exact: Bool) { send(.seek(position: seconds, exact: exact)) }
+    func setRate(_ rate: Double) { send(.rate(rate)) }
+    func setScalingMode(_ mode: ScalingMode) {
+        if let word = VideoScalingMode(rawValue: mode.rawValue) { send(.scaling(word)) }
+    }
+
+    func setVolume(_ volume: Double) {
+        let before = condition.withLock { () -> Bool in
+            startMessage.volume = volume
+            return !started
+        }
+        if !before { send(.volume(volume)) }
+    }
+
+    func setMuted(_ muted: Bool) {
+        let before = condition.withLock { () -> Bool in
+            startMessage.muted = muted
+            return !started
+        }
+        if !before { send(.mute(muted)) }
+    }
+
+    func requestAccessLog() -> AccessLogEntry? {
+        send(.accessLog)
+        return nil
+    }
+
+    /// Asks the worker to stop (it finishes with `userExited`) and unblocks a media read in progress; a worker that
+    /// has not finished after `stopGrace` is killed.
+    func stop() {
+        let (wasStarted, first) = condition.withLock { () -> (Bool, Bool) in
+            defer { stopping = true }
+            return (started, !stopping)
+        }
+        guard first else { return }
+        guard wasStarted else { return }  // start() finishes at once.
+        send(.stop)
+        source?.cancel()
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.stopGrace.timeInterval) { [self] in
+            // The reader sees the channel end, and kills and reaps the worker.
+            condition.withLock { closed ? nil : channel }?.shutdown()
+        }
+    }
+
+    private func send(_ action: PlaybackControl.Action) {
+        let channel = condition.withLock { () -> WorkerChannel? in
+            if !started {
+                pending.append(action)
+                return nil
+            }
+            return closed ? nil : self.channel
+        }
+        guard let channel else { return }
+        do {
+            try channel.send(.control(PlaybackControl(action)))
+        } catch {
+            // A worker that stopped reading is treated as dead: the reader reaps it.
+            channel.shutdown()
+        }
+    }
+
+    // MARK: Threads
+
+    private func runReader(_ channel: WorkerChannel) {
+        var violation: String?
+        var finished = false
+        var videoActive = false
+        while true {
+            let message: WorkerMessage?
+            do {
+                message = try channel.receive()
+            } catch {
+                violation = "\(error)"
+                break
+            }
+            guard let message else { break }
+            switch message {
+            case .read(let read):
+                let accepted = condition.withLock { () -> Bool in
+                    guard reads.count < Self.maximumWaitingReads else { return false }
+                    reads.append(read)
+                    condition.broadcast()
+                    return true
+                }
+                if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
+            case .event(let event):
+                if case .videoActive(let active) = event { videoActive = active }
+                if case .finished = event { finished = true }
+                onEvent(event)
+            case .start, .control, .data, .readFailed:
+                preconditionFailure("WorkerMessage.fromWorker lets only read and event through")
+            }
+            if violation != nil || finished { break }
+        }
+        let pid = condition.withLock { () -> pid_t? in
+            closed = true
+            condition.broadcast()
+            return self.pid
+        }
+        // A worker that broke the rules is not waited for; one that finished has a moment to exit by itself.
+        if violation != nil, let pid { kill(pid, SIGKILL) }
+        channel.shutdown()
+        source?.cancel()
+        guard let pid else { return }
+        let end = WorkerProcess.reap(pid, grace: finished ? .seconds(2) : .milliseconds(300))
+        guard !finished else { return }
+        let message =
+            violation.map { "the decoder process broke the channel's rules and was stopped: \($0)" }
+            ?? "the decoder process died: it \(end.text)"
+        onEvent(.errorLog(ErrorLogEntry(date: Date().timeIntervalSince1970, domain: "decoder", comment: message)))
+        if videoActive { onEvent(.videoActive(false)) }
+        finish(.playbackError, message)
+    }
+
+    /// Serves the worker's reads from the sender's media, one at a time, in order.
+    private func runServer(_ channel: WorkerChannel) {
+        guard let source else { return }
+        var position: Int64 = 0
+        while true {
+            let next = condition.withLock { () -> MediaRead? in
+                while reads.isEmpty && !closed { condition.wait() }
+                return closed ? nil : reads.removeFirst()
+            }
+            guard let read = next else { return }
+            let reply: WorkerMessage
+            do {
+                if read.offset != position {
+                    try source.seek(to: read.offset)
+                    position = read.offset
+                }
+                var bytes = [UInt8](repeating: 0, count: read.length)
+                let count = try bytes.withUnsafeMutableBytes { try source.read(into: $0) }
+                position += Int64(count)
+                bytes.removeSubrange(count...)
+                reply = .data(MediaData(offset: read.offset, bytes: bytes))
+            } catch {
+                reply = .readFailed("\(error)")
+            }
+            do { try channel.send(reply) } catch { return }
+        }
+    }
+
+    /// The closing pair of a session whose worker cannot say it.
+    private func finish(_ reason: FinishReason, _ error: String?) {
+        onEvent(.playbackState(.stopped))
+        onEvent(.finished(reason: reason, error: error))
+    }
+
+    private func spawnThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}

@@ -1,0 +1,88 @@
+import CastProtocol
+import Foundation
+import Glibc
+
+/// One end of the channel between castd and a decoder worker: a Unix stream socket carrying `WorkerMessage`
+/// frames, bounded by the receiving side's `FrameDecoder`.
+///
+/// Thread-safety: `send` may be called from any thread (one frame at a time, under `sendLock`); `receive` by one
+/// thread only (the end's reader); `shutdown` from any thread. The descriptor is closed in deinit, once nothing
+/// can use it.
+final class WorkerChannel: @unchecked Sendable {
+    // Invariant: `decoder` is touched only by the single reader thread; writes happen only under `sendLock`;
+    // `fd` never changes.
+    let fd: Int32
+    private let sendLock = NSLock()
+    private var decoder: FrameDecoder
+    private let decode: @Sendable (Frame) throws(ProtocolError) -> WorkerMessage
+
+    /// Takes ownership of `fd`. `incoming` bounds the frames this end accepts; `decode` judges them.
+    init(
+        fd: Int32, incoming maximumFrameLength: Int,
+        decode: @escaping @Sendable (Frame) throws(ProtocolError) -> WorkerMessage
+    ) {
+        self.fd = fd
+        self.decoder = FrameDecoder(maximumFrameLength: maximumFrameLength)
+        self.decode = decode
+    }
+
+    deinit { _ = Glibc.close(fd) }
+
+    /// A connected pair of descriptors, both close-on-exec.
+    static func socketPair() throws -> (Int32, Int32) {
+        var fds: [Int32] = [-1, -1]
+        let status = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &fds)
+        guard status == 0 else { throw WorkerFailure("socketpair: \(String(cString: strerror(errno)))") }
+        return (fds[0], fds[1])
+    }
+
+    /// A write that makes no progress for this long fails (the peer stopped reading).
+    func setSendTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Writes one message whole.
+    func send(_ message: WorkerMessage) throws {
+        let bytes = message.encoded()
+        try sendLock.withLock {
+            var written = 0
+            while written < bytes.count {
+                let count = bytes.withUnsafeBytes { buffer in
+                    Glibc.send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+                }
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if code == EAGAIN || code == EWOULDBLOCK { throw WorkerFailure("the channel is full: the peer stopped reading") }
+                    throw WorkerFailure("send: \(String(cString: strerror(code)))")
+                }
+                written += count
+            }
+        }
+    }
+
+    /// The next message; nil when the peer closed the channel. Throws when the peer broke the channel's rules.
+    func receive() throws -> WorkerMessage? {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            if let frame = try decoder.nextFrame() { return try decode(frame) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return nil }
+            decoder.feed(chunk[0..<count])
+        }
+    }
+
+    /// Ends both directions: a reader blocked in `receive` returns nil, and so does the peer's.
+    func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+}
+
+/// A failure of the worker or its channel, with a message for the logs and the sender.
+struct WorkerFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

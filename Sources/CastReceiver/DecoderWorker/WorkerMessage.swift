@@ -1,0 +1,141 @@
+import CastProtocol
+import Foundation
+
+/// One message on the channel between castd and a session's decoder worker (docs/decoder-worker.md).
+///
+/// The channel is a stream socket cut into the wire protocol's frames (4-byte length, type byte, payload) by a
+/// `FrameDecoder` with a bound per direction. The payloads reuse the wire messages' codecs, checks included
+/// (`Message.event`, `Message.mediaRead`, ...), so a worker's message is judged by the same rules as a sender's.
+/// Value in, value out: no I/O here.
+enum WorkerMessage: Sendable, Equatable {
+    // castd → worker
+    /// What to play and how (the first message, once).
+    case start(WorkerStart)
+    /// A control for the engine: pause, resume, seek, volume, mute, rate, scaling, accessLog, stop.
+    case control(PlaybackControl)
+    /// The answer to a `read`: the bytes at its offset (none at the end of the media).
+    case data(MediaData)
+    /// The answer to a `read` that failed (the sender lost, a stream that cannot seek).
+    case readFailed(String)
+    // worker → castd
+    /// The engine wants bytes of the served media.
+    case read(MediaRead)
+    /// An engine event, as the engine emitted it.
+    case event(PlaybackEvent)
+
+    /// The type byte of each message. Explicit values, never reused.
+    enum Kind: UInt8 {
+        case start = 1
+        case control = 2
+        case data = 3
+        case readFailed = 4
+        case read = 10
+        case event = 11
+    }
+
+    /// The longest frame castd accepts from a worker: events are small (they reach senders in control frames of
+    /// this size), and so is a read request.
+    static let maximumFromWorker = FrameDecoder.defaultMaximumFrameLength
+    /// The longest frame a worker accepts from castd: media data of the largest read.
+    static let maximumToWorker = MediaData.maximumFrameLength
+    /// The longest `readFailed` message.
+    static let maximumMessageLength = maximumTextLength
+
+    var kind: Kind {
+        switch self {
+        case .start: .start
+        case .control: .control
+        case .data: .data
+        case .readFailed: .readFailed
+        case .read: .read
+        case .event: .event
+        }
+    }
+
+    /// Whether the worker sends this message (castd sends the others).
+    var isFromWorker: Bool { kind == .read || kind == .event }
+
+    /// The message as a frame.
+    func frame() -> Frame {
+        let payload: [UInt8]
+        switch self {
+        case .start(let start): payload = Self.encodeJSON(start)
+        case .control(let control): payload = Message.control(control).frame().payload
+        case .data(let data): payload = Message.mediaData(data).frame().payload
+        case .readFailed(let message):
+            payload = Message.error(ErrorMessage(code: "readFailed", message: String(message.prefix(Self.maximumMessageLength))))
+                .frame().payload
+        case .read(let read): payload = Message.mediaRead(read).frame().payload
+        case .event(let event): payload = Message.event(event).frame().payload
+        }
+        return Frame(type: kind.rawValue, payload: payload)
+    }
+
+    /// The frame's wire bytes.
+    func encoded() -> [UInt8] { frame().encoded() }
+
+    /// Decodes a frame that came from a worker: only `read` and `event`, each checked as the wire protocol checks it.
+    /// - Throws: `ProtocolError` for anything else; castd then ends the worker.
+    static func fromWorker(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
+        let message = try decode(frame)
+        guard message.isFromWorker else {
+            throw ProtocolError(.unexpectedMessage, "a worker may not send message type \(frame.type)")
+        }
+        return message
+    }
+
+    /// Decodes a frame that came from castd: `start`, `control`, `data` and `readFailed`.
+    static func fromCastd(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
+        let message = try decode(frame)
+        guard !message.isFromWorker else {
+            throw ProtocolError(.unexpectedMessage, "castd does not send message type \(frame.type)")
+        }
+        return message
+    }
+
+    private static func decode(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
+        guard let kind = Kind(rawValue: frame.type) else {
+            throw ProtocolError(.unknownMessageType, "unknown worker message type \(frame.type)")
+        }
+        func wire(_ type: MessageType) throws(ProtocolError) -> Message {
+            try Message(Frame(type: type.rawValue, payload: frame.payload))
+        }
+        switch kind {
+        case .start:
+            do {
+                return .start(try JSONDecoder().decode(WorkerStart.self, from: Data(frame.payload)))
+            } catch {
+                throw ProtocolError(.malformedMessage, "start payload does not decode")
+            }
+        case .control:
+            guard case .control(let control) = try wire(.control) else { break }
+            return .control(control)
+        case .data:
+            guard case .mediaData(let data) = try wire(.mediaData) else { break }
+            guard data.bytes.count <= MediaRead.maximumLength else {
+                throw ProtocolError(.malformedMessage, "data longer than the longest read")
+            }
+            return .data(data)
+        case .readFailed:
+            guard case .error(let error) = try wire(.error) else { break }
+            return .readFailed(String(error.message.prefix(maximumMessageLength)))
+        case .read:
+            guard case .mediaRead(let read) = try wire(.mediaRead) else { break }
+            return .read(read)
+        case .event:
+            guard case .event(let event) = try wire(.event) else { break }
+            return .event(event)
+        }
+        throw ProtocolError(.malformedMessage, "worker message type \(frame.type) does not decode")
+    }
+
+    private static func encodeJSON(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            return Array(try encoder.encode(value))
+        } catch {
+            preconditionFailure("encoding a worker message cannot fail: \(error)")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import CastMedia
+import CastProtocol
+import Foundation
+
+/// What a decoder worker plays and how: the first message castd sends it. Plain values only (no objects cross the
+/// process boundary); the URL and its credentials travel here rather than on the command line, which any local user
+/// can read in /proc.
+struct WorkerStart: Codable, Sendable, Equatable {
+    /// The served media (read through the channel), or nil for a URL.
+    struct Media: Codable, Sendable, Equatable {
+        var size: Int64?
+        var seekable: Bool
+        var nameHint: String?
+    }
+
+    var media: Media?
+    /// The http(s) URL the worker opens itself, credentials in its userinfo; nil for served media.
+    var url: String?
+    /// The ALSA PCM, nil for no audio.
+    var audioDevice: String?
+    /// The framemd5 file, nil for no video (window sessions never run in a worker).
+    var framemd5: String?
+    var startTime: Double
+    var scalingMode: String
+    var autoplay: Bool
+    /// Seconds since 1970.
+    var requestDate: Double?
+    var timingLog: String?
+    var volume: Double
+    var muted: Bool
+    /// The worker's resource limits, applied before it opens the media.
+    var limits: DecoderLimits
+
+    /// The start message for `configuration`, or nil when its video output cannot leave castd (a window).
+    init?(
+        media: Media?, url: String?, configuration: PlayerConfiguration, volume: Double, muted: Bool,
+        limits: DecoderLimits
+    ) {
+        switch configuration.video {
+        case .none: framemd5 = nil
+        case .framemd5(let path): framemd5 = path
+        case .window, .fullscreen: return nil
+        }
+        switch configuration.audio {
+        case .none: audioDevice = nil
+        case .alsa(let device): audioDevice = device
+        }
+        self.media = media
+        self.url = url
+        startTime = configuration.startTime
+        scalingMode = configuration.scalingMode.rawValue
+        autoplay = configuration.autoplay
+        requestDate = configuration.requestDate?.timeIntervalSince1970
+        timingLog = configuration.timingLog
+        self.volume = volume
+        self.muted = muted
+        self.limits = limits
+    }
+
+    /// The engine configuration in the worker.
+    var configuration: PlayerConfiguration {
+        var configuration = PlayerConfiguration(
+            audio: audioDevice.map { .alsa(device: $0) } ?? .none,
+            video: framemd5.map { .framemd5(path: $0) } ?? .none, startTime: startTime,
+            scalingMode: ScalingMode(rawValue: scalingMode) ?? .aspectFit, autoplay: autoplay, timingLog: timingLog)
+        configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
+        return configuration
+    }
+}
+
+/// Where decoding runs: in a worker process per session (the default of castd), or inside castd.
+public enum DecoderIsolation: Sendable, Equatable {
+    /// Demux and decode run inside castd (debugging; and what library users of `Receiver` get by default).
+    case off
+    /// Each session's demux, decode and output run in a worker process with these limits. Sessions that show video
+    /// in a window (`window`, `fullscreen`) still run inside castd: see docs/security.md.
+    case on(DecoderLimits)
+}
+
+/// The resource limits of a decoder worker (setrlimit), besides those that are always set (no core files, no new
+/// privileges, death with castd).
+public struct DecoderLimits: Codable, Sendable, Equatable {
+    /// RLIMIT_AS: the address space, in bytes (4 GiB by default).
+    public var addressSpace: Int64 = 4 << 30
+    /// RLIMIT_NOFILE: open file descriptors (the channel, ALSA, the framemd5 file, http connections).
+    public var openFiles: Int = 64
+    /// Creates the defaults.
+    public init() {}
+}

@@ -1,0 +1,135 @@
+import CastMedia
+import CastProtocol
+import XCTest
+
+@testable import CastReceiver
+
+/// The decoder worker's channel as values: every message survives framing both ways, each side accepts only what
+/// the other may send, and nothing a worker sends can exceed the bounds castd sets.
+final class WorkerMessageTests: XCTestCase {
+    private enum Fixtures {
+        static let start = WorkerStart(
+            media: WorkerStart.Media(size: 1234, seekable: true, nameHint: "clip.mp4"), url: nil,
+            configuration: PlayerConfiguration(audio: .alsa(device: "hw:0"), video: .framemd5(path: "/tmp/f.md5")),
+            volume: 0.5, muted: true, limits: DecoderLimits())!
+        static let fromCastd: [WorkerMessage] = [
+            .start(start), .control(PlaybackControl(.seek(position: 12.5, exact: true))),
+            .control(PlaybackControl(.scaling(.aspectFill))), .data(MediaData(offset: 1 << 40, bytes: [1, 2, 3])),
+            .data(MediaData(offset: 0, bytes: [])), .readFailed("the sender closed the media connection"),
+        ]
+        static let fromWorker: [WorkerMessage] = [
+            .read(MediaRead(offset: 0, length: MediaRead.maximumLength)), .event(.playbackState(.playing)),
+            .event(.position(seconds: 1.5, at: 1_700_000_000)), .event(.finished(reason: .playbackError, error: "boom")),
+        ]
+    }
+
+    /// Feeds `bytes` to a decoder of `limit` and decodes every frame with `decode`.
+    private func decodeAll(
+        _ bytes: [UInt8], limit: Int, _ decode: (Frame) throws(ProtocolError) -> WorkerMessage
+    ) throws -> [WorkerMessage] {
+        var decoder = FrameDecoder(maximumFrameLength: limit)
+        decoder.feed(bytes)
+        var messages: [WorkerMessage] = []
+        while let frame = try decoder.nextFrame() { messages.append(try decode(frame)) }
+        XCTAssertFalse(decoder.hasPartialFrame)
+        return messages
+    }
+
+    func testEveryMessageSurvivesTheChannelInItsDirection() throws {
+        let toWorker = Fixtures.fromCastd.flatMap { $0.encoded() }
+        XCTAssertEqual(
+            try decodeAll(toWorker, limit: WorkerMessage.maximumToWorker, WorkerMessage.fromCastd), Fixtures.fromCastd)
+        let toCastd = Fixtures.fromWorker.flatMap { $0.encoded() }
+        XCTAssertEqual(
+            try decodeAll(toCastd, limit: WorkerMessage.maximumFromWorker, WorkerMessage.fromWorker), Fixtures.fromWorker)
+    }
+
+    func testEachSideRefusesWhatOnlyItMaySend() {
+        for message in Fixtures.fromCastd {
+            XCTAssertThrowsError(try WorkerMessage.fromWorker(message.frame()), "\(message.kind)") { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .unexpectedMessage)
+            }
+        }
+        for message in Fixtures.fromWorker {
+            XCTAssertThrowsError(try WorkerMessage.fromCastd(message.frame()), "\(message.kind)") { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .unexpectedMessage)
+            }
+        }
+        XCTAssertThrowsError(try WorkerMessage.fromWorker(Frame(type: 99, payload: []))) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .unknownMessageType)
+        }
+    }
+
+    /// A worker that announces a huge frame costs castd four bytes: the length prefix alone is refused.
+    func testAnOversizedFrameFromAWorkerIsRefusedByItsLengthPrefix() {
+        let length = UInt32(WorkerMessage.maximumFromWorker + 1)
+        var decoder = FrameDecoder(maximumFrameLength: WorkerMessage.maximumFromWorker)
+        decoder.feed([UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+        XCTAssertThrowsError(try decoder.nextFrame()) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .frameTooLarge)
+        }
+        // The largest read's data fits the worker's bound exactly.
+        let data = WorkerMessage.data(MediaData(offset: 7, bytes: [UInt8](repeating: 9, count: MediaRead.maximumLength)))
+        XCTAssertEqual(data.encoded().count - Frame.headerSize, WorkerMessage.maximumToWorker)
+        XCTAssertEqual(
+            try? decodeAll(data.encoded(), limit: WorkerMessage.maximumToWorker, WorkerMessage.fromCastd), [data])
+    }
+
+    /// What a compromised worker might say instead of a read or an event is refused, not trusted.
+    func testMalformedWorkerMessagesAreRefused() {
+        let bad: [Frame] = [
+            Frame(type: WorkerMessage.Kind.read.rawValue, payload: Array(#"{"offset":-1,"length":10}"#.utf8)),
+            Frame(type: WorkerMessage.Kind.read.rawValue, payload: Array(#"{"offset":0,"length":0}"#.utf8)),
+            Frame(
+                type: WorkerMessage.Kind.read.rawValue,
+                payload: Array(#"{"offset":0,"length":\#(MediaRead.maximumLength + 1)}"#.utf8)),
+            Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(#"{"event":"selfDestruct"}"#.utf8)),
+            Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(#"{"event":"position","position":"x","at":1}"#.utf8)),
+            Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array("not json".utf8)),
+            Frame(type: WorkerMessage.Kind.event.rawValue, payload: []),
+        ]
+        for frame in bad {
+            XCTAssertThrowsError(try WorkerMessage.fromWorker(frame), String(decoding: frame.payload, as: UTF8.self)) {
+                error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .malformedMessage)
+            }
+        }
+    }
+
+    func testAReadFailureMessageIsBounded() throws {
+        let long = WorkerMessage.readFailed(String(repeating: "x", count: 10_000))
+        guard case .readFailed(let text) = try WorkerMessage.fromCastd(long.frame()) else { return XCTFail() }
+        XCTAssertEqual(text.count, WorkerMessage.maximumMessageLength)
+    }
+
+    /// The start message carries the engine configuration across; a window cannot leave castd.
+    func testTheStartMessageCarriesTheConfigurationAndRefusesWindows() throws {
+        var configuration = PlayerConfiguration(
+            audio: .none, video: .framemd5(path: "/x.md5"), startTime: 3, scalingMode: .fill, autoplay: false,
+            timingLog: "/t.log")
+        configuration.requestDate = Date(timeIntervalSince1970: 1_700_000_000.5)
+        let start = try XCTUnwrap(
+            WorkerStart(
+                media: nil, url: "http://u:p@host/a.m3u8", configuration: configuration, volume: 1, muted: false,
+                limits: DecoderLimits()))
+        guard case .start(let decoded) = try WorkerMessage.fromCastd(WorkerMessage.start(start).frame()) else {
+            return XCTFail()
+        }
+        let back = decoded.configuration
+        XCTAssertEqual(back.audio, .none)
+        XCTAssertEqual(back.video, .framemd5(path: "/x.md5"))
+        XCTAssertEqual(back.startTime, 3)
+        XCTAssertEqual(back.scalingMode, .fill)
+        XCTAssertFalse(back.autoplay)
+        XCTAssertEqual(back.timingLog, "/t.log")
+        XCTAssertEqual(back.requestDate, configuration.requestDate)
+        XCTAssertEqual(decoded.url, "http://u:p@host/a.m3u8")
+        XCTAssertEqual(decoded.limits.addressSpace, 4 << 30)
+        for video in [VideoOutput.window, .fullscreen] {
+            XCTAssertNil(
+                WorkerStart(
+                    media: nil, url: "http://h/a", configuration: PlayerConfiguration(audio: .none, video: video),
+                    volume: 1, muted: false, limits: DecoderLimits()))
+        }
+    }
+}

@@ -14,6 +14,7 @@ func manualPage() -> ManualPage {
                     "With --auth pin (the default) it prints a line \"Pairing PIN: NNNN\" with a fresh PIN for each pairing attempt; cast pair asks for it. After five wrong PINs in a row pairing is closed for 60 seconds.",
                     "Every option can also be set in the config file as a line \"key = value\", the key being the option's name without dashes (name = Kitchen); # starts a comment. A switch takes yes or no (airplay-video = yes). Options on the command line win.",
                     "With --airplay-video it also answers AirPlay 1 video clients (an iPhone's or pyatv's \"play this URL\") on --airplay-port (7000), advertised as _airplay._tcp. AirPlay video has no pairing: anyone on the network can then make the receiver play an http(s) URL, and pause, seek or stop it. It is off by default.",
+                    "Each session's demux and decode run in a worker process (castd re-executes itself) with resource limits: a crash or an exhausted limit there ends that session with a playbackError saying the decoder died, and castd goes on. Sessions that show video in a window or full screen still decode inside castd. --decoder-isolation off decodes every session inside castd (debugging).",
                 ],
                 options: options),
             .init("EXAMPLES", examples: [

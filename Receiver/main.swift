@@ -33,7 +33,7 @@ let options: [OptionSpec] = [
     OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
     OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
-    OptionSpec("decoder-isolation", value: "on|off", help: "decode each session in a worker process with limits (default on)"),
+    OptionSpec("decoder-isolation", value: "MODE", help: "on (default): decode each session in a worker process with limits; off"),
     OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
     OptionSpec("airplay-video", help: "also accept AirPlay video clients (no pairing: see docs/security.md)"),

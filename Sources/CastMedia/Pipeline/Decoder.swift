@@ -27,6 +27,9 @@ final class Decoder: @unchecked Sendable {
         // As ffmpeg: let FFmpeg choose the thread count, unless CAST_DECODER_THREADS names one (benchmarks compare with
         // `ffmpeg -threads N`). Output does not depend on it.
         context.pointee.thread_count = Decoder.threadCount
+        // Hostile media may claim any size: a picture larger than 8K is refused before its frames are allocated
+        // (FFmpeg's own default allows 2^31 pixels).
+        context.pointee.max_pixels = Decoder.maximumPixels
         try checkFFmpeg("avcodec_open2", avcodec_open2(context, codec, nil))
     }
 
@@ -34,6 +37,9 @@ final class Decoder: @unchecked Sendable {
         var pointer: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&pointer)
     }
+
+    /// The most pixels one picture may have: 8192 × 8192, above 8K UHD and DCI 8K.
+    static let maximumPixels: Int64 = 8192 * 8192
 
     /// The decoder threads asked for: CAST_DECODER_THREADS (1...64) when set, else 0 (FFmpeg chooses).
     static let threadCount: Int32 = {

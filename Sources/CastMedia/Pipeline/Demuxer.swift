@@ -22,6 +22,9 @@ final class Demuxer {
         let io = try SourceIO(source: source, interrupt: interrupt)
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
+        // Served media is read through the source only; whatever it names (an HLS playlist's segments, a
+        // `concat` list) may only be opened over the protocols a URL may use, never `file:` on the receiver.
+        av_dict_set(&options, "protocol_whitelist", URLInput.protocolWhitelist, 0)
         self.context = try Self.open(
             source.nameHint ?? "", io: io, options: &options, interrupt: interrupt)
         self.io = io
@@ -67,6 +70,9 @@ final class Demuxer {
             callback: interruptCallback, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
         // As ffmpeg does: find every program of an MPEG-TS before deciding what the streams are.
         av_dict_set(&options, "scan_all_pmts", "1", 0)
+        // Probing reads at most this much (FFmpeg's defaults, stated so that they bound hostile media here too).
+        av_dict_set(&options, "probesize", String(Demuxer.probeSize), 0)
+        av_dict_set(&options, "analyzeduration", String(Demuxer.analyzeMicroseconds), 0)
         var contextOrNil: UnsafeMutablePointer<AVFormatContext>? = context
         let status = avformat_open_input(&contextOrNil, url, nil, &options)
         guard status >= 0, let opened = contextOrNil else {
@@ -75,6 +81,10 @@ final class Demuxer {
         }
         return opened
     }
+
+    /// The most bytes probing reads, and the most media time (µs) it analyses: FFmpeg's defaults.
+    static let probeSize = 5_000_000
+    static let analyzeMicroseconds = 5_000_000
 
     /// Called once every property is set: when it throws, deinit closes the context.
     private func probe() throws {

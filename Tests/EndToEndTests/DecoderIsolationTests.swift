@@ -1,0 +1,141 @@
+import CastProtocol
+import Foundation
+import XCTest
+
+/// Decoder isolation in the lab (docs/security.md): castd decodes each session in a worker process of its own, which
+/// plays bit for bit as castd did; a worker killed mid-play ends that session with `playbackError` within a second,
+/// castd stays up and the next send plays.
+final class DecoderIsolationTests: XCTestCase {
+    private var lab: Lab!
+    private var work: String!
+
+    override func setUpWithError() throws {
+        lab = try Lab("e2i\(getpid() % 100000)")
+        work = NSTemporaryDirectory() + "cast-isolation-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        lab?.tearDown()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+
+    private func startSender(_ clip: String) throws -> Daemon {
+        try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+    }
+
+    /// A send plays through a worker that castd started for it: the frames are FFmpeg's, the capture holds the tone.
+    func testASendPlaysBitExactInAWorkerProcessOfCastd() throws {
+        let (receiver, _) = try lab.startRecordingReceiver(work: work)
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        XCTAssertTrue(
+            receiver.output.contains { $0.contains("decoder isolation on") }, "\(receiver.output)")
+        XCTAssertEqual(Processes.workers(of: castd), [], "a worker before any send")
+        let clip = try Media.clip("isolated.mp4", seconds: 4)
+        let sender = try startSender(clip)
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        let workers = Processes.workers(of: castd)
+        XCTAssertEqual(workers.count, 1, "castd's children: \(Processes.children(of: castd))")
+        let worker = try XCTUnwrap(workers.first)
+        print(
+            "worker \(worker) of castd \(castd) while playing: VmRSS \(Processes.residentKilobytes(worker)) kB; "
+                + "castd VmRSS \(Processes.residentKilobytes(castd)) kB")
+
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+        let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+        XCTAssertEqual(events.last, .finished(reason: .playbackEnded, error: nil))
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
+        XCTAssertEqual(Double(pcm.count) / (48000 * 4), 4, accuracy: 4 * 0.02, "bytes: \(pcm.count)")
+        XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
+        // The worker exits with its session.
+        XCTAssertTrue(waitUntil(timeout: 3) { Processes.workers(of: castd).isEmpty }, "\(Processes.workers(of: castd))")
+    }
+
+    /// SIGKILL to the worker mid-play: the sender hears `playbackError` naming the decoder's death and exits 1 within
+    /// a second; castd keeps running, and the next send plays to the end, bit for bit, in a new worker.
+    func testAKilledWorkerFailsOnlyItsSessionWithinASecond() throws {
+        let (receiver, _) = try lab.startRecordingReceiver(work: work)
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        let long = try Media.clip("isolated-long.mp4", seconds: 20)
+        let sender = try startSender(long)
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        let worker = try XCTUnwrap(Processes.workers(of: castd).first, "\(Processes.children(of: castd))")
+        let killed = Date()
+        XCTAssertEqual(kill(worker, SIGKILL), 0)
+        let status = sender.waitForExit(timeout: 10)
+        let seconds = Date().timeIntervalSince(killed)
+        print("worker \(worker) SIGKILLed: cast send exited \(status.map(String.init) ?? "-") after \(String(format: "%.3f", seconds)) s")
+        XCTAssertEqual(status, 1, "\(sender.output.suffix(5))")
+        XCTAssertLessThan(seconds, 1)
+        let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+        guard case .finished(.playbackError, let message?)? = events.last else {
+            return XCTFail("\(sender.output.suffix(5))")
+        }
+        XCTAssertTrue(message.contains("decoder process died") && message.contains("SIGKILL"), message)
+        XCTAssertTrue(receiver.isRunning)
+        XCTAssertEqual(kill(castd, 0), 0, "castd is gone")
+
+        let clip = try Media.clip("isolated-after.mp4", seconds: 2)
+        try? FileManager.default.removeItem(atPath: "\(work!)/frames.md5")
+        let next = try startSender(clip)
+        XCTAssertEqual(next.waitForExit(timeout: 30), 0, "\(next.output.suffix(5))")
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+        XCTAssertTrue(receiver.isRunning)
+        XCTAssertTrue(
+            receiver.output.contains { $0.contains("the decoder process died: it was killed by signal 9") }, "\(receiver.output)")
+    }
+
+    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return true
+    }
+}
+
+/// The process tree as /proc shows it.
+private enum Processes {
+    /// The pids whose parent is `pid` (every thread's children).
+    static func children(of pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task -> [Int32] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
+    static func arguments(of pid: Int32) -> [String] {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return [] }
+        return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// castd itself, below the lab's wrapper processes that started it.
+    static func castd(under root: Int32) -> Int32? {
+        var queue = [root]
+        while !queue.isEmpty {
+            let pid = queue.removeFirst()
+            let arguments = arguments(of: pid)
+            if let first = arguments.first, first.hasSuffix("castd"), !arguments.contains("--session-worker") { return pid }
+            queue += children(of: pid)
+        }
+        return nil
+    }
+
+    /// castd's decoder workers.
+    static func workers(of castd: Int32) -> [Int32] {
+        children(of: castd).filter { arguments(of: $0).dropFirst().first == "--session-worker" }
+    }
+
+    static func residentKilobytes(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+}

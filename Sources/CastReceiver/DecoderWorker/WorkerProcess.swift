@@ -10,10 +10,17 @@ enum WorkerProcess {
     /// The channel's descriptor in the worker.
     static let channelDescriptor: Int32 = 3
 
+    /// Spawns a worker (`spawnNow`) on one thread that lives as long as castd. PR_SET_PDEATHSIG fires when the
+    /// *thread* that created the child ends, not the process: a worker spawned from a connection's thread would be
+    /// killed when that connection closed.
+    static func spawn(channel: Int32) throws -> pid_t {
+        try Spawner.shared.run { try spawnNow(channel: channel) }
+    }
+
     /// Re-executes castd (`/proc/self/exe`: the running binary, even if it was replaced on disk) as a worker whose
     /// descriptor 3 is `channel`; its standard input is /dev/null and its standard output goes to castd's standard
     /// error (castd's standard output may carry `--events -`). Returns the worker's pid.
-    static func spawn(channel: Int32) throws -> pid_t {
+    private static func spawnNow(channel: Int32) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -75,6 +82,54 @@ enum WorkerProcess {
         case SIGTRAP: "SIGTRAP"
         default: "signal \(signal)"
         }
+    }
+
+    /// A thread that never ends, running one job at a time for other threads.
+    ///
+    /// Thread-safety: `jobs` and the results are guarded by `condition`.
+    private final class Spawner: @unchecked Sendable {
+        static let shared = Spawner()
+        // Invariant: `jobs` is only touched under `condition`.
+        private let condition = NSCondition()
+        private var jobs: [@Sendable () -> Void] = []
+
+        private init() {
+            let thread = Thread { [unowned self] in
+                while true {
+                    let job = condition.withLock { () -> @Sendable () -> Void in
+                        while jobs.isEmpty { condition.wait() }
+                        return jobs.removeFirst()
+                    }
+                    job()
+                }
+            }
+            thread.name = "castd.decoder.spawner"
+            thread.stackSize = 256 << 10
+            thread.start()
+        }
+
+        /// Runs `body` on the spawner's thread and returns what it returned (or throws what it threw).
+        func run(_ body: @escaping @Sendable () throws -> pid_t) throws -> pid_t {
+            let done = DispatchSemaphore(value: 0)
+            let result = ResultBox()
+            condition.withLock {
+                jobs.append {
+                    result.set(Result { try body() })
+                    done.signal()
+                }
+                condition.signal()
+            }
+            done.wait()
+            return try result.get()
+        }
+    }
+
+    /// Carries a result from the spawner's thread; written once before the semaphore signals, read after.
+    private final class ResultBox: @unchecked Sendable {
+        // Invariant: `value` is written by the spawner thread before `done.signal()` and read after `done.wait()`.
+        private var value: Result<pid_t, any Error> = .failure(WorkerFailure("not run"))
+        func set(_ value: Result<pid_t, any Error>) { self.value = value }
+        func get() throws -> pid_t { try value.get() }
     }
 
     // MARK: The worker's side

@@ -365,7 +365,11 @@ public final class Receiver: Sendable {
     /// playing, stops.
     func senderLost(_ writer: MessageWriter, name: String) {
         state.withLock { $0.watchers.removeAll { $0 === writer } }
-        guard let session = state.withLock({ $0.session }), session.belongs(to: writer) else { return }
+        // A session that finished is not playing, though the receiver may not have let go of it yet: its sender
+        // hears the finish (and may hang up) just before the session ends here.
+        guard let session = state.withLock({ $0.session }), session.belongs(to: writer), !session.isFinished else {
+            return
+        }
         logger.warning("lost the sender \(name) while playing; stopping")
         session.end(with: .finished(reason: .playbackError, error: "the sender was lost"))
     }

@@ -168,7 +168,13 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
             case .event(let event):
                 if case .videoActive(let active) = event { videoActive = active }
-                if case .finished = event { finished = true }
+                if case .finished = event {
+                    finished = true
+                    // Nothing more is read: a media read still waiting for the sender must not hold up the
+                    // session's end (closing the connection waits for it), as the engine in castd cancels its
+                    // source before it finishes.
+                    source?.cancel()
+                }
                 onEvent(event)
             case .start, .control, .data, .readFailed:
                 preconditionFailure("WorkerMessage.fromWorker lets only read and event through")

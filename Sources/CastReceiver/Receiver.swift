@@ -100,6 +100,12 @@ public final class Receiver: Sendable {
         thread.name = "castd accept"
         thread.start()
         if configuration.advertise { startAdvertising(port: port) }
+        // The first session's worker is ready before it is asked for (window sessions decode here).
+        if case .on = configuration.decoderIsolation, configuration.engine.video != .window,
+            configuration.engine.video != .fullscreen
+        {
+            SpareWorker.shared.refill()
+        }
         if let airPlayPort = configuration.airPlayVideoPort {
             let service = AirPlayVideoService(receiver: self, logger: logger)
             let bound = try service.start(host: configuration.listenAddress, port: airPlayPort)

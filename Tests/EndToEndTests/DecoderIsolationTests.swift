@@ -32,16 +32,24 @@ final class DecoderIsolationTests: XCTestCase {
         let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
         XCTAssertTrue(
             receiver.output.contains { $0.contains("decoder isolation on") }, "\(receiver.output)")
-        XCTAssertEqual(Processes.workers(of: castd), [], "a worker before any send")
+        // castd keeps one worker started ahead (a spare, no session limits yet): none plays before a send.
+        XCTAssertTrue(waitUntil(timeout: 5) { Processes.workers(of: castd).count == 1 }, "no spare worker")
+        XCTAssertEqual(Processes.playingWorkers(of: castd), [], "a worker plays before any send")
         let clip = try Media.clip("isolated.mp4", seconds: 4)
         let sender = try startSender(clip)
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
-        let workers = Processes.workers(of: castd)
+        let workers = Processes.playingWorkers(of: castd)
         XCTAssertEqual(workers.count, 1, "castd's children: \(Processes.children(of: castd))")
         let worker = try XCTUnwrap(workers.first)
+        // The session's limits are in force in the worker that plays it.
+        let limits = Processes.limits(of: worker)
+        XCTAssertEqual(limits["Max address space"], "4294967296", "\(limits)")
+        XCTAssertEqual(limits["Max open files"], "64", "\(limits)")
+        XCTAssertEqual(limits["Max core file size"], "0", "\(limits)")
         print(
             "worker \(worker) of castd \(castd) while playing: VmRSS \(Processes.residentKilobytes(worker)) kB; "
-                + "castd VmRSS \(Processes.residentKilobytes(castd)) kB")
+                + "castd VmRSS \(Processes.residentKilobytes(castd)) kB; spare workers: "
+                + "\(Processes.workers(of: castd).filter { $0 != worker }.map { "\($0) VmRSS \(Processes.residentKilobytes($0)) kB" })")
 
         XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
@@ -52,7 +60,7 @@ final class DecoderIsolationTests: XCTestCase {
         XCTAssertEqual(Double(pcm.count) / (48000 * 4), 4, accuracy: 4 * 0.02, "bytes: \(pcm.count)")
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
         // The worker exits with its session.
-        XCTAssertTrue(waitUntil(timeout: 3) { Processes.workers(of: castd).isEmpty }, "\(Processes.workers(of: castd))")
+        XCTAssertTrue(waitUntil(timeout: 3) { !Processes.workers(of: castd).contains(worker) }, "\(Processes.workers(of: castd))")
     }
 
     /// SIGKILL to the worker mid-play: the sender hears `playbackError` naming the decoder's death and exits 1 within
@@ -63,7 +71,7 @@ final class DecoderIsolationTests: XCTestCase {
         let long = try Media.clip("isolated-long.mp4", seconds: 20)
         let sender = try startSender(long)
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
-        let worker = try XCTUnwrap(Processes.workers(of: castd).first, "\(Processes.children(of: castd))")
+        let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
         let killed = Date()
         XCTAssertEqual(kill(worker, SIGKILL), 0)
         let status = sender.waitForExit(timeout: 10)
@@ -131,6 +139,24 @@ private enum Processes {
     /// castd's decoder workers.
     static func workers(of castd: Int32) -> [Int32] {
         children(of: castd).filter { arguments(of: $0).dropFirst().first == "--session-worker" }
+    }
+
+    /// castd's workers that play a session: those that set the session's limits (a spare has not yet).
+    static func playingWorkers(of castd: Int32) -> [Int32] {
+        workers(of: castd).filter { limits(of: $0)["Max address space"] != "unlimited" }
+    }
+
+    /// The soft limits of /proc/PID/limits by name ("Max open files" → "64").
+    static func limits(of pid: Int32) -> [String: String] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
+        var limits: [String: String] = [:]
+        for line in text.split(separator: "\n").dropFirst() {
+            // Columns: the name (up to 26 characters), then the soft limit, the hard limit and the unit.
+            let name = String(line.prefix(26)).trimmingCharacters(in: .whitespaces)
+            let values = line.dropFirst(26).split(separator: " ")
+            if let soft = values.first { limits[name] = String(soft) }
+        }
+        return limits
     }
 
     static func residentKilobytes(_ pid: Int32) -> Int {

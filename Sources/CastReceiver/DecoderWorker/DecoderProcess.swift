@@ -56,10 +56,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         }
         let channel: WorkerChannel
         do {
-            let (mine, theirs) = try WorkerChannel.socketPair()
+            let (pid, mine) = try SpareWorker.shared.take()
             channel = WorkerChannel(fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
-            defer { _ = Glibc.close(theirs) }
-            let pid = try WorkerProcess.spawn(channel: theirs)
             channel.setSendTimeout(seconds: 5)
             let (start, controls) = condition.withLock { () -> (WorkerStart, [PlaybackControl.Action]) in
                 self.channel = channel

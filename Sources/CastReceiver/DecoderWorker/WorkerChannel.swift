@@ -9,11 +9,13 @@ import Glibc
 /// thread only (the end's reader); `shutdown` from any thread. The descriptor is closed in deinit, once nothing
 /// can use it.
 final class WorkerChannel: @unchecked Sendable {
-    // Invariant: `decoder` is touched only by the single reader thread; writes happen only under `sendLock`;
+    // Invariant: `decoder` and `chunk` are touched only by the single reader thread; writes happen only under `sendLock`;
     // `fd` never changes.
     let fd: Int32
     private let sendLock = NSLock()
     private var decoder: FrameDecoder
+    /// Where `receive` reads into; the reader's alone, like `decoder`.
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     private let decode: @Sendable (Frame) throws(ProtocolError) -> WorkerMessage
 
     /// Takes ownership of `fd`. `incoming` bounds the frames this end accepts; `decode` judges them.
@@ -64,7 +66,6 @@ final class WorkerChannel: @unchecked Sendable {
 
     /// The next message; nil when the peer closed the channel. Throws when the peer broke the channel's rules.
     func receive() throws -> WorkerMessage? {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             if let frame = try decoder.nextFrame() { return try decode(frame) }
             let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }

@@ -213,8 +213,9 @@ switch values["decoder-isolation"] ?? "on" {
 case "on", "yes", "true":
     var decoderLimits = DecoderLimits()
     if let text = values["decoder-memory"] {
-        guard let mib = Int64(text), mib >= 256, mib <= 1 << 20 else {
-            fail("--decoder-memory must be a number of MiB from 256 to 1048576", code: 2)
+        // The engine maps about 0.3 GiB before it decodes anything (the Swift runtime, FFmpeg, thread stacks).
+        guard let mib = Int64(text), mib >= 512, mib <= 1 << 20 else {
+            fail("--decoder-memory must be a number of MiB from 512 to 1048576", code: 2)
         }
         decoderLimits.addressSpace = mib << 20
     }

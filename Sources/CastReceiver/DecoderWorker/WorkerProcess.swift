@@ -158,7 +158,7 @@ enum WorkerProcess {
 
     /// The limits castd asked for, applied before the media is opened.
     static func apply(_ limits: DecoderLimits) throws {
-        try setLimit(Int32(RLIMIT_AS.rawValue), UInt64(max(limits.addressSpace, 256 << 20)), "RLIMIT_AS")
+        try setLimit(Int32(RLIMIT_AS.rawValue), UInt64(max(limits.addressSpace, 512 << 20)), "RLIMIT_AS")
         try setLimit(Int32(RLIMIT_NOFILE.rawValue), UInt64(max(limits.openFiles, 16)), "RLIMIT_NOFILE")
     }
 

@@ -19,7 +19,8 @@ final class WorkerMessageTests: XCTestCase {
         ]
         static let fromWorker: [WorkerMessage] = [
             .read(MediaRead(offset: 0, length: MediaRead.maximumLength)), .event(.playbackState(.playing)),
-            .event(.position(seconds: 1.5, at: 1_700_000_000)), .event(.finished(reason: .playbackError, error: "boom")),
+            .event(.position(seconds: 1.5, at: 1_700_000_000)),
+            .event(.finished(reason: .playbackError, error: "boom")),
         ]
     }
 
@@ -41,7 +42,8 @@ final class WorkerMessageTests: XCTestCase {
             try decodeAll(toWorker, limit: WorkerMessage.maximumToWorker, WorkerMessage.fromCastd), Fixtures.fromCastd)
         let toCastd = Fixtures.fromWorker.flatMap { $0.encoded() }
         XCTAssertEqual(
-            try decodeAll(toCastd, limit: WorkerMessage.maximumFromWorker, WorkerMessage.fromWorker), Fixtures.fromWorker)
+            try decodeAll(toCastd, limit: WorkerMessage.maximumFromWorker, WorkerMessage.fromWorker),
+            Fixtures.fromWorker)
     }
 
     func testEachSideRefusesWhatOnlyItMaySend() {
@@ -69,7 +71,8 @@ final class WorkerMessageTests: XCTestCase {
             XCTAssertEqual((error as? ProtocolError)?.code, .frameTooLarge)
         }
         // The largest read's data fits the worker's bound exactly.
-        let data = WorkerMessage.data(MediaData(offset: 7, bytes: [UInt8](repeating: 9, count: MediaRead.maximumLength)))
+        let data = WorkerMessage.data(
+            MediaData(offset: 7, bytes: [UInt8](repeating: 9, count: MediaRead.maximumLength)))
         XCTAssertEqual(data.encoded().count - Frame.headerSize, WorkerMessage.maximumToWorker)
         XCTAssertEqual(
             try? decodeAll(data.encoded(), limit: WorkerMessage.maximumToWorker, WorkerMessage.fromCastd), [data])
@@ -84,7 +87,9 @@ final class WorkerMessageTests: XCTestCase {
                 type: WorkerMessage.Kind.read.rawValue,
                 payload: Array(#"{"offset":0,"length":\#(MediaRead.maximumLength + 1)}"#.utf8)),
             Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(#"{"event":"selfDestruct"}"#.utf8)),
-            Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(#"{"event":"position","position":"x","at":1}"#.utf8)),
+            Frame(
+                type: WorkerMessage.Kind.event.rawValue,
+                payload: Array(#"{"event":"position","position":"x","at":1}"#.utf8)),
             Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array("not json".utf8)),
             Frame(type: WorkerMessage.Kind.event.rawValue, payload: []),
         ]

@@ -46,10 +46,11 @@ final class DecoderIsolationTests: XCTestCase {
         XCTAssertEqual(limits["Max address space"], "4294967296", "\(limits)")
         XCTAssertEqual(limits["Max open files"], "64", "\(limits)")
         XCTAssertEqual(limits["Max core file size"], "0", "\(limits)")
+        let spares = Processes.workers(of: castd).filter { $0 != worker }
+            .map { "\($0) VmRSS \(Processes.residentKilobytes($0)) kB" }
         print(
             "worker \(worker) of castd \(castd) while playing: VmRSS \(Processes.residentKilobytes(worker)) kB; "
-                + "castd VmRSS \(Processes.residentKilobytes(castd)) kB; spare workers: "
-                + "\(Processes.workers(of: castd).filter { $0 != worker }.map { "\($0) VmRSS \(Processes.residentKilobytes($0)) kB" })")
+                + "castd VmRSS \(Processes.residentKilobytes(castd)) kB; spare workers: \(spares)")
 
         XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
@@ -60,7 +61,8 @@ final class DecoderIsolationTests: XCTestCase {
         XCTAssertEqual(Double(pcm.count) / (48000 * 4), 4, accuracy: 4 * 0.02, "bytes: \(pcm.count)")
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
         // The worker exits with its session.
-        XCTAssertTrue(waitUntil(timeout: 3) { !Processes.workers(of: castd).contains(worker) }, "\(Processes.workers(of: castd))")
+        XCTAssertTrue(
+            waitUntil(timeout: 3) { !Processes.workers(of: castd).contains(worker) }, "\(Processes.workers(of: castd))")
     }
 
     /// SIGKILL to the worker mid-play: the sender hears `playbackError` naming the decoder's death and exits 1 within
@@ -76,7 +78,8 @@ final class DecoderIsolationTests: XCTestCase {
         XCTAssertEqual(kill(worker, SIGKILL), 0)
         let status = sender.waitForExit(timeout: 10)
         let seconds = Date().timeIntervalSince(killed)
-        print("worker \(worker) SIGKILLed: cast send exited \(status.map(String.init) ?? "-") after \(String(format: "%.3f", seconds)) s")
+        let exit = status.map(String.init) ?? "-"
+        print("worker \(worker) SIGKILLed: cast send exited \(exit) after \(String(format: "%.3f", seconds)) s")
         XCTAssertEqual(status, 1, "\(sender.output.suffix(5))")
         XCTAssertLessThan(seconds, 1)
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
@@ -95,7 +98,8 @@ final class DecoderIsolationTests: XCTestCase {
         XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
         XCTAssertTrue(receiver.isRunning)
         XCTAssertTrue(
-            receiver.output.contains { $0.contains("the decoder process died: it was killed by signal 9") }, "\(receiver.output)")
+            receiver.output.contains { $0.contains("the decoder process died: it was killed by signal 9") },
+            "\(receiver.output)")
     }
 
     private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
@@ -130,7 +134,9 @@ private enum Processes {
         while !queue.isEmpty {
             let pid = queue.removeFirst()
             let arguments = arguments(of: pid)
-            if let first = arguments.first, first.hasSuffix("castd"), !arguments.contains("--session-worker") { return pid }
+            if let first = arguments.first, first.hasSuffix("castd"), !arguments.contains("--session-worker") {
+                return pid
+            }
             queue += children(of: pid)
         }
         return nil

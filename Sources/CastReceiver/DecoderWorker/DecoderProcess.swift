@@ -57,7 +57,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         let channel: WorkerChannel
         do {
             let (pid, mine) = try SpareWorker.shared.take()
-            channel = WorkerChannel(fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
+            channel = WorkerChannel(
+                fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
             channel.setSendTimeout(seconds: 5)
             let (start, controls) = condition.withLock { () -> (WorkerStart, [PlaybackControl.Action]) in
                 self.channel = channel

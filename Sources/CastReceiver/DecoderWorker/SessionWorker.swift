@@ -23,7 +23,8 @@ public enum SessionWorker {
             refuse("--session-worker is internal to castd: \(error)")
         }
         let channel = WorkerChannel(
-            fd: WorkerProcess.channelDescriptor, incoming: WorkerMessage.maximumToWorker, decode: WorkerMessage.fromCastd)
+            fd: WorkerProcess.channelDescriptor, incoming: WorkerMessage.maximumToWorker,
+            decode: WorkerMessage.fromCastd)
         guard case .start(let start)? = try? channel.receive() else { refuse("castd sent no start message") }
         let done = DispatchSemaphore(value: 0)
         let send: @Sendable (PlaybackEvent) -> Void = { event in

@@ -9,8 +9,8 @@ import Glibc
 /// thread only (the end's reader); `shutdown` from any thread. The descriptor is closed in deinit, once nothing
 /// can use it.
 final class WorkerChannel: @unchecked Sendable {
-    // Invariant: `decoder` and `chunk` are touched only by the single reader thread; writes happen only under `sendLock`;
-    // `fd` never changes.
+    // Invariant: `decoder` and `chunk` are touched only by the single reader thread; writes happen only under
+    // `sendLock`; `fd` never changes.
     let fd: Int32
     private let sendLock = NSLock()
     private var decoder: FrameDecoder
@@ -56,7 +56,9 @@ final class WorkerChannel: @unchecked Sendable {
                 if count < 0 {
                     let code = errno
                     if code == EINTR { continue }
-                    if code == EAGAIN || code == EWOULDBLOCK { throw WorkerFailure("the channel is full: the peer stopped reading") }
+                    if code == EAGAIN || code == EWOULDBLOCK {
+                        throw WorkerFailure("the channel is full: the peer stopped reading")
+                    }
                     throw WorkerFailure("send: \(String(cString: strerror(code)))")
                 }
                 written += count

@@ -63,7 +63,10 @@ enum WorkerMessage: Sendable, Equatable {
         case .control(let control): payload = Message.control(control).frame().payload
         case .data(let data): payload = Message.mediaData(data).frame().payload
         case .readFailed(let message):
-            payload = Message.error(ErrorMessage(code: "readFailed", message: String(message.prefix(Self.maximumMessageLength))))
+            payload =
+                Message.error(
+                    ErrorMessage(code: "readFailed", message: String(message.prefix(Self.maximumMessageLength)))
+                )
                 .frame().payload
         case .read(let read): payload = Message.mediaRead(read).frame().payload
         case .event(let event): payload = Message.event(event).frame().payload

@@ -5,20 +5,8 @@ import XCTest
 /// Decoder isolation in the lab (docs/security.md): castd decodes each session in a worker process of its own, which
 /// plays bit for bit as castd did; a worker killed mid-play ends that session with `playbackError` within a second,
 /// castd stays up and the next send plays.
-final class DecoderIsolationTests: XCTestCase {
-    private var lab: Lab!
-    private var work: String!
-
-    override func setUpWithError() throws {
-        lab = try Lab("e2i\(getpid() % 100000)")
-        work = NSTemporaryDirectory() + "cast-isolation-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        lab?.tearDown()
-        if let work { try? FileManager.default.removeItem(atPath: work) }
-    }
+final class DecoderIsolationTests: LabTestCase {
+    override class var labPrefix: String { "e2w" }
 
     private func startSender(_ clip: String) throws -> Daemon {
         try lab.start(

@@ -5,20 +5,8 @@ import XCTest
 /// Faults in the lab with the real programs (docs/faults.md): the link between the phone and the box drops for a
 /// few seconds mid-play, and castd dies mid-play. The sender being killed is in SessionPolicyTests, avahi-daemon
 /// restarting in DiscoveryAndStatusTests.
-final class FaultTests: XCTestCase {
-    private var lab: Lab!
-    private var work: String!
-
-    override func setUpWithError() throws {
-        lab = try Lab("e2f\(getpid() % 100000)")
-        work = NSTemporaryDirectory() + "cast-faults-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        lab?.tearDown()
-        if let work { try? FileManager.default.removeItem(atPath: work) }
-    }
+final class FaultTests: LabTestCase {
+    override class var labPrefix: String { "e2f" }
 
     private func startSender(_ clip: String) throws -> Daemon {
         let sender = try lab.start(

@@ -177,3 +177,24 @@ extension Lab {
         return (receiver, port)
     }
 }
+
+/// A test in the lab: a lab of its own (named `labPrefix` + the process id) and a fresh work folder, both removed
+/// afterwards.
+class LabTestCase: XCTestCase {
+    var lab: Lab!
+    var work: String!
+
+    /// A few letters that name this suite's lab (at most 14 with the pid).
+    class var labPrefix: String { "e2x" }
+
+    override func setUpWithError() throws {
+        lab = try Lab("\(Self.labPrefix)\(getpid() % 100000)")
+        work = NSTemporaryDirectory() + "cast-\(Self.labPrefix)-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        lab?.tearDown()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+}

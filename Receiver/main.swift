@@ -268,6 +268,7 @@ if auth == .password {
 signal(SIGPIPE, SIG_IGN)
 limitMallocArenas()
 let logger = Logger.standardError()
+logger.takeFFmpegLines()
 var configuration = ReceiverConfiguration(
     name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth, password: password,
     stateDirectory: stateDirectory, takeover: takeover, advertise: values["no-advertise"] == nil,

@@ -1,3 +1,4 @@
+import CastMedia
 import Foundation
 
 /// Where the receiver's log lines go. A value passed in (swift-log style), so the daemon decides
@@ -66,4 +67,15 @@ public struct Logger: Sendable {
     public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
     /// Logs at `.error`.
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}
+
+extension Logger {
+    /// Routes FFmpeg's own warnings and errors through this logger as `ffmpeg: [demuxer @ 0x…] …` lines. FFmpeg's
+    /// errors are the media's (a damaged packet, a missing atom), not castd's: they are logged as warnings, and the
+    /// session's sender hears the outcome as an event.
+    public func takeFFmpegLines() {
+        FFmpegLog.route(to: { severity, line in
+            log(severity == .error ? .warning : .info, "ffmpeg: \(line)")
+        })
+    }
 }

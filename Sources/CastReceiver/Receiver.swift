@@ -162,6 +162,9 @@ public final class Receiver: Sendable {
         airPlay?.stop()
         if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         session?.end(with: .finished(reason: .playbackError, error: "the receiver is shutting down"))
+
+        // castd is going: its waiting worker goes with it now, not when its death signal reaches it.
+        SpareWorker.shared.close()
     }
 
     /// The status a `statusRequest` is answered with.

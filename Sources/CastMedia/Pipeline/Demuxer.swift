@@ -19,6 +19,7 @@ final class Demuxer {
 
     /// Opens and probes the input; throws with FFmpeg's message (or the source's own failure).
     init(source: any MediaSource, interrupt: Interrupt) throws {
+        FFmpegLog.install()
         let io = try SourceIO(source: source, interrupt: interrupt)
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -36,7 +37,7 @@ final class Demuxer {
     /// read/connect timeout and bounded reconnects. Any other scheme is refused before FFmpeg sees it.
     init(url: String, interrupt: Interrupt) throws {
         let url = try URLInput.validated(url)
-        FFmpegLog.redactCredentials()
+        FFmpegLog.install()
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         av_dict_set(&options, "protocol_whitelist", URLInput.protocolWhitelist, 0)

@@ -29,6 +29,7 @@ public struct MediaMetadata: Sendable, Equatable {
     /// Reads the file at `path`.
     /// - Throws: `MediaError` when FFmpeg cannot open or probe it.
     public static func read(path: String) throws -> MediaMetadata {
+        FFmpegLog.install()
         var context: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&context, path, nil, nil)
         guard opened >= 0, context != nil else { throw MediaError.ffmpeg("avformat_open_input", status: opened) }

@@ -22,6 +22,8 @@ public enum SessionWorker {
         } catch {
             refuse("--session-worker is internal to castd: \(error)")
         }
+        // The worker's standard error is castd's: FFmpeg's lines read as castd's own.
+        Logger.standardError().takeFFmpegLines()
         let channel = WorkerChannel(
             fd: WorkerProcess.channelDescriptor, incoming: WorkerMessage.maximumToWorker,
             decode: WorkerMessage.fromCastd)

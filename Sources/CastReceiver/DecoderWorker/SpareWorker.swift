@@ -8,11 +8,13 @@ import Glibc
 ///
 /// Thread-safety: `spare` is guarded by `lock`; spawning happens on `WorkerProcess`'s spawner thread.
 final class SpareWorker: @unchecked Sendable {
-    // Invariant: `spare` and `refilling` are read and written only under `lock`.
+    // Invariant: `spare`, `refilling` and `closed` are read and written only under `lock`.
     static let shared = SpareWorker()
     private let lock = NSLock()
     private var spare: (pid: pid_t, channel: Int32)?
     private var refilling = false
+    /// castd is stopping: no spare is kept or started any more.
+    private var closed = false
 
     /// A worker for a session: the spare if it is still alive, otherwise one started now. Starts the next spare.
     func take() throws -> (pid: pid_t, channel: Int32) {
@@ -33,7 +35,7 @@ final class SpareWorker: @unchecked Sendable {
     /// Starts a spare in the background unless one is ready or coming.
     func refill() {
         let go = lock.withLock { () -> Bool in
-            guard spare == nil, !refilling else { return false }
+            guard spare == nil, !refilling, !closed else { return false }
             refilling = true
             return true
         }
@@ -42,15 +44,33 @@ final class SpareWorker: @unchecked Sendable {
             let made = try? Self.start()
             lock.withLock {
                 refilling = false
-                if let made, spare == nil {
+                if let made, spare == nil, !closed {
                     spare = made
                 } else if let made {
-                    // Cannot happen (one refill at a time), but never leave a worker unowned.
-                    kill(made.pid, SIGKILL)
-                    _ = Glibc.close(made.channel)
+                    // castd stopped meanwhile (or, which cannot happen, another refill won): never leave a worker
+                    // unowned.
+                    Self.end(made)
                 }
             }
         }
+    }
+
+    /// Ends the spare, if any, and keeps none from now on (castd is stopping).
+    func close() {
+        let current = lock.withLock { () -> (pid: pid_t, channel: Int32)? in
+            closed = true
+            defer { spare = nil }
+            return spare
+        }
+        if let current { Self.end(current) }
+    }
+
+    /// Kills a worker that has no session, reaps it, and closes castd's end of its channel.
+    private static func end(_ worker: (pid: pid_t, channel: Int32)) {
+        kill(worker.pid, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(worker.pid, &status, 0)
+        _ = Glibc.close(worker.channel)
     }
 
     private static func start() throws -> (pid: pid_t, channel: Int32) {

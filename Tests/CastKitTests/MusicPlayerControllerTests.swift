@@ -167,6 +167,53 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         XCTAssertLessThan(player.currentPlaybackTime, 0.5)
         player.stop()
     }
+
+    /// A movie that starts while the queue is between two items (the first ended, the next not yet started) keeps
+    /// playing: the music player's next item waits, interrupted by the movie, and the movie's stop ends that.
+    func testAMovieStartedBetweenTwoItemsIsNotStoppedByTheNextItem() throws {
+        let items = try album(seconds: 1)
+        let movie = MoviePlayerController(
+            contentURL: try MovieFixtures.clip(seconds: 4, in: folder), outputs: MovieFixtures.outputs())
+        let player = MusicPlayerController(outputs: MovieFixtures.outputs())
+        player.beginGeneratingPlaybackNotifications()
+        player.setQueue(with: items)
+        // Posted on the engine's delivery queue, in order with its finish: the movie starts after the first item
+        // ended and before the music player hears of that finish and starts the next one.
+        let started = Flag()
+        let token = NotificationCenter.default.addObserver(
+            forName: .musicPlayerControllerPlaybackStateDidChange, object: player, queue: nil
+        ) { [weak player] _ in
+            guard let player, player.playbackState == .stopped, player.nowPlayingItem == items[0], started.setOnce()
+            else { return }
+            movie.play()
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.nowPlayingItem == items[1] })
+        XCTAssertTrue(started.isSet, "the first item ended with a state change")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { movie.playbackState == .playing }, "\(movie.playbackState)")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(movie.playbackState, .playing, "the next item did not take over")
+        XCTAssertEqual(player.playbackState, .interrupted)
+        XCTAssertLessThan(player.currentPlaybackTime, 0.1, "the next item waits at its beginning")
+
+        movie.stop()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .paused }, "\(player.playbackState)")
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 0.3 })
+        XCTAssertEqual(player.nowPlayingItem, items[1])
+        player.stop()
+    }
+}
+
+/// Set once, from any thread.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    /// Sets it; true only for the call that set it.
+    func setOnce() -> Bool { lock.withLock { defer { value = true }; return !value } }
+    var isSet: Bool { lock.withLock { value } }
 }
 
 /// Titles of the now playing item each time it changes (the notification), in order.

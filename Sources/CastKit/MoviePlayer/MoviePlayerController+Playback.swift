@@ -285,6 +285,8 @@ extension MoviePlayerController {
             state.intent = .playing
         case .paused:
             state.intent = .paused
+            // Paused by an interruption: the state stays `.interrupted` until it ends.
+            if state.interrupted { return }
         case .stopped:
             // The finish follows and says why.
             return

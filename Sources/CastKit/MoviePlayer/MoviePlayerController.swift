@@ -144,6 +144,23 @@ public final class MoviePlayerController: @unchecked Sendable {
         if claimed { claimPlayback() }
     }
 
+    /// Plays the next item of a queue whose item ended by itself (a music player advancing): as `play()`, except that
+    /// a player that started to play meanwhile keeps playing, and this one waits, interrupted by it (as if it had
+    /// been playing when that one started). Between two items nothing plays, so `play()` would take over.
+    func playNextItem() {
+        let loaded = lock.withLock { () -> Bool in
+            if let playback = state.playback {
+                state.intent = .playing
+                playback.resume()
+            } else {
+                load(from: startPosition(), playing: true)
+            }
+            return state.playback != nil
+        }
+        guard loaded, !MoviePlayerRegistry.shared.claimIfFree(self) else { return }
+        yieldPlayback()
+    }
+
     /// Pauses where the movie is.
     public func pause() {
         lock.withLock {
@@ -294,7 +311,7 @@ public final class MoviePlayerController: @unchecked Sendable {
         }
     }
 
-    /// Another player started to play.
+    /// Another player started to play (or plays, when this one was about to).
     private func yieldPlayback() {
         guard role?.yields == .interrupt else { return stop() }
         let interrupted = lock.withLock { () -> Bool in

@@ -37,6 +37,15 @@ final class MoviePlayerRegistry: @unchecked Sendable {
         }
     }
 
+    /// Makes `player` the one that plays unless another one plays; returns whether it plays.
+    func claimIfFree(_ player: MoviePlayerController) -> Bool {
+        lock.withLock {
+            guard playing == nil || playing === player else { return false }
+            playing = player
+            return true
+        }
+    }
+
     /// `player` was interrupted by the one that plays now: it hears when that one stops playing.
     func noteInterrupted(_ player: MoviePlayerController) {
         lock.withLock {

@@ -318,11 +318,12 @@ public final class MusicPlayerController: @unchecked Sendable {
         }
     }
 
-    /// The now playing item ended by itself: the next per the repeat mode.
+    /// The now playing item ended by itself: the next per the repeat mode. A player that started to play while this
+    /// one was between items keeps playing, and this one waits for it, interrupted.
     private func advanceAfterEnd() {
         guard let next = lock.withLock({ advance(afterEnd: true) }) else { return endOfQueue() }
         engine.contentURL = next.url
-        engine.play()
+        engine.playNextItem()
         post(.musicPlayerControllerNowPlayingItemDidChange)
     }
 }

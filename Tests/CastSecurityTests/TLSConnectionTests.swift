@@ -44,6 +44,26 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertEqual(try reader.value(), payload)
     }
 
+    /// A read takes every record that has arrived, not one 16 KiB record per call: a 256 KiB media answer is a few
+    /// reads, not sixteen. And what a read returns after the peer closed is still delivered before the end.
+    func testAReadTakesEveryRecordThatHasArrived() throws {
+        let (server, client) = try Fixtures.connectedPair()
+        let payload = (0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try client.write(payload)
+        client.shutdown()
+        Thread.sleep(forTimeInterval: 0.2)  // everything is in the server's socket buffer
+        var received: [UInt8] = []
+        var reads = 0
+        while true {
+            let bytes = try server.read(maxCount: payload.count, timeout: .seconds(5))
+            if bytes.isEmpty { break }
+            received += bytes
+            reads += 1
+        }
+        XCTAssertEqual(received, payload)
+        XCTAssertLessThanOrEqual(reads, 2, "records per read: one per call would take 16 reads")
+    }
+
     func testClientSpeakingHTTPFailsTheHandshakeQuickly() throws {
         let listener = try TCP.listen(host: "127.0.0.1", port: 0)
         defer { close(listener.fd) }

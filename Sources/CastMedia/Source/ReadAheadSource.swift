@@ -22,7 +22,7 @@ public final class ReadAheadSource: MediaSource {
     /// at most `chunk` bytes per upstream read; at least `backBuffer` bytes behind the position stay available for
     /// seeking back. The reader thread ends with `cancel()`, or when this source is released.
     public init(
-        _ upstream: any MediaSource, capacity: Int = 8 << 20, chunk: Int = 256 << 10, backBuffer: Int = 256 << 10
+        _ upstream: any MediaSource, capacity: Int = 8 << 20, chunk: Int = 1 << 20, backBuffer: Int = 256 << 10
     ) {
         precondition(
             capacity > 0 && chunk > 0 && backBuffer >= 0, "ReadAheadSource needs a positive capacity and chunk")

@@ -114,23 +114,37 @@ public final class TLSConnection: @unchecked Sendable {
 
     /// Reads up to `maxCount` decrypted bytes, waiting at most `timeout` (`nil`: forever) for any to arrive.
     ///
-    /// Returns `[]` at the end of the stream: the peer sent close_notify or closed TCP, or `shutdown()` was
-    /// called. Throws `.timedOut` when `timeout` passes; the connection stays usable and the read may be
-    /// retried. Throws `.closed` if `close()` is called before or during the read.
+    /// Returns as many bytes as are ready once some have arrived: every TLS record already received, up to
+    /// `maxCount` (one `SSL_read_ex` yields one record, 16 KiB at most, so a large read takes several). Returns
+    /// `[]` at the end of the stream: the peer sent close_notify or closed TCP, or `shutdown()` was called. Throws
+    /// `.timedOut` when `timeout` passes; the connection stays usable and the read may be retried. Throws `.closed`
+    /// if `close()` is called before or during the read.
     public func read(maxCount: Int, timeout: Duration?) throws -> [UInt8] {
         precondition(maxCount > 0, "maxCount must be positive")
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        var buffer = [UInt8](repeating: 0, count: maxCount)
-        while true {
-            let outcome: Outcome = try withSSL { ssl in
-                var count = 0
-                let result = buffer.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, maxCount, &count) }
-                if result == 1 { return .done(count) }
-                return try interpret(result, function: "SSL_read_ex", during: "TLS read", endOfStream: .done(0))
-            }
-            switch outcome {
-            case .done(let count): return Array(buffer.prefix(count))
-            case .wait(let events): try wait(events: events, deadline: deadline, limit: timeout, operation: "TLS read")
+        // Not zero-filled: a large read allocates fresh pages, and clearing them cost more than decrypting into them.
+        return try [UInt8](unsafeUninitializedCapacity: maxCount) { storage, initialized in
+            initialized = 0
+            while initialized < maxCount {
+                let outcome: Outcome
+                do {
+                    outcome = try withSSL { ssl in
+                        var count = 0
+                        let result = SSL_read_ex(ssl, storage.baseAddress! + initialized, maxCount - initialized, &count)
+                        if result == 1 { return .done(count) }
+                        return try interpret(result, function: "SSL_read_ex", during: "TLS read", endOfStream: .done(0))
+                    }
+                } catch where initialized > 0 {
+                    // The bytes already read are the caller's; the failure repeats on the next read.
+                    return
+                }
+                switch outcome {
+                case .done(0): return
+                case .done(let count): initialized += count
+                case .wait where initialized > 0: return
+                case .wait(let events):
+                    try wait(events: events, deadline: deadline, limit: timeout, operation: "TLS read")
+                }
             }
         }
     }

@@ -34,7 +34,7 @@ let options: [OptionSpec] = [
     OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
     OptionSpec("decoder-isolation", value: "MODE", help: "on (default): decode each session in a worker process with limits; off"),
-    OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096)"),
+    OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096; at least 512, 1024 with a window)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
     OptionSpec("airplay-video", help: "also accept AirPlay video clients (no pairing: see docs/security.md)"),
     OptionSpec("airplay-port", value: "N", help: "the AirPlay video port with --airplay-video; 0 picks one (default 7000)"),
@@ -217,6 +217,10 @@ case "on", "yes", "true":
         guard let mib = Int64(text), mib >= 512, mib <= 1 << 20 else {
             fail("--decoder-memory must be a number of MiB from 512 to 1048576", code: 2)
         }
+        // A window's worker also maps SDL and the display's renderer: about 0.75 GiB at its peak (1080p under Xvfb).
+        if mib < 1024, video == .window || video == .fullscreen {
+            fail("--decoder-memory must be at least 1024 MiB with --video-out window or fullscreen", code: 2)
+        }
         decoderLimits.addressSpace = mib << 20
     }
     decoderIsolation = .on(decoderLimits)
@@ -282,11 +286,9 @@ do {
 } catch {
     fail("\(error)", code: 1)
 }
-switch (decoderIsolation, video) {
-case (.off, _): logger.info("decoder isolation off: sessions decode inside castd")
-case (.on, .window), (.on, .fullscreen):
-    logger.warning("decoder isolation: sessions that show video in a window decode inside castd (docs/security.md)")
-case (.on(let limits), _):
+switch decoderIsolation {
+case .off: logger.info("decoder isolation off: sessions decode inside castd")
+case .on(let limits):
     logger.info("decoder isolation on: each session decodes in a worker process (address space \(limits.addressSpace >> 20) MiB)")
 }
 switch auth {

@@ -24,6 +24,8 @@ final class PlaybackSession: Sendable {
     private let engine: PlayerConfiguration
     /// Whether the engine runs in a worker process (`DecoderProcess`) or here (`Player`).
     private let isolation: DecoderIsolation
+    /// castd's idle window, which steps aside while a worker shows this session's video in a window of its own.
+    private let idleWindow: VideoWindow?
     private let onEvent: @Sendable (PlaybackSession, PlaybackEvent) -> Void
     private let onEnd: @Sendable (PlaybackSession) -> Void
     private let state = Mutex(State())
@@ -57,7 +59,8 @@ final class PlaybackSession: Sendable {
 
     init(
         request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
-        isolation: DecoderIsolation = .off, startFraction: Double? = nil, airPlaySessionID: String? = nil, onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
+        isolation: DecoderIsolation = .off, idleWindow: VideoWindow? = nil, startFraction: Double? = nil,
+        airPlaySessionID: String? = nil, onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {
         var generator = SystemRandomNumberGenerator()
@@ -73,6 +76,7 @@ final class PlaybackSession: Sendable {
         engine.requestDate = Date()
         self.engine = engine
         self.isolation = isolation
+        self.idleWindow = idleWindow
         self.onEvent = onEvent
         self.onEnd = onEnd
     }
@@ -138,19 +142,19 @@ final class PlaybackSession: Sendable {
         player.start()
     }
 
-    /// The engine for served media (`source`) or a URL: in a worker process when decoder isolation is on and the
-    /// video output can leave castd (not a window), otherwise here. The engine holds the session strongly on purpose:
-    /// a session that another sender took over is no longer held by the receiver, yet must live to deliver its
-    /// finish. The cycle (session → engine → its event closure → session) is broken when the finish arrives.
+    /// The engine for served media (`source`) or a URL: in a worker process when decoder isolation is on (a window
+    /// session's worker shows the video in a window of its own), otherwise here. The engine holds the session
+    /// strongly on purpose: a session that another sender took over is no longer held by the receiver, yet must live
+    /// to deliver its finish. The cycle (session → engine → its event closure → session) is broken when the finish
+    /// arrives.
     private func makeEngine(source: RemoteSource?, url: String?) -> any PlaybackEngine {
         if case .on(let limits) = isolation {
             let volume = state.withLock { $0.volume }
             let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
-            if let start = WorkerStart(
-                media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits)
-            {
-                return DecoderProcess(start: start, source: source) { event in self.handle(event) }
-            }
+            let start = WorkerStart(
+                media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits
+            )
+            return DecoderProcess(start: start, source: source, idleWindow: idleWindow) { event in self.handle(event) }
         }
         if let source {
             // The network read happens on the read-ahead thread; the engine reads from its buffer.

@@ -50,7 +50,8 @@ public final class Receiver: Sendable {
         var name: String
         /// The session that owns the screen and the speakers, if any. One at a time.
         var session: PlaybackSession?
-        /// The window held open between sessions (video out `window` or `fullscreen`), showing the idle screen.
+        /// The window held open between sessions (video out `window` or `fullscreen`), showing the idle screen; hidden
+        /// while a decoder worker shows a session's video in a window of its own.
         var window: VideoWindow?
         /// The PIN of the pairing attempt that is open, shown on the idle screen.
         var pin: String?
@@ -100,12 +101,8 @@ public final class Receiver: Sendable {
         thread.name = "castd accept"
         thread.start()
         if configuration.advertise { startAdvertising(port: port) }
-        // The first session's worker is ready before it is asked for (window sessions decode here).
-        if case .on = configuration.decoderIsolation, configuration.engine.video != .window,
-            configuration.engine.video != .fullscreen
-        {
-            SpareWorker.shared.refill()
-        }
+        // The first session's worker is ready before it is asked for.
+        if case .on = configuration.decoderIsolation { SpareWorker.shared.refill() }
         if let airPlayPort = configuration.airPlayVideoPort {
             let service = AirPlayVideoService(receiver: self, logger: logger)
             let bound = try service.start(host: configuration.listenAddress, port: airPlayPort)
@@ -227,10 +224,12 @@ public final class Receiver: Sendable {
         let logger = self.logger
         let events = configuration.events
         var engine = configuration.engine
-        engine.scalingMode = state.withLock { $0.scaling }
+        let (scaling, idleWindow) = state.withLock { ($0.scaling, $0.window) }
+        engine.scalingMode = scaling
         let session = PlaybackSession(
             request: request, senderName: senderName, owner: owner, engine: engine,
-            isolation: configuration.decoderIsolation, startFraction: startFraction, airPlaySessionID: airPlaySessionID,
+            isolation: configuration.decoderIsolation, idleWindow: idleWindow, startFraction: startFraction,
+            airPlaySessionID: airPlaySessionID,
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.tellWatchers(event, except: session)

@@ -160,6 +160,33 @@ final class WindowOutputTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.3)
         try display.capture().assert(.black, at: 640, 360, "idle again after playback")
     }
+
+    /// castd's idle window steps aside while its decoder worker shows video: unmapped but open, counted (a stopping
+    /// worker and the next one may overlap), and mapped again, idle, once every step aside was matched.
+    func testAVideoWindowStepsAsideAndComesBack() throws {
+        let display = try XCTUnwrap(display)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/xwininfo") else {
+            throw XCTSkip("xwininfo (x11-utils) is not installed")
+        }
+        let window = try VideoWindow()
+        defer { window.close() }
+        XCTAssertTrue(display.waitForMapState("IsViewable"), "the idle window is on screen")
+        window.stepAside()
+        window.stepAside()
+        XCTAssertTrue(display.waitForMapState("IsUnMapped"), "stepped aside")
+        window.comeBack()
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(display.mapState(), "IsUnMapped", "one step aside is still unmatched")
+        window.comeBack()
+        XCTAssertTrue(display.waitForMapState("IsViewable"), "back")
+        // An unmatched comeBack changes nothing, and the next step aside still works.
+        window.comeBack()
+        window.stepAside()
+        XCTAssertTrue(display.waitForMapState("IsUnMapped"), "stepped aside again")
+        window.comeBack()
+        XCTAssertTrue(display.waitForMapState("IsViewable"), "back again")
+        try display.capture().assert(.black, at: 640, 360, "the idle screen")
+    }
 }
 
 /// One playback running in the background, timed from its start.
@@ -268,6 +295,24 @@ private final class VirtualDisplay {
             process.waitUntilExit()
         }
         if let savedDisplay { setenv("DISPLAY", savedDisplay, 1) } else { unsetenv("DISPLAY") }
+    }
+
+    /// The map state of the window named "Cast" (`IsViewable`, `IsUnMapped`), as xwininfo reports it; nil when there
+    /// is no such window.
+    func mapState() -> String? {
+        guard let data = try? Fixtures.run("xwininfo", ["-display", ":\(number)", "-name", "Cast"]) else { return nil }
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.contains("Map State:") }
+        return line.map { String($0.split(separator: ":").last ?? "").trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Waits up to 5 s for the window's map state to be `state`.
+    func waitForMapState(_ state: String) -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while mapState() != state {
+            if Date() > deadline { return false }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return true
     }
 
     /// The whole screen now, as RGB, without the pointer (x11grab draws it by default, at the screen's centre).

@@ -11,7 +11,7 @@ final class WorkerMessageTests: XCTestCase {
         static let start = WorkerStart(
             media: WorkerStart.Media(size: 1234, seekable: true, nameHint: "clip.mp4"), url: nil,
             configuration: PlayerConfiguration(audio: .alsa(device: "hw:0"), video: .framemd5(path: "/tmp/f.md5")),
-            volume: 0.5, muted: true, limits: DecoderLimits())!
+            volume: 0.5, muted: true, limits: DecoderLimits())
         static let fromCastd: [WorkerMessage] = [
             .start(start), .control(PlaybackControl(.seek(position: 12.5, exact: true))),
             .control(PlaybackControl(.scaling(.aspectFill))), .data(MediaData(offset: 1 << 40, bytes: [1, 2, 3])),
@@ -107,16 +107,15 @@ final class WorkerMessageTests: XCTestCase {
         XCTAssertEqual(text.count, WorkerMessage.maximumMessageLength)
     }
 
-    /// The start message carries the engine configuration across; a window cannot leave castd.
-    func testTheStartMessageCarriesTheConfigurationAndRefusesWindows() throws {
+    /// The start message carries the engine configuration across, the window and full screen included.
+    func testTheStartMessageCarriesTheConfigurationAndTheWindow() throws {
         var configuration = PlayerConfiguration(
             audio: .none, video: .framemd5(path: "/x.md5"), startTime: 3, scalingMode: .fill, autoplay: false,
             timingLog: "/t.log")
         configuration.requestDate = Date(timeIntervalSince1970: 1_700_000_000.5)
-        let start = try XCTUnwrap(
-            WorkerStart(
-                media: nil, url: "http://u:p@host/a.m3u8", configuration: configuration, volume: 1, muted: false,
-                limits: DecoderLimits()))
+        let start = WorkerStart(
+            media: nil, url: "http://u:p@host/a.m3u8", configuration: configuration, volume: 1, muted: false,
+            limits: DecoderLimits())
         guard case .start(let decoded) = try WorkerMessage.fromCastd(WorkerMessage.start(start).frame()) else {
             return XCTFail()
         }
@@ -130,11 +129,29 @@ final class WorkerMessageTests: XCTestCase {
         XCTAssertEqual(back.requestDate, configuration.requestDate)
         XCTAssertEqual(decoded.url, "http://u:p@host/a.m3u8")
         XCTAssertEqual(decoded.limits.addressSpace, 4 << 30)
-        for video in [VideoOutput.window, .fullscreen] {
-            XCTAssertNil(
-                WorkerStart(
-                    media: nil, url: "http://h/a", configuration: PlayerConfiguration(audio: .none, video: video),
-                    volume: 1, muted: false, limits: DecoderLimits()))
+        for video in [VideoOutput.window, .fullscreen, .none] {
+            let start = WorkerStart(
+                media: nil, url: "http://h/a",
+                configuration: PlayerConfiguration(audio: .none, video: video, scalingMode: ScalingMode.none),
+                volume: 1, muted: false, limits: DecoderLimits())
+            guard case .start(let decoded) = try WorkerMessage.fromCastd(WorkerMessage.start(start).frame()) else {
+                return XCTFail()
+            }
+            XCTAssertEqual(decoded.configuration.video, video)
+            XCTAssertEqual(decoded.configuration.scalingMode, ScalingMode.none)
         }
+    }
+
+    /// A start message naming a window other than `window` or `fullscreen` does not decode.
+    func testAStartMessageWithAnUnknownWindowIsRefused() throws {
+        let start = WorkerStart(
+            media: nil, url: "http://h/a", configuration: PlayerConfiguration(audio: .none, video: .window),
+            volume: 1, muted: false, limits: DecoderLimits())
+        let text = String(decoding: WorkerMessage.start(start).frame().payload, as: UTF8.self)
+        XCTAssertTrue(text.contains(#""window":"window""#), text)
+        let forged = Frame(
+            type: WorkerMessage.Kind.start.rawValue,
+            payload: Array(text.replacingOccurrences(of: #""window":"window""#, with: #""window":"kiosk""#).utf8))
+        XCTAssertThrowsError(try WorkerMessage.fromCastd(forged))
     }
 }

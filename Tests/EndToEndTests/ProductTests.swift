@@ -38,6 +38,10 @@ final class ProductTests: XCTestCase {
         let castdFlag = try runCommand([Paths.castd, "--prot", "7"])
         XCTAssertEqual(castdFlag.status, 2)
         XCTAssertTrue(castdFlag.stderr.contains("did you mean '--port'?"), castdFlag.stderr)
+        // A window session's worker maps SDL and the display's renderer too: 512 MiB is too little for it.
+        let memory = try runCommand([Paths.castd, "--video-out", "fullscreen", "--decoder-memory", "600"])
+        XCTAssertEqual(memory.status, 2)
+        XCTAssertTrue(memory.stderr.contains("at least 1024 MiB with --video-out window or fullscreen"), memory.stderr)
         let castdHelp = try runCommand([Paths.castd, "--help"])
         XCTAssertEqual(castdHelp.status, 0)
         XCTAssertTrue(castdHelp.stdout.hasPrefix("usage: castd "), castdHelp.stdout)

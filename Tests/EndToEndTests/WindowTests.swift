@@ -1,3 +1,4 @@
+import CastProtocol
 import Foundation
 import XCTest
 
@@ -91,12 +92,114 @@ final class WindowTests: XCTestCase {
             checked.append(mode)
         }
         XCTAssertEqual(checked.count, 4)
+
+        // A second sender pairs mid-play: castd logs the PIN (the video keeps the screen, as it always did), and its
+        // idle screen, hidden while the decoder worker shows the video, shows the PIN once playback ended.
+        let other = ["XDG_CONFIG_HOME": "\(work)/other"]
+        let mark = receiver.output.count
+        let midPlay = try lab.start(on: .phone, [Paths.cast, "pair", "Kitchen"], environment: other, interactive: true)
+        let midLine = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: mark))
+        let midPIN = String(midLine.split(separator: " ").last ?? "")
+        XCTAssertNil(send.exitStatus, "the PIN came after playback ended: \(send.output.suffix(3))")
         XCTAssertEqual(send.waitForExit(timeout: 30), 0, "\(send.output)")
 
-        // Back to the idle screen after playback; the daemon still runs.
-        screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0 }
+        // Back to the idle screen after playback, with the open attempt's PIN; the daemon still runs.
+        screen = try waitForScreen(display) {
+            $0.litColumns(y: Self.nameBand) != nil && $0.litColumns(y: Self.pinBand) != nil
+                && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
+        }
         try assertText("Kitchen", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after playback")
+        try assertText("Pairing PIN: \(midPIN)", size: Self.pinSize, in: Self.pinBand, of: screen, "PIN from mid-play")
+        midPlay.type(midPIN)
+        XCTAssertEqual(midPlay.waitForExit(timeout: 20), 0, "\(midPlay.output)")
+        screen = try waitForScreen(display) { $0.litColumns(y: Self.pinBand) == nil }
+        XCTAssertNil(screen.litColumns(y: Self.pinBand), "the PIN is cleared when the attempt ends")
         XCTAssertTrue(receiver.isRunning)
+    }
+
+    /// With decoder isolation on (the default), a window session's video is decoded and shown by castd's decoder
+    /// worker: the window on screen is the worker's (its `_NET_WM_PID`), castd's idle window steps aside (unmapped)
+    /// while it plays. SIGKILL to the worker mid-play: the sender hears `playbackError` within a second, castd's idle
+    /// screen comes back, and the next send plays in a new worker's window.
+    func testAWindowSessionPlaysInAWorkerAndTheIdleScreenSurvivesItsDeath() throws {
+        let lab = try XCTUnwrap(lab)
+        let display = try XCTUnwrap(display)
+        let receiver = try lab.start(
+            on: .box,
+            [
+                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work)/state", "--video-out",
+                "fullscreen", "--audio-device", "none", "--auth", "none",
+            ],
+            environment: ["DISPLAY": display.display])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "decoder isolation on: each session decodes in a worker process"),
+            "\(receiver.output)")
+        XCTAssertNil(receiver.output.first { $0.contains("decode inside castd") }, "\(receiver.output)")
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+
+        // Idle: castd's own window shows the name.
+        var screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) != nil }
+        try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle name")
+        XCTAssertEqual(try mappedCastWindows(on: display), [castd], "idle: castd's window alone is on screen")
+
+        // Playing: the picture on screen is the worker's window; castd's window is open but unmapped.
+        let sender = ["XDG_CONFIG_HOME": "\(work)/sender"]
+        let clip = try Self.bandedClip(in: work)
+        let send = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"], environment: sender)
+        XCTAssertNotNil(send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
+        screen = try waitForScreen(display, save: "\(work)/worker.png") { Self.layoutHolds("aspectFit", $0) }
+        Self.assertLayout("aspectFit", screen)
+        let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
+        XCTAssertNotEqual(worker, castd)
+        XCTAssertEqual(try mappedCastWindows(on: display), [worker], "playing: the worker's window alone is on screen")
+        XCTAssertTrue(
+            try castWindows(on: display).contains { $0.pid == castd && !$0.mapped },
+            "castd's window stays open, unmapped, while the worker plays")
+        print(
+            "playing: castd \(castd), its worker \(worker) owns the window on screen; worker VmRSS "
+                + "\(Processes.residentKilobytes(worker)) kB, VmPeak \(Processes.status(worker, "VmPeak")) kB")
+
+        // SIGKILL to the worker: playbackError within a second; castd's idle screen comes back.
+        let killed = Date()
+        XCTAssertEqual(kill(worker, SIGKILL), 0)
+        let status = send.waitForExit(timeout: 10)
+        let toError = Date().timeIntervalSince(killed)
+        XCTAssertEqual(status, 1, "\(send.output.suffix(5))")
+        XCTAssertLessThan(toError, 1)
+        let events = send.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+        guard case .finished(.playbackError, let message?)? = events.last else {
+            return XCTFail("\(send.output.suffix(5))")
+        }
+        XCTAssertTrue(message.contains("decoder process died") && message.contains("SIGKILL"), message)
+        screen = try waitForScreen(display) {
+            $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
+        }
+        let toIdle = Date().timeIntervalSince(killed)
+        try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after the kill")
+        XCTAssertEqual(try mappedCastWindows(on: display), [castd], "after the kill: castd's window is back")
+        XCTAssertTrue(receiver.isRunning)
+        let (errorTime, idleTime) = (String(format: "%.3f", toError), String(format: "%.3f", toIdle))
+        print(
+            "worker \(worker) SIGKILLed: cast send exited \(status.map(String.init) ?? "-") after \(errorTime) s; "
+                + "idle screen seen again after \(idleTime) s")
+
+        // The next send plays, in a new worker's window, to the end; then the idle screen again.
+        let short = try Self.bandedClip(in: work, seconds: 3)
+        let next = try lab.start(
+            on: .phone, [Paths.cast, "send", short, "--to", "Living Room", "--json"], environment: sender)
+        screen = try waitForScreen(display) { Self.layoutHolds("aspectFit", $0) }
+        Self.assertLayout("aspectFit", screen)
+        let second = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
+        XCTAssertNotEqual(second, worker)
+        XCTAssertEqual(try mappedCastWindows(on: display), [second], "the next send: the new worker's window")
+        XCTAssertEqual(next.waitForExit(timeout: 30), 0, "\(next.output.suffix(5))")
+        screen = try waitForScreen(display) {
+            $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
+        }
+        try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after playback")
+        XCTAssertEqual(try mappedCastWindows(on: display), [castd], "after playback: castd's window is back")
     }
 
     /// Sends the window named "Cast" what a window manager's close button sends (a WM_DELETE_WINDOW client
@@ -138,10 +241,78 @@ final class WindowTests: XCTestCase {
                 return 0;
             }
             """#.write(toFile: source, atomically: true, encoding: .utf8)
-        let built = try runCommand(["cc", "-o", "\(work)/close-window", source, "-lX11"])
-        guard built.status == 0 else { throw XCTSkip("cannot build an Xlib program: \(built.stderr)") }
-        let closed = try runCommand(["\(work)/close-window"], environment: ["DISPLAY": display.display])
+        let closed = try runCommand([try buildXlibProgram(source)], environment: ["DISPLAY": display.display])
         XCTAssertEqual(closed.status, 0, "no window named Cast on \(display.display)")
+    }
+
+    /// The windows named "Cast" on `display`: the pid of the process that made each (`_NET_WM_PID`, which SDL sets
+    /// to its own pid) and whether it is mapped (on screen), read with a small Xlib program built here.
+    private func castWindows(on display: VirtualDisplay) throws -> [(pid: Int32, mapped: Bool)] {
+        let source = "\(work)/cast-windows.c"
+        if !FileManager.default.fileExists(atPath: source) {
+            try #"""
+                #include <X11/Xlib.h>
+                #include <X11/Xatom.h>
+                #include <stdio.h>
+                #include <string.h>
+                static Atom pidAtom;
+                static void list(Display *d, Window w) {
+                    char *name = NULL;
+                    if (XFetchName(d, w, &name) && name) {
+                        if (strcmp(name, "Cast") == 0) {
+                            long pid = -1;
+                            Atom type;
+                            int format;
+                            unsigned long count, after;
+                            unsigned char *data = NULL;
+                            if (XGetWindowProperty(d, w, pidAtom, 0, 1, False, XA_CARDINAL, &type, &format, &count,
+                                                   &after, &data) == Success && data && count == 1)
+                                pid = *(long *)data;
+                            if (data) XFree(data);
+                            XWindowAttributes attributes;
+                            XGetWindowAttributes(d, w, &attributes);
+                            printf("%ld %d\n", pid, attributes.map_state == IsViewable);
+                        }
+                        XFree(name);
+                    }
+                    Window root, parent, *children = NULL;
+                    unsigned n = 0;
+                    if (!XQueryTree(d, w, &root, &parent, &children, &n)) return;
+                    for (unsigned i = 0; i < n; i++) list(d, children[i]);
+                    if (children) XFree(children);
+                }
+                int main(void) {
+                    Display *d = XOpenDisplay(NULL);
+                    if (!d) return 2;
+                    pidAtom = XInternAtom(d, "_NET_WM_PID", False);
+                    list(d, DefaultRootWindow(d));
+                    XCloseDisplay(d);
+                    return 0;
+                }
+                """#.write(toFile: source, atomically: true, encoding: .utf8)
+        }
+        let listed = try runCommand([try buildXlibProgram(source)], environment: ["DISPLAY": display.display])
+        XCTAssertEqual(listed.status, 0, "cannot list the windows of \(display.display): \(listed.stderr)")
+        return listed.stdout.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let pid = Int32(fields[0]) else { return nil }
+            return (pid, fields[1] == "1")
+        }
+    }
+
+    /// The pids of the mapped windows named "Cast", sorted.
+    private func mappedCastWindows(on display: VirtualDisplay) throws -> [Int32] {
+        try castWindows(on: display).filter(\.mapped).map(\.pid).sorted()
+    }
+
+    /// Compiles the Xlib program at `source` (once) and returns its path; skips the test without a C compiler or
+    /// Xlib's headers.
+    private func buildXlibProgram(_ source: String) throws -> String {
+        let program = String(source.dropLast(2))
+        if FileManager.default.isExecutableFile(atPath: program) { return program }
+        let built = try runCommand(["cc", "-o", program, source, "-lX11"])
+        guard built.status == 0 else { throw XCTSkip("cannot build an Xlib program: \(built.stderr)") }
+        return program
     }
 
     // MARK: The idle screen's text
@@ -267,12 +438,12 @@ final class WindowTests: XCTestCase {
         }
     }
 
-    /// A 4:3 clip (320×240, 25 fps, 14 s, no audio): red, a green band over the top 20 rows, a blue band down the
-    /// left 20 columns, so that bars, crops and stretches show.
-    static func bandedClip(in folder: String) throws -> String {
-        let path = "\(folder)/banded.mp4"
+    /// A 4:3 clip (320×240, 25 fps, 14 s unless told, no audio): red, a green band over the top 20 rows, a blue band
+    /// down the left 20 columns, so that bars, crops and stretches show.
+    static func bandedClip(in folder: String, seconds: Int = 14) throws -> String {
+        let path = "\(folder)/banded-\(seconds).mp4"
         let graph =
-            "color=c=red:size=320x240:rate=25:duration=14,"
+            "color=c=red:size=320x240:rate=25:duration=\(seconds),"
             + "drawbox=x=0:y=0:w=320:h=20:color=green:t=fill,drawbox=x=0:y=20:w=20:h=220:color=blue:t=fill"
         let result = try runCommand(
             ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", graph, "-c:v", "libx264", "-pix_fmt", "yuv420p", path])

@@ -7,9 +7,10 @@ import Foundation
 /// nothing plays (castd with `--video-out window`) holds a `VideoWindow`. Closing the window with the window
 /// manager's close button hides it without ending anything; the next playback shows it again.
 public final class VideoWindow: @unchecked Sendable {
-    // Invariant: `token` is read and cleared only under `lock`.
+    // Invariant: `token` and `asideCount` are read and written only under `lock`.
     private let lock = NSLock()
     private var token: Int?
+    private var asideCount = 0
 
     /// Opens the window (or takes the one already open) in a window or on the whole display. Throws `MediaError`
     /// when no display is available.
@@ -28,6 +29,26 @@ public final class VideoWindow: @unchecked Sendable {
     /// screen changes at once when idle. The window is the process's one window, so this is process-wide.
     public func setIdleScreen(_ screen: IdleScreen) {
         WindowOutput.shared.setIdleScreen(screen)
+    }
+
+    /// Hides the window while another process shows video in a window of its own (castd's decoder worker), so that
+    /// the two never fight over the screen. The window stays open (hidden, not closed: see `comeBack`). Counted: the
+    /// window comes back once every `stepAside` was matched by a `comeBack` (a worker still stopping while the next
+    /// one plays).
+    public func stepAside() {
+        lock.withLock {
+            asideCount += 1
+            if asideCount == 1 { WindowOutput.shared.setAside(true) }
+        }
+    }
+
+    /// Shows the window again after `stepAside`, with what it showed before (the idle screen, as it is now).
+    public func comeBack() {
+        lock.withLock {
+            guard asideCount > 0 else { return }
+            asideCount -= 1
+            if asideCount == 0 { WindowOutput.shared.setAside(false) }
+        }
     }
 
     /// Lets the window go; it closes when no player uses it either. Idempotent.

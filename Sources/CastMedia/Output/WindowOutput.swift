@@ -54,6 +54,9 @@ final class WindowOutput: @unchecked Sendable {
         var idleScreen = IdleScreen()
         /// The window should be shown (again): set by every acquire, cleared by the SDL thread.
         var show = false
+        /// The window is hidden because another process shows video in a window of its own (castd's decoder
+        /// worker); acquiring does not show it until this is cleared, which shows it.
+        var aside = false
         /// Tests: behave as if the window manager's close button was pressed.
         var simulateClose = false
     }
@@ -142,6 +145,16 @@ final class WindowOutput: @unchecked Sendable {
         }
     }
 
+    /// Hides the window (`true`) while another process shows video in a window of its own, or shows it again
+    /// (`false`). The window stays open: SDL, the display connection and the idle screen's text are kept, so coming
+    /// back is one map request and cannot fail the way opening a display can.
+    func setAside(_ aside: Bool) {
+        lock.withLock {
+            requests.aside = aside
+            wakeLocked()
+        }
+    }
+
     /// Changes what the idle screen shows (the receiver's name, a pairing PIN); drawn at once when idle.
     func setIdleScreen(_ screen: IdleScreen) {
         lock.withLock {
@@ -203,6 +216,7 @@ final class WindowOutput: @unchecked Sendable {
     /// The SDL thread's loop: waits for SDL events or requests, applies them, draws. Returns when the last user left.
     private func serve(_ renderer: WindowRenderer) {
         var event = SDL_Event()
+        var aside = false
         while true {
             var redraw = false
             if SDL_WaitEventTimeout(&event, 250) != 0 {
@@ -229,7 +243,17 @@ final class WindowOutput: @unchecked Sendable {
             if leave { return }
             if work.simulateClose { renderer.pushCloseEvent() }
             if let mode { redraw = renderer.setDisplayMode(mode) || redraw }
-            if work.show { renderer.show() }
+            if work.aside != aside {
+                aside = work.aside
+                if aside {
+                    renderer.hide()
+                } else {
+                    renderer.show()
+                    redraw = true
+                }
+            } else if work.show && !aside {
+                renderer.show()
+            }
             if renderer.setScaling(work.scaling) { redraw = true }
             if renderer.setIdleScreen(work.idleScreen) { redraw = true }
             if work.idle, !renderer.isIdle {

@@ -169,6 +169,13 @@ final class WindowRenderer {
         fitWindow()
     }
 
+    /// Unmaps the window (it keeps its contents' state; `show` maps it again).
+    func hide() {
+        guard !hidden else { return }
+        hidden = true
+        SDL_HideWindow(window)
+    }
+
     /// Shows the idle screen from the next draw on.
     func becomeIdle() {
         isIdle = true

@@ -8,6 +8,10 @@ import Glibc
 /// `RemoteSource`, forwards controls, and hands the worker's events, checked, to the session. A worker that dies
 /// or breaks the channel's rules ends the session with `playbackError` saying so; castd goes on.
 ///
+/// A worker of a `window` or `fullscreen` session opens its own window (the same CastMedia renderer as castd's);
+/// castd's idle window (`idleWindow`) steps aside once the worker presents its first picture, and comes back when the
+/// worker has exited, whatever ended it: its window is gone with its display connection by then.
+///
 /// Threads: a reader (the worker's messages, events delivered in order on it; the only thread that kills and reaps
 /// the worker) and, for served media, a server (blocking reads of the sender's media connection, so that events
 /// never wait behind media bytes).
@@ -17,6 +21,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     // Invariant: the `let`s never change; every `var` is read and written only under `condition`.
     private let source: RemoteSource?
     private let onEvent: @Sendable (PlaybackEvent) -> Void
+    /// castd's idle window, hidden while the worker shows video in its own; nil without one.
+    private let idleWindow: VideoWindow?
     private let condition = NSCondition()
     private var startMessage: WorkerStart
     private var channel: WorkerChannel?
@@ -34,10 +40,15 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     /// Reads a worker may have waiting: it reads one at a time (one more after a cancelled one).
     static let maximumWaitingReads = 2
 
-    /// An engine for `start`'s media, read from `source` when served (nil for a URL).
-    init(start: WorkerStart, source: RemoteSource?, onEvent: @escaping @Sendable (PlaybackEvent) -> Void) {
+    /// An engine for `start`'s media, read from `source` when served (nil for a URL). `idleWindow` steps aside while
+    /// the worker shows video in a window.
+    init(
+        start: WorkerStart, source: RemoteSource?, idleWindow: VideoWindow? = nil,
+        onEvent: @escaping @Sendable (PlaybackEvent) -> Void
+    ) {
         self.startMessage = start
         self.source = source
+        self.idleWindow = start.window == nil ? nil : idleWindow
         self.onEvent = onEvent
     }
 
@@ -147,6 +158,7 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         var violation: String?
         var finished = false
         var videoActive = false
+        var steppedAside = false
         while true {
             let message: WorkerMessage?
             do {
@@ -166,7 +178,14 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
                 }
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
             case .event(let event):
-                if case .videoActive(let active) = event { videoActive = active }
+                if case .videoActive(let active) = event {
+                    videoActive = active
+                    // The worker's window shows its first picture: castd's idle screen makes way.
+                    if active, !steppedAside, let idleWindow {
+                        steppedAside = true
+                        idleWindow.stepAside()
+                    }
+                }
                 if case .finished = event {
                     finished = true
                     // Nothing more is read: a media read still waiting for the sender must not hold up the
@@ -191,6 +210,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         source?.cancel()
         guard let pid else { return }
         let end = WorkerProcess.reap(pid, grace: finished ? .seconds(2) : .milliseconds(300))
+        // The worker is gone, and its window with its display connection: the idle screen comes back.
+        if steppedAside { idleWindow?.comeBack() }
         guard !finished else { return }
         let message =
             violation.map { "the decoder process broke the channel's rules and was stopped: \($0)" }

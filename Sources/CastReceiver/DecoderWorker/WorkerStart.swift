@@ -18,8 +18,10 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var url: String?
     /// The ALSA PCM, nil for no audio.
     var audioDevice: String?
-    /// The framemd5 file, nil for no video (window sessions never run in a worker).
+    /// The framemd5 file, nil for none.
     var framemd5: String?
+    /// The window the worker shows video in (castd's idle window steps aside while it does), nil for none.
+    var window: Window?
     var startTime: Double
     var scalingMode: String
     var autoplay: Bool
@@ -31,15 +33,23 @@ struct WorkerStart: Codable, Sendable, Equatable {
     /// The worker's resource limits, applied before it opens the media.
     var limits: DecoderLimits
 
-    /// The start message for `configuration`, or nil when its video output cannot leave castd (a window).
-    init?(
+    /// A window the worker opens for video, as castd's own would be: centred, at the video's natural size, or over
+    /// the whole display. Any other word does not decode.
+    enum Window: String, Codable, Sendable, Equatable {
+        case window
+        case fullscreen
+    }
+
+    /// The start message for `configuration`.
+    init(
         media: Media?, url: String?, configuration: PlayerConfiguration, volume: Double, muted: Bool,
         limits: DecoderLimits
     ) {
         switch configuration.video {
-        case .none: framemd5 = nil
+        case .none: break
         case .framemd5(let path): framemd5 = path
-        case .window, .fullscreen: return nil
+        case .window: window = .window
+        case .fullscreen: window = .fullscreen
         }
         switch configuration.audio {
         case .none: audioDevice = nil
@@ -59,9 +69,15 @@ struct WorkerStart: Codable, Sendable, Equatable {
 
     /// The engine configuration in the worker.
     var configuration: PlayerConfiguration {
+        let video: VideoOutput =
+            switch (framemd5, window) {
+            case (let path?, _): .framemd5(path: path)
+            case (nil, .window?): .window
+            case (nil, .fullscreen?): .fullscreen
+            case (nil, nil): .none
+            }
         var configuration = PlayerConfiguration(
-            audio: audioDevice.map { .alsa(device: $0) } ?? .none,
-            video: framemd5.map { .framemd5(path: $0) } ?? .none, startTime: startTime,
+            audio: audioDevice.map { .alsa(device: $0) } ?? .none, video: video, startTime: startTime,
             scalingMode: ScalingMode(rawValue: scalingMode) ?? .aspectFit, autoplay: autoplay, timingLog: timingLog)
         configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
         return configuration
@@ -72,8 +88,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
 public enum DecoderIsolation: Sendable, Equatable {
     /// Demux and decode run inside castd (debugging; and what library users of `Receiver` get by default).
     case off
-    /// Each session's demux, decode and output run in a worker process with these limits. Sessions that show video
-    /// in a window (`window`, `fullscreen`) still run inside castd: see docs/security.md.
+    /// Each session's demux, decode and output (the window too) run in a worker process with these limits; castd's
+    /// idle window steps aside while a worker shows video. See docs/decoder-worker.md.
     case on(DecoderLimits)
 }
 

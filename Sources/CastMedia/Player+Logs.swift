@@ -7,8 +7,6 @@ struct LogState {
     var requested: Date?
     /// When the clock first started: the first frame or sample was presented.
     var firstFrame: Date?
-    /// Video frames decoded but never presented (the video output presents every frame today).
-    var droppedFrames = 0
 }
 
 extension Player {
@@ -29,7 +27,7 @@ extension Player {
                 indicatedBitrate: byteRate.map { ($0 * 8).rounded() },
                 observedBitrate: input.readingTime > 0 ? (Double(input.bytes) * 8 / input.readingTime).rounded() : nil,
                 stalls: state.buffering.stalls, stallDuration: stallSecondsLocked(),
-                droppedFrames: state.log.droppedFrames, bytesTransferred: input.bytes,
+                droppedFrames: state.droppedVideoFrames, bytesTransferred: input.bytes,
                 transferDuration: input.readingTime, durationWatched: watched)
         }
     }

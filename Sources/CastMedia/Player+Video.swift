@@ -57,17 +57,20 @@ extension Player {
                 emit(.readyForDisplay)
             }
             let time = first.map { timing.seconds(of: $0) ?? segment.target ?? configuration.startTime }
+            let anchor: Double
             switch control.arrive(serial: segment.serial, firstFrameAt: time, thenStart: startSegment) {
             case .stopping: return
             case .superseded:
                 reader.catchUp()
                 continue
-            case .passed: break
+            case .passed(let at): anchor = at
             }
             if segment.serial > 0 { for presenter in presenters { presenter.restart() } }
             do {
-                if !ended, let first, let time {
-                    try play(from: first, at: time, reader: &reader, presenters: presenters, timing: timing)
+                if !ended, let first {
+                    var timeline = PresentationTimeline()
+                    timeline.begin(at: anchor)
+                    try play(from: first, timeline: timeline, reader: &reader, presenters: presenters, timing: timing)
                 }
             } catch is Superseded {
                 reader.catchUp()
@@ -82,14 +85,16 @@ extension Player {
     }
 
     /// Presents a segment from its first frame to its end; throws `Superseded` when a seek interrupts it.
-    /// The first frame is shown at once when paused (a seek while paused shows where it landed).
+    /// The first frame is shown at once when paused (a seek while paused shows where it landed). Each frame is due
+    /// where `timeline` places it: at its timestamp, except after a timestamp discontinuity (PresentationTimeline).
     private func play(
-        from first: Frame, at time: Double, reader: inout SegmentReader, presenters: [any VideoPresenter],
-        timing: StreamTiming
+        from first: Frame, timeline: PresentationTimeline, reader: inout SegmentReader,
+        presenters: [any VideoPresenter], timing: StreamTiming
     ) throws {
         let serial = reader.segment.serial
+        var timeline = timeline
         var frame = first
-        var due = time
+        var placement = timeline.place(stamp: timing.seconds(of: first), duration: timing.duration(of: first))
         var showNow = control.status(of: serial) == .paused
         var first = true
         let mayDrop: Bool
@@ -98,11 +103,14 @@ extension Player {
         case .none, .framemd5: mayDrop = false
         }
         while true {
+            let (due, length) = (placement.time, placement.duration)
             if !showNow { try waitUntilDue(due, serial: serial) }
             showNow = false
-            let length = timing.duration(of: frame)
-            // Never the segment's first frame: after a seek the picture must change.
-            if mayDrop, !first, length > 0, let nextDue = clock.dueTime(of: due + length), Monotonic.now() > nextDue {
+            if mayDrop,
+                LateFrameRule.drops(
+                    firstOfSegment: first, duration: length, nextDue: clock.dueTime(of: due + length),
+                    now: Monotonic.now())
+            {
                 countDroppedFrame()
             } else {
                 for presenter in presenters { try presenter.present(frame) }
@@ -119,7 +127,7 @@ extension Player {
                 return
             case .item(let next):
                 frame = next
-                due = timing.seconds(of: next) ?? due + length
+                placement = timeline.place(stamp: timing.seconds(of: next), duration: timing.duration(of: next))
             }
         }
     }

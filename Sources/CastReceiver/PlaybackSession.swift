@@ -297,9 +297,11 @@ final class PlaybackSession: Sendable {
     /// The session's playback now.
     func snapshot() -> Snapshot {
         state.withLock { state in
-            var position = state.position.map { $0.seconds }
-            if let p = state.position, state.playbackState == .playing {
-                position = p.seconds + max(0, Date().timeIntervalSince1970 - p.at)
+            // Only a playing clock moves, and at the rate (0.5 to 2 on castd's engine; 0 from an AirPlay client).
+            let position = state.position.map { p in
+                PositionEstimate.position(
+                    reported: p.seconds, at: p.at, now: Date().timeIntervalSince1970,
+                    rate: state.playbackState == .playing ? state.rate : 0, duration: state.duration)
             }
             return Snapshot(
                 playbackState: state.playbackState, duration: state.duration, position: position, rate: state.rate,

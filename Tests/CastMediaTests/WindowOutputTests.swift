@@ -36,6 +36,59 @@ final class WindowOutputTests: XCTestCase {
         run.assertPlayedToTheEnd(seconds: 2)
     }
 
+    /// A clip that costs far more than real time to decode and show (1280×720 at 1000 fps: 2 ms of decoding per
+    /// frame here, with 1 ms to spare) plays in real time by dropping frames: every decoded frame is either presented
+    /// (a line of the timing log) or counted as dropped, the count is in the access log, and framemd5 of the same
+    /// clip drops nothing.
+    func testAVideoTooExpensiveForRealTimeDropsFramesAndCountsThem() throws {
+        let folder = try Fixtures.folder()
+        let clip = folder.appendingPathComponent("expensive.mp4").path
+        let frames = 500
+        try Fixtures.run(
+            "ffmpeg",
+            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=1000:duration=0.5", "-c:v",
+             "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let timing = folder.appendingPathComponent("timing.log").path
+        var configuration = PlayerConfiguration(audio: .none, video: .window)
+        configuration.timingLog = timing
+        let log = EventLog()
+        let player = Player(source: try FileSource(path: clip), configuration: configuration) { log.append($0) }
+        player.start()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [player] in
+            player.waitUntilFinished()
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 30) != .success {
+            player.stop()
+            return XCTFail("player hung")
+        }
+        XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
+        let presented = try String(contentsOfFile: timing, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("video ") }.count
+        let dropped = player.droppedVideoFrames
+        let accessLog = log.events.compactMap { event -> AccessLogEntry? in
+            if case .accessLog(let entry) = event { return entry }
+            return nil
+        }.last
+        print("expensive clip: \(presented) presented, \(dropped) dropped of \(frames)")
+        XCTAssertGreaterThan(dropped, 0, "\(presented) presented")
+        XCTAssertEqual(presented + dropped, frames, "every frame is presented or counted as dropped")
+        XCTAssertEqual(accessLog?.droppedFrames, dropped, "the access log reports the count")
+
+        // framemd5 must see every frame: the same clip drops nothing there.
+        let md5 = folder.appendingPathComponent("expensive.md5").path
+        let exact = Player(
+            source: try FileSource(path: clip), configuration: PlayerConfiguration(audio: .none, video: .framemd5(path: md5))
+        ) { _ in }
+        exact.start()
+        exact.waitUntilFinished()
+        XCTAssertEqual(exact.droppedVideoFrames, 0)
+        XCTAssertEqual(exact.accessLog().droppedFrames, 0)
+        let lines = try String(contentsOfFile: md5, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        XCTAssertEqual(lines.count, frames)
+    }
+
     func testFullscreenFillsTheDisplayAndSwitchesScalingModesWhilePlaying() throws {
         let display = try XCTUnwrap(display)
         let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder(), seconds: 4)

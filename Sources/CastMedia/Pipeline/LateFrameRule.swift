@@ -1,0 +1,15 @@
+/// When a window drops a video frame instead of presenting it: ffplay's rule in `video_refresh`. A frame whose turn
+/// comes so late that the next frame is already due is not presented (and is counted, `Player.droppedVideoFrames`),
+/// so that a video that cannot be shown in real time keeps pace with the clock instead of falling ever further
+/// behind. Never the first frame of a segment (after a seek the picture must change), never a frame of unknown
+/// duration, and never while the clock stands (nothing is due then).
+///
+/// A value rule: the video output asks it with the monotonic time now and the time the next frame is due.
+enum LateFrameRule {
+    /// Whether to drop a frame of `duration` seconds whose successor is due at `nextDue` (monotonic nanoseconds,
+    /// nil while the clock stands), at monotonic time `now`.
+    static func drops(firstOfSegment: Bool, duration: Double, nextDue: UInt64?, now: UInt64) -> Bool {
+        guard !firstOfSegment, duration > 0, let nextDue else { return false }
+        return now > nextDue
+    }
+}

@@ -1,5 +1,6 @@
-@testable import CastMedia
 import XCTest
+
+@testable import CastMedia
 
 /// When a window drops a frame, as values: the time now and the next frame's due time in, drop or present out.
 final class LateFrameRuleTests: XCTestCase {
@@ -11,7 +12,8 @@ final class LateFrameRuleTests: XCTestCase {
 
     func testAFrameWhoseSuccessorIsAlreadyDueIsDropped() {
         XCTAssertTrue(
-            LateFrameRule.drops(firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue + 1))
+            LateFrameRule.drops(
+                firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue + 1))
     }
 
     func testAFrameLateByLessThanItsDurationIsPresented() {
@@ -19,14 +21,16 @@ final class LateFrameRuleTests: XCTestCase {
         let now = Fixtures.nextDue - 10_000_000
         XCTAssertFalse(LateFrameRule.drops(firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: now))
         XCTAssertFalse(
-            LateFrameRule.drops(firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue),
+            LateFrameRule.drops(
+                firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue),
             "exactly when the next one is due: still presented")
     }
 
     func testTheFirstFrameOfASegmentIsNeverDropped() {
         XCTAssertFalse(
             LateFrameRule.drops(
-                firstOfSegment: true, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue + Fixtures.second))
+                firstOfSegment: true, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue + Fixtures.second
+            ))
     }
 
     func testAFrameOfUnknownDurationOrOnAStandingClockIsNeverDropped() {

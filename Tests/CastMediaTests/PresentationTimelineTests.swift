@@ -1,5 +1,6 @@
-@testable import CastMedia
 import XCTest
+
+@testable import CastMedia
 
 /// The discontinuity rule as values: timestamps in, due times out.
 final class PresentationTimelineTests: XCTestCase {

@@ -46,8 +46,10 @@ final class WindowOutputTests: XCTestCase {
         let frames = 500
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=1000:duration=0.5", "-c:v",
-             "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=1000:duration=0.5", "-c:v",
+                "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip,
+            ])
         let timing = folder.appendingPathComponent("timing.log").path
         var configuration = PlayerConfiguration(audio: .none, video: .window)
         configuration.timingLog = timing
@@ -79,13 +81,16 @@ final class WindowOutputTests: XCTestCase {
         // framemd5 must see every frame: the same clip drops nothing there.
         let md5 = folder.appendingPathComponent("expensive.md5").path
         let exact = Player(
-            source: try FileSource(path: clip), configuration: PlayerConfiguration(audio: .none, video: .framemd5(path: md5))
+            source: try FileSource(path: clip),
+            configuration: PlayerConfiguration(audio: .none, video: .framemd5(path: md5))
         ) { _ in }
         exact.start()
         exact.waitUntilFinished()
         XCTAssertEqual(exact.droppedVideoFrames, 0)
         XCTAssertEqual(exact.accessLog().droppedFrames, 0)
-        let lines = try String(contentsOfFile: md5, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let lines = try String(contentsOfFile: md5, encoding: .utf8).split(separator: "\n").filter {
+            !$0.hasPrefix("#")
+        }
         XCTAssertEqual(lines.count, frames)
     }
 

@@ -23,9 +23,11 @@ final class HostileMediaTests: XCTestCase {
         work = NSTemporaryDirectory() + "cast-hostile-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         daemon = try Daemon(
-            [Paths.castd, "--name", "Hostile", "--auth", "none", "--port", "0", "--listen", "127.0.0.1",
-             "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state",
-             "--events", "\(work!)/events.jsonl"], environment: [:])
+            [
+                Paths.castd, "--name", "Hostile", "--auth", "none", "--port", "0", "--listen", "127.0.0.1",
+                "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state",
+                "--events", "\(work!)/events.jsonl",
+            ], environment: [:])
         port = try daemon.listeningPort()
     }
 
@@ -40,7 +42,8 @@ final class HostileMediaTests: XCTestCase {
 
     func testEveryDamagedFileEndsInPlayOrPlaybackErrorAndCastdStaysUpAndFlat() throws {
         let corpus = "\(work!)/corpus"
-        let made = try runCommand([Paths.package.appendingPathComponent("scripts/hostile-media").path, corpus], timeout: 120)
+        let made = try runCommand(
+            [Paths.package.appendingPathComponent("scripts/hostile-media").path, corpus], timeout: 120)
         XCTAssertEqual(made.status, 0, made.stderr)
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus).sorted()
         XCTAssertEqual(files.count, 100)

@@ -84,7 +84,7 @@ final class HostileMediaTests: XCTestCase {
         }
         XCTAssertEqual(Set(longTimelineSeconds.keys), Self.longTimelines, "the corpus no longer has these files")
         for (name, seconds) in longTimelineSeconds.sorted(by: { $0.key < $1.key }) {
-            print("hostile media: \(name) ended in \(String(format: "%.1f", seconds)) s")
+            print("hostile media: \(name) took \(String(format: "%.1f", seconds)) s")
             XCTAssertTrue(played.contains(name), "\(name) should play to its end, not fail")
         }
         let after = try residentKilobytes(daemon.pid)

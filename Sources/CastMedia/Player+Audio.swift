@@ -119,10 +119,10 @@ private final class AudioWriter {
 
     /// Resets the writer for a segment. At start-up audio begins with its first frame; after a seek, what comes
     /// before the clock's anchor is trimmed, so that audio and the presented frame begin together. A first frame
-    /// more than 10 s from the anchor is a discontinuity (PresentationTimeline): audio begins at the anchor. Within
+    /// more than the format's jump (10 s or an hour) from the anchor is a discontinuity (PresentationTimeline): audio begins at the anchor. Within
     /// the segment audio needs no such rule: its position counts the samples written, not their timestamps.
     private func begin(_ segment: PlaybackControl.Segment, firstTime: Double?, anchor: Double) {
-        var timeline = PresentationTimeline()
+        var timeline = PresentationTimeline(maxJump: timing.maxTimestampJump)
         timeline.begin(at: anchor)
         let firstTime = firstTime.map { timeline.place(stamp: $0, duration: 0).time }
         serial = segment.serial

@@ -13,6 +13,11 @@ struct StreamTiming: Sendable {
     /// The start time `ffmpeg -map 0:v` subtracts (AV_TIME_BASE units): for formats with timestamp
     /// discontinuities (MPEG-TS) ffmpeg takes the earliest start of the streams it uses, here the video alone.
     var mappedStart: Int64 = 0
+    /// The largest jump between consecutive timestamps taken as it is (`PresentationTimeline`), as ffplay's
+    /// `max_frame_duration`: 10 s in formats whose timestamps may be discontinuous (MPEG-TS, FLV: `AVFMT_TS_DISCONT`),
+    /// an hour elsewhere, where a picture may legitimately stay on screen for minutes (a slideshow, a still with a
+    /// podcast).
+    var maxTimestampJump = PresentationTimeline.maxJump
 
     /// A frame's media time in seconds, or nil without a timestamp.
     func seconds(of frame: Frame) -> Double? {
@@ -94,6 +99,8 @@ extension Player {
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
         var routes: [Int32: BoundedQueue<Packet>] = [:]
         var timeBases: [Int32: AVRational] = [:]
+        let discontinuous = format.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0
+        let maxTimestampJump = discontinuous ? PresentationTimeline.maxJump : PresentationTimeline.maxJumpContinuous
         if let videoStream, let videoDecoder {
             let packets = BoundedQueue<Packet>(
                 maxCount: QueueLimits.videoPackets.count, maxBytes: QueueLimits.videoPackets.bytes)
@@ -106,8 +113,9 @@ extension Player {
                 timeBase: videoStream.pointee.time_base, containerStart: demuxer.startTime,
                 frameRate: av_guess_frame_rate(format, videoStream, nil))
             timing.mappedStart = demuxer.startTime
+            timing.maxTimestampJump = maxTimestampJump
             let videoStart = videoStream.pointee.start_time
-            if format.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0, videoStart != cast_av_nopts_value() {
+            if discontinuous, videoStart != cast_av_nopts_value() {
                 let start = av_rescale_q(videoStart, videoStream.pointee.time_base, cast_av_time_base_q())
                 timing.mappedStart = max(start, demuxer.startTime)
             }
@@ -124,12 +132,13 @@ extension Player {
             register(frames)
             routes[audioStream.pointee.index] = packets
             timeBases[audioStream.pointee.index] = audioStream.pointee.time_base
-            let timing = StreamTiming(
+            var timing = StreamTiming(
                 timeBase: audioStream.pointee.time_base, containerStart: demuxer.startTime, frameRate: AVRational())
+            timing.maxTimestampJump = maxTimestampJump
             spawnThread(named: "CastMedia.audio-decode") { [self] in
                 runDecoder(audioDecoder, packets: packets, frames: frames)
             }
-            spawnThread(named: "CastMedia.audio-out") { [self] in
+            spawnThread(named: "CastMedia.audio-out") { [self, timing] in
                 runAudioOutput(frames: frames, timing: timing, device: device)
             }
         }

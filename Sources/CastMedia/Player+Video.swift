@@ -68,7 +68,7 @@ extension Player {
             if segment.serial > 0 { for presenter in presenters { presenter.restart() } }
             do {
                 if !ended, let first {
-                    var timeline = PresentationTimeline()
+                    var timeline = PresentationTimeline(maxJump: timing.maxTimestampJump)
                     timeline.begin(at: anchor)
                     try play(from: first, timeline: timeline, reader: &reader, presenters: presenters, timing: timing)
                 }

@@ -30,6 +30,21 @@ final class PresentationTimelineTests: XCTestCase {
         XCTAssertEqual(timeline.offset, 0)
     }
 
+    /// Outside MPEG-TS and FLV the limit is an hour (ffplay's): a slideshow's picture that stays up for 30 s is played
+    /// as declared, and the absurd jumps of damaged files are still taken out.
+    func testTheLimitForContinuousFormatsKeepsLongPicturesAndStillCatchesAbsurdJumps() {
+        var timeline = PresentationTimeline(maxJump: PresentationTimeline.maxJumpContinuous)
+        let slides: [Double] = [0, 30, 60, 95]
+        Fixtures.assertEqual(Fixtures.times(slides, duration: 30, timeline: &timeline), slides)
+        XCTAssertEqual(timeline.discontinuities, 0)
+        XCTAssertEqual(timeline.place(stamp: 95, duration: 30).duration, 30, "a 30 s picture is believed")
+
+        var damaged = PresentationTimeline(maxJump: PresentationTimeline.maxJumpContinuous)
+        let times = Fixtures.times([0, 0.04, 40_000.04, 80_000.04], timeline: &damaged)
+        Fixtures.assertEqual(times, [0, 0.04, 0.08, 0.12])
+        XCTAssertEqual(damaged.discontinuities, 2)
+    }
+
     func testAForwardJumpOfMoreThanTenSecondsFollowsThePreviousFrame() {
         var timeline = PresentationTimeline()
         let times = Fixtures.times([0, 0.04, 0.08, 40_000.08, 40_000.12, 40_000.16], timeline: &timeline)

@@ -1,7 +1,7 @@
 /// One stream's frames placed on the playback clock's timeline, with timestamp discontinuities taken out.
 ///
 /// A frame is due at its timestamp plus an offset, which stays 0 for a well-formed stream. A timestamp more than
-/// `maxJump` (10 s) away from where the stream stood, forward or backward, is a discontinuity (a spliced or damaged
+/// `maxJump` (10 s in MPEG-TS and FLV, an hour elsewhere, as ffplay) away from where the stream stood, forward or backward, is a discontinuity (a spliced or damaged
 /// file, an MPEG-TS clock that was reset): instead of waiting for it (days, for some damaged files) or rushing
 /// through what follows, the offset moves so that the frame follows the previous one after that frame's duration,
 /// as if the timestamps had run on. Where the stream stood is the previous frame's timestamp or, for a segment's
@@ -13,8 +13,11 @@
 ///
 /// A value: no I/O, no clock; the video output asks it for each frame's due time and length.
 struct PresentationTimeline: Sendable {
-    /// The largest jump between consecutive timestamps, in seconds, that is taken as it is.
+    /// The largest jump between consecutive timestamps, in seconds, that is taken as it is, in a format whose
+    /// timestamps may be discontinuous (MPEG-TS, FLV).
     static let maxJump = 10.0
+    /// The same in other formats (MP4, Matroska, …), where a long gap is more likely a long picture than a reset.
+    static let maxJumpContinuous = 3600.0
     /// A frame's duration when nothing plausible is known.
     static let fallbackDuration = 1.0 / 25
 

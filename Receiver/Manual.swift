@@ -25,7 +25,10 @@ func manualPage() -> ManualPage {
                 "SIGNALS",
                 terms: [
                     ("SIGHUP", "re-read the config file; a new name is advertised at once, other changes take effect after a restart"),
-                    ("SIGTERM, SIGINT", "stop playback, tell the connected senders, and exit 0"),
+                    (
+                        "SIGTERM, SIGINT",
+                        "stop playback, tell the sender that the receiver is shutting down (it may retry), and exit 0"
+                    ),
                 ]),
             .init(
                 "FILES",

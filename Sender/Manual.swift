@@ -25,7 +25,8 @@ import CastProtocol
                 terms: [
                     ("0", "played to the end, stopped by the user, or done"), ("1", "playback failed on the receiver"),
                     ("2", "the command line was wrong"), ("3", "no such receiver, or no mDNS (avahi-daemon not running)"),
-                    ("4", "not authorised: pairing is needed or was refused"), ("5", "the connection to the receiver was lost"),
+                    ("4", "not authorised: pairing is needed or was refused"),
+                    ("5", "the connection to the receiver was lost, or the receiver shut down"),
                     ("6", "the receiver plays for another sender and does not allow a take-over"),
                 ]),
             .init(

@@ -229,7 +229,11 @@ final class Playlist: Sendable {
             case .volume(let level, let muted):
                 line.volume = muted ? 0 : level
                 controls.withLock { $0.volume = level }
-            case .finished(let reason, let error):
+            case .finished(_, _, .receiverShutdown?):
+                // Not a playback failure: the receiver went away (exit 5, as for a lost connection).
+                if live { output("") }
+                throw CastError(.connectionLost, "the receiver \(playback.routeName) is shutting down")
+            case .finished(let reason, let error, _):
                 if live { output("") }
                 switch reason {
                 case .playbackEnded, .userExited:

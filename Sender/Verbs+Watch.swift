@@ -61,6 +61,6 @@ func describe(_ event: PlaybackEvent) -> String {
     case .errorLog(let log): "error: \(log.domain) \(log.statusCode.map(String.init) ?? "-"): \(log.comment)"
     case .metadata(let metadata):
         "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
-    case .finished(let reason, let error): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
+    case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

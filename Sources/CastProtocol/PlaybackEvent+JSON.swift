@@ -6,7 +6,7 @@ import Foundation
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate, playableDuration, ahead, accessLog, errorLog
+            muted, rate, playableDuration, ahead, accessLog, errorLog, code
     }
 
     /// The `event` word of each kind.
@@ -57,9 +57,10 @@ extension PlaybackEvent: Codable {
         case .errorLog(let entry): try c.encode(entry, forKey: .errorLog)
         // Flat: `metadata` (the items) and `artwork` sit beside `event`.
         case .metadata(let metadata): try metadata.encode(to: encoder)
-        case .finished(let reason, let error):
+        case .finished(let reason, let error, let code):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
+            try c.encodeIfPresent(code, forKey: .code)
         }
     }
 
@@ -100,8 +101,11 @@ extension PlaybackEvent: Codable {
         case "errorLog": self = .errorLog(try c.decode(ErrorLogEntry.self, forKey: .errorLog))
         case "metadata": self = .metadata(try TimedMetadata(from: decoder))
         case "finished":
+            // A code this version does not know is no code: the reason alone still says what happened.
+            let code = try c.decodeIfPresent(String.self, forKey: .code).flatMap(FinishCode.init(rawValue:))
             self = .finished(
-                reason: try c.decode(FinishReason.self, forKey: .reason), error: try c.decodeIfPresent(String.self, forKey: .error))
+                reason: try c.decode(FinishReason.self, forKey: .reason),
+                error: try c.decodeIfPresent(String.self, forKey: .error), code: code)
         default:
             throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event '\(name)'")
         }

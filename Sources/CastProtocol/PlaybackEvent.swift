@@ -72,6 +72,15 @@ public enum FinishReason: String, Codable, Sendable {
     case userExited
 }
 
+/// What a machine can tell from a finish beyond its reason (`"code"` beside `"reason"` on the wire). The reason stays
+/// one of MPMovieFinishReason's words, so a sender that does not know a code sees an ordinary `playbackError`; a
+/// code a sender does not know decodes as none.
+public enum FinishCode: String, Codable, Sendable {
+    /// The receiver is shutting down (SIGTERM, SIGINT: `systemctl restart castd`, a reboot), not failing: the same
+    /// receiver may be back in a moment, so a sender may retry it as after a lost connection.
+    case receiverShutdown
+}
+
 /// The kinds of media a movie holds (MPMovieMediaTypeMask).
 public enum MediaType: String, Codable, Sendable {
     /// At least one audio stream is played.
@@ -116,6 +125,6 @@ public enum PlaybackEvent: Sendable, Equatable {
     case errorLog(ErrorLogEntry)
     /// The media's tags and artwork presence, after probing and whenever they change (timed metadata).
     case metadata(TimedMetadata)
-    /// Playback finished; `error` is set for `playbackError`.
-    case finished(reason: FinishReason, error: String?)
+    /// Playback finished; `error` is set for `playbackError`, `code` when a sender may act on why.
+    case finished(reason: FinishReason, error: String?, code: FinishCode? = nil)
 }

@@ -345,13 +345,13 @@ final class PlaybackSession: Sendable {
                 if let override = state.overrideFinish {
                     event = override
                     // The receiver's own reason (a lost sender, a take-over) is an error the engine did not see.
-                    if case .finished(.playbackError, let message) = override {
+                    if case .finished(.playbackError, let message, _) = override {
                         errorLog = ErrorLogEntry(
                             date: Date().timeIntervalSince1970, uri: request.url.map(URLInput.redacted) ?? request.title,
                             serverAddress: state.mediaPeer, domain: "receiver", comment: message ?? "playback error")
                     }
                 }
-                if case .finished(let reason, let error) = event { state.finish = (reason, error) }
+                if case .finished(let reason, let error, _) = event { state.finish = (reason, error) }
                 state.finished = true
                 state.playbackState = .stopped
                 state.player = nil

@@ -158,7 +158,10 @@ public final class Receiver: Sendable {
         for advertiser in advertisers { advertiser.stop() }
         airPlay?.stop()
         if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-        session?.end(with: .finished(reason: .playbackError, error: "the receiver is shutting down"))
+        // A code beside the reason: senders that know it retry this receiver (it may be restarting); others see an
+        // ordinary playback error.
+        session?.end(
+            with: .finished(reason: .playbackError, error: "the receiver is shutting down", code: .receiverShutdown))
 
         // castd is going: its waiting worker goes with it now, not when its death signal reaches it.
         SpareWorker.shared.close()
@@ -233,7 +236,7 @@ public final class Receiver: Sendable {
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.tellWatchers(event, except: session)
-                if case .finished(let reason, let error) = event {
+                if case .finished(let reason, let error, _) = event {
                     logger.info("\"\(session.request.title)\" from \(session.senderName) finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
                 }
             },
@@ -330,13 +333,17 @@ public final class Receiver: Sendable {
     }
 
     /// Stops playback for shutdown: the sender is told, and this returns once the session has
-    /// ended (or after `timeout`).
+    /// ended and its finish was written to the sender (or after `timeout`).
     public func shutdown(timeout: Duration = .milliseconds(1500)) {
         let session = state.withLock { $0.session }
         stop()
         guard let session else { return }
         let deadline = ContinuousClock.now + timeout
-        while !session.isFinished && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // The session lets go of the receiver (`onEnd`) only after its finish went out: exiting earlier could cut
+        // the finish off, and the sender would see a lost connection instead of a shutdown.
+        while state.withLock({ $0.session === session }) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 
     /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection; with nothing

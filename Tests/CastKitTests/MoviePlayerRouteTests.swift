@@ -133,9 +133,10 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(log.states, [.playing, .paused, .playing, .stopped])
     }
 
-    /// A receiver shutting down (SIGTERM: it tells the sender) brings the movie back to local output.
+    /// A receiver shutting down (SIGTERM: it tells the sender, with the finish code `receiverShutdown`) and not
+    /// coming back: retried for 5 s exactly as a killed one, then the movie plays on here from where it was.
     func testReceiverShuttingDownContinuesLocally() throws {
-        try assertContinuesLocally { $0.kill() }
+        try assertContinuesLocally(retried: true) { $0.kill() }
     }
 
     /// A receiver dying (SIGKILL: the connection just breaks) and not coming back: the player retries it for 5 s,
@@ -148,6 +149,16 @@ final class MoviePlayerRouteTests: XCTestCase {
     /// same key): the player keeps its route, shows `.interrupted` while it retries, and plays on at the receiver
     /// from where it was, with nothing played locally in between.
     func testReceiverRestartingResumesThereAtThePosition() throws {
+        try assertResumesAfterRestart(signal: SIGKILL)
+    }
+
+    /// `systemctl restart castd` mid-play (SIGTERM: castd tells the sender it shuts down, then a new castd on the
+    /// same port and state directory): as after a kill, the player retries and plays on there at its position.
+    func testReceiverRestartedWithSIGTERMResumesThereAtThePosition() throws {
+        try assertResumesAfterRestart(signal: SIGTERM)
+    }
+
+    private func assertResumesAfterRestart(signal: Int32) throws {
         let first = try startReceiver()
         let port = first.port
         let clip = try MovieFixtures.clip(seconds: 8, in: folder)
@@ -160,7 +171,7 @@ final class MoviePlayerRouteTests: XCTestCase {
             "\(first.output)")
         let remoteMD5 = folder.appendingPathComponent("remote.md5").path
         let before = player.currentPlaybackTime
-        first.kill(signal: SIGKILL)
+        first.kill(signal: signal)
         let killed = Date()
         XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .interrupted }, "\(log.states)")
         XCTAssertEqual(player.activeRoute, first.description, "the route is kept while retrying")
@@ -239,7 +250,14 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertTrue(
             MovieFixtures.wait(timeout: retried ? 10 : 5) { !player.isAirPlayVideoActive }, "\(log.names)", file: file,
             line: line)
-        print("receiver ended; local after \(Date().timeIntervalSince(ended)) s")
+        let localAfter = Date().timeIntervalSince(ended)
+        print("receiver ended; local after \(localAfter) s")
+        // Retried: the window (5 s: the last attempt starts 4.5 s in) passes first; not retried: at once.
+        if retried {
+            XCTAssertGreaterThan(localAfter, 4, file: file, line: line)
+        } else {
+            XCTAssertLessThan(localAfter, 2, file: file, line: line)
+        }
         XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.activeRoute == nil }, file: file, line: line)
         let localMD5 = folder.appendingPathComponent("local.md5").path
         XCTAssertTrue(

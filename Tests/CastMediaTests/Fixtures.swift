@@ -116,7 +116,7 @@ final class EventLog: @unchecked Sendable {
 
     /// The finish event, if any.
     var finish: (reason: FinishReason, error: String?)? {
-        for event in events { if case .finished(let reason, let error) = event { return (reason, error) } }
+        for event in events { if case .finished(let reason, let error, _) = event { return (reason, error) } }
         return nil
     }
 }

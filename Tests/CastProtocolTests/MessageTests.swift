@@ -197,11 +197,23 @@ final class PlaybackEventJSONTests: XCTestCase {
             (.videoActive(true), #"{"active":true,"event":"videoActive"}"#),
             (.finished(reason: .playbackEnded, error: nil), #"{"event":"finished","reason":"playbackEnded"}"#),
             (.finished(reason: .playbackError, error: "x"), #"{"error":"x","event":"finished","reason":"playbackError"}"#),
+            (
+                .finished(reason: .playbackError, error: "bye", code: .receiverShutdown),
+                #"{"code":"receiverShutdown","error":"bye","event":"finished","reason":"playbackError"}"#
+            ),
         ]
         for (event, line) in lines {
             XCTAssertEqual(event.jsonLine, line)
             XCTAssertEqual(try JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8)), event)
         }
+    }
+
+    /// The finish code is an addition: a code this version does not know is no code, and the reason still counts.
+    func testAnUnknownFinishCodeDecodesAsNone() throws {
+        let line = #"{"code":"receiverExploded","error":"x","event":"finished","reason":"playbackError"}"#
+        XCTAssertEqual(
+            try JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8)),
+            .finished(reason: .playbackError, error: "x"))
     }
 
     func testUnknownEventsAndWordsAreRejected() {

@@ -71,7 +71,7 @@ final class DecoderIsolationTests: LabTestCase {
         XCTAssertEqual(status, 1, "\(sender.output.suffix(5))")
         XCTAssertLessThan(seconds, 1)
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
-        guard case .finished(.playbackError, let message?)? = events.last else {
+        guard case .finished(.playbackError, let message?, _)? = events.last else {
             return XCTFail("\(sender.output.suffix(5))")
         }
         XCTAssertTrue(message.contains("decoder process died") && message.contains("SIGKILL"), message)

@@ -72,9 +72,9 @@ final class HostileMediaTests: XCTestCase {
                 continue
             }
             switch (result.status, last) {
-            case (0, .finished(.playbackEnded, _)?):
+            case (0, .finished(.playbackEnded, _, _)?):
                 played.append(name)
-            case (1, .finished(.playbackError, _)?):
+            case (1, .finished(.playbackError, _, _)?):
                 errored.append(name)
             default:
                 XCTFail("\(name): exit \(result.status), last event \(String(describing: last)): \(result.stderr)")

@@ -135,7 +135,7 @@ final class PlayTests: XCTestCase {
         for bad in [text, truncated] {
             let result = try send([bad, "--to", "Living Room", "--json"])
             XCTAssertEqual(result.status, 1, "\(bad): \(result.stderr)")
-            guard case .finished(.playbackError, let message)? = try events(result.stdout).last else {
+            guard case .finished(.playbackError, let message, _)? = try events(result.stdout).last else {
                 return XCTFail("\(bad): \(result.stdout)")
             }
             XCTAssertTrue(message?.contains("Invalid data") ?? false, message ?? "")

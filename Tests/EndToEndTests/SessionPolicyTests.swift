@@ -112,10 +112,17 @@ final class SessionPolicyTests: XCTestCase {
         kill(receiver.pid, SIGTERM)
         XCTAssertEqual(receiver.waitForExit(timeout: 5), 0)
         XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        // The receiver went away (exit 5), and the sender was told why before the connection closed.
         let status = sender.waitForExit(timeout: 5)
-        XCTAssertNotNil(status)
-        XCTAssertNotEqual(status, 0)
+        XCTAssertEqual(status, 5, "\(sender.output)")
+        XCTAssertNotNil(sender.waitForLine(containing: "cast send: the receiver Den is shutting down", timeout: 2))
         let output = sender.output.joined(separator: "\n")
-        XCTAssertTrue(output.contains("shutting down") || output.contains("lost"), output)
+        let finish = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+            .last
+        XCTAssertEqual(
+            finish, .finished(reason: .playbackError, error: "the receiver is shutting down", code: .receiverShutdown),
+            output)
+        let logged = try String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8)
+        XCTAssertTrue(logged.contains(#""code":"receiverShutdown""#), logged)
     }
 }

@@ -92,7 +92,7 @@ final class URLTests: XCTestCase {
             let wrong = try send([url, "--to", "Living Room", "--json"] + extra)
             XCTAssertEqual(wrong.status, 1, "\(extra): \(wrong.stderr)")
             XCTAssertTrue(wrong.stderr.contains("401"), wrong.stderr)
-            guard case .finished(.playbackError, let message)? = try events(wrong.stdout).last else {
+            guard case .finished(.playbackError, let message, _)? = try events(wrong.stdout).last else {
                 return XCTFail("\(extra): \(wrong.stdout)")
             }
             XCTAssertTrue(message?.contains("401 Unauthorized") ?? false, message ?? "")

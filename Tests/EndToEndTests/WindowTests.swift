@@ -169,7 +169,7 @@ final class WindowTests: XCTestCase {
         XCTAssertEqual(status, 1, "\(send.output.suffix(5))")
         XCTAssertLessThan(toError, 1)
         let events = send.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
-        guard case .finished(.playbackError, let message?)? = events.last else {
+        guard case .finished(.playbackError, let message?, _)? = events.last else {
             return XCTFail("\(send.output.suffix(5))")
         }
         XCTAssertTrue(message.contains("decoder process died") && message.contains("SIGKILL"), message)

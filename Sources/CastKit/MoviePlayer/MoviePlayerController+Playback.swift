@@ -254,13 +254,13 @@ extension MoviePlayerController {
             announce(.timedMetadataUpdated(metadata))
         case .volume, .rate:
             break
-        case .finished(.playbackError, _) where remote:
-            // The receiver shut down, another sender took it over, or it could not play the movie: play on here,
+        case .finished(.playbackError, _, _) where remote:
+            // Another sender took the receiver over, or it could not play the movie: play on here,
             // where a movie that cannot be played finishes with its own error.
             routeLost()
-        case .finished(.playbackEnded, _) where state.repeatMode == .one:
+        case .finished(.playbackEnded, _, _) where state.repeatMode == .one:
             replay()
-        case .finished(let reason, let error):
+        case .finished(let reason, let error, _):
             finish(reason: reason, error: error.map { CastError(.playback, $0) })
         }
     }

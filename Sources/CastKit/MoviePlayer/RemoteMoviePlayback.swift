@@ -99,7 +99,13 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     }
 
     /// Reports every event until the finish; a broken connection is reported unless we stopped.
+    ///
+    /// A receiver shutting down (its finish carries `receiverShutdown`) is reported as a broken connection too: the
+    /// player retries it as it would a killed one. Its video stops just before that finish, so a `videoActive false`
+    /// is held until the next event shows whether it ends an ordinary playback or comes from a shutdown (dropped: the
+    /// video is expected back within the retry window, as after a kill).
     private func readEvents(from playback: any RouteSession) {
+        var videoStopped = false
         while true {
             let event: PlaybackEvent
             do {
@@ -109,6 +115,29 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
                 if !stopped { report(.connectionBroken(error, receiverID: receiverID)) }
                 playback.close()
                 return
+            }
+            switch event {
+            case .videoActive(false):
+                videoStopped = true
+                continue
+            case .finished(_, let message, .receiverShutdown?):
+                let (stopped, receiverID) = lock.withLock { (state.stopped, state.receiverID) }
+                if !stopped {
+                    report(
+                        .connectionBroken(
+                            CastError(.connectionLost, message ?? "the receiver is shutting down"),
+                            receiverID: receiverID))
+                }
+                playback.close()
+                return
+            case .playbackState(.stopped), .errorLog, .accessLog:
+                // The rest of an ending: whether the video stop is reported waits for the finish.
+                break
+            default:
+                if videoStopped {
+                    videoStopped = false
+                    report(.event(.videoActive(false)))
+                }
             }
             if case .playbackState = event { releaseHeldControls() }
             report(.event(event))

@@ -54,7 +54,7 @@ final class PlaybackSession: Sendable {
         /// Where served media comes from: the media connection's peer.
         var mediaPeer: String?
         /// Makes images of the media for thumbnail requests; opened on the first request.
-        var thumbnailer: Thumbnailer?
+        var thumbnailer: (any SessionThumbnails)?
     }
 
     init(
@@ -177,19 +177,22 @@ final class PlaybackSession: Sendable {
 
     /// Answers each time of `request` on `writer`'s connection, in order: the PNG in parts, or an error. The images
     /// come from a thumbnailer of the session's own, reading the media apart from the engine (over the same media
-    /// connection, or from the URL again).
+    /// connection, or from the URL again): in a worker process when decoder isolation is on (whatever the video
+    /// output), else here.
     func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
-        let thumbnailer = state.withLock { state -> Thumbnailer? in
+        let thumbnailer = state.withLock { state -> (any SessionThumbnails)? in
             guard !state.finished else { return nil }
             if let existing = state.thumbnailer { return existing }
-            let made: Thumbnailer
-            if let url = self.request.url {
-                made = Thumbnailer(
-                    input: .url(Self.engineURL(url, username: self.request.username, password: self.request.password)))
-            } else if let source = state.source {
-                made = Thumbnailer(source: source.anotherReader())
+            let url = self.request.url.map {
+                Self.engineURL($0, username: self.request.username, password: self.request.password)
+            }
+            let source = url == nil ? state.source?.anotherReader() : nil
+            guard url != nil || source != nil else { return nil }
+            let made: any SessionThumbnails
+            if case .on(let limits) = isolation {
+                made = ThumbnailProcess(source: source, url: url, limits: limits)
             } else {
-                return nil
+                made = LocalThumbnails(input: source.map { .source($0) } ?? .url(url ?? ""))
             }
             state.thumbnailer = made
             return made
@@ -201,30 +204,12 @@ final class PlaybackSession: Sendable {
             }
             return
         }
-        let times = request.times
-        thumbnailer.requestImages(
-            at: times, option: request.exact ? .exact : .nearestKeyFrame, maximumWidth: request.maxWidth,
-            maximumBytes: ThumbnailPart.maximumImageBytes
-        ) { index, result in
-            let time = times[index]
-            switch result {
-            case .success(let image):
-                for part in ThumbnailPart.parts(
-                    of: image.png, request: id, index: index, time: time, actualTime: image.time, width: image.width,
-                    height: image.height)
-                {
-                    try? writer.send(.thumbnail(part))
-                }
-            case .failure(let error):
-                let word = error.isCancelled ? ThumbnailPart.cancelled : String(error.description.prefix(maximumTextLength))
-                try? writer.send(.thumbnail(ThumbnailPart(request: id, index: index, time: time, error: word)))
-            }
-        }
+        thumbnailer.request(request, writer: writer)
     }
 
     /// Cancels the thumbnail requests not answered yet.
     func cancelThumbnails() {
-        state.withLock { $0.thumbnailer }?.cancelAllRequests()
+        state.withLock { $0.thumbnailer }?.cancelAll()
     }
 
     /// Applies a control from a sender.

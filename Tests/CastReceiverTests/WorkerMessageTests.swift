@@ -62,6 +62,44 @@ final class WorkerMessageTests: XCTestCase {
         }
     }
 
+    /// A thumbnail worker's messages: castd sends requests and cancels (and a start saying `thumbnails`); the worker
+    /// sends reads and parts, which a session's worker may not, and the largest part fits the worker's bound.
+    func testThumbnailMessagesGoOnlyWhereTheyBelong() throws {
+        var start = Fixtures.start
+        start.thumbnails = true
+        let toWorker: [WorkerMessage] = [
+            .start(start), .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
+            .thumbnailCancel,
+        ]
+        XCTAssertEqual(
+            try decodeAll(
+                toWorker.flatMap { $0.encoded() }, limit: WorkerMessage.maximumToWorker, WorkerMessage.fromCastd),
+            toWorker)
+        let largest = WorkerMessage.thumbnail(
+            ThumbnailPart(
+                request: .max, index: ThumbnailRequest.maximumTimes - 1, time: 1e7, actualTime: 1e7, width: 8192,
+                height: 8192, part: ThumbnailPart.maximumParts - 1, parts: ThumbnailPart.maximumParts,
+                data: [UInt8](repeating: 0xff, count: ThumbnailPart.maximumPartBytes)))
+        let failed = WorkerMessage.thumbnail(ThumbnailPart(request: 1, index: 0, time: 0, error: "cancelled"))
+        let fromWorker: [WorkerMessage] = [.read(MediaRead(offset: 0, length: 4096)), largest, failed]
+        XCTAssertLessThan(largest.encoded().count, WorkerMessage.maximumFromWorker)
+        XCTAssertEqual(
+            try decodeAll(
+                fromWorker.flatMap { $0.encoded() }, limit: WorkerMessage.maximumFromWorker,
+                WorkerMessage.fromThumbnailWorker),
+            fromWorker)
+        for message in [largest, failed] + toWorker {
+            XCTAssertThrowsError(try WorkerMessage.fromWorker(message.frame()), "\(message.kind)")
+        }
+        for message in Fixtures.fromWorker.filter({ $0.kind == .event }) + toWorker {
+            XCTAssertThrowsError(try WorkerMessage.fromThumbnailWorker(message.frame()), "\(message.kind)")
+        }
+        // A part outside the protocol's bounds is refused as a sender's would be.
+        var bad = ThumbnailPart(request: 1, index: 0, time: 0, error: "x")
+        bad.parts = ThumbnailPart.maximumParts + 1
+        XCTAssertThrowsError(try WorkerMessage.fromThumbnailWorker(WorkerMessage.thumbnail(bad).frame()))
+    }
+
     /// A worker that announces a huge frame costs castd four bytes: the length prefix alone is refused.
     func testAnOversizedFrameFromAWorkerIsRefusedByItsLengthPrefix() {
         let length = UInt32(WorkerMessage.maximumFromWorker + 1)

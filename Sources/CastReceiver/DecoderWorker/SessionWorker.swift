@@ -40,6 +40,7 @@ public enum SessionWorker {
             send(.finished(reason: .playbackError, error: "the decoder process cannot limit itself: \(error)"))
             exit(1)
         }
+        if start.thumbnails == true { ThumbnailWorker.run(channel: channel, start: start) }
         let served = start.media.map { ChannelSource(channel: channel, media: $0) }
         let input: MediaInput
         if let served {
@@ -64,7 +65,7 @@ public enum SessionWorker {
                 switch message {
                 case .control(let control): apply(control.action, to: player, send: send)
                 case .data, .readFailed: served?.deliver(message)
-                case .start, .read, .event: break
+                case .start, .read, .event, .thumbnailRequest, .thumbnailCancel, .thumbnail: break
                 }
             }
         }

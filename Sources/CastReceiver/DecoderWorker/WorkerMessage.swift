@@ -17,11 +17,17 @@ enum WorkerMessage: Sendable, Equatable {
     case data(MediaData)
     /// The answer to a `read` that failed (the sender lost, a stream that cannot seek).
     case readFailed(String)
+    /// Thumbnail workers only: images to make, numbered by castd (see `ThumbnailProcess`).
+    case thumbnailRequest(ThumbnailRequest)
+    /// Thumbnail workers only: answer every time not answered yet with `cancelled`.
+    case thumbnailCancel
     // worker → castd
     /// The engine wants bytes of the served media.
     case read(MediaRead)
     /// An engine event, as the engine emitted it.
     case event(PlaybackEvent)
+    /// Thumbnail workers only: one part of the answer to one time of a `thumbnailRequest`.
+    case thumbnail(ThumbnailPart)
 
     /// The type byte of each message. Explicit values, never reused.
     enum Kind: UInt8 {
@@ -29,8 +35,11 @@ enum WorkerMessage: Sendable, Equatable {
         case control = 2
         case data = 3
         case readFailed = 4
+        case thumbnailRequest = 5
+        case thumbnailCancel = 6
         case read = 10
         case event = 11
+        case thumbnail = 12
     }
 
     /// The longest frame castd accepts from a worker: events are small (they reach senders in control frames of
@@ -47,13 +56,16 @@ enum WorkerMessage: Sendable, Equatable {
         case .control: .control
         case .data: .data
         case .readFailed: .readFailed
+        case .thumbnailRequest: .thumbnailRequest
+        case .thumbnailCancel: .thumbnailCancel
         case .read: .read
         case .event: .event
+        case .thumbnail: .thumbnail
         }
     }
 
     /// Whether the worker sends this message (castd sends the others).
-    var isFromWorker: Bool { kind == .read || kind == .event }
+    var isFromWorker: Bool { kind == .read || kind == .event || kind == .thumbnail }
 
     /// The message as a frame.
     func frame() -> Frame {
@@ -70,6 +82,9 @@ enum WorkerMessage: Sendable, Equatable {
                 .frame().payload
         case .read(let read): payload = Message.mediaRead(read).frame().payload
         case .event(let event): payload = Message.event(event).frame().payload
+        case .thumbnailRequest(let request): payload = Message.thumbnailRequest(request).frame().payload
+        case .thumbnailCancel: payload = Message.thumbnailCancel.frame().payload
+        case .thumbnail(let part): payload = Message.thumbnail(part).frame().payload
         }
         return Frame(type: kind.rawValue, payload: payload)
     }
@@ -77,12 +92,22 @@ enum WorkerMessage: Sendable, Equatable {
     /// The frame's wire bytes.
     func encoded() -> [UInt8] { frame().encoded() }
 
-    /// Decodes a frame that came from a worker: only `read` and `event`, each checked as the wire protocol checks it.
+    /// Decodes a frame that came from a session's worker: only `read` and `event`, each checked as the wire protocol
+    /// checks it.
     /// - Throws: `ProtocolError` for anything else; castd then ends the worker.
     static func fromWorker(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
         let message = try decode(frame)
-        guard message.isFromWorker else {
+        guard message.kind == .read || message.kind == .event else {
             throw ProtocolError(.unexpectedMessage, "a worker may not send message type \(frame.type)")
+        }
+        return message
+    }
+
+    /// Decodes a frame that came from a thumbnail worker: only `read` and `thumbnail`.
+    static func fromThumbnailWorker(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
+        let message = try decode(frame)
+        guard message.kind == .read || message.kind == .thumbnail else {
+            throw ProtocolError(.unexpectedMessage, "a thumbnail worker may not send message type \(frame.type)")
         }
         return message
     }
@@ -128,6 +153,15 @@ enum WorkerMessage: Sendable, Equatable {
         case .event:
             guard case .event(let event) = try wire(.event) else { break }
             return .event(event)
+        case .thumbnailRequest:
+            guard case .thumbnailRequest(let request) = try wire(.thumbnailRequest) else { break }
+            return .thumbnailRequest(request)
+        case .thumbnailCancel:
+            guard case .thumbnailCancel = try wire(.thumbnailCancel) else { break }
+            return .thumbnailCancel
+        case .thumbnail:
+            guard case .thumbnail(let part) = try wire(.thumbnail) else { break }
+            return .thumbnail(part)
         }
         throw ProtocolError(.malformedMessage, "worker message type \(frame.type) does not decode")
     }

@@ -32,6 +32,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var muted: Bool
     /// The worker's resource limits, applied before it opens the media.
     var limits: DecoderLimits
+    /// true: the worker makes thumbnails of the media (`ThumbnailWorker`) instead of playing it; no outputs.
+    var thumbnails: Bool?
 
     /// A window the worker opens for video, as castd's own would be: centred, at the video's natural size, or over
     /// the whole display. Any other word does not decode.

@@ -68,7 +68,8 @@ final class WorkerMessageTests: XCTestCase {
         var start = Fixtures.start
         start.thumbnails = true
         let toWorker: [WorkerMessage] = [
-            .start(start), .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
+            .start(start),
+            .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
             .thumbnailCancel,
         ]
         XCTAssertEqual(

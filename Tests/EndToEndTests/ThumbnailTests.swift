@@ -56,7 +56,8 @@ final class ThumbnailTests: XCTestCase {
         }
         // Isolated: two workers with the session's limits, the session's and the thumbnails'; else none.
         XCTAssertEqual(
-            Processes.playingWorkers(of: castd).count, isolated ? 2 : 0, "castd's children: \(Processes.children(of: castd))")
+            Processes.playingWorkers(of: castd).count, isolated ? 2 : 0,
+            "castd's children: \(Processes.children(of: castd))")
 
         // A batch, cancelled at once: every time is answered, the pending ones with `cancelled`.
         let times = (0..<ThumbnailRequest.maximumTimes).map { Double($0) * 0.28 }

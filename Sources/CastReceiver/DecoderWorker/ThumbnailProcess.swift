@@ -75,11 +75,12 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     var workerPID: pid_t? { condition.withLock { worker?.pid } }
 
     func request(_ request: ThumbnailRequest, writer: MessageWriter) {
+        let asked = Pending(number: 0, writer: writer, request: request.request, times: request.times)
         let worker: Worker
         do {
             worker = try running()
         } catch {
-            return answerAll([Pending(number: 0, writer: writer, request: request.request, times: request.times)], "\(error)")
+            return answerAll([asked], "\(error)")
         }
         let sent = condition.withLock { () -> ThumbnailRequest? in
             guard !closed, !worker.ended else { return nil }
@@ -91,7 +92,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
         }
         guard let sent else {
             let word = condition.withLock { closed } ? ThumbnailPart.cancelled : "the thumbnail process ended"
-            return answerAll([Pending(number: 0, writer: writer, request: request.request, times: request.times)], word)
+            return answerAll([asked], word)
         }
         // A worker that stopped reading is treated as dead: its reader answers what is pending.
         do { try worker.channel.send(.thumbnailRequest(sent)) } catch { worker.channel.shutdown() }

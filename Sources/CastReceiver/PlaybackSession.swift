@@ -178,8 +178,10 @@ final class PlaybackSession: Sendable {
     /// Answers each time of `request` on `writer`'s connection, in order: the PNG in parts, or an error. The images
     /// come from a thumbnailer of the session's own, reading the media apart from the engine (over the same media
     /// connection, or from the URL again): in a worker process when decoder isolation is on (whatever the video
-    /// output), else here.
-    func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
+    /// output), else here. `onFailure` is told why a thumbnail worker ended early (once per worker).
+    func thumbnails(
+        _ request: ThumbnailRequest, writer: MessageWriter, onFailure: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         let thumbnailer = state.withLock { state -> (any SessionThumbnails)? in
             guard !state.finished else { return nil }
             if let existing = state.thumbnailer { return existing }
@@ -190,7 +192,7 @@ final class PlaybackSession: Sendable {
             guard url != nil || source != nil else { return nil }
             let made: any SessionThumbnails
             if case .on(let limits) = isolation {
-                made = ThumbnailProcess(source: source, url: url, limits: limits)
+                made = ThumbnailProcess(source: source, url: url, limits: limits, onFailure: onFailure)
             } else {
                 made = LocalThumbnails(input: source.map { .source($0) } ?? .url(url ?? ""))
             }

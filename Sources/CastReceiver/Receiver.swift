@@ -356,7 +356,11 @@ public final class Receiver: Sendable {
             }
             return
         }
-        session.thumbnails(request, writer: writer)
+        let logger = self.logger
+        let title = session.request.title
+        session.thumbnails(request, writer: writer) { failure in
+            logger.warning("thumbnails of \"\(title)\": \(failure)")
+        }
     }
 
     /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`).

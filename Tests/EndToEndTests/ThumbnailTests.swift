@@ -130,6 +130,10 @@ final class ThumbnailTests: XCTestCase {
         XCTAssertGreaterThan(died.count, 0)
         XCTAssertTrue(died.allSatisfy { $0.error?.contains("SIGKILL") ?? false })
         XCTAssertEqual(kill(castd, 0), 0, "castd is gone")
+        XCTAssertNotNil(
+            receiver.waitForLine(
+                containing: "thumbnails of \"thumbs-kill.mp4\": the thumbnail process died: it was killed"),
+            "\(receiver.output.suffix(5))")
         XCTAssertEqual(Processes.playingWorkers(of: castd), session, "the session's worker plays on")
 
         try client.send(.thumbnailRequest(ThumbnailRequest(request: 3, times: [2], exact: true, maxWidth: 160)))

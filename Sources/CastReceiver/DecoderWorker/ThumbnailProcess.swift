@@ -20,6 +20,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     // `condition`. `starting` serialises starting a worker, which blocks, without holding `condition`.
     private let source: RemoteSource?
     private let startMessage: WorkerStart
+    private let onFailure: @Sendable (String) -> Void
     private let condition = NSCondition()
     private let starting = NSLock()
     private var worker: Worker?
@@ -59,9 +60,14 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     static let maximumWaitingReads = 2
 
     /// Thumbnails of served media read through `source` (a reader of the session's media connection of its own), or
-    /// of `url` (credentials in its userinfo), in workers with `limits`.
-    init(source: RemoteSource?, url: String?, limits: DecoderLimits) {
+    /// of `url` (credentials in its userinfo), in workers with `limits`. `onFailure` hears why a worker ended before
+    /// the session did (for castd's log).
+    init(
+        source: RemoteSource?, url: String?, limits: DecoderLimits,
+        onFailure: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.source = source
+        self.onFailure = onFailure
         let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
         // No outputs: the images are the only thing a thumbnail worker makes (no window, no sound).
         var start = WorkerStart(
@@ -185,6 +191,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
             ? ThumbnailPart.cancelled
             : violation.map { "the thumbnail process broke the channel's rules and was stopped: \($0)" }
                 ?? "the thumbnail process died: it \(end.text)"
+        if !closing { onFailure(word) }
         answerAll(unanswered, word)
     }
 

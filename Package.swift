@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        // The decoder worker's sandbox: seccomp-bpf, namespaces, mounts, capabilities (kernel headers, no library).
+        .systemLibrary(name: "CSandbox"),
         .systemLibrary(
             name: "CSDL2", pkgConfig: "sdl2",
             providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev"])]),
@@ -50,7 +52,7 @@ let package = Package(
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
-            dependencies: ["CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia"],
+            dependencies: ["CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox"],
             swiftSettings: strict),
         .target(
             name: "CastKit",

@@ -102,7 +102,16 @@ public final class Receiver: Sendable {
         thread.start()
         if configuration.advertise { startAdvertising(port: port) }
         // The first session's worker is ready before it is asked for.
-        if case .on = configuration.decoderIsolation { SpareWorker.shared.refill() }
+        if case .on = configuration.decoderIsolation {
+            let logger = self.logger
+            SpareWorker.shared.configure(sandbox: WorkerSandbox(hiding: configuration.stateDirectory)) { report in
+                Self.logSandbox(report, logger: logger)
+            }
+            // A worker of castd's user could otherwise read castd's files through /proc/PID/root (in castd's mount
+            // namespace) or its memory through /proc/PID/mem: an undumpable castd refuses both to its user.
+            WorkerSandbox.protectCastd()
+            SpareWorker.shared.refill()
+        }
         if let airPlayPort = configuration.airPlayVideoPort {
             let service = AirPlayVideoService(receiver: self, logger: logger)
             let bound = try service.start(host: configuration.listenAddress, port: airPlayPort)
@@ -119,6 +128,22 @@ public final class Receiver: Sendable {
     /// With video out `window` or `fullscreen`, holds the window open from the start, so that it shows the idle
     /// screen (the name, a pairing PIN) whenever nothing plays. Without a display the receiver still runs: each
     /// playback then reports the error itself.
+    /// What the first decoder worker's sandbox came to, said once at start (docs/security.md, "Decoder isolation").
+    private static func logSandbox(_ report: SandboxReport, logger: Logger) {
+        if let problem = report.mountProblem {
+            logger.warning(
+                "decoder sandbox: no private mount namespace (\(problem)): a compromised decoder could read the state "
+                    + "directory")
+        } else {
+            logger.info("decoder sandbox: the state directory is hidden from decoder workers (private mount namespace)")
+        }
+        if let problem = report.filterProblem {
+            logger.warning("decoder sandbox: no system call filter (\(problem))")
+        } else {
+            logger.info("decoder sandbox: system call filter on (seccomp)")
+        }
+    }
+
     private func openIdleScreen() {
         let fullscreen: Bool
         switch configuration.engine.video {

@@ -13,9 +13,13 @@ final class WorkerMessageTests: XCTestCase {
             configuration: PlayerConfiguration(audio: .alsa(device: "hw:0"), video: .framemd5(path: "/tmp/f.md5")),
             volume: 0.5, muted: true, limits: DecoderLimits())
         static let fromCastd: [WorkerMessage] = [
-            .start(start), .control(PlaybackControl(.seek(position: 12.5, exact: true))),
+            .confine(WorkerSandbox(hiddenPaths: ["/var/lib/castd"])), .start(start),
+            .control(PlaybackControl(.seek(position: 12.5, exact: true))),
             .control(PlaybackControl(.scaling(.aspectFill))), .data(MediaData(offset: 1 << 40, bytes: [1, 2, 3])),
             .data(MediaData(offset: 0, bytes: [])), .readFailed("the sender closed the media connection"),
+        ]
+        static let confined: [WorkerMessage] = [
+            .confined(SandboxReport()), .confined(SandboxReport(mountProblem: "unshare: EPERM", filterProblem: nil)),
         ]
         static let fromWorker: [WorkerMessage] = [
             .read(MediaRead(offset: 0, length: MediaRead.maximumLength)), .event(.playbackState(.playing)),
@@ -138,6 +142,51 @@ final class WorkerMessageTests: XCTestCase {
                 XCTAssertEqual((error as? ProtocolError)?.code, .malformedMessage)
             }
         }
+    }
+
+    /// A new worker says `confined` and nothing else; afterwards neither a session's nor a thumbnail worker may.
+    func testConfinedIsANewWorkersOnlyMessage() throws {
+        XCTAssertEqual(
+            try decodeAll(
+                Fixtures.confined.flatMap { $0.encoded() }, limit: WorkerMessage.maximumFromWorker,
+                WorkerMessage.fromConfiningWorker), Fixtures.confined)
+        for message in Fixtures.confined {
+            XCTAssertThrowsError(try WorkerMessage.fromWorker(message.frame())) { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .unexpectedMessage)
+            }
+            XCTAssertThrowsError(try WorkerMessage.fromThumbnailWorker(message.frame())) { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .unexpectedMessage)
+            }
+            XCTAssertThrowsError(try WorkerMessage.fromCastd(message.frame())) { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .unexpectedMessage)
+            }
+        }
+        for message in Fixtures.fromWorker + Fixtures.fromCastd {
+            XCTAssertThrowsError(try WorkerMessage.fromConfiningWorker(message.frame()), "\(message.kind)") { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .unexpectedMessage)
+            }
+        }
+    }
+
+    /// The sandbox messages are bounded like the rest: a few absolute paths one way, short texts the other.
+    func testSandboxMessagesAreBounded() {
+        let tooMany = WorkerSandbox(hiddenPaths: (0...WorkerSandbox.maximumPaths).map { "/d\($0)" })
+        let bad: [WorkerSandbox] = [
+            tooMany, WorkerSandbox(hiddenPaths: ["relative/state"]), WorkerSandbox(hiddenPaths: ["/a\u{0}b"]),
+            WorkerSandbox(hiddenPaths: ["/" + String(repeating: "x", count: WorkerSandbox.maximumPathLength)]),
+        ]
+        for sandbox in bad {
+            XCTAssertThrowsError(try WorkerMessage.fromCastd(WorkerMessage.confine(sandbox).frame())) { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .malformedMessage)
+            }
+        }
+        let long = SandboxReport(mountProblem: String(repeating: "x", count: WorkerMessage.maximumMessageLength + 1))
+        XCTAssertThrowsError(try WorkerMessage.fromConfiningWorker(WorkerMessage.confined(long).frame())) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .malformedMessage)
+        }
+        XCTAssertEqual(WorkerSandbox(hiding: "/var/lib/castd").hiddenPaths, ["/var/lib/castd"])
+        XCTAssertEqual(
+            WorkerSandbox(hiding: "state").hiddenPaths, [FileManager.default.currentDirectoryPath + "/state"])
     }
 
     func testAReadFailureMessageIsBounded() throws {

@@ -90,6 +90,47 @@ final class DecoderIsolationTests: LabTestCase {
             "\(receiver.output)")
     }
 
+    /// The worker that plays is sandboxed (docs/decoder-worker.md, "The sandbox"): the system call filter and no new
+    /// privileges in /proc/PID/status, no capabilities although castd runs as root, and castd's state directory, seen
+    /// through the worker's root (its mount namespace), is an empty file system where castd sees its identity key.
+    /// The session still plays to the end, bit for bit.
+    func testThePlayingWorkerIsSandboxedAndCannotSeeTheIdentityKey() throws {
+        let (receiver, _) = try lab.startRecordingReceiver(work: work)
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "decoder sandbox: system call filter on", timeout: 10))
+        XCTAssertTrue(
+            receiver.output.contains { $0.contains("the state directory is hidden from decoder workers") },
+            "\(receiver.output)")
+        let state = "\(work!)/state"
+        let clip = try Media.clip("sandboxed.mp4", seconds: 3)
+        let sender = try startSender(clip)
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
+        let status = Processes.status(of: worker)
+        XCTAssertEqual(status["Seccomp"], "2", "\(status)")
+        XCTAssertEqual(status["Seccomp_filters"], "1", "\(status)")
+        XCTAssertEqual(status["NoNewPrivs"], "1", "\(status)")
+        XCTAssertEqual(status["CapEff"], "0000000000000000", "\(status)")
+        XCTAssertEqual(status["CapBnd"], "0000000000000000", "\(status)")
+        XCTAssertEqual(Processes.status(of: castd)["Seccomp"], "0", "castd itself is not filtered")
+        let castdView = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(castd)/root\(state)")
+        XCTAssertTrue(castdView.contains("identity.pem"), "\(castdView)")
+        let workerView = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker)/root\(state)")
+        XCTAssertEqual(workerView, [], "the worker sees castd's state directory: \(workerView)")
+        XCTAssertFalse(
+            FileManager.default.isReadableFile(atPath: "/proc/\(worker)/root\(state)/identity.pem"))
+        // The worker's own outputs, outside the state directory, are where castd's are.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(worker)/root\(work!)/frames.md5"))
+        print("worker \(worker): \(["Seccomp", "NoNewPrivs", "CapEff"].map { "\($0) \(status[$0] ?? "-")" }); sees "
+            + "\(workerView.count) entries in \(state), castd \(castdView.count)")
+
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
+        XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
+    }
+
     private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {

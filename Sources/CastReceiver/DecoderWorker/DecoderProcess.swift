@@ -194,7 +194,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
                     source?.cancel()
                 }
                 onEvent(event)
-            case .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel, .thumbnail:
+            case .confine, .confined, .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel,
+                .thumbnail:
                 preconditionFailure("WorkerMessage.fromWorker lets only read and event through")
             }
             if violation != nil || finished { break }

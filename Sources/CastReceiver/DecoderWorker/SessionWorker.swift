@@ -27,6 +27,9 @@ public enum SessionWorker {
         let channel = WorkerChannel(
             fd: WorkerProcess.channelDescriptor, incoming: WorkerMessage.maximumToWorker,
             decode: WorkerMessage.fromCastd)
+        // The sandbox comes before anything of a session: a spare waits for its start sandboxed already.
+        guard case .confine(let sandbox)? = try? channel.receive() else { refuse("castd sent no confine message") }
+        try? channel.send(.confined(sandbox.enter()))
         guard case .start(let start)? = try? channel.receive() else { refuse("castd sent no start message") }
         let done = DispatchSemaphore(value: 0)
         let send: @Sendable (PlaybackEvent) -> Void = { event in
@@ -65,7 +68,7 @@ public enum SessionWorker {
                 switch message {
                 case .control(let control): apply(control.action, to: player, send: send)
                 case .data, .readFailed: served?.deliver(message)
-                case .start, .read, .event, .thumbnailRequest, .thumbnailCancel, .thumbnail: break
+                case .confine, .confined, .start, .read, .event, .thumbnailRequest, .thumbnailCancel, .thumbnail: break
                 }
             }
         }

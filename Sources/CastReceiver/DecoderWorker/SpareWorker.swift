@@ -4,19 +4,36 @@ import Glibc
 /// One decoder worker started ahead of time, waiting for its start message, so that a session does not wait for
 /// castd to be executed and linked again (about 0.1 s of the time to the first frame). A session takes it and a new
 /// one is started in the background. A spare has confined itself (death with castd, no new privileges, no
-/// descriptors of castd's) but not yet set the session's limits.
+/// descriptors of castd's) and entered its sandbox (hidden state directory, no capabilities, the system call
+/// filter), but not yet set the session's limits.
 ///
-/// Thread-safety: `spare` is guarded by `lock`; spawning happens on `WorkerProcess`'s spawner thread.
+/// Thread-safety: `spare`, `refilling`, `closed`, `sandbox` and `onFirstReport` are guarded by `lock`; spawning
+/// happens on `WorkerProcess`'s spawner thread.
 final class SpareWorker: @unchecked Sendable {
-    // Invariant: `spare`, `refilling` and `closed` are read and written only under `lock`.
+    // Invariant: every `var` is read and written only under `lock`.
     static let shared = SpareWorker()
     private let lock = NSLock()
     private var spare: (pid: pid_t, channel: Int32)?
     private var refilling = false
     /// castd is stopping: no spare is kept or started any more.
     private var closed = false
+    private var sandbox = WorkerSandbox(hiddenPaths: [])
+    /// Told what the first worker's sandbox came to, then dropped (castd says it once, at start).
+    private var onFirstReport: (@Sendable (SandboxReport) -> Void)?
+
+    /// How long a new worker may take to start and enter its sandbox.
+    static let confineTimeout = 10
+
+    /// What every worker started from now on hides, and who hears what the first one's sandbox came to.
+    func configure(sandbox: WorkerSandbox, onFirstReport: @escaping @Sendable (SandboxReport) -> Void) {
+        lock.withLock {
+            self.sandbox = sandbox
+            self.onFirstReport = onFirstReport
+        }
+    }
 
     /// A worker for a session: the spare if it is still alive, otherwise one started now. Starts the next spare.
+    /// The worker is sandboxed and waits for its start message on `channel`, which the caller now owns.
     func take() throws -> (pid: pid_t, channel: Int32) {
         let ready = lock.withLock { () -> (pid: pid_t, channel: Int32)? in
             defer { spare = nil }
@@ -29,7 +46,7 @@ final class SpareWorker: @unchecked Sendable {
             // It died while it waited (killed by someone): reaped here, and replaced.
             _ = Glibc.close(ready.channel)
         }
-        return try Self.start()
+        return try start()
     }
 
     /// Starts a spare in the background unless one is ready or coming.
@@ -41,7 +58,7 @@ final class SpareWorker: @unchecked Sendable {
         }
         guard go else { return }
         DispatchQueue.global().async { [self] in
-            let made = try? Self.start()
+            let made = try? start()
             lock.withLock {
                 refilling = false
                 if let made, spare == nil, !closed {
@@ -73,14 +90,41 @@ final class SpareWorker: @unchecked Sendable {
         _ = Glibc.close(worker.channel)
     }
 
-    private static func start() throws -> (pid: pid_t, channel: Int32) {
+    /// Starts a worker and waits until it has entered its sandbox (`confine`, answered by `confined`); a worker that
+    /// does not answer in time, or says anything else, is killed.
+    private func start() throws -> (pid: pid_t, channel: Int32) {
         let (mine, theirs) = try WorkerChannel.socketPair()
-        defer { _ = Glibc.close(theirs) }
+        let pid: pid_t
         do {
-            return (try WorkerProcess.spawn(channel: theirs), mine)
+            defer { _ = Glibc.close(theirs) }
+            pid = try WorkerProcess.spawn(channel: theirs)
         } catch {
             _ = Glibc.close(mine)
             throw error
         }
+        let channel = WorkerChannel(
+            fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromConfiningWorker)
+        channel.setSendTimeout(seconds: 5)
+        let sandbox = lock.withLock { self.sandbox }
+        let answer: WorkerMessage?
+        do {
+            try channel.send(.confine(sandbox))
+            channel.setReceiveTimeout(seconds: Self.confineTimeout)
+            answer = try channel.receive()
+            channel.setReceiveTimeout(seconds: 0)
+        } catch {
+            answer = nil
+        }
+        guard case .confined(let report)? = answer, let fd = channel.releaseDescriptor() else {
+            channel.shutdown()
+            let end = WorkerProcess.reap(pid, grace: .zero)
+            throw WorkerFailure("the decoder process did not enter its sandbox: it \(end.text)")
+        }
+        let hook = lock.withLock { () -> (@Sendable (SandboxReport) -> Void)? in
+            defer { onFirstReport = nil }
+            return onFirstReport
+        }
+        hook?(report)
+        return (pid, fd)
     }
 }

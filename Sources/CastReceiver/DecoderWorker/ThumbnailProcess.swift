@@ -171,7 +171,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
                 } catch {
                     violation = "\(error)"
                 }
-            case .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel, .event:
+            case .confine, .confined, .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel, .event:
                 preconditionFailure("WorkerMessage.fromThumbnailWorker lets only read and thumbnail through")
             }
         }

@@ -28,7 +28,19 @@ final class WorkerChannel: @unchecked Sendable {
         self.decode = decode
     }
 
-    deinit { _ = Glibc.close(fd) }
+    /// False once `releaseDescriptor` gave the descriptor away; touched only by the reader thread, before the channel
+    /// is shared.
+    private var ownsDescriptor = true
+
+    deinit { if ownsDescriptor { _ = Glibc.close(fd) } }
+
+    /// Gives the descriptor to the caller, who makes a channel of its own of it (another decoder for another stage),
+    /// or nil when bytes of a next frame are already read: they would be lost. Only while one thread uses the channel.
+    func releaseDescriptor() -> Int32? {
+        guard !decoder.hasPartialFrame else { return nil }
+        ownsDescriptor = false
+        return fd
+    }
 
     /// A connected pair of descriptors, both close-on-exec.
     static func socketPair() throws -> (Int32, Int32) {
@@ -42,6 +54,12 @@ final class WorkerChannel: @unchecked Sendable {
     func setSendTimeout(seconds: Int) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// A receive that waits this long for bytes returns nil (the peer is treated as gone); 0 waits for ever.
+    func setReceiveTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Writes one message whole.

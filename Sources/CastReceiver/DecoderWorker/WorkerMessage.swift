@@ -9,7 +9,9 @@ import Foundation
 /// Value in, value out: no I/O here.
 enum WorkerMessage: Sendable, Equatable {
     // castd → worker
-    /// What to play and how (the first message, once).
+    /// What to hide from the worker before it confines itself for good (the first message, once).
+    case confine(WorkerSandbox)
+    /// What to play and how (once, after `confined`).
     case start(WorkerStart)
     /// A control for the engine: pause, resume, seek, volume, mute, rate, scaling, accessLog, stop.
     case control(PlaybackControl)
@@ -22,6 +24,8 @@ enum WorkerMessage: Sendable, Equatable {
     /// Thumbnail workers only: answer every time not answered yet with `cancelled`.
     case thumbnailCancel
     // worker → castd
+    /// What the worker's sandbox came to (the answer to `confine`, once).
+    case confined(SandboxReport)
     /// The engine wants bytes of the served media.
     case read(MediaRead)
     /// An engine event, as the engine emitted it.
@@ -37,9 +41,11 @@ enum WorkerMessage: Sendable, Equatable {
         case readFailed = 4
         case thumbnailRequest = 5
         case thumbnailCancel = 6
+        case confine = 7
         case read = 10
         case event = 11
         case thumbnail = 12
+        case confined = 13
     }
 
     /// The longest frame castd accepts from a worker: events are small (they reach senders in control frames of
@@ -61,17 +67,21 @@ enum WorkerMessage: Sendable, Equatable {
         case .read: .read
         case .event: .event
         case .thumbnail: .thumbnail
+        case .confine: .confine
+        case .confined: .confined
         }
     }
 
     /// Whether the worker sends this message (castd sends the others).
-    var isFromWorker: Bool { kind == .read || kind == .event || kind == .thumbnail }
+    var isFromWorker: Bool { kind == .read || kind == .event || kind == .thumbnail || kind == .confined }
 
     /// The message as a frame.
     func frame() -> Frame {
         let payload: [UInt8]
         switch self {
         case .start(let start): payload = Self.encodeJSON(start)
+        case .confine(let sandbox): payload = Self.encodeJSON(sandbox)
+        case .confined(let report): payload = Self.encodeJSON(report)
         case .control(let control): payload = Message.control(control).frame().payload
         case .data(let data): payload = Message.mediaData(data).frame().payload
         case .readFailed(let message):
@@ -103,6 +113,16 @@ enum WorkerMessage: Sendable, Equatable {
         return message
     }
 
+    /// Decodes a frame that came from a worker that was just started: only `confined`, the answer to `confine`.
+    static func fromConfiningWorker(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
+        let message = try decode(frame)
+        guard message.kind == .confined else {
+            throw ProtocolError(
+                .unexpectedMessage, "a worker that confines itself may not send message type \(frame.type)")
+        }
+        return message
+    }
+
     /// Decodes a frame that came from a thumbnail worker: only `read` and `thumbnail`.
     static func fromThumbnailWorker(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
         let message = try decode(frame)
@@ -112,7 +132,8 @@ enum WorkerMessage: Sendable, Equatable {
         return message
     }
 
-    /// Decodes a frame that came from castd: `start`, `control`, `data` and `readFailed`.
+    /// Decodes a frame that came from castd: `confine`, `start`, `control`, `data`, `readFailed` and the thumbnail
+    /// requests.
     static func fromCastd(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
         let message = try decode(frame)
         guard !message.isFromWorker else {
@@ -135,6 +156,16 @@ enum WorkerMessage: Sendable, Equatable {
             } catch {
                 throw ProtocolError(.malformedMessage, "start payload does not decode")
             }
+        case .confine:
+            guard let sandbox = try? JSONDecoder().decode(WorkerSandbox.self, from: Data(frame.payload)),
+                sandbox.isValid
+            else { throw ProtocolError(.malformedMessage, "confine payload does not decode") }
+            return .confine(sandbox)
+        case .confined:
+            guard let report = try? JSONDecoder().decode(SandboxReport.self, from: Data(frame.payload)),
+                report.isValid
+            else { throw ProtocolError(.malformedMessage, "confined payload does not decode") }
+            return .confined(report)
         case .control:
             guard case .control(let control) = try wire(.control) else { break }
             return .control(control)

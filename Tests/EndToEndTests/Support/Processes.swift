@@ -55,6 +55,17 @@ enum Processes {
 
     static func residentKilobytes(_ pid: Int32) -> Int { status(pid, "VmRSS") }
 
+    /// /proc/PID/status by field name, as text ("Seccomp" → "2", "CapEff" → "0000000000000000").
+    static func status(of pid: Int32) -> [String: String] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return fields
+    }
+
     /// A kilobyte figure of /proc/PID/status by name ("VmRSS", "VmPeak"); 0 when it cannot be read.
     static func status(_ pid: Int32, _ name: String) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""

@@ -1,0 +1,147 @@
+internal import CSandbox
+import Foundation
+import Glibc
+
+/// What castd asks of a decoder worker's sandbox (the `confine` message): the directories the worker must not see,
+/// castd's state directory with the identity key and the trust store. Bounded, as everything on the channel.
+struct WorkerSandbox: Codable, Sendable, Equatable {
+    /// Absolute paths, each hidden under an empty read-only file system in the worker's own mount namespace.
+    var hiddenPaths: [String]
+
+    static let maximumPaths = 4
+    static let maximumPathLength = 4096
+
+    /// Whether castd could have sent it: at most `maximumPaths` absolute paths without NUL, none too long.
+    var isValid: Bool {
+        hiddenPaths.count <= Self.maximumPaths
+            && hiddenPaths.allSatisfy {
+                $0.hasPrefix("/") && $0.utf8.count <= Self.maximumPathLength && !$0.utf8.contains(0)
+            }
+    }
+
+    /// The sandbox that hides `stateDirectory` (made absolute against the current directory).
+    init(hiding stateDirectory: String) {
+        var path = stateDirectory
+        if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
+        hiddenPaths = [path]
+    }
+
+    init(hiddenPaths: [String]) { self.hiddenPaths = hiddenPaths }
+}
+
+/// What a worker's sandbox came to (the `confined` message): nil problems mean all of it is in force.
+struct SandboxReport: Codable, Sendable, Equatable {
+    /// Why the hidden paths are still visible to the worker (no private mount namespace), or nil.
+    var mountProblem: String?
+    /// Why no system call filter is installed, or nil.
+    var filterProblem: String?
+
+    /// Whether the texts fit the channel's bound for text.
+    var isValid: Bool {
+        (mountProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
+            && (filterProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
+    }
+}
+
+extension WorkerSandbox {
+    /// The worker's side, after `WorkerProcess.confine` and before anything of a session is read: hides the paths
+    /// in a private mount namespace, gives up every capability, becomes undumpable and installs the system call
+    /// filter, in that order (the filter forbids mount and unshare, so it comes last). Each step that the system
+    /// does not allow is skipped and said in the report; the worker carries on without it.
+    func enter() -> SandboxReport {
+        var report = SandboxReport()
+        report.mountProblem = hide()
+        Self.dropCapabilities()
+        // Other processes of castd's user (another session's worker) cannot read this one's memory through /proc.
+        _ = cast_sandbox_prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        report.filterProblem = Self.installFilter()
+        return report
+    }
+
+    /// castd's side: makes castd undumpable, so that a worker running as castd's user cannot open /proc/CASTD/root
+    /// (castd's view of the file system, around the worker's mount namespace) or /proc/CASTD/mem, nor ptrace it.
+    /// Also turns off castd's core files, which would hold its keys.
+    static func protectCastd() {
+        _ = cast_sandbox_prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    }
+
+    /// A private mount namespace in which each hidden path is an empty read-only tmpfs. As root (or with
+    /// CAP_SYS_ADMIN) the namespace is the worker's own; otherwise it goes with a user namespace that maps only
+    /// castd's user and group onto themselves, so files keep their owners and permissions.
+    private func hide() -> String? {
+        if hiddenPaths.isEmpty { return nil }
+        let user = getuid()
+        let group = getgid()
+        if cast_sandbox_unshare(CLONE_NEWNS) != 0 {
+            let first = errno
+            guard first == EPERM else { return "unshare(CLONE_NEWNS): \(Self.describe(first))" }
+            guard cast_sandbox_unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 else {
+                return "unshare(CLONE_NEWUSER | CLONE_NEWNS): \(Self.describe(errno))"
+            }
+            // setgroups must be denied before an unprivileged process may write its gid_map.
+            for (file, text) in [
+                ("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", "\(user) \(user) 1"),
+                ("/proc/self/gid_map", "\(group) \(group) 1"),
+            ] {
+                if let problem = Self.write(text, to: file) { return problem }
+            }
+        }
+        // Nothing mounted here may propagate back to castd's namespace, or from it into this one.
+        guard cast_sandbox_mount(nil, "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else {
+            return "mount(/, MS_REC | MS_PRIVATE): \(Self.describe(errno))"
+        }
+        for path in hiddenPaths {
+            let flags = UInt(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            guard cast_sandbox_mount("castd-hidden", path, "tmpfs", flags, "size=4k,nr_inodes=2,mode=0") == 0 else {
+                let code = errno
+                // A state directory that does not exist holds nothing to hide.
+                if code == ENOENT { continue }
+                return "mount(tmpfs on \(path)): \(Self.describe(code))"
+            }
+        }
+        // A working directory inside a hidden path would still reach what is under it.
+        _ = chdir("/")
+        return nil
+    }
+
+    /// Empties the bounding, ambient, effective, permitted and inheritable sets. Matters when castd runs as root:
+    /// with CAP_SYS_PTRACE or CAP_DAC_READ_SEARCH a worker could read castd's files through /proc/PID/root or file
+    /// handles, around its mount namespace. Without capabilities a root worker still owns root's files.
+    private static func dropCapabilities() {
+        var capability: UInt = 0
+        while capability < 64 {
+            if cast_sandbox_prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 && errno == EINVAL { break }
+            capability += 1
+        }
+        _ = cast_sandbox_prctl(PR_CAP_AMBIENT, UInt(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
+        _ = cast_sandbox_clear_capabilities()
+    }
+
+    /// Installs `SystemCallFilter.worker` on every thread of the worker. The worker has one thread at this point
+    /// (nothing of a session has run), and every thread created later inherits the filter; should a library have
+    /// started a thread already, all are synchronised (TSYNC).
+    private static func installFilter() -> String? {
+        guard let filter = SystemCallFilter.worker(pid: getpid()) else { return "no filter for this architecture" }
+        var instructions = filter.program().map {
+            sock_filter(code: $0.code, jt: $0.jumpIfTrue, jf: $0.jumpIfFalse, k: $0.operand)
+        }
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 2
+        let result = instructions.withUnsafeMutableBufferPointer {
+            cast_sandbox_install_filter($0.baseAddress, UInt16($0.count), threads == 1 ? 0 : 1)
+        }
+        if result == 0 { return nil }
+        if result > 0 { return "seccomp: thread \(result) could not be synchronised" }
+        return "seccomp(SECCOMP_SET_MODE_FILTER): \(describe(errno))"
+    }
+
+    private static func write(_ text: String, to file: String) -> String? {
+        let fd = open(file, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "open(\(file)): \(describe(errno))" }
+        defer { _ = close(fd) }
+        let bytes = Array(text.utf8)
+        guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { return "write(\(file)): \(describe(errno))" }
+        return nil
+    }
+
+    private static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+}

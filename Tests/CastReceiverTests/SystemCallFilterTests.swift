@@ -28,11 +28,15 @@ final class SystemCallFilterTests: XCTestCase {
         /// execve, mount, unshare, setns with EPERM; ptrace, process_vm_readv, bpf killed.
         static var refused: [(UInt32, UInt32)] {
             #if arch(x86_64)
-                return [(59, eperm), (165, eperm), (272, eperm), (308, eperm), (101, killProcess), (310, killProcess),
-                    (321, killProcess)]
+                return [
+                    (59, eperm), (165, eperm), (272, eperm), (308, eperm), (101, killProcess), (310, killProcess),
+                    (321, killProcess),
+                ]
             #else
-                return [(221, eperm), (40, eperm), (97, eperm), (268, eperm), (117, killProcess), (270, killProcess),
-                    (280, killProcess)]
+                return [
+                    (221, eperm), (40, eperm), (97, eperm), (268, eperm), (117, killProcess), (270, killProcess),
+                    (280, killProcess),
+                ]
             #endif
         }
         /// A worker's pid, and castd's.

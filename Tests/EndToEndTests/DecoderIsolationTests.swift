@@ -121,8 +121,9 @@ final class DecoderIsolationTests: LabTestCase {
             FileManager.default.isReadableFile(atPath: "/proc/\(worker)/root\(state)/identity.pem"))
         // The worker's own outputs, outside the state directory, are where castd's are.
         XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(worker)/root\(work!)/frames.md5"))
-        print("worker \(worker): \(["Seccomp", "NoNewPrivs", "CapEff"].map { "\($0) \(status[$0] ?? "-")" }); sees "
-            + "\(workerView.count) entries in \(state), castd \(castdView.count)")
+        print(
+            "worker \(worker): \(["Seccomp", "NoNewPrivs", "CapEff"].map { "\($0) \(status[$0] ?? "-")" }); sees "
+                + "\(workerView.count) entries in \(state), castd \(castdView.count)")
 
         XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
         let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))

@@ -279,6 +279,8 @@ var configuration = ReceiverConfiguration(
     engine: PlayerConfiguration(audio: audio, video: video, scalingMode: scaling, timingLog: values["timing-log"]),
     events: events, limits: limits, airPlayVideoPort: airPlayPort)
 configuration.decoderIsolation = decoderIsolation
+// The password pairs a sender as the PIN does: no decoder worker may read it.
+configuration.decoderHiddenFiles = values["password-file"].map { [$0] } ?? []
 let receiver: Receiver
 do {
     receiver = try Receiver(configuration: configuration, logger: logger)

@@ -104,7 +104,8 @@ public final class Receiver: Sendable {
         // The first session's worker is ready before it is asked for.
         if case .on = configuration.decoderIsolation {
             let logger = self.logger
-            SpareWorker.shared.configure(sandbox: WorkerSandbox(hiding: configuration.stateDirectory)) { report in
+            let hidden = [configuration.stateDirectory] + configuration.decoderHiddenFiles.prefix(3)
+            SpareWorker.shared.configure(sandbox: WorkerSandbox(hiding: hidden)) { report in
                 Self.logSandbox(report, logger: logger)
             }
             // A worker of castd's user could otherwise read castd's files through /proc/PID/root (in castd's mount

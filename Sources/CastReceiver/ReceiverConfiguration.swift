@@ -24,6 +24,9 @@ public struct ReceiverConfiguration: Sendable {
     /// Whether each session's demux and decode run in a worker process (castd turns it on; library users of
     /// `Receiver` get `.off`, since their executable is not castd). See docs/security.md.
     public var decoderIsolation: DecoderIsolation = .off
+    /// Files that decoder workers must not read, besides the state directory (castd's `--password-file`): each is
+    /// an empty file in the workers' mount namespace (docs/decoder-worker.md, "The sandbox"). At most 3.
+    public var decoderHiddenFiles: [String] = []
     /// Where `--events` writes, if anywhere.
     public var events: EventLog?
     /// Limits that protect the receiver from slow or hostile peers.

@@ -184,9 +184,10 @@ final class WorkerMessageTests: XCTestCase {
         XCTAssertThrowsError(try WorkerMessage.fromConfiningWorker(WorkerMessage.confined(long).frame())) { error in
             XCTAssertEqual((error as? ProtocolError)?.code, .malformedMessage)
         }
-        XCTAssertEqual(WorkerSandbox(hiding: "/var/lib/castd").hiddenPaths, ["/var/lib/castd"])
+        XCTAssertEqual(WorkerSandbox(hiding: ["/var/lib/castd"]).hiddenPaths, ["/var/lib/castd"])
         XCTAssertEqual(
-            WorkerSandbox(hiding: "state").hiddenPaths, [FileManager.default.currentDirectoryPath + "/state"])
+            WorkerSandbox(hiding: ["state", "/etc/castd.password"]).hiddenPaths,
+            [FileManager.default.currentDirectoryPath + "/state", "/etc/castd.password"])
     }
 
     func testAReadFailureMessageIsBounded() throws {

@@ -132,6 +132,42 @@ final class DecoderIsolationTests: LabTestCase {
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
     }
 
+    /// A spare worker is sandboxed before any session (nothing of a session may reach an unconfined worker), and
+    /// castd's password file, which pairs a sender as the PIN does, is an empty file it cannot open.
+    func testASpareWorkerIsSandboxedAndCannotReadThePasswordFile() throws {
+        let secret = "\(work!)/castd.password"
+        try "correct horse battery staple\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(secret, 0o600), 0)
+        let receiver = try lab.start(
+            on: .box,
+            [
+                Paths.castd, "--name", "Locked Room", "--auth", "password", "--password-file", secret, "--port", "0",
+                "--state-dir", "\(work!)/state", "--video-out", "none", "--audio-device", "none", "--no-advertise",
+            ])
+        XCTAssertNotNil(receiver.waitForLine(containing: "decoder sandbox: system call filter on", timeout: 10))
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        var spares: [Int32] = []
+        XCTAssertTrue(
+            waitUntil(timeout: 5) {
+                spares = Processes.workers(of: castd)
+                return spares.count == 1
+            })
+        let spare = try XCTUnwrap(spares.first)
+        XCTAssertEqual(Processes.limits(of: spare)["Max address space"], "unlimited", "a spare has no session")
+        let status = Processes.status(of: spare)
+        XCTAssertEqual(status["Seccomp"], "2", "\(status)")
+        XCTAssertEqual(status["CapEff"], "0000000000000000", "\(status)")
+        XCTAssertEqual(try String(contentsOfFile: "/proc/\(castd)/root\(secret)", encoding: .utf8).count, 29)
+        XCTAssertNil(
+            FileManager.default.contents(atPath: "/proc/\(spare)/root\(secret)"), "the worker reads the secret")
+        let mounts = try String(contentsOfFile: "/proc/\(spare)/mountinfo", encoding: .utf8)
+        XCTAssertTrue(mounts.contains(" \(secret) ro,"), mounts)
+        XCTAssertTrue(mounts.contains(" \(work!)/state ro,"), mounts)
+        XCTAssertFalse(
+            try String(contentsOfFile: "/proc/\(castd)/mountinfo", encoding: .utf8).contains("castd-hidden"),
+            "castd's own namespace got the workers' mounts")
+    }
+
     private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {

@@ -2,10 +2,12 @@ internal import CSandbox
 import Foundation
 import Glibc
 
-/// What castd asks of a decoder worker's sandbox (the `confine` message): the directories the worker must not see,
-/// castd's state directory with the identity key and the trust store. Bounded, as everything on the channel.
+/// What castd asks of a decoder worker's sandbox (the `confine` message): what the worker must not see, castd's
+/// state directory with the identity key and the trust store, and its password file. Bounded, as everything on the
+/// channel.
 struct WorkerSandbox: Codable, Sendable, Equatable {
-    /// Absolute paths, each hidden under an empty read-only file system in the worker's own mount namespace.
+    /// Absolute paths, each hidden in the worker's own mount namespace: a directory under an empty read-only file
+    /// system, a file under an empty one (/dev/null).
     var hiddenPaths: [String]
 
     static let maximumPaths = 4
@@ -19,11 +21,9 @@ struct WorkerSandbox: Codable, Sendable, Equatable {
             }
     }
 
-    /// The sandbox that hides `stateDirectory` (made absolute against the current directory).
-    init(hiding stateDirectory: String) {
-        var path = stateDirectory
-        if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
-        hiddenPaths = [path]
+    /// The sandbox that hides `paths` (made absolute against the current directory).
+    init(hiding paths: [String]) {
+        hiddenPaths = paths.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
     }
 
     init(hiddenPaths: [String]) { self.hiddenPaths = hiddenPaths }
@@ -90,13 +90,20 @@ extension WorkerSandbox {
         guard cast_sandbox_mount(nil, "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else {
             return "mount(/, MS_REC | MS_PRIVATE): \(Self.describe(errno))"
         }
+        let flags = UInt(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
         for path in hiddenPaths {
-            let flags = UInt(MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            guard cast_sandbox_mount("castd-hidden", path, "tmpfs", flags, "size=4k,nr_inodes=2,mode=0") == 0 else {
-                let code = errno
-                // A state directory that does not exist holds nothing to hide.
-                if code == ENOENT { continue }
-                return "mount(tmpfs on \(path)): \(Self.describe(code))"
+            var status = stat()
+            // A path that does not exist holds nothing to hide.
+            guard stat(path, &status) == 0 else { continue }
+            if status.st_mode & S_IFMT == S_IFDIR {
+                guard cast_sandbox_mount("castd-hidden", path, "tmpfs", flags, "size=4k,nr_inodes=2,mode=0") == 0 else {
+                    return "mount(tmpfs on \(path)): \(Self.describe(errno))"
+                }
+            } else {
+                // A file: /dev/null over it, read-only (a bind mount takes its flags from a remount).
+                guard cast_sandbox_mount("/dev/null", path, nil, UInt(MS_BIND), nil) == 0,
+                    cast_sandbox_mount(nil, path, nil, UInt(MS_REMOUNT | MS_BIND) | flags, nil) == 0
+                else { return "mount(/dev/null on \(path)): \(Self.describe(errno))" }
             }
         }
         // A working directory inside a hidden path would still reach what is under it.

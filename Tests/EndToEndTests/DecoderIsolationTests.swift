@@ -168,6 +168,56 @@ final class DecoderIsolationTests: LabTestCase {
             "castd's own namespace got the workers' mounts")
     }
 
+    /// Where namespaces are not allowed (here: castd started under a seccomp filter that fails unshare with EPERM,
+    /// as systemd's `RestrictNamespaces=yes` does), castd warns once at start and the workers carry on: the send
+    /// plays to the end, bit for bit, with the worker's own filter still installed.
+    func testWithoutNamespacesCastdWarnsOnceAndSessionsStillPlay() throws {
+        #if arch(x86_64)
+            let unshare = 272
+        #else
+            let unshare = 97
+        #endif
+        // A filter of four instructions: unshare fails with EPERM, everything else runs; then castd is executed.
+        let wrapper = "\(work!)/no-namespaces.py"
+        try """
+        import ctypes, os, struct, sys
+        libc = ctypes.CDLL(None, use_errno=True)
+        code = b''.join(struct.pack('<HBBI', *i) for i in [
+            (0x20, 0, 0, 0), (0x15, 0, 1, \(unshare)), (0x06, 0, 0, 0x00050001), (0x06, 0, 0, 0x7fff0000)])
+        class Program(ctypes.Structure):
+            _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+        buffer = ctypes.create_string_buffer(code, len(code))
+        program = Program(4, ctypes.cast(buffer, ctypes.c_void_p))
+        assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, ctypes.byref(program), 0, 0) == 0
+        os.execv(sys.argv[1], sys.argv[1:])
+
+        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
+        let receiver = try lab.start(
+            on: .box,
+            [
+                "/usr/bin/python3", wrapper, Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0",
+                "--state-dir", "\(work!)/state", "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device",
+                "castcapture:FILE=\(work!)/audio.raw",
+            ],
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "decoder sandbox: system call filter on", timeout: 10))
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        let clip = try Media.clip("no-namespaces.mp4", seconds: 2)
+        let sender = try startSender(clip)
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
+        // castd's inherited filter and the worker's own.
+        XCTAssertEqual(Processes.status(of: worker)["Seccomp_filters"], "2")
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+        let warnings = receiver.output.filter { $0.contains("decoder sandbox: no private mount namespace") }
+        XCTAssertEqual(warnings.count, 1, "\(receiver.output)")
+        XCTAssertTrue(warnings.first?.contains("Operation not permitted") ?? false, "\(warnings)")
+        XCTAssertFalse(receiver.output.contains { $0.contains("state directory is hidden") }, "\(receiver.output)")
+    }
+
     private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {

@@ -126,9 +126,6 @@ public final class Receiver: Sendable {
         return port
     }
 
-    /// With video out `window` or `fullscreen`, holds the window open from the start, so that it shows the idle
-    /// screen (the name, a pairing PIN) whenever nothing plays. Without a display the receiver still runs: each
-    /// playback then reports the error itself.
     /// What the first decoder worker's sandbox came to, said once at start (docs/security.md, "Decoder isolation").
     private static func logSandbox(_ report: SandboxReport, logger: Logger) {
         if let problem = report.mountProblem {
@@ -145,6 +142,9 @@ public final class Receiver: Sendable {
         }
     }
 
+    /// With video out `window` or `fullscreen`, holds the window open from the start, so that it shows the idle
+    /// screen (the name, a pairing PIN) whenever nothing plays. Without a display the receiver still runs: each
+    /// playback then reports the error itself.
     private func openIdleScreen() {
         let fullscreen: Bool
         switch configuration.engine.video {

@@ -153,6 +153,10 @@ final class WindowTests: XCTestCase {
         Self.assertLayout("aspectFit", screen)
         let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
         XCTAssertNotEqual(worker, castd)
+        // SDL, X11 (a Unix socket, MIT-SHM) and the renderer work inside the worker's sandbox.
+        let sandbox = Processes.status(of: worker)
+        XCTAssertEqual(sandbox["Seccomp"], "2", "the window's worker has no system call filter: \(sandbox)")
+        XCTAssertEqual(sandbox["CapEff"], "0000000000000000", "\(sandbox)")
         XCTAssertEqual(try mappedCastWindows(on: display), [worker], "playing: the worker's window alone is on screen")
         XCTAssertTrue(
             try castWindows(on: display).contains { $0.pid == castd && !$0.mapped },

@@ -217,13 +217,4 @@ final class DecoderIsolationTests: LabTestCase {
         XCTAssertTrue(warnings.first?.contains("Operation not permitted") ?? false, "\(warnings)")
         XCTAssertFalse(receiver.output.contains { $0.contains("state directory is hidden") }, "\(receiver.output)")
     }
-
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return true
-    }
 }

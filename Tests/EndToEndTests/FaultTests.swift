@@ -85,13 +85,4 @@ final class FaultTests: LabTestCase {
         XCTAssertLessThan(seconds, 3)
         XCTAssertTrue(sender.output.joined(separator: "\n").contains("lost"), "\(sender.output.suffix(5))")
     }
-
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return true
-    }
 }

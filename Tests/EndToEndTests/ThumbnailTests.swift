@@ -153,15 +153,6 @@ final class ThumbnailTests: XCTestCase {
             "the thumbnail worker ends with the session: \(Processes.children(of: castd))")
     }
 
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return true
-    }
-
     private struct Key: Hashable, CustomStringConvertible {
         let request: UInt32
         let index: Int

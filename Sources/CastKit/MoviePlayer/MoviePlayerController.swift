@@ -132,32 +132,25 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// Plays: loads the movie first when needed, resumes a paused one; stops whichever other movie player plays.
     public func play() {
-        let claimed = lock.withLock { () -> Bool in
-            if let playback = state.playback {
-                state.intent = .playing
-                playback.resume()
-            } else {
-                load(from: startPosition(), playing: true)
-            }
-            return state.playback != nil
+        if lock.withLock({ resumeOrLoad() }) { claimPlayback() }
+    }
+
+    /// Resumes the loaded movie, or loads it playing; returns whether one is loaded now. Under `lock`.
+    private func resumeOrLoad() -> Bool {
+        if let playback = state.playback {
+            state.intent = .playing
+            playback.resume()
+        } else {
+            load(from: startPosition(), playing: true)
         }
-        if claimed { claimPlayback() }
+        return state.playback != nil
     }
 
     /// Plays the next item of a queue whose item ended by itself (a music player advancing): as `play()`, except that
     /// a player that started to play meanwhile keeps playing, and this one waits, interrupted by it (as if it had
     /// been playing when that one started). Between two items nothing plays, so `play()` would take over.
     func playNextItem() {
-        let loaded = lock.withLock { () -> Bool in
-            if let playback = state.playback {
-                state.intent = .playing
-                playback.resume()
-            } else {
-                load(from: startPosition(), playing: true)
-            }
-            return state.playback != nil
-        }
-        guard loaded, !MoviePlayerRegistry.shared.claimIfFree(self) else { return }
+        guard lock.withLock({ resumeOrLoad() }), !MoviePlayerRegistry.shared.claimIfFree(self) else { return }
         yieldPlayback()
     }
 

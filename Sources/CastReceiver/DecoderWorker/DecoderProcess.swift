@@ -225,28 +225,14 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     /// Serves the worker's reads from the sender's media, one at a time, in order.
     private func runServer(_ channel: WorkerChannel) {
         guard let source else { return }
-        var position: Int64 = 0
+        var server = MediaReadServer(source: source, position: 0)
         while true {
             let next = condition.withLock { () -> MediaRead? in
                 while reads.isEmpty && !closed { condition.wait() }
                 return closed ? nil : reads.removeFirst()
             }
             guard let read = next else { return }
-            let reply: WorkerMessage
-            do {
-                if read.offset != position {
-                    try source.seek(to: read.offset)
-                    position = read.offset
-                }
-                var bytes = [UInt8](repeating: 0, count: read.length)
-                let count = try bytes.withUnsafeMutableBytes { try source.read(into: $0) }
-                position += Int64(count)
-                bytes.removeSubrange(count...)
-                reply = .data(MediaData(offset: read.offset, bytes: bytes))
-            } catch {
-                reply = .readFailed("\(error)")
-            }
-            do { try channel.send(reply) } catch { return }
+            do { try channel.send(server.answer(read)) } catch { return }
         }
     }
 

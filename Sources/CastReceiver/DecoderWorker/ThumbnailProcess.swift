@@ -243,28 +243,14 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     private func runServer(_ worker: Worker) {
         guard let source else { return }
         // A reader left elsewhere by a worker that died is moved on the first read (a stream cannot move).
-        var position: Int64 = source.isSeekable ? -1 : 0
+        var server = MediaReadServer(source: source, position: source.isSeekable ? -1 : 0)
         while true {
             let next = condition.withLock { () -> MediaRead? in
                 while worker.reads.isEmpty && !worker.ended && !closed { condition.wait() }
                 return worker.ended || closed ? nil : worker.reads.removeFirst()
             }
             guard let read = next else { return }
-            let reply: WorkerMessage
-            do {
-                if read.offset != position {
-                    try source.seek(to: read.offset)
-                    position = read.offset
-                }
-                var bytes = [UInt8](repeating: 0, count: read.length)
-                let count = try bytes.withUnsafeMutableBytes { try source.read(into: $0) }
-                position += Int64(count)
-                bytes.removeSubrange(count...)
-                reply = .data(MediaData(offset: read.offset, bytes: bytes))
-            } catch {
-                reply = .readFailed("\(error)")
-            }
-            do { try worker.channel.send(reply) } catch { return }
+            do { try worker.channel.send(server.answer(read)) } catch { return }
         }
     }
 

@@ -102,3 +102,13 @@ final class OutputCollector: @unchecked Sendable {
         lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
     }
 }
+
+/// Polls `condition` every 20 ms until it holds (true) or `timeout` seconds have passed (false).
+func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        if Date() > deadline { return false }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return true
+}

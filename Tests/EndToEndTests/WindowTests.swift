@@ -40,7 +40,7 @@ final class WindowTests: XCTestCase {
         XCTAssertNil(receiver.output.first { $0.contains("no idle screen") }, "castd in the lab could not reach :\(display.number)")
 
         // Idle: the name, drawn exactly as FreeType draws DejaVu Sans at that size; no PIN line.
-        var screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) != nil }
+        var screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.nameBand) != nil }
         try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle name")
         XCTAssertNil(screen.litColumns(y: Self.pinBand), "no PIN line while nobody pairs")
         let nameWidth = screen.litColumns(y: Self.nameBand).map { $0.count } ?? 0
@@ -51,7 +51,7 @@ final class WindowTests: XCTestCase {
         let pair = try lab.start(on: .phone, [Paths.cast, "pair", "Living Room"], environment: sender, interactive: true)
         let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: before))
         let pin = String(line.split(separator: " ").last ?? "")
-        screen = try waitForScreen(display) { $0.litColumns(y: Self.pinBand) != nil }
+        screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.pinBand) != nil }
         try assertText("Pairing PIN: \(pin)", size: Self.pinSize, in: Self.pinBand, of: screen, "PIN line")
         pair.type(pin)
         XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
@@ -62,7 +62,9 @@ final class WindowTests: XCTestCase {
         try "name = Kitchen\nscaling = aspectFit\n".write(toFile: config, atomically: true, encoding: .utf8)
         kill(receiver.pid, SIGHUP)
         XCTAssertNotNil(receiver.waitForLine(containing: "renamed from"), "\(receiver.output)")
-        screen = try waitForScreen(display) { ($0.litColumns(y: Self.nameBand)?.count ?? 0) < nameWidth - 20 }
+        screen = try waitForScreen(display, settled: true) {
+            ($0.litColumns(y: Self.nameBand)?.count ?? 0) < nameWidth - 20
+        }
         try assertText("Kitchen", size: Self.nameSize, in: Self.nameBand, of: screen, "renamed")
 
         // The window manager's close button (WM_DELETE_WINDOW) hides the window; castd goes on, and the next
@@ -104,7 +106,7 @@ final class WindowTests: XCTestCase {
         XCTAssertEqual(send.waitForExit(timeout: 30), 0, "\(send.output)")
 
         // Back to the idle screen after playback, with the open attempt's PIN; the daemon still runs.
-        screen = try waitForScreen(display) {
+        screen = try waitForScreen(display, settled: true) {
             $0.litColumns(y: Self.nameBand) != nil && $0.litColumns(y: Self.pinBand) != nil
                 && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
         }
@@ -139,7 +141,7 @@ final class WindowTests: XCTestCase {
         let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
 
         // Idle: castd's own window shows the name.
-        var screen = try waitForScreen(display) { $0.litColumns(y: Self.nameBand) != nil }
+        var screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.nameBand) != nil }
         try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle name")
         XCTAssertEqual(try mappedCastWindows(on: display), [castd], "idle: castd's window alone is on screen")
 
@@ -181,6 +183,7 @@ final class WindowTests: XCTestCase {
             $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
         }
         let toIdle = Date().timeIntervalSince(killed)
+        screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.nameBand) != nil }
         try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after the kill")
         XCTAssertEqual(try mappedCastWindows(on: display), [castd], "after the kill: castd's window is back")
         XCTAssertTrue(receiver.isRunning)
@@ -199,7 +202,7 @@ final class WindowTests: XCTestCase {
         XCTAssertNotEqual(second, worker)
         XCTAssertEqual(try mappedCastWindows(on: display), [second], "the next send: the new worker's window")
         XCTAssertEqual(next.waitForExit(timeout: 30), 0, "\(next.output.suffix(5))")
-        screen = try waitForScreen(display) {
+        screen = try waitForScreen(display, settled: true) {
             $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
         }
         try assertText("Living Room", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after playback")
@@ -370,12 +373,22 @@ final class WindowTests: XCTestCase {
     }
 
     /// Captures until `ready` holds (the window redraws on its own thread), at most 10 s; the last capture.
+    /// The first capture for which `ready` holds (or the last one after 10 s). `settled`: also the same, pixel for
+    /// pixel, as the capture before it, so that text is compared once it is drawn whole, not mid-redraw (the idle
+    /// screen; a playing video never settles).
     private func waitForScreen(
-        _ display: VirtualDisplay, save: String? = nil, until ready: (Screenshot) -> Bool
+        _ display: VirtualDisplay, save: String? = nil, settled: Bool = false, until ready: (Screenshot) -> Bool
     ) throws -> Screenshot {
         let deadline = Date().addingTimeInterval(10)
+        var previous: Screenshot?
         var screen = try display.capture()
-        while !ready(screen) && Date() < deadline {
+        while Date() < deadline {
+            if ready(screen) {
+                if !settled || previous?.bytes == screen.bytes { break }
+                previous = screen
+            } else {
+                previous = nil
+            }
             Thread.sleep(forTimeInterval: 0.2)
             screen = try display.capture()
         }

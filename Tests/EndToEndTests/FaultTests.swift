@@ -70,6 +70,55 @@ final class FaultTests: LabTestCase {
         XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
     }
 
+    /// The same drop when the buffer cannot carry it: the link is shaped to a little more than the clip's bit rate, so
+    /// castd holds well under 3 s ahead. The session stalls (`interrupted`) while the link is down and resumes by
+    /// itself once it is back; still one session, one finish and every frame exactly once.
+    func testALinkDropThatOutlastsTheBufferStallsAndResumesByItself() throws {
+        let (receiver, _) = try lab.startRecordingReceiver(work: work)
+        let clip = Media.folder.appendingPathComponent("faults-thin.mp4").path
+        if !FileManager.default.fileExists(atPath: clip) {
+            // About 1.3 Mbit/s for 10 s (noise keeps x264 from compressing it), index first, read once in order.
+            let made = try runCommand(
+                ["ffmpeg", "-v", "error", "-y",
+                 "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10,noise=alls=30:allf=t",
+                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=10",
+                 "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k", "-maxrate", "1200k",
+                 "-bufsize", "600k", "-c:a", "aac", "-movflags", "+faststart", clip], timeout: 60)
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        try lab.shape(.phone, rate: "1600kbit")
+        let sender = try startSender(clip)
+        XCTAssertTrue(waitUntil(timeout: 15) { self.lastPosition(sender) >= 3 }, "\(sender.output)")
+
+        let mark = sender.output.count
+        let down = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "down"])
+        XCTAssertEqual(down.status, 0, down.stderr)
+        let droppedAt = lastPosition(sender)
+        Thread.sleep(forTimeInterval: 3)
+        let up = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "up"])
+        XCTAssertEqual(up.status, 0, up.stderr)
+
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output.suffix(20))")
+        let output = sender.output
+        let decode = { (lines: ArraySlice<String>) in
+            lines.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
+        }
+        let events = decode(output[...])
+        XCTAssertEqual(events.last, .finished(reason: .playbackEnded, error: nil), "\(output.suffix(10))")
+        let after = decode(output[mark...])
+        let stalled = try XCTUnwrap(
+            after.firstIndex(of: .playbackState(.interrupted)), "no stall after the drop: \(output.suffix(30))")
+        XCTAssertTrue(after[stalled...].contains(.playbackState(.playing)), "no resume after the stall")
+        XCTAssertFalse(events.contains(.playbackState(.paused)))
+        print("thin buffer: link dropped at \(droppedAt) s for 3 s; stalled and resumed by itself")
+
+        let log = receiver.output
+        XCTAssertEqual(log.filter { $0.contains(" plays \"") }.count, 1, "\(log)")
+        XCTAssertFalse(log.contains { $0.contains("lost the sender") || $0.contains("has been silent") }, "\(log)")
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+    }
+
     /// castd is killed (SIGKILL) mid-play: `cast send` says the connection was lost and exits 5 within 3 s.
     func testAKilledReceiverIsReportedWithinThreeSeconds() throws {
         let (receiver, _) = try lab.startRecordingReceiver(work: work)

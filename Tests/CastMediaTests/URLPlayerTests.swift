@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 import Foundation
+import Synchronization
 import XCTest
 
 /// Playing http URLs with FFmpeg's own protocols, against a small Python server on the loopback.
@@ -113,17 +114,13 @@ final class URLPlayerTests: XCTestCase {
         try Fixtures.run(
             "ffmpeg", ["-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", playlist])
         let port = try serve(folder, auth: "alice:Sesame42")
-        // FFmpeg's HLS demuxer logs "Opening 'URL' for reading" for every segment: capture standard error.
-        let captured = folder.appendingPathComponent("stderr.txt").path
-        let saved = dup(2)
-        let file = open(captured, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        dup2(file, 2)
+        // FFmpeg's HLS demuxer logs "Opening 'URL' for reading" for every segment (at info level): every line routed.
+        let lines = Mutex<[String]>([])
+        FFmpegLog.route(to: { _, line in lines.withLock { $0.append(line) } }, minimum: .info)
+        defer { FFmpegLog.route(to: nil) }
         let log = try play("http://alice:Sesame42@127.0.0.1:\(port)/index.m3u8")
-        dup2(saved, 2)
-        close(file)
-        close(saved)
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
-        let text = try String(contentsOfFile: captured, encoding: .utf8)
+        let text = lines.withLock { $0 }.joined(separator: "\n")
         XCTAssertTrue(text.contains("127.0.0.1:\(port)/index"), text)
         XCTAssertFalse(text.contains("Sesame42"), text)
     }

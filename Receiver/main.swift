@@ -34,6 +34,7 @@ let options: [OptionSpec] = [
     OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
     OptionSpec("decoder-isolation", value: "MODE", help: "on (default): decode each session in a worker process with limits; off"),
+    OptionSpec("decoder-cpu", value: "SEC", help: "CPU seconds a decoder worker may use while playback does not move on (default 60)"),
     OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096; at least 512, 1024 with a window)"),
     OptionSpec("no-advertise", help: "do not advertise over mDNS"),
     OptionSpec("airplay-video", help: "also accept AirPlay video clients (no pairing: see docs/security.md)"),
@@ -222,6 +223,12 @@ case "on", "yes", "true":
             fail("--decoder-memory must be at least 1024 MiB with --video-out window or fullscreen", code: 2)
         }
         decoderLimits.addressSpace = mib << 20
+    }
+    if let text = values["decoder-cpu"] {
+        guard let seconds = Int(text), seconds >= 1, seconds <= 86400 else {
+            fail("--decoder-cpu must be a number of seconds from 1 to 86400", code: 2)
+        }
+        decoderLimits.cpuWithoutProgress = seconds
     }
     decoderIsolation = .on(decoderLimits)
 case "off", "no", "false": decoderIsolation = .off

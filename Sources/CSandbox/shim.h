@@ -24,6 +24,13 @@ static inline uint32_t cast_sandbox_offset_of_nr(void) { return offsetof(struct 
 /// offsetof(struct seccomp_data, arch).
 static inline uint32_t cast_sandbox_offset_of_arch(void) { return offsetof(struct seccomp_data, arch); }
 
+/// prlimit64(2) on another process's RLIMIT_CPU (glibc declares prlimit only with _GNU_SOURCE): soft and hard in
+/// seconds. 0 or -1 with errno.
+static inline int cast_sandbox_set_cpu_limit(int pid, uint64_t soft, uint64_t hard) {
+    uint64_t limit[2] = {soft, hard};
+    return (int)syscall(__NR_prlimit64, pid, 0 /* RLIMIT_CPU */, limit, (void *)0);
+}
+
 /// prctl(2), which glibc declares variadic.
 static inline int cast_sandbox_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
                                      unsigned long a5) {

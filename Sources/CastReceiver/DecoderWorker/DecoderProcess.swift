@@ -159,6 +159,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         var finished = false
         var videoActive = false
         var steppedAside = false
+        let (workerPID, cpuBudget) = condition.withLock { (self.pid, startMessage.limits.cpuWithoutProgress) }
+        var budget = workerPID.map { CPUBudget(pid: $0, seconds: cpuBudget) }
         while true {
             let message: WorkerMessage?
             do {
@@ -178,6 +180,7 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
                 }
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
             case .event(let event):
+                budget?.note(event)
                 if case .videoActive(let active) = event {
                     videoActive = active
                     // The worker's window shows its first picture: castd's idle screen makes way.
@@ -214,9 +217,12 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         // The worker is gone, and its window with its display connection: the idle screen comes back.
         if steppedAside { idleWindow?.comeBack() }
         guard !finished else { return }
+        let overBudget =
+            end.signal == SIGXCPU
+            ? " (it used \(cpuBudget) s of CPU while playback did not move on: a damaged or hostile file?)" : ""
         let message =
             violation.map { "the decoder process broke the channel's rules and was stopped: \($0)" }
-            ?? "the decoder process died: it \(end.text)"
+            ?? "the decoder process died: it \(end.text)\(overBudget)"
         onEvent(.errorLog(ErrorLogEntry(date: Date().timeIntervalSince1970, domain: "decoder", comment: message)))
         if videoActive { onEvent(.videoActive(false)) }
         finish(.playbackError, message)

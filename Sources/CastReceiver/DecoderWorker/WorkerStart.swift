@@ -102,6 +102,8 @@ public struct DecoderLimits: Codable, Sendable, Equatable {
     public var addressSpace: Int64 = 4 << 30
     /// RLIMIT_NOFILE: open file descriptors (the channel, ALSA, the framemd5 file, http connections).
     public var openFiles: Int = 64
+    /// CPU seconds a session's worker may use while its position does not move (`CPUBudget`, set by castd).
+    public var cpuWithoutProgress: Int = 60
     /// Creates the defaults.
     public init() {}
 }

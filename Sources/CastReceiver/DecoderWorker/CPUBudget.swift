@@ -1,0 +1,57 @@
+internal import CSandbox
+import CastProtocol
+import Foundation
+import Glibc
+
+/// A decoder worker's CPU time limit that moves with playback: the worker may use at most `seconds` of CPU beyond
+/// what it had used when playback last moved on. A fixed RLIMIT_CPU cannot work for a media player (a film decoded in
+/// software legitimately takes hours of CPU), but a decoder that burns CPU while the position stands still (a file
+/// built to make FFmpeg loop) is stopped: castd raises the worker's RLIMIT_CPU (prlimit) each time a position event
+/// shows progress, and the kernel sends SIGXCPU at the soft limit and SIGKILL at the hard one, 5 s later. Paused or
+/// stalled, a worker uses next to no CPU, so the limit is not reached.
+///
+/// Thread-safety: a value owned by the worker's reader thread (castd's side).
+struct CPUBudget {
+    let pid: pid_t
+    /// CPU seconds allowed without progress.
+    let seconds: Int
+    private var lastPosition: Double?
+    private var lastRenewal = 0.0
+
+    /// The limit is set at once: `seconds` beyond what the worker has used starting (opening and probing the media
+    /// come before any position).
+    init(pid: pid_t, seconds: Int) {
+        self.pid = pid
+        self.seconds = seconds
+        renew()
+    }
+
+    /// Renews the budget when `event` is a position other than the last one (at most once a second).
+    mutating func note(_ event: PlaybackEvent) {
+        guard case .position(let position, _) = event, position != lastPosition else { return }
+        lastPosition = position
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        guard now - lastRenewal >= 1 else { return }
+        lastRenewal = now
+        renew()
+    }
+
+    /// Sets RLIMIT_CPU to the CPU time used so far plus the budget (soft), and 5 s more (hard).
+    private func renew() {
+        guard let used = Self.cpuSeconds(of: pid) else { return }
+        let soft = UInt64(used + seconds)
+        _ = cast_sandbox_set_cpu_limit(pid, soft, soft + 5)
+    }
+
+    /// The CPU time (user + system) a process has used, in whole seconds rounded up; nil when it is gone.
+    static func cpuSeconds(of pid: pid_t) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the command's closing parenthesis: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        let ticks = max(Int(sysconf(Int32(_SC_CLK_TCK))), 1)
+        return (user + system + ticks - 1) / ticks
+    }
+}

@@ -16,6 +16,18 @@ final class FaultTests: LabTestCase {
         return sender
     }
 
+    /// Takes the phone's side of the lab link down for `seconds` (both ends lose carrier; TCP connections stay open
+    /// and retransmit), then up again; returns the position the sender had heard when it went down.
+    private func dropPhoneLink(seconds: Double, sender: Daemon) throws -> Double {
+        let down = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "down"])
+        XCTAssertEqual(down.status, 0, down.stderr)
+        let droppedAt = lastPosition(sender)
+        Thread.sleep(forTimeInterval: seconds)
+        let up = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "up"])
+        XCTAssertEqual(up.status, 0, up.stderr)
+        return droppedAt
+    }
+
     /// The position the sender last heard, in seconds.
     private func lastPosition(_ sender: Daemon) -> Double {
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
@@ -34,12 +46,7 @@ final class FaultTests: LabTestCase {
         let sender = try startSender(clip)
         XCTAssertTrue(waitUntil(timeout: 10) { self.lastPosition(sender) >= 2 }, "\(sender.output)")
 
-        let down = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "down"])
-        XCTAssertEqual(down.status, 0, down.stderr)
-        let droppedAt = lastPosition(sender)
-        Thread.sleep(forTimeInterval: 3)
-        let up = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "up"])
-        XCTAssertEqual(up.status, 0, up.stderr)
+        let droppedAt = try dropPhoneLink(seconds: 3, sender: sender)
         let restoredAt = Date()
 
         XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(20))")
@@ -91,12 +98,7 @@ final class FaultTests: LabTestCase {
         XCTAssertTrue(waitUntil(timeout: 15) { self.lastPosition(sender) >= 3 }, "\(sender.output)")
 
         let mark = sender.output.count
-        let down = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "down"])
-        XCTAssertEqual(down.status, 0, down.stderr)
-        let droppedAt = lastPosition(sender)
-        Thread.sleep(forTimeInterval: 3)
-        let up = try lab.run(on: .phone, ["ip", "link", "set", "lab0", "up"])
-        XCTAssertEqual(up.status, 0, up.stderr)
+        let droppedAt = try dropPhoneLink(seconds: 3, sender: sender)
 
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output.suffix(20))")
         let output = sender.output

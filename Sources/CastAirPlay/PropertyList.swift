@@ -1,7 +1,7 @@
 import Foundation
 
-/// Property lists through Foundation's `PropertyListSerialization` (which reads and writes binary plists on
-/// Linux too): the bodies of `/play`, `/playback-info` and `/server-info`.
+/// Property lists: the bodies of `/play`, `/playback-info` and `/server-info`. Written with Foundation's
+/// `PropertyListSerialization`; read with it for XML, and with `BinaryPropertyList` for binary lists.
 enum PropertyList {
     /// The largest property list read (a `/play` body is a few hundred bytes; the HTTP body limit is higher).
     static let maximumSize = 64 * 1024
@@ -15,9 +15,11 @@ enum PropertyList {
     }
 
     /// The top-level dictionary of a binary or XML property list; nil when it is not one.
+    /// Binary lists are read by `BinaryPropertyList`, never by Foundation, which crashes on some malformed ones.
     static func dictionary(from bytes: [UInt8]) -> [String: Any]? {
-        guard bytes.count <= maximumSize,
-            let value = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+        guard bytes.count <= maximumSize else { return nil }
+        if bytes.starts(with: Array("bplist".utf8)) { return BinaryPropertyList.object(from: bytes) as? [String: Any] }
+        guard let value = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
         else { return nil }
         return value as? [String: Any]
     }

@@ -54,7 +54,7 @@ let usage = """
     TLS 1.3 and reports everything that happens to playback back to them.
 
     options:
-    \(options.map { "  --\($0.name)\($0.value.map { " " + $0 } ?? "")".padding(toLength: 26, withPad: " ", startingAt: 0) + $0.help }.joined(separator: "\n"))
+    \(OptionSpec.helpTable(options, minimumColumn: 26))
 
     examples:
       castd --name "Living Room"

@@ -147,7 +147,7 @@ func help(for verb: Verb) -> String {
     \(verb.abstract)\(verb.synopsis.contains("[NAME]") ? "\n" + receiverNote : "")
 
     options:
-    \(verb.options.map { "  --\($0.name)\($0.value.map { " " + $0 } ?? "")".padding(toLength: 20, withPad: " ", startingAt: 0) + $0.help }.joined(separator: "\n"))
+    \(OptionSpec.helpTable(verb.options))
 
     examples:
     \(verb.examples.map { "  " + $0 }.joined(separator: "\n"))

@@ -13,6 +13,20 @@ public struct OptionSpec: Sendable {
         self.value = value
         self.help = help
     }
+
+    /// The option as the help table shows it on the left: `--audio-device PCM`.
+    public var synopsis: String { "--\(name)" + (value.map { " " + $0 } ?? "") }
+
+    /// The options as a help table, one per line: the synopsis, then the help in a column that starts at least
+    /// `minimumColumn` characters in and at least two spaces after the longest synopsis, so that no long option
+    /// runs into its description.
+    public static func helpTable(_ options: [OptionSpec], minimumColumn: Int = 20) -> String {
+        let column = max(minimumColumn, (options.map { $0.synopsis.count }.max() ?? 0) + 4)
+        return options.map { option in
+            let left = "  " + option.synopsis
+            return left + String(repeating: " ", count: column - left.count) + option.help
+        }.joined(separator: "\n")
+    }
 }
 
 /// The command line, parsed: options by name and the positional arguments in order.

@@ -51,4 +51,15 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(editDistance("", "abc"), 3)
         XCTAssertEqual(editDistance("same", "same"), 0)
     }
+
+    func testHelpTableKeepsLongOptionsApartFromTheirHelp() {
+        let table = OptionSpec.helpTable(
+            [OptionSpec("decoder-isolation", value: "MODE", help: "on (default)"), OptionSpec("port", value: "N", help: "the port")],
+            minimumColumn: 26)
+        XCTAssertEqual(table, """
+              --decoder-isolation MODE  on (default)
+              --port N                  the port
+            """)
+        XCTAssertEqual(OptionSpec.helpTable([OptionSpec("json", help: "lines")]), "  --json            lines")
+    }
 }

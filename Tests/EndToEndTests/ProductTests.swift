@@ -45,6 +45,20 @@ final class ProductTests: XCTestCase {
         let castdHelp = try runCommand([Paths.castd, "--help"])
         XCTAssertEqual(castdHelp.status, 0)
         XCTAssertTrue(castdHelp.stdout.hasPrefix("usage: castd "), castdHelp.stdout)
+        // Every option line: the option, its placeholder, then at least two spaces before its help (no
+        // `--decoder-isolation MODEon (default)`), and all help in one column.
+        let optionLines = castdHelp.stdout.components(separatedBy: "options:\n")[1].components(separatedBy: "\n\n")[0]
+            .split(separator: "\n").map(String.init)
+        XCTAssertGreaterThan(optionLines.count, 20, castdHelp.stdout)
+        let columns = Set(optionLines.map { line -> Int in
+            let synopsis = line.dropFirst(2).split(separator: " ", omittingEmptySubsequences: false)
+                .prefix { !$0.isEmpty }.joined(separator: " ")
+            XCTAssertTrue(synopsis.hasPrefix("--"), line)
+            let rest = line.dropFirst(2 + synopsis.count)
+            XCTAssertTrue(rest.hasPrefix("  "), "the help runs into the option: \(line)")
+            return line.count - rest.drop { $0 == " " }.count
+        })
+        XCTAssertEqual(columns.count, 1, "the help is not in one column:\n\(castdHelp.stdout)")
     }
 
     /// The help is the parser's contract, word for word: every verb the tool's help lists has a help of its own

@@ -82,7 +82,9 @@ final class SpeakerTests: XCTestCase {
         XCTAssertGreaterThan(samples.count, 44_100 * 4, "shairport-sync wrote \(samples.count) frames")
         // The tone is where the signal is loud: the sine is at 1/8 of full scale, sent unattenuated.
         let loud = samples.indices.filter { abs(Int(samples[$0])) > 2000 }
-        let first = try XCTUnwrap(loud.first, "no tone in the capture")
+        let peak = samples.map { abs(Int($0)) }.max() ?? 0
+        let first = try XCTUnwrap(
+            loud.first, "no tone in the capture: \(samples.count) frames, peak \(peak)\n\(sent.stdout)\nshairport: \(speaker.output)")
         let last = try XCTUnwrap(loud.last)
         let tone = samples[first...last]
         var crossings = 0

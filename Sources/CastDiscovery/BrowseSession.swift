@@ -43,7 +43,9 @@ final class BrowseSession {
         Unmanaged<BrowseSession>.fromOpaque(userdata!).takeUnretainedValue()
     }
 
-    func run(timeout: Duration, until found: ((DiscoveredReceiver) -> Bool)? = nil) throws -> [DiscoveredReceiver] {
+    func run(
+        timeout: Duration, until found: ((DiscoveredReceiver) -> Bool)? = nil, cancellation: BrowseCancellation? = nil
+    ) throws -> [DiscoveredReceiver] {
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + timeout
@@ -55,9 +57,12 @@ final class BrowseSession {
                 BrowseSession.session(userdata).browserEvent(interface, proto, event, name, type, domain)
             }, context)
         if browser == nil { throw DiscoveryError.browseFailed(Avahi.message(avahi_client_errno(client))) }
+        if let cancellation, !cancellation.register(poll) { return [] }
+        defer { cancellation?.unregister(poll) }
 
         while true {
             if let failure { throw failure }
+            if cancellation?.isCancelled == true { break }
             let now = clock.now
             let isComplete = isAllForNow && pendingResolves == 0
             if now >= deadline || (isComplete && now >= earliestReturn) { break }
@@ -89,6 +94,9 @@ final class BrowseSession {
             if avahi_simple_poll_iterate(poll, 250) != 0 { throw DiscoveryError.browseFailed("avahi's event loop failed") }
         }
     }
+
+    /// Wakes a poll that another thread iterates (`BrowseCancellation`).
+    static func wake(_ poll: OpaquePointer) { avahi_simple_poll_wakeup(poll) }
 
     private static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components

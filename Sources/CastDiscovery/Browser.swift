@@ -12,13 +12,58 @@ public enum Browser {
     /// With `until`, returns as soon as a resolved receiver satisfies it (what was resolved so far).
     /// - Throws: ``DiscoveryError/daemonNotRunning`` at once when no avahi-daemon is reachable;
     ///   ``DiscoveryError/browseFailed`` when the daemon cannot browse.
+    /// With `cancellation`, returns (what was resolved so far) as soon as another thread cancels it.
     public static func browse(
         serviceType: String = ServiceAdvertisement.castServiceType, timeout: Duration,
-        until found: ((DiscoveredReceiver) -> Bool)? = nil
+        until found: ((DiscoveredReceiver) -> Bool)? = nil, cancellation: BrowseCancellation? = nil
     ) throws -> [DiscoveredReceiver] {
         let session = try BrowseSession(serviceType: serviceType)
-        return try session.run(timeout: timeout, until: found)
+        return try session.run(timeout: timeout, until: found, cancellation: cancellation)
     }
+}
+
+/// Ends one or more running `Browser.browse` calls early, from any thread: two browses that look for the same
+/// name share one, and the first that finds it ends the other at once instead of letting it wait out its time.
+///
+/// Thread-safety: `Sendable`. `lock` guards `isCancelled` and the polls of the browses running now, so that a poll
+/// is woken only while its browse still owns it (`avahi_simple_poll_wakeup` is safe from another thread).
+public final class BrowseCancellation: Sendable {
+    private struct State {
+        var isCancelled = false
+        /// The polls' addresses (a pointer is not Sendable; the address is, and the lock keeps it valid).
+        var polls: Set<UInt> = []
+    }
+    private let lock = Mutex(State())
+
+    public init() {}
+
+    /// Ends every browse that uses this cancellation, now and later.
+    public func cancel() {
+        lock.withLock { state in
+            state.isCancelled = true
+            for address in state.polls {
+                if let poll = OpaquePointer(bitPattern: address) { BrowseSession.wake(poll) }
+            }
+        }
+    }
+
+    public var isCancelled: Bool { lock.withLock { $0.isCancelled } }
+
+    /// Registers a running browse's poll; false when already cancelled.
+    func register(_ poll: OpaquePointer) -> Bool {
+        lock.withLock { state in
+            if state.isCancelled { return false }
+            state.polls.insert(Self.address(of: poll))
+            return true
+        }
+    }
+
+    func unregister(_ poll: OpaquePointer) {
+        let address = Self.address(of: poll)
+        _ = lock.withLock { $0.polls.remove(address) }
+    }
+
+    private static func address(of poll: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: poll)) }
 }
 
 /// A change among the services a watch sees.

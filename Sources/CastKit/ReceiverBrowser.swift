@@ -23,15 +23,18 @@ public enum ReceiverBrowser {
     private static func receivers(
         timeout: Duration, until stop: (@Sendable (ReceiverDescription) -> Bool)?, includingSpeakers: Bool
     ) throws(CastError) -> [ReceiverDescription] {
-        // The two browses run at once, each with its own avahi client: a listing takes as long as one.
+        // The two browses run at once, each with its own avahi client: a listing takes as long as one. A Cast
+        // receiver that is what the caller looks for ends the speaker browse too (it would win over a speaker of
+        // the same name anyway), so that a send by exact name does not wait out the speakers' listing.
         let speakers = Mutex<Result<[DiscoveredReceiver], any Error>>(.success([]))
+        let speakerBrowse = BrowseCancellation()
         let speakersDone = DispatchSemaphore(value: 0)
         if includingSpeakers {
             let thread = Thread {
                 let found = Result {
                     try Browser.browse(
                         serviceType: speakerServiceType, timeout: timeout,
-                        until: stop.map { stop in { stop(speaker($0)) } })
+                        until: stop.map { stop in { stop(speaker($0)) } }, cancellation: speakerBrowse)
                 }
                 speakers.withLock { $0 = found }
                 speakersDone.signal()
@@ -45,8 +48,15 @@ public enum ReceiverBrowser {
         do {
             found = try Browser.browse(
                 serviceType: serviceType, timeout: timeout,
-                until: stop.map { stop in { receiver($0).map(stop) ?? false } })
+                until: stop.map { stop in
+                    { service in
+                        let isFound = receiver(service).map(stop) ?? false
+                        if isFound { speakerBrowse.cancel() }
+                        return isFound
+                    }
+                })
         } catch {
+            speakerBrowse.cancel()
             speakersDone.wait()
             throw CastError(.discovery, "cannot browse for receivers: \(error)")
         }

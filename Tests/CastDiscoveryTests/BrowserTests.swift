@@ -50,6 +50,26 @@ final class BrowserTests: XCTestCase {
         print("browse from the phone: \(found.count) receiver(s) in \(took)")
     }
 
+    /// A browse that another browse has made pointless (`cast send --to NAME` found NAME among the Cast receivers while
+    /// the speakers are still being listed) ends as soon as it is cancelled, not after `min(timeout, 1 s)`; a browse
+    /// started with a cancellation already cancelled does not wait at all.
+    func testACancelledBrowseReturnsAtOnce() throws {
+        let lab = try XCTUnwrap(lab)
+        try publish(Fixtures.livingRoom, on: .box)
+        lab.useBus(of: .phone)
+        let cancellation = BrowseCancellation()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { cancellation.cancel() }
+        let started = ContinuousClock.now
+        let found = try Browser.browse(serviceType: "_raop._tcp", timeout: .seconds(5), cancellation: cancellation)
+        let took = ContinuousClock.now - started
+        XCTAssertEqual(found, [])
+        XCTAssertLessThan(took, .milliseconds(700), "the browse waited out its time after the cancellation")
+        let again = ContinuousClock.now
+        XCTAssertEqual(try Browser.browse(timeout: .seconds(5), cancellation: cancellation), [])
+        XCTAssertLessThan(ContinuousClock.now - again, .milliseconds(500))
+        print("cancelled browse returned after \(took)")
+    }
+
     /// A watch sees a service appear, and disappear when it is withdrawn; cancelling ends it with no error.
     func testWatchFollowsAServiceComingAndGoing() throws {
         let lab = try XCTUnwrap(lab)

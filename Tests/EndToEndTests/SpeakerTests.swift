@@ -19,7 +19,17 @@ final class SpeakerTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         // Our own configuration, never /etc/shairport-sync.conf; the log goes to standard error (-u).
         let config = "\(work!)/shairport-sync.conf"
-        try "general = { name = \"\(speakerName)\"; port = 5000; };\n".write(toFile: config, atomically: true, encoding: .utf8)
+        var settings = "general = { name = \"\(speakerName)\"; port = 5000; "
+        if name.contains("SlowToStart") {
+            // A volume hook that is waited for: shairport-sync's player thread, started by RECORD, reads the volume
+            // it remembers (-18, about -40 dB here), runs the hook, then applies that volume. cast's SET_PARAMETER,
+            // sent right after RECORD, is stored only after its own run of the hook (0.3 s), so the player reads -18
+            // and applies it (after 1 s) over cast's volume. The hook only widens a window of a few microseconds
+            // that a loaded machine opens now and then.
+            settings += #"run_this_when_volume_is_set = "/bin/sh -c 'case $0 in -18*) sleep 1;; *) sleep 0.3;; esac'"; "#
+                + #"}; sessioncontrol = { wait_for_completion = "yes"; "#
+        }
+        try (settings + "};\n").write(toFile: config, atomically: true, encoding: .utf8)
         speaker = try lab.start(
             on: .box, ["sh", "-c", "exec shairport-sync -c \"$0\" -u -v -o stdout > \"$1\"", config, capture])
         // Advertised: cast list on the phone sees it as a speaker.
@@ -200,6 +210,23 @@ final class SpeakerTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(growth(over: 2), 0, "samples were captured after TEARDOWN")
         XCTAssertTrue(speaker.isRunning, "shairport-sync outlives the session: \(speaker.output.suffix(10))")
+    }
+
+    /// The volume cast sets at the start holds even when the speaker's player starts slowly and applies the volume
+    /// it remembered after ours (the first speaker test of a fresh machine heard its tone 40 dB down): cast sets the
+    /// volume again once the speaker has started, before the first frame is due.
+    func testTheVolumeHoldsOnASpeakerSlowToStart() throws {
+        let clip = try tone("slow.wav", seconds: 3)
+        let sent = try cast(["send", clip, "--to", speakerName], timeout: 30)
+        XCTAssertEqual(sent.status, 0, "\(sent.stderr)\n\(sent.stdout)")
+        let samples = captured()
+        let peak = samples.map { abs(Int($0)) }.max() ?? 0
+        let loud = samples.filter { abs(Int($0)) > 2000 }.count
+        print("speaker slow to start: peak \(peak), \(loud) loud samples of \(samples.count)")
+        // The mono sine is at 1/8 of full scale (4096), on each stereo channel at -3 dB (2896, as `ffmpeg -ac 2`
+        // spreads a centre channel), sent unattenuated: 40 when the speaker's remembered volume wins.
+        XCTAssertEqual(Double(peak), 4096 / 2.0.squareRoot(), accuracy: 150, "the tone was attenuated: peak \(peak)")
+        XCTAssertGreaterThan(loud, 44_100, "less than a second of the tone at its level")
     }
 
     func testASpeakerThatGoesAwayEndsTheSendWithConnectionLost() throws {

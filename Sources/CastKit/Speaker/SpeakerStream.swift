@@ -308,6 +308,11 @@ final class SpeakerStream: @unchecked Sendable {
         var nextSync = start
         var nextPosition = start
         var nextCheck = start + 250_000_000
+        // shairport-sync's player thread, started by RECORD, reads the volume it remembers and applies it a moment
+        // later: a SET_PARAMETER answered in between is overwritten (the tone 40 dB down on a loaded machine). The
+        // volume is set once more after a second, when that start is long over and before the first frame is due
+        // (the speaker's latency is 2 s).
+        var volumeAgainAt: Int64? = start + 1_000_000_000
         let audioAddress = speakerAddress.with(port: ports.server)
         let controlAddress = speakerAddress.with(port: ports.control)
 
@@ -408,6 +413,12 @@ final class SpeakerStream: @unchecked Sendable {
                 control.send(sync.encoded, to: controlAddress)
                 p.syncFirst = false
                 nextSync = now + 1_000_000_000
+            }
+            if let due = volumeAgainAt, now >= due {
+                volumeAgainAt = nil
+                let level = volume ?? 1
+                _ = try exchange(
+                    machine.setVolume(decibels: muted ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: level)))
             }
             if now >= nextPosition {
                 emit(.position(seconds: Double(heard(now)) / Double(rate), at: wallNow()))

@@ -77,8 +77,10 @@ final class WindowTests: XCTestCase {
         let status = try lab.run(on: .phone, [Paths.cast, "status", "Kitchen"], environment: sender)
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout + status.stderr)
 
-        // A 4:3 clip (red, green band over the top 20 rows, blue band down the left 20 columns) on the 16:9 screen.
-        let clip = try Self.bandedClip(in: work)
+        // A 4:3 clip (red, green band over the top 20 rows, blue band down the left 20 columns) on the 16:9 screen,
+        // long enough to outlast the four modes and the mid-play pairing on a loaded machine (it is stopped then):
+        // a 14 s clip ended before the second PIN on a fresh machine's first run.
+        let clip = try Self.bandedClip(in: work, seconds: 120)
         let send = try lab.start(on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--json"], environment: sender)
         XCTAssertNotNil(send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
         var checked: [String] = []
@@ -103,6 +105,8 @@ final class WindowTests: XCTestCase {
         let midLine = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: mark))
         let midPIN = String(midLine.split(separator: " ").last ?? "")
         XCTAssertNil(send.exitStatus, "the PIN came after playback ended: \(send.output.suffix(3))")
+        let stop = try lab.run(on: .phone, [Paths.cast, "stop", "Kitchen"], environment: sender)
+        XCTAssertEqual(stop.status, 0, stop.stderr)
         XCTAssertEqual(send.waitForExit(timeout: 30), 0, "\(send.output)")
 
         // Back to the idle screen after playback, with the open attempt's PIN; the daemon still runs.

@@ -107,7 +107,8 @@ final class AirPlayTests: XCTestCase {
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
         // pyatv polls once a second and returns at the first answer without a duration after the end.
         XCTAssertGreaterThan(result.seconds, 4.5)
-        XCTAssertLessThan(result.seconds, 5 + 4)
+        // A generous bound that catches a session that never ends (pyatv's own start takes seconds on a loaded machine).
+        XCTAssertLessThan(result.seconds, 5 + 15)
 
         // The Cast watcher saw the AirPlay session: playing, then the end, in that order.
         XCTAssertNotNil(watcher.waitForLine(containing: #""reason":"playbackEnded""#, timeout: 5), "\(watcher.output)")

@@ -1,3 +1,4 @@
+internal import CFFmpeg
 import CastProtocol
 import Foundation
 
@@ -31,6 +32,8 @@ extension Player {
         defer { for presenter in presenters { presenter.close() } }
         var reader = SegmentReader(frames: frames, control: control)
         var announcedReady = false
+        // The display size of the pictures shown so far: a stream that switches resolution announces the new one.
+        var shownSize: DisplaySize?
         while true {
             // The segment's first frame: after an exact seek, the one whose interval contains the target.
             let segment = reader.segment
@@ -70,7 +73,9 @@ extension Player {
                 if !ended, let first {
                     var timeline = PresentationTimeline(maxJump: timing.maxTimestampJump)
                     timeline.begin(at: anchor)
-                    try play(from: first, timeline: timeline, reader: &reader, presenters: presenters, timing: timing)
+                    try play(
+                        from: first, timeline: timeline, reader: &reader, presenters: presenters, timing: timing,
+                        shownSize: &shownSize)
                 }
             } catch is Superseded {
                 reader.catchUp()
@@ -89,7 +94,7 @@ extension Player {
     /// where `timeline` places it: at its timestamp, except after a timestamp discontinuity (PresentationTimeline).
     private func play(
         from first: Frame, timeline: PresentationTimeline, reader: inout SegmentReader,
-        presenters: [any VideoPresenter], timing: StreamTiming
+        presenters: [any VideoPresenter], timing: StreamTiming, shownSize: inout DisplaySize?
     ) throws {
         let serial = reader.segment.serial
         var timeline = timeline
@@ -114,6 +119,10 @@ extension Player {
                 countDroppedFrame()
             } else {
                 for presenter in presenters { try presenter.present(frame) }
+                let size = DisplaySize(of: frame.pointer.pointee)
+                // The first size was announced from the stream's parameters when it opened.
+                if let shown = shownSize, shown != size, size.width > 0 { emit(.naturalSize(width: size.width, height: size.height)) }
+                shownSize = size
                 timingLog?.video(pts: timing.seconds(of: frame) ?? due, at: Monotonic.now())
                 videoBecameActive()
             }
@@ -167,5 +176,17 @@ extension Player {
                 control.sleep(until: due, limit: 0.02)
             }
         }
+    }
+}
+
+/// A picture's size as it is displayed: its width stretched by the sample aspect ratio.
+struct DisplaySize: Equatable {
+    var width: Int
+    var height: Int
+
+    init(of frame: AVFrame) {
+        let sar = frame.sample_aspect_ratio
+        width = sar.num > 0 && sar.den > 0 ? Int((Double(frame.width) * av_q2d(sar)).rounded()) : Int(frame.width)
+        height = Int(frame.height)
     }
 }

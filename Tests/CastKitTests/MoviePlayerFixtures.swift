@@ -158,6 +158,7 @@ final class MoviePlayerLog: @unchecked Sendable {
         .moviePlayerIsAirPlayVideoActiveDidChange, .moviePlayerReadyForDisplayDidChange, .movieDurationAvailable,
         .movieNaturalSizeAvailable, .movieMediaTypesAvailable, .moviePlayerTimedMetadataUpdated, .moviePlayerWillEnterFullscreen,
         .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen, .moviePlayerDidExitFullscreen,
+        .moviePlayerNowPlayingMovieDidChange, .moviePlayerScalingModeDidChange, .movieSourceTypeAvailable,
     ]
 
     init(_ player: MoviePlayerController) {

@@ -80,7 +80,8 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
             results.withLock { $0.append((time, ok)) }
         }
         defer { NotificationCenter.default.removeObserver(token) }
-        player.requestThumbnailImages(at: [0, 1, 2], timeOption: .nearestKeyFrame)
+        // The time key is the frame's actual time (the key frame before each time asked for), as the seeds say.
+        player.requestThumbnailImages(at: [0.4, 1.5, 2.9], timeOption: .nearestKeyFrame)
         XCTAssertTrue(MovieFixtures.wait(timeout: 10) { results.withLock { $0.count } == 3 })
         XCTAssertEqual(results.withLock { $0.map(\.time) }, [0, 1, 2])
         XCTAssertTrue(results.withLock { $0.allSatisfy(\.ok) })

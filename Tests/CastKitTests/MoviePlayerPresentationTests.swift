@@ -106,6 +106,62 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         XCTAssertEqual(MovieFixtures.frameTimes(frames).count, 50, "every frame presented")
     }
 
+    /// The seeds' other notifications: the now-playing movie changed (setting `contentURL`), the scaling mode changed,
+    /// the source type became known; and the natural size announced again when a stream switches resolution.
+    func testNowPlayingScalingSourceTypeAndNaturalSizeChangesArePosted() throws {
+        // An MPEG-TS that switches from 320×240 to 640×360 after a second (two streams back to back, as a broadcast or
+        // an adaptive stream changes resolution).
+        var parts: [Data] = []
+        for (index, size) in ["320x240", "640x360"].enumerated() {
+            let part = folder.appendingPathComponent("part\(index).ts")
+            let make = Process()
+            make.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            make.arguments = [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=25:duration=1",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", "-output_ts_offset", "\(index)", part.path,
+            ]
+            try make.run()
+            make.waitUntilExit()
+            XCTAssertEqual(make.terminationStatus, 0)
+            parts.append(try Data(contentsOf: part))
+        }
+        let switching = folder.appendingPathComponent("switching.ts")
+        try parts.reduce(Data(), +).write(to: switching)
+        let other = try MovieFixtures.clip(seconds: 1, in: folder)
+
+        let player = MoviePlayerController(contentURL: switching, outputs: MovieFixtures.outputs())
+        let posted = Mutex<[(name: Notification.Name, size: CGSize)]>([])
+        let names: [Notification.Name] = [
+            .moviePlayerNowPlayingMovieDidChange, .moviePlayerScalingModeDidChange, .movieSourceTypeAvailable,
+            .movieNaturalSizeAvailable, .moviePlayerPlaybackDidFinish,
+        ]
+        let tokens = names.map { name in
+            NotificationCenter.default.addObserver(forName: name, object: player, queue: nil) { note in
+                let size = (note.object as? MoviePlayerController)?.naturalSize ?? .zero
+                posted.withLock { $0.append((note.name, size)) }
+            }
+        }
+        defer { for token in tokens { NotificationCenter.default.removeObserver(token) } }
+        func count(_ name: Notification.Name) -> Int { posted.withLock { $0.filter { $0.name == name }.count } }
+
+        player.scalingMode = .aspectFill
+        player.scalingMode = .aspectFill  // no change: nothing posted
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { count(.moviePlayerPlaybackDidFinish) == 1 })
+        XCTAssertEqual(count(.moviePlayerScalingModeDidChange), 1)
+        XCTAssertEqual(count(.movieSourceTypeAvailable), 1)
+        XCTAssertEqual(player.movieSourceType, .file)
+        let sizes = posted.withLock { $0.filter { $0.name == .movieNaturalSizeAvailable }.map(\.size) }
+        XCTAssertEqual(sizes, [CGSize(width: 320, height: 240), CGSize(width: 640, height: 360)])
+        XCTAssertEqual(player.naturalSize, CGSize(width: 640, height: 360))
+
+        player.contentURL = other
+        player.contentURL = other  // the same movie: nothing posted
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { count(.moviePlayerNowPlayingMovieDidChange) == 1 })
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(count(.moviePlayerNowPlayingMovieDidChange), 1)
+    }
+
     /// An http URL plays here (FFmpeg opens it) as a streaming source.
     func testAnHTTPURLPlaysAsAStream() throws {
         let clip = try MovieFixtures.clip(seconds: 1, in: folder)

@@ -32,7 +32,10 @@ extension MoviePlayerController {
             finish(reason: .playbackError, error: CastError(.usage, message))
             return
         }
-        if !state.sourceTypeGiven { state.movieSourceType = url.isFileURL ? .file : .streaming }
+        if !state.sourceTypeGiven && state.movieSourceType == .unknown {
+            state.movieSourceType = url.isFileURL ? .file : .streaming
+            announce(.sourceTypeAvailable(state.movieSourceType))
+        }
         state.intent = playing ? .playing : .paused
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
@@ -219,10 +222,12 @@ extension MoviePlayerController {
             }
             if remote && mask.contains(.video) { setAirPlayVideoActive(true) }
         case .naturalSize(let width, let height):
-            state.movie.naturalSize = CGSize(width: width, height: height)
-            guard !state.movie.naturalSizeAnnounced else { return }
+            // Announced whenever it changes (a stream that switches resolution), as the seeds post it again.
+            let size = CGSize(width: width, height: height)
+            guard size != state.movie.naturalSize || !state.movie.naturalSizeAnnounced else { return }
+            state.movie.naturalSize = size
             state.movie.naturalSizeAnnounced = true
-            announce(.naturalSizeAvailable(state.movie.naturalSize))
+            announce(.naturalSizeAvailable(size))
         case .readyForDisplay:
             guard !state.movie.readyForDisplay else { return }
             state.movie.readyForDisplay = true

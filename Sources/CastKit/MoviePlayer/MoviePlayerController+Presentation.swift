@@ -39,8 +39,10 @@ extension MoviePlayerController {
         get { lock.withLock { state.scalingMode } }
         set {
             lock.withLock {
+                guard state.scalingMode != newValue else { return }
                 state.scalingMode = newValue
                 state.playback?.setScalingMode(newValue)
+                announce(.scalingModeDidChange(newValue))
             }
         }
     }

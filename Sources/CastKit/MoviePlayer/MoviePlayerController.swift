@@ -58,7 +58,13 @@ public final class MoviePlayerController: @unchecked Sendable {
             let claimed = lock.withLock { () -> Bool in
                 let wasLoaded = state.playback != nil
                 unload()
+                let changed = state.contentURL != newValue
                 state.contentURL = newValue
+                if changed {
+                    // A detected source type belongs to the movie it was detected from.
+                    if !state.sourceTypeGiven { state.movieSourceType = .unknown }
+                    announce(.nowPlayingMovieDidChange(newValue))
+                }
                 state.thumbnailer?.close()
                 state.thumbnailer = nil
                 resetMovie()

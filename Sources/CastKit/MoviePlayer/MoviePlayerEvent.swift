@@ -33,6 +33,12 @@ public enum MoviePlayerEvent: Sendable {
     case willExitFullscreen(FullscreenAnimation)
     /// Full screen ended (`.moviePlayerDidExitFullscreen`).
     case didExitFullscreen(FullscreenAnimation)
+    /// `contentURL` was set to another movie (`.moviePlayerNowPlayingMovieDidChange`).
+    case nowPlayingMovieDidChange(URL?)
+    /// `scalingMode` changed (`.moviePlayerScalingModeDidChange`).
+    case scalingModeDidChange(ScalingMode)
+    /// The movie's source type, unknown until now, was detected when it loaded (`.movieSourceTypeAvailable`).
+    case sourceTypeAvailable(MoviePlayerController.SourceType)
 
     /// The notification that carries this event.
     public var notificationName: Notification.Name {
@@ -51,6 +57,9 @@ public enum MoviePlayerEvent: Sendable {
         case .didEnterFullscreen: .moviePlayerDidEnterFullscreen
         case .willExitFullscreen: .moviePlayerWillExitFullscreen
         case .didExitFullscreen: .moviePlayerDidExitFullscreen
+        case .nowPlayingMovieDidChange: .moviePlayerNowPlayingMovieDidChange
+        case .scalingModeDidChange: .moviePlayerScalingModeDidChange
+        case .sourceTypeAvailable: .movieSourceTypeAvailable
         }
     }
 
@@ -69,10 +78,16 @@ public enum MoviePlayerEvent: Sendable {
                 MoviePlayerController.fullscreenAnimationCurveUserInfoKey: animation.curve,
             ]
         case .thumbnailRequestDidFinish(let time, let result):
-            var info: [AnyHashable: Any] = [MoviePlayerController.thumbnailTimeUserInfoKey: time]
+            // The time key is the actual time of the frame in the image, as the seeds say (a key frame's time may be
+            // well before the one asked for); for a failure, the time asked for.
+            var info: [AnyHashable: Any] = [:]
             switch result {
-            case .success(let image): info[MoviePlayerController.thumbnailImageUserInfoKey] = image
-            case .failure(let error): info[MoviePlayerController.thumbnailErrorUserInfoKey] = error
+            case .success(let image):
+                info[MoviePlayerController.thumbnailTimeUserInfoKey] = image.time
+                info[MoviePlayerController.thumbnailImageUserInfoKey] = image
+            case .failure(let error):
+                info[MoviePlayerController.thumbnailTimeUserInfoKey] = time
+                info[MoviePlayerController.thumbnailErrorUserInfoKey] = error
             }
             return info
         default:
@@ -115,6 +130,12 @@ extension Notification.Name {
     /// A movie player left full screen. Object: the player; userInfo: the animation keys.
     public static let moviePlayerDidExitFullscreen = Notification.Name("MoviePlayerDidExitFullscreen")
     /// `CastRoute.selected` changed. Object: nil.
+    /// MPMoviePlayerNowPlayingMovieDidChangeNotification: `contentURL` now names another movie.
+    public static let moviePlayerNowPlayingMovieDidChange = Notification.Name("MoviePlayerNowPlayingMovieDidChange")
+    /// MPMoviePlayerScalingModeDidChangeNotification: `scalingMode` changed.
+    public static let moviePlayerScalingModeDidChange = Notification.Name("MoviePlayerScalingModeDidChange")
+    /// MPMovieSourceTypeAvailableNotification: `movieSourceType` was unknown and is now known.
+    public static let movieSourceTypeAvailable = Notification.Name("MovieSourceTypeAvailable")
     public static let castRouteDidChange = Notification.Name("CastRouteDidChange")
 }
 

@@ -83,6 +83,34 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         XCTAssertEqual(player.volume, 0.9, accuracy: 0.001)
     }
 
+    /// Scrubbing through a song (the seeds' MPMediaPlayback): forward and back by 2 s a quarter second, the state
+    /// `.seekingForward`/`.seekingBackward` while it lasts (with its notification), playing again after.
+    func testScrubbingForwardAndBackward() throws {
+        _ = try AudioFixtures.tone("long.m4a", seconds: 10, frequency: 440, tags: ["title": "Long"], in: folder)
+        let player = MusicPlayerController(outputs: MovieFixtures.outputs())
+        let log = NotificationLog(object: player, names: [.musicPlayerControllerPlaybackStateDidChange])
+        player.beginGeneratingPlaybackNotifications()
+        player.setQueue(with: MediaQuery(folder: folder).items)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        let before = player.currentPlaybackTime
+        player.beginSeekingForward()
+        XCTAssertEqual(player.playbackState, .seekingForward)
+        Thread.sleep(forTimeInterval: 0.6)
+        XCTAssertGreaterThanOrEqual(player.currentPlaybackTime, before + 3.5)
+        player.endSeeking()
+        XCTAssertEqual(player.playbackState, .playing)
+        let reached = player.currentPlaybackTime
+        player.beginSeekingBackward()
+        XCTAssertEqual(player.playbackState, .seekingBackward)
+        Thread.sleep(forTimeInterval: 0.6)
+        XCTAssertLessThanOrEqual(player.currentPlaybackTime, reached - 3)
+        player.endSeeking()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .playing })
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.musicPlayerControllerPlaybackStateDidChange) >= 4 })
+        player.stop()
+    }
+
     /// Shuffle plays every item once before any again; repeat all wraps (and reshuffles); skipping works at both ends.
     func testShuffleRepeatAndSkipping() throws {
         var items: [MediaItem] = []

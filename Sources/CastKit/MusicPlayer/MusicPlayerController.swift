@@ -173,8 +173,20 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Opens the now playing item so that `play()` starts at once.
     public func prepareToPlay() { engine.prepareToPlay() }
 
-    /// `.playing`, `.paused`, `.stopped` or `.interrupted`.
+    /// `.playing`, `.paused`, `.stopped` or `.interrupted`; `.seekingForward` or `.seekingBackward` while scrubbing.
     public var playbackState: PlaybackState { engine.playbackState }
+
+    // MARK: Scrubbing (MPMediaPlayback)
+
+    /// Scrubs forward through the now playing item: `playbackState` becomes `.seekingForward` and the position moves
+    /// 2 s ahead every quarter second, silently, until `endSeeking()`; on a receiver or speaker too.
+    public func beginSeekingForward() { engine.beginSeekingForward() }
+
+    /// Scrubs backward, as `beginSeekingForward()` does forward.
+    public func beginSeekingBackward() { engine.beginSeekingBackward() }
+
+    /// Ends a scrub where it got to; the item plays again if it was playing.
+    public func endSeeking() { engine.endSeeking() }
 
     /// The position within the now playing item, in seconds; setting it seeks there.
     public var currentPlaybackTime: TimeInterval {

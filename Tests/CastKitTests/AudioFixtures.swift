@@ -66,3 +66,29 @@ final class DelegateLog: AudioPlayerDelegate, @unchecked Sendable {
         add(options.contains(.shouldResume) ? "end shouldResume" : "end")
     }
 }
+
+/// A delegate written with the seeds' (iOS) spellings only, as code ported from AVAudioPlayer has it.
+final class SeedSpellingDelegateLog: AudioPlayerDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    var calls: [String] { lock.withLock { entries } }
+
+    private func add(_ entry: String) { lock.withLock { entries.append(entry) } }
+
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { add("finish \(flag)") }
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?) { add("decodeError \(error != nil)") }
+    func audioPlayerBeginInterruption(_ player: AudioPlayer) { add("begin") }
+    func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int) { add("end withOptions \(flags)") }
+}
+
+/// The oldest spellings: the end of an interruption without options.
+final class OldestSpellingDelegateLog: AudioPlayerDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    var calls: [String] { lock.withLock { entries } }
+
+    func audioPlayerBeginInterruption(_ player: AudioPlayer) { lock.withLock { entries.append("begin") } }
+    func audioPlayerEndInterruption(_ player: AudioPlayer) { lock.withLock { entries.append("end") } }
+}

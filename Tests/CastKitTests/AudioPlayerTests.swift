@@ -104,6 +104,39 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         XCTAssertEqual(brokenLog.calls, ["decodeError", "finish false"])
     }
 
+    /// A delegate copied from iOS code, with the seeds' spellings (`error: Error?`, `withOptions: Int`, or the end of
+    /// an interruption without options), is called, once per event.
+    func testTheSeedsDelegateSpellingsAreCalled() throws {
+        let tone = try AudioFixtures.tone("seed.m4a", seconds: 5, in: folder)
+        let doomed = folder.appendingPathComponent("doomed-seed.m4a")
+        try FileManager.default.copyItem(at: tone, to: doomed)
+        let broken = try AudioPlayer(contentsOf: doomed, outputs: MovieFixtures.outputs())
+        let brokenLog = SeedSpellingDelegateLog()
+        broken.delegate = brokenLog
+        try FileManager.default.removeItem(at: doomed)
+        broken.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        XCTAssertEqual(brokenLog.calls, ["decodeError true", "finish false"])
+
+        // Interrupted by another player starting, released when it stops: once with each spelling of the end.
+        let seedLog = SeedSpellingDelegateLog()
+        let oldestLog = OldestSpellingDelegateLog()
+        for delegate in [seedLog, oldestLog] as [any AudioPlayerDelegate] {
+            let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+            player.delegate = delegate
+            player.play()
+            XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+            let other = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+            other.play()
+            XCTAssertTrue(MovieFixtures.wait(timeout: 5) { !player.isPlaying && other.isPlaying })
+            other.stop()
+            Thread.sleep(forTimeInterval: 0.5)
+            player.stop()
+        }
+        XCTAssertEqual(seedLog.calls, ["begin", "end withOptions 1"])
+        XCTAssertEqual(oldestLog.calls, ["begin", "end"])
+    }
+
     /// Another CastKit player starting to play interrupts an audio player (paused, begin), and its stopping ends the
     /// interruption (end with shouldResume); the audio player resumes only when told.
     func testAnotherPlayerInterruptsAndReleases() throws {

@@ -1,8 +1,14 @@
 public import CastMedia
 public import Foundation
 
-/// What an `AudioPlayer` tells its delegate (AVAudioPlayerDelegate). Every method has a default that does nothing.
+/// What an `AudioPlayer` tells its delegate (AVAudioPlayerDelegate). Every method is optional (it has a default).
 /// Called on a serial queue of the player's own, in the order things happened.
+///
+/// The seeds' Swift spellings work too, so that a delegate copied from iOS code is called rather than silently
+/// ignored: `audioPlayerDecodeErrorDidOccur(_:error: Error?)`, `audioPlayerEndInterruption(_:withOptions: Int)`,
+/// the older `audioPlayerEndInterruption(_:withFlags: Int)` and `audioPlayerEndInterruption(_:)`. Each event reaches
+/// the delegate once: CastKit calls its own spelling, whose default calls the seeds' one (for the end of an
+/// interruption: `withOptions`, then `withFlags`, then the one without options).
 public protocol AudioPlayerDelegate: AnyObject, Sendable {
     /// Playback reached the end (`successfully` true), or stopped because decoding failed (false). Not called for
     /// `stop()`.
@@ -14,13 +20,35 @@ public protocol AudioPlayerDelegate: AnyObject, Sendable {
     func audioPlayerBeginInterruption(_ player: AudioPlayer)
     /// The interruption is over. With `.shouldResume`, playback may resume: call `play()` (it does not by itself).
     func audioPlayerEndInterruption(_ player: AudioPlayer, options: AudioPlayer.InterruptionOptions)
+
+    /// The seeds' spelling of `audioPlayerDecodeErrorDidOccur(_:error:)`.
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?)
+    /// The seeds' spelling of `audioPlayerEndInterruption(_:options:)`: `flags` holds
+    /// `AudioPlayer.InterruptionOptions.shouldResume.rawValue` (AVAudioSessionInterruptionOptionShouldResume, 1).
+    func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int)
+    /// The seeds' older spelling (iOS 4 to 8), as `withOptions`.
+    func audioPlayerEndInterruption(_ player: AudioPlayer, withFlags flags: Int)
+    /// The seeds' oldest spelling, without the options.
+    func audioPlayerEndInterruption(_ player: AudioPlayer)
 }
 
 extension AudioPlayerDelegate {
     public func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {}
-    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: CastError?) {}
+    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: CastError?) {
+        audioPlayerDecodeErrorDidOccur(player, error: error.map { $0 as any Error })
+    }
     public func audioPlayerBeginInterruption(_ player: AudioPlayer) {}
-    public func audioPlayerEndInterruption(_ player: AudioPlayer, options: AudioPlayer.InterruptionOptions) {}
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, options: AudioPlayer.InterruptionOptions) {
+        audioPlayerEndInterruption(player, withOptions: options.rawValue)
+    }
+    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?) {}
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int) {
+        audioPlayerEndInterruption(player, withFlags: flags)
+    }
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, withFlags flags: Int) {
+        audioPlayerEndInterruption(player)
+    }
+    public func audioPlayerEndInterruption(_ player: AudioPlayer) {}
 }
 
 /// Plays one sound file, locally or on the selected receiver, with the semantics of the seeds' AVAudioPlayer:

@@ -75,6 +75,8 @@ let package = Package(
         .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
+        // Imports CastKit alone: what a program using the library sees.
+        .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),
         .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity"], swiftSettings: strict),
         .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery"], swiftSettings: strict),

@@ -20,7 +20,7 @@ let observer = NotificationCenter.default.addObserver(forName: .moviePlayerPlayb
     finished.signal()
 }
 Task {
-    for await event in player.events { print(event) }
+    for await event in player.events() { print(event) }
 }
 player.play()
 

@@ -168,7 +168,7 @@ final class MoviePlayerLog: @unchecked Sendable {
                 self?.lock.withLock { self?.notifications.append((note.name, reason, Date())) }
             }
         }
-        let stream = player.events
+        let stream = player.events()
         let task = Task { [weak self] in
             for await event in stream { self?.lock.withLock { self?.events.append(event) } }
         }

@@ -49,12 +49,12 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         let clip = try MovieFixtures.clip(seconds: 4, in: folder)
         let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
         // On a frame boundary (38 / 25 s), where ffmpeg's -ss and the frame on screen agree; not a key frame.
-        let image = try XCTUnwrap(player.thumbnailImage(at: 1.52, timeOption: .exact))
+        let image = try player.thumbnailImage(at: 1.52, timeOption: .exact)
         XCTAssertEqual(Array(image.png.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
         XCTAssertEqual(image.width, 320)
         XCTAssertEqual(image.height, 240)
         XCTAssertEqual(image.time, 1.52, accuracy: 0.001)
-        let key = try XCTUnwrap(player.thumbnailImage(at: 1.5, timeOption: .nearestKeyFrame))
+        let key = try player.thumbnailImage(at: 1.5, timeOption: .nearestKeyFrame)
         XCTAssertEqual(key.time, 1, accuracy: 0.01, "key frames every second")
         // The exact image is ffmpeg's own frame at that time.
         let reference = folder.appendingPathComponent("reference.rgb")
@@ -93,6 +93,12 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         XCTAssertTrue(results.withLock { $0.contains { !$0.ok } }, "pending requests were cancelled")
 
         let none = MoviePlayerController(contentURL: nil, outputs: MovieFixtures.outputs())
-        XCTAssertNil(none.thumbnailImage(at: 0, timeOption: .exact))
+        XCTAssertThrowsError(try none.thumbnailImage(at: 0, timeOption: .exact)) { error in
+            XCTAssertEqual((error as? CastError)?.kind, .usage, "\(error)")
+        }
+        // A time that cannot be decoded says why rather than returning nothing.
+        XCTAssertThrowsError(try player.thumbnailImage(at: .nan, timeOption: .exact)) { error in
+            XCTAssertTrue("\(error)".contains("not a number of seconds"), "\(error)")
+        }
     }
 }

@@ -26,18 +26,25 @@ extension MoviePlayerController {
     public var errorLog: [ErrorLogEntry] { lock.withLock { state.movie.errorLog } }
 
     /// The picture at `time` as PNG (at most 1920 pixels wide), made here from `contentURL` whether the movie plays
-    /// here or on a receiver (the file, or the URL, is read again). Blocks while it decodes; nil when it cannot be
-    /// made (no movie, no video, an unreadable time).
-    public func thumbnailImage(at time: TimeInterval, timeOption: MovieTimeOption) -> Thumbnail? {
-        guard let thumbnailer = thumbnailer() else { return nil }
-        return try? thumbnailer.image(at: time, option: timeOption)
+    /// here or on a receiver (the file, or the URL, is read again). Blocks while it decodes.
+    /// - Throws: `CastError` `.usage` when there is no movie; `.playback` when the picture cannot be made (no video,
+    ///   an unreadable file or time), saying why. (The seeds return nil; the reason is worth having.)
+    public func thumbnailImage(at time: TimeInterval, timeOption: MovieTimeOption) throws(CastError) -> Thumbnail {
+        let thumbnailer = try thumbnailer()
+        do {
+            return try thumbnailer.image(at: time, option: timeOption)
+        } catch {
+            throw CastError(.playback, "no thumbnail at \(time) s: \(error)")
+        }
     }
 
     /// Makes the pictures at `times` one after the other, posting `.moviePlayerThumbnailImageRequestDidFinish` for
     /// each (in order) with the time and the image or the error. Returns at once.
     public func requestThumbnailImages(at times: [TimeInterval], timeOption: MovieTimeOption) {
-        guard let thumbnailer = thumbnailer() else {
-            let error = CastError(.usage, "no movie to make thumbnails of")
+        let thumbnailer: Thumbnailer
+        do {
+            thumbnailer = try self.thumbnailer()
+        } catch {
             lock.withLock {
                 for time in times { announce(.thumbnailRequestDidFinish(time: time, result: .failure(error))) }
             }
@@ -56,19 +63,23 @@ extension MoviePlayerController {
     }
 
     /// The thumbnailer of the current `contentURL`, made on first use.
-    private func thumbnailer() -> Thumbnailer? {
-        lock.withLock {
-            if let thumbnailer = state.thumbnailer { return thumbnailer }
-            guard let url = state.contentURL else { return nil }
+    private func thumbnailer() throws(CastError) -> Thumbnailer {
+        let made = lock.withLock { () -> Result<Thumbnailer, CastError> in
+            if let thumbnailer = state.thumbnailer { return .success(thumbnailer) }
+            guard let url = state.contentURL else { return .failure(CastError(.usage, "no movie to make thumbnails of")) }
             let made: Thumbnailer
             if url.isFileURL {
-                guard let source = try? FileSource(path: url.path) else { return nil }
-                made = Thumbnailer(source: source)
+                do {
+                    made = Thumbnailer(source: try FileSource(path: url.path))
+                } catch {
+                    return .failure(CastError(.playback, "cannot open \(url.path): \(error)"))
+                }
             } else {
                 made = Thumbnailer(input: .url(url.absoluteString))
             }
             state.thumbnailer = made
-            return made
+            return .success(made)
         }
+        return try made.get()
     }
 }

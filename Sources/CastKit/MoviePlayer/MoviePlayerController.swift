@@ -279,8 +279,8 @@ public final class MoviePlayerController: @unchecked Sendable {
     // MARK: Events
 
     /// A new stream of this player's events from now on, the same as its notifications; it ends when the player is
-    /// released. Each access makes a new subscriber.
-    public var events: AsyncStream<MoviePlayerEvent> {
+    /// released. Each call makes a new subscriber (a method, not a property, for that reason).
+    public func events() -> AsyncStream<MoviePlayerEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: MoviePlayerEvent.self)
         let id = UUID()
         lock.withLock { state.subscribers[id] = continuation }

@@ -3,7 +3,7 @@ public import CastProtocol
 public import Foundation
 
 /// One change of a movie player, as posted on `NotificationCenter.default` and yielded by
-/// `MoviePlayerController.events`: the same values, in the same order.
+/// `MoviePlayerController.events()`: the same values, in the same order.
 public enum MoviePlayerEvent: Sendable {
     /// `playbackState` changed (`.moviePlayerPlaybackStateDidChange`).
     case playbackStateDidChange(PlaybackState)

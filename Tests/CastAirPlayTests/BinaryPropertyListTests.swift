@@ -119,17 +119,21 @@ private enum Fixtures {
             bytes += object
         }
         let table = bytes.count
-        for offset in offsets { bytes += [UInt8(offset >> 24 & 0xFF), UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF)] }
+        for offset in offsets { bytes += bigEndian(offset).suffix(4) }
         bytes += [0, 0, 0, 0, 0, 0, 4, 1] + bigEndian(objects.count) + bigEndian(0) + bigEndian(table)
         return bytes
     }
 
-    private static func asciiString(_ text: String) -> [UInt8] { marker(0x5, count: text.utf8.count) + Array(text.utf8) }
+    private static func asciiString(_ text: String) -> [UInt8] {
+        marker(0x5, count: text.utf8.count) + Array(text.utf8)
+    }
 
     /// A marker with its count: in the low nibble below 15, else as a following 2-byte integer.
     private static func marker(_ kind: UInt8, count: Int) -> [UInt8] {
         count < 15 ? [kind << 4 | UInt8(count)] : [kind << 4 | 0xF, 0x11, UInt8(count >> 8), UInt8(count & 0xFF)]
     }
 
-    private static func bigEndian(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) } }
+    private static func bigEndian(_ value: Int) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) }
+    }
 }

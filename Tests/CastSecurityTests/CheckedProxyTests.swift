@@ -56,7 +56,8 @@ final class CheckedProxyTests: XCTestCase {
         let strangers = try CheckedProxy(policy: .strangers) { refusal in refusals.withLock { $0.append(refusal) } }
         defer { strangers.stop() }
         for request in [
-            "CONNECT 127.0.0.1:\(listener.port) HTTP/1.1\r\n\r\n", "GET http://localhost:\(listener.port)/ HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            "CONNECT 127.0.0.1:\(listener.port) HTTP/1.1\r\n\r\n",
+            "GET http://localhost:\(listener.port)/ HTTP/1.1\r\nHost: localhost\r\n\r\n",
             "GET http://[::ffff:127.0.0.1]:\(listener.port)/ HTTP/1.1\r\n\r\n",
         ] {
             XCTAssertTrue(try exchange(request, through: strangers).hasPrefix("HTTP/1.1 403 "), request)

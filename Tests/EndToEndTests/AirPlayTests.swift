@@ -134,7 +134,9 @@ final class AirPlayTests: XCTestCase {
         }
         let table = bytes.count
         for offset in offsets { bytes += (0..<4).reversed().map { UInt8(offset >> ($0 * 8) & 0xFF) } }
-        let trailer = [objects.count, 0, table].flatMap { value in (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) } }
+        let trailer = [objects.count, 0, table].flatMap { value in
+            (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) }
+        }
         return bytes + [0, 0, 0, 0, 0, 0, 4, 1] + trailer
     }
 
@@ -157,7 +159,8 @@ final class AirPlayTests: XCTestCase {
         XCTAssertLessThan(after - before, 4 * 1024, "castd VmRSS \(before) kB before, \(after) kB after")
         XCTAssertTrue(receiver.isRunning)
         XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
-        print("the \(bomb.count)-byte plist bomb: 400 within \(String(format: "%.3f", slowest)) s (slowest of 3); castd VmRSS \(before) kB before, \(after) kB after")
+        print("the \(bomb.count)-byte plist bomb: 400 within \(String(format: "%.3f", slowest)) s (slowest of 3); "
+            + "castd VmRSS \(before) kB before, \(after) kB after")
     }
 
     /// 16 connections stream CR LF: 8 as fast as they can (refused at the 16 KiB head limit), 8 slowly (answered 408
@@ -304,9 +307,12 @@ final class AirPlayTests: XCTestCase {
             print("port %d" % server.server_address[1], flush=True)
             server.serve_forever()
             """, "http://\(loopback)/",
-            playlist + "#EXT-X-KEY:METHOD=AES-128,URI=\"http://\(loopback)/key\"\n#EXTINF:2.0,\nhttp://\(loopback)/0.ts\n#EXT-X-ENDLIST\n",
-            playlist + "#EXTINF:2.0,\nhttpproxy://\(loopback)/0.ts\n#EXTINF:2.0,\ncrypto+httpproxy://\(loopback)/1.ts\n#EXT-X-ENDLIST\n"])
-        let phone = "\(lab.address(.phone)):\(try XCTUnwrap(phoneServer.waitForLine(containing: "port ")?.split(separator: " ").last))"
+            playlist + "#EXT-X-KEY:METHOD=AES-128,URI=\"http://\(loopback)/key\"\n"
+                + "#EXTINF:2.0,\nhttp://\(loopback)/0.ts\n#EXT-X-ENDLIST\n",
+            playlist + "#EXTINF:2.0,\nhttpproxy://\(loopback)/0.ts\n"
+                + "#EXTINF:2.0,\ncrypto+httpproxy://\(loopback)/1.ts\n#EXT-X-ENDLIST\n"])
+        let phonePort = try XCTUnwrap(phoneServer.waitForLine(containing: "port ")?.split(separator: " ").last)
+        let phone = "\(lab.address(.phone)):\(phonePort)"
 
         for url in [
             "http://\(loopback)/", "http://localhost:\(port)/clip.mp4", "https://\(loopback)/",

@@ -44,7 +44,8 @@ final class Demuxer {
         FFmpegLog.install()
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        av_dict_set(&options, "protocol_whitelist", proxy == nil ? URLInput.protocolWhitelist : URLInput.proxiedProtocolWhitelist, 0)
+        let whitelist = proxy == nil ? URLInput.protocolWhitelist : URLInput.proxiedProtocolWhitelist
+        av_dict_set(&options, "protocol_whitelist", whitelist, 0)
         av_dict_set(&options, "rw_timeout", String(Int(URLInput.timeout * 1_000_000)), 0)
         // A dropped connection is reopened at the offset reached (also for streams and on network errors), with
         // a back-off that gives up after a few seconds: a dead server ends in playbackError, not a hang.

@@ -124,7 +124,8 @@ public final class CheckedProxy: Sendable {
         defer { upstream.close() }
         do {
             if target.tunnel {
-                try client.write(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8), timeout: Self.requestTimeout)
+                let established = Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)
+                try client.write(established, timeout: Self.requestTimeout)
                 buffer.removeFirst(headEnd)
             }
             if !buffer.isEmpty { try upstream.write(buffer, timeout: Self.requestTimeout) }
@@ -203,7 +204,9 @@ public final class CheckedProxy: Sendable {
         var open = [true, true]
         let streams = [a, b]
         while open[0] || open[1] {
-            var entries = streams.indices.map { pollfd(fd: streams[$0].fd, events: open[$0] ? Int16(POLLIN) : 0, revents: 0) }
+            var entries = streams.indices.map {
+                pollfd(fd: streams[$0].fd, events: open[$0] ? Int16(POLLIN) : 0, revents: 0)
+            }
             let ready: Int32
             do {
                 ready = try systemCall("poll") { poll(&entries, 2, Self.idleTimeout.wholeMillisecondsRoundedUp) }

@@ -95,8 +95,8 @@ public enum TCP {
                 return false
             }
             if addresses.isEmpty {
-                throw SecurityError(
-                    .refusedAddress, "\(host) may not be reached: " + (refusals.isEmpty ? "no address" : refusals.joined(separator: ", ")))
+                let why = refusals.isEmpty ? "no address" : refusals.joined(separator: ", ")
+                throw SecurityError(.refusedAddress, "\(host) may not be reached: \(why)")
             }
         }
         var lastError: (any Error)?

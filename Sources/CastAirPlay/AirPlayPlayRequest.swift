@@ -6,6 +6,8 @@ import CastProtocol
 /// - a binary property list (`bplist00`, `Content-Type: application/x-apple-binary-plist`),
 /// - an XML property list,
 /// - text parameters: `Content-Location: URL` and `Start-Position: F` lines (`text/parameters`).
+///
+/// The request must say it is one of them (``contentTypes``).
 public struct AirPlayPlayRequest: Sendable, Equatable {
     /// Where playback starts.
     public enum Start: Sendable, Equatable {
@@ -25,6 +27,13 @@ public struct AirPlayPlayRequest: Sendable, Equatable {
     /// The longest session id kept.
     public static let maximumSessionIDLength = 128
 
+    /// The `Content-Type`s a `/play` may have (parameters such as `; charset=utf-8` aside). One is required, and none
+    /// is a type a web page may send across origins without asking first (CORS), which castd never grants: so a
+    /// page cannot make a browser on the LAN start playback here.
+    public static let contentTypes: Set<String> = [
+        "application/x-apple-binary-plist", "text/x-apple-plist+xml", "application/xml", "text/xml", "text/parameters",
+    ]
+
     /// A request for `url` from `start`.
     public init(url: String, start: Start = .fraction(0), sessionID: String? = nil) {
         self.url = url
@@ -33,8 +42,16 @@ public struct AirPlayPlayRequest: Sendable, Equatable {
     }
 
     /// Decodes a `/play` request's body, taking the session id from the header when the body has none.
-    /// - Throws: 400 for a missing or unusable URL or position, 415 for a body that is not one of the forms.
+    /// - Throws: 400 for a missing or unusable URL or position, 415 for a body that is not one of the forms or a
+    ///   missing or other `Content-Type`.
     public init(_ request: HTTPRequest) throws(HTTPRequestError) {
+        let type = request.header("Content-Type")?.prefix { $0 != ";" }.trimmingBlanks().lowercased()
+        guard let type, Self.contentTypes.contains(type) else {
+            throw HTTPRequestError(
+                .unsupportedMediaType,
+                "/play needs a Content-Type of application/x-apple-binary-plist, text/x-apple-plist+xml, "
+                    + "application/xml, text/xml or text/parameters")
+        }
         let body = request.body
         var fields: [String: Any] = [:]
         if PropertyList.isPropertyList(body) {

@@ -19,6 +19,10 @@ public enum AirPlayPlayback: Sendable, Equatable {
     /// The error domain castd reports failures under.
     public static let errorDomain = "castd"
 
+    /// What an AirPlay client is told of any failure. AirPlay clients are strangers: FFmpeg's own text ("Connection
+    /// refused", "Server returned 404", a timeout) would make castd a port scanner of what it can reach.
+    public static let failureMessage = "the media could not be played"
+
     /// The `/playback-info` body as a binary property list.
     public func playbackInfoBody() -> [UInt8] {
         PropertyList.binary(playbackInfo)

@@ -1,8 +1,12 @@
 import Foundation
 
 /// A reader of binary property lists (`bplist00`) for what AirPlay clients send: bounded, iterative in size,
-/// depth-limited, cycle-checked, and never handing untrusted bytes to Foundation's parser, which crashes on some
-/// malformed inputs (a set that bridges to `NSSet`, found by `AirPlayHTTPFuzz`).
+/// depth-limited, cycle-checked, bounded in total work, and never handing untrusted bytes to Foundation's parser,
+/// which crashes on some malformed inputs (a set that bridges to `NSSet`, found by `AirPlayHTTPFuzz`).
+///
+/// Objects are shared by reference, so a small list can name a huge tree without a cycle: 15 arrays, each holding
+/// 3800 references to the next, are 57 KB and 3800^15 nodes. Every object is therefore counted each time it is
+/// reached (``maximumObjects``), and so is every byte of string and data made (``maximumBytes``).
 ///
 /// Values: strings (ASCII, UTF-16), integers and reals (as `NSNumber`, as Foundation gives them), booleans
 /// (`NSNumber`), data (`Data`), dates (`Date`), arrays and dictionaries with string keys. Sets, UIDs and anything
@@ -10,6 +14,11 @@ import Foundation
 enum BinaryPropertyList {
     /// How deep arrays and dictionaries may nest.
     static let maximumDepth = 16
+    /// The most objects read, each counted every time a reference reaches it. A `/play` body has a dozen; a 64 KiB
+    /// list without shared containers has at most one per byte.
+    static let maximumObjects = 64 * 1024
+    /// The most bytes of strings and data made, each counted every time a reference reaches it.
+    static let maximumBytes = 1024 * 1024
 
     /// The top-level object, or nil when `bytes` are not a well-formed binary property list of the kinds above.
     static func object(from bytes: [UInt8]) -> Any? {
@@ -47,6 +56,10 @@ enum BinaryPropertyList {
         let referenceSize: Int
         /// The objects being read, outermost first: one met again is a cycle.
         var path: Set<Int> = []
+        /// How many more objects (the top one is made already), and bytes of strings and data, may be made before the
+        /// list is refused.
+        var objectsLeft = BinaryPropertyList.maximumObjects - 1
+        var bytesLeft = BinaryPropertyList.maximumBytes
 
         mutating func object(_ reference: Int, depth: Int) -> Any? {
             guard reference >= 0, reference < offsets.count, depth <= BinaryPropertyList.maximumDepth,
@@ -84,6 +97,8 @@ enum BinaryPropertyList {
                     return nil
                 }
                 let byteCount = length * unit
+                guard byteCount <= bytesLeft else { return nil }
+                bytesLeft -= byteCount
                 let slice = Array(bytes[first..<(first + byteCount)])
                 switch marker >> 4 {
                 case 0x4: return Data(slice)
@@ -97,7 +112,10 @@ enum BinaryPropertyList {
             case 0xA, 0xD:
                 guard let (count, first) = length(info, after: start), count <= end - first else { return nil }
                 let references = marker >> 4 == 0xD ? count * 2 : count
-                guard references <= (end - first) / referenceSize else { return nil }
+                // Each reference becomes an object: counted here, before any is read, so that a bomb is refused
+                // after a few containers instead of after a walk through thousands of leaves.
+                guard references <= (end - first) / referenceSize, references <= objectsLeft else { return nil }
+                objectsLeft -= references
                 let refs = (0..<references).compactMap {
                     BinaryPropertyList.integer(bytes, at: first + $0 * referenceSize, size: referenceSize)
                 }

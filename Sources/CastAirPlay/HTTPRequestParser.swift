@@ -31,6 +31,11 @@ public struct HTTPRequestParser: Sendable {
     private var scanIndex = 0
     /// Where the head line being scanned starts.
     private var lineStart = 0
+    /// Where the request line starts, once the empty lines before it are skipped; nil while they are. Those lines
+    /// stay in the buffer (from `start`), so they count toward the head limit and make a partial request.
+    private var requestLineStart: Int?
+    /// Whether the one empty line that does not count (see `findHeadEnd`) was dropped since the last request.
+    private var droppedEmptyLine = false
     /// A parsed head waiting for `bodyLength` body bytes.
     private var pending: (request: HTTPRequest, bodyLength: Int)?
     /// Set once a request was refused: later calls throw the same error.
@@ -63,10 +68,11 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func parseNext() throws(HTTPRequestError) -> HTTPRequest? {
         if pending == nil {
-            guard let headEnd = try findHeadEnd() else { return nil }
-            let head = Array(buffer[start..<headEnd])
+            guard let headEnd = try findHeadEnd(), let requestLineStart else { return nil }
+            let head = Array(buffer[requestLineStart..<headEnd])
             consume(upTo: headEnd)
             pending = try parseHead(head)
+            droppedEmptyLine = false
         }
         guard let (request, length) = pending, buffer.count - start >= length else { return nil }
         var complete = request
@@ -78,23 +84,34 @@ public struct HTTPRequestParser: Sendable {
 
     /// The index just past the blank line that ends the head, nil when it has not arrived (within the bounds).
     private mutating func findHeadEnd() throws(HTTPRequestError) -> Int? {
-        if scanIndex <= start {
-            // Empty lines before a request line are skipped (RFC 9112 §2.2).
-            while start < buffer.count, buffer[start] == 0x0A || buffer[start] == 0x0D {
-                if buffer[start] == 0x0D {
-                    guard start + 1 < buffer.count else { return nil }
-                    guard buffer[start + 1] == 0x0A else { throw HTTPRequestError(.badRequest, "a bare CR") }
-                    start += 1
-                }
-                start += 1
+        if requestLineStart == nil {
+            // Empty lines before a request line are skipped (RFC 9112 §2.2). The first one is dropped (a client may
+            // end a body with CR LF, then idle); the others are bytes of this request: a peer streaming CR LF runs
+            // into the head limit and the request timeout like any other.
+            if !droppedEmptyLine, scanIndex == start, let length = emptyLineLength(at: start) {
+                droppedEmptyLine = true
+                consume(upTo: start + length)
             }
-            scanIndex = start
-            lineStart = start
+            while scanIndex < buffer.count, buffer[scanIndex] == 0x0A || buffer[scanIndex] == 0x0D {
+                if buffer[scanIndex] == 0x0D {
+                    guard scanIndex + 1 < buffer.count else { break }
+                    guard buffer[scanIndex + 1] == 0x0A else { throw HTTPRequestError(.badRequest, "a bare CR") }
+                    scanIndex += 1
+                }
+                scanIndex += 1
+            }
+            if scanIndex - start > limits.head {
+                throw HTTPRequestError(.headerFieldsTooLarge, "the request head is over \(limits.head) bytes")
+            }
+            guard scanIndex < buffer.count, buffer[scanIndex] != 0x0D else { return nil }
+            requestLineStart = scanIndex
+            lineStart = scanIndex
         }
+        guard let requestLineStart else { preconditionFailure("the request line starts once blank lines are skipped") }
         while scanIndex < buffer.count {
             if buffer[scanIndex] == 0x0A {
                 let length = scanIndex - lineStart
-                if lineStart == start, length > limits.requestLine + 1 {
+                if lineStart == requestLineStart, length > limits.requestLine + 1 {
                     throw HTTPRequestError(.uriTooLong, "the request line is over \(limits.requestLine) bytes")
                 }
                 if length == 0 || (length == 1 && buffer[lineStart] == 0x0D) { return scanIndex + 1 }
@@ -102,16 +119,24 @@ public struct HTTPRequestParser: Sendable {
             }
             scanIndex += 1
             if scanIndex - start > limits.head {
-                if lineStart == start {
+                if lineStart == requestLineStart {
                     throw HTTPRequestError(.uriTooLong, "the request line is over \(limits.requestLine) bytes")
                 }
                 throw HTTPRequestError(.headerFieldsTooLarge, "the request head is over \(limits.head) bytes")
             }
         }
-        if lineStart == start, scanIndex - start > limits.requestLine + 1 {
+        if lineStart == requestLineStart, scanIndex - requestLineStart > limits.requestLine + 1 {
             throw HTTPRequestError(.uriTooLong, "the request line is over \(limits.requestLine) bytes")
         }
         return nil
+    }
+
+    /// The length of the empty line (LF or CR LF) at `index`, nil when there is none (yet).
+    private func emptyLineLength(at index: Int) -> Int? {
+        guard index < buffer.count else { return nil }
+        if buffer[index] == 0x0A { return 1 }
+        guard buffer[index] == 0x0D, index + 1 < buffer.count, buffer[index + 1] == 0x0A else { return nil }
+        return 2
     }
 
     private mutating func consume(upTo index: Int) {
@@ -126,6 +151,7 @@ public struct HTTPRequestParser: Sendable {
         }
         scanIndex = start
         lineStart = start
+        requestLineStart = nil
     }
 
     /// Parses the head (request line and fields, with line endings, without the blank line).

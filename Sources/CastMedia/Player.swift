@@ -84,11 +84,12 @@ public final class Player: @unchecked Sendable {
 
     /// A player for an `http://` or `https://` URL, opened by FFmpeg's own protocols (HLS included; basic
     /// credentials in the userinfo, percent-encoded). Any other scheme (`file:`, `concat:`, ...) finishes with
-    /// `playbackError` at `start()`. See `URLInput` for the limits.
+    /// `playbackError` at `start()`. See `URLInput` for the limits, and `MediaInput.url` for `proxy`.
     public convenience init(
-        url: String, configuration: PlayerConfiguration, onEvent: @escaping @Sendable (PlaybackEvent) -> Void
+        url: String, proxy: String? = nil, configuration: PlayerConfiguration,
+        onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
-        self.init(input: .url(url), configuration: configuration, onEvent: onEvent)
+        self.init(input: .url(url, proxy: proxy), configuration: configuration, onEvent: onEvent)
     }
 
     /// The source, when the input is one.

@@ -5,11 +5,12 @@ extension PlaybackSession {
     /// What an AirPlay client is told about this session (`/playback-info`, `/scrub`).
     ///
     /// Ended or stopped → idle (no duration: pyatv's "finished"); failed, or taken over by another sender →
-    /// failed with the message; not yet playing → loading; otherwise active, rate 0 when paused.
+    /// failed, with one message for every failure (``AirPlayPlayback/failureMessage``: the details are for the log
+    /// and paired senders, not strangers); not yet playing → loading; otherwise active, rate 0 when paused.
     func airPlayPlayback() -> AirPlayPlayback {
         let now = snapshot()
         if let finish = now.finish {
-            if finish.reason == .playbackError { return .failed(finish.error ?? "playback failed") }
+            if finish.reason == .playbackError { return .failed(AirPlayPlayback.failureMessage) }
             return .idle
         }
         switch now.playbackState {

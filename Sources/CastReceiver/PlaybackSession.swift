@@ -22,6 +22,8 @@ final class PlaybackSession: Sendable {
     /// The AirPlay client's `X-Apple-Session-ID`, when an AirPlay client started it with one.
     let airPlaySessionID: String?
     private let engine: PlayerConfiguration
+    /// The http proxy every connection for the URL goes through (`CheckedProxy`: AirPlay clients' URLs), nil: direct.
+    private let urlProxy: String?
     /// Whether the engine runs in a worker process (`DecoderProcess`) or here (`Player`).
     private let isolation: DecoderIsolation
     /// castd's idle window, which steps aside while a worker shows this session's video in a window of its own.
@@ -60,7 +62,8 @@ final class PlaybackSession: Sendable {
     init(
         request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
         isolation: DecoderIsolation = .off, idleWindow: VideoWindow? = nil, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
+        airPlaySessionID: String? = nil, urlProxy: String? = nil,
+        onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {
         var generator = SystemRandomNumberGenerator()
@@ -70,6 +73,7 @@ final class PlaybackSession: Sendable {
         self.owner = owner
         self.startFraction = startFraction
         self.airPlaySessionID = airPlaySessionID
+        self.urlProxy = urlProxy
         var engine = engine
         engine.startTime = request.startTime ?? 0
         // The access log's start-up time counts from the play request, not from the media connection.
@@ -151,16 +155,17 @@ final class PlaybackSession: Sendable {
         if case .on(let limits) = isolation {
             let volume = state.withLock { $0.volume }
             let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
-            let start = WorkerStart(
+            var start = WorkerStart(
                 media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits
             )
+            start.urlProxy = urlProxy
             return DecoderProcess(start: start, source: source, idleWindow: idleWindow) { event in self.handle(event) }
         }
         if let source {
             // The network read happens on the read-ahead thread; the engine reads from its buffer.
             return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
         }
-        return Player(url: url ?? "", configuration: engine) { event in self.handle(event) }
+        return Player(url: url ?? "", proxy: urlProxy, configuration: engine) { event in self.handle(event) }
     }
 
     /// `url` with `username:password@` after its scheme, each percent-encoded (FFmpeg decodes them).
@@ -192,9 +197,10 @@ final class PlaybackSession: Sendable {
             guard url != nil || source != nil else { return nil }
             let made: any SessionThumbnails
             if case .on(let limits) = isolation {
-                made = ThumbnailProcess(source: source, url: url, limits: limits, onFailure: onFailure)
+                made = ThumbnailProcess(
+                    source: source, url: url, urlProxy: urlProxy, limits: limits, onFailure: onFailure)
             } else {
-                made = LocalThumbnails(input: source.map { .source($0) } ?? .url(url ?? ""))
+                made = LocalThumbnails(input: source.map { .source($0) } ?? .url(url ?? "", proxy: urlProxy))
             }
             state.thumbnailer = made
             return made

@@ -91,6 +91,12 @@ public final class Receiver: Sendable {
     /// Binds the port, starts accepting and advertising. Returns the bound port.
     @discardableResult
     public func start() throws -> UInt16 {
+        if configuration.airPlayVideoPort != nil {
+            // AirPlay clients' URLs are fetched through a CheckedProxy, which FFmpeg skips for hosts in $no_proxy:
+            // cleared before any thread reads the environment or a worker inherits it.
+            unsetenv("no_proxy")
+            unsetenv("NO_PROXY")
+        }
         let (fd, port) = try TCP.listen(host: configuration.listenAddress, port: configuration.port)
         state.withLock {
             $0.listenFD = fd
@@ -248,7 +254,7 @@ public final class Receiver: Sendable {
     /// same whoever asks: a Cast sender or an AirPlay client.
     func beginSession(
         _ request: PlayRequest, senderName: String, owner: SessionOwner, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil
+        airPlaySessionID: String? = nil, urlProxy: String? = nil
     ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events
@@ -258,7 +264,7 @@ public final class Receiver: Sendable {
         let session = PlaybackSession(
             request: request, senderName: senderName, owner: owner, engine: engine,
             isolation: configuration.decoderIsolation, idleWindow: idleWindow, startFraction: startFraction,
-            airPlaySessionID: airPlaySessionID,
+            airPlaySessionID: airPlaySessionID, urlProxy: urlProxy,
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.tellWatchers(event, except: session)

@@ -16,7 +16,12 @@ final class AirPlayRequestTests: XCTestCase {
             return Array(try PropertyListSerialization.data(fromPropertyList: body, format: .binary, options: 0))
         }
 
+        /// A POST; a `/play` says its body is a binary plist unless `headers` name another type.
         static func post(_ path: String, body: [UInt8] = [], headers: [(name: String, value: String)] = []) -> HTTPRequest {
+            var headers = headers
+            if path == "/play", !headers.contains(where: { $0.name == "Content-Type" }) {
+                headers.append(("Content-Type", "application/x-apple-binary-plist"))
+            }
             var request = HTTPRequest(method: "POST", path: path, headers: headers, body: body)
             if let mark = path.firstIndex(of: "?") {
                 request.path = String(path[..<mark])
@@ -95,5 +100,22 @@ final class AirPlayRequestTests: XCTestCase {
         assertRefused(HTTPRequest(method: "POST", path: "/photo"), .notFound)
         assertRefused(HTTPRequest(method: "GET", path: "/play"), .methodNotAllowed)
         assertRefused(HTTPRequest(method: "DELETE", path: "/stop"), .methodNotAllowed)
+    }
+
+    /// A /play without an AirPlay Content-Type is refused: a web page can POST text/plain, form data or multipart to
+    /// castd from a browser without a CORS preflight, but none of the AirPlay types.
+    func testPlayNeedsAnAirPlayContentType() throws {
+        let body = Array("Content-Location: \(Fixtures.url)\nStart-Position: 0\n".utf8)
+        var bare = Fixtures.post("/play", body: body)
+        bare.headers.removeAll()
+        assertRefused(bare, .unsupportedMediaType)
+        for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""] {
+            assertRefused(Fixtures.post("/play", body: body, headers: [("Content-Type", type)]), .unsupportedMediaType)
+        }
+        for type in ["text/parameters", "Text/Parameters; charset=utf-8", "application/x-apple-binary-plist"] {
+            XCTAssertEqual(
+                try AirPlayRequest(Fixtures.post("/play", body: body, headers: [("Content-Type", type)])),
+                .play(AirPlayPlayRequest(url: Fixtures.url, start: .fraction(0))), type)
+        }
     }
 }

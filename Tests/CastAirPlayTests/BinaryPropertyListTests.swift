@@ -68,4 +68,72 @@ final class BinaryPropertyListTests: XCTestCase {
             + [0, 0, 0, 0, 0, 0, 0, 18]
         XCTAssertNil(BinaryPropertyList.object(from: huge))
     }
+
+    /// 15 arrays, each with 3800 references to the next: 57 KB that name 3800^15 nodes. Refused at once, not
+    /// expanded until memory runs out.
+    func testTheReferenceBombIsRefusedQuickly() throws {
+        let bomb = Fixtures.referenceBomb()
+        XCTAssertLessThanOrEqual(bomb.count, HTTPRequestParser.Limits().body, "the bomb fits in one /play body")
+        let started = ContinuousClock.now
+        XCTAssertNil(BinaryPropertyList.object(from: bomb))
+        let elapsed = ContinuousClock.now - started
+        // Debug build, on a shared machine: the walk stops after 17 of the arrays, in about 0.1 s.
+        XCTAssertLessThan(elapsed, .seconds(1))
+        XCTAssertNil(PropertyList.dictionary(from: bomb))
+        let request = HTTPRequest(
+            method: "POST", path: "/play", headers: [("Content-Type", "application/x-apple-binary-plist")], body: bomb)
+        XCTAssertThrowsError(try AirPlayRequest(request)) { error in
+            XCTAssertEqual((error as? HTTPRequestError)?.status, .badRequest)
+        }
+        print("the \(bomb.count)-byte reference bomb was refused in \(elapsed)")
+    }
+
+    /// Sharing is still fine within the bounds: 3000 references to one string, and a string reached 100 times.
+    func testSharedObjectsWithinTheBoundsRead() throws {
+        let shared = Fixtures.referenceBomb(arrays: 1, width: 3000)
+        let read = try XCTUnwrap(PropertyList.dictionary(from: shared))
+        XCTAssertEqual((read["Content-Location"] as? [Any])?.count, 3000)
+        // One 20 KB string reached 100 times is 2 MB made: over the byte bound.
+        let wide = Fixtures.referenceBomb(arrays: 1, width: 100, leaf: String(repeating: "a", count: 20_000))
+        XCTAssertNil(PropertyList.dictionary(from: wide))
+        let narrow = Fixtures.referenceBomb(arrays: 1, width: 40, leaf: String(repeating: "a", count: 20_000))
+        XCTAssertEqual((PropertyList.dictionary(from: narrow)?["Content-Location"] as? [Any])?.count, 40)
+    }
+}
+
+private enum Fixtures {
+    /// `{"Content-Location": A1}` where each of `arrays` arrays holds `width` references to the next, and the last
+    /// one `width` references to `leaf` (an ASCII string; the integer 0 when nil).
+    static func referenceBomb(arrays: Int = 15, width: Int = 3800, leaf: String? = nil) -> [UInt8] {
+        var objects: [[UInt8]] = []
+        objects.append([0xD1, 1, 2])  // object 0: { object 1: object 2 }
+        objects.append(asciiString("Content-Location"))  // object 1
+        for index in 0..<arrays {  // objects 2...arrays+1
+            objects.append(marker(0xA, count: width) + Array(repeating: UInt8(index + 3), count: width))
+        }
+        objects.append(leaf.map(asciiString) ?? [0x10, 0x00])  // object arrays+2
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let table = bytes.count
+        for offset in offsets { bytes += bigEndian(offset).suffix(4) }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 1] + bigEndian(objects.count) + bigEndian(0) + bigEndian(table)
+        return bytes
+    }
+
+    private static func asciiString(_ text: String) -> [UInt8] {
+        marker(0x5, count: text.utf8.count) + Array(text.utf8)
+    }
+
+    /// A marker with its count: in the low nibble below 15, else as a following 2-byte integer.
+    private static func marker(_ kind: UInt8, count: Int) -> [UInt8] {
+        count < 15 ? [kind << 4 | UInt8(count)] : [kind << 4 | 0xF, 0x11, UInt8(count >> 8), UInt8(count & 0xFF)]
+    }
+
+    private static func bigEndian(_ value: Int) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) }
+    }
 }

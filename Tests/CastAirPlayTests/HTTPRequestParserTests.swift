@@ -63,6 +63,44 @@ final class HTTPRequestParserTests: XCTestCase {
         XCTAssertEqual(try parser.nextRequest()?.body, Array("1234567890".utf8))
     }
 
+    /// Empty lines before a request line are bytes of that request: a peer streaming CR LF makes a partial request
+    /// (so the request timeout runs) and is refused at the head limit, instead of growing the buffer for ever.
+    func testStreamedEmptyLinesCountTowardTheHeadLimitAndMakeAPartialRequest() {
+        var parser = HTTPRequestParser()
+        parser.feed(Array("\r\n\r\n".utf8))
+        XCTAssertNil(try parser.nextRequest())
+        XCTAssertTrue(parser.hasPartialRequest, "the request timer must start")
+        var refusal: HTTPRequestError?
+        var fed = 4
+        while refusal == nil, fed < 1_000_000 {
+            parser.feed(Array(repeating: Array("\r\n".utf8), count: 512).joined())
+            fed += 1024
+            do {
+                let request = try parser.nextRequest()
+                XCTAssertNil(request)
+            } catch {
+                refusal = error
+            }
+        }
+        XCTAssertEqual(refusal?.status, .headerFieldsTooLarge)
+        XCTAssertLessThanOrEqual(fed, HTTPRequestParser.Limits().head + 2048)
+    }
+
+    /// One empty line (a CR LF after a body, as some clients send) is dropped and does not count: the connection may
+    /// idle after it. Empty lines still precede a request that parses.
+    func testOneEmptyLineAfterARequestIsDropped() throws {
+        var parser = HTTPRequestParser()
+        parser.feed(Array("POST /play HTTP/1.1\r\nContent-Length: 2\r\n\r\nab\r\n".utf8))
+        XCTAssertEqual(try parser.nextRequest()?.body, Array("ab".utf8))
+        XCTAssertNil(try parser.nextRequest())
+        XCTAssertFalse(parser.hasPartialRequest)
+        parser.feed(Array("\r\n\nGET /x HTTP/1.1\r\n\r\n".utf8))
+        XCTAssertEqual(try parser.nextRequest()?.path, "/x")
+        XCTAssertFalse(parser.hasPartialRequest)
+        XCTAssertEqual(try parse("\r\n\r\n\nGET /y HTTP/1.1\r\n\r\n").map(\.path), ["/y"])
+        assertRefused(String(repeating: "\r\n", count: 9000) + "GET /z HTTP/1.1\r\n\r\n", .headerFieldsTooLarge)
+    }
+
     func testBadRequestLines() {
         assertRefused("GARBAGE\r\n\r\n", .badRequest)
         assertRefused("GET  /x HTTP/1.1\r\n\r\n", .badRequest)

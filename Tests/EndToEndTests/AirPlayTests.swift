@@ -88,6 +88,256 @@ final class AirPlayTests: XCTestCase {
         ).stdout
     }
 
+    /// castd's resident memory, from /proc (castd itself, below the lab's wrappers).
+    private func castdResidentKilobytes() throws -> (pid: Int32, kilobytes: Int) {
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "castd not found under \(receiver.pid)")
+        return (castd, Processes.residentKilobytes(castd))
+    }
+
+    /// Sends `request` from the phone and times the answer: its first line, and the seconds from the last byte sent
+    /// to the first byte answered (python3 measures, so process start-up does not count).
+    private func timedExchange(_ request: [UInt8]) throws -> (statusLine: String, seconds: Double) {
+        let script = """
+            import socket, sys, time
+            s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
+            s.sendall(sys.stdin.buffer.read())
+            sent = time.monotonic()
+            first = s.recv(65536)
+            answered = time.monotonic()
+            line = first.split(b"\\r\\n")[0].decode("latin-1")
+            print("%s|%.3f" % (line, answered - sent))
+            """
+        let result = try runCommand(
+            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort)],
+            timeout: 40, input: Data(request))
+        let parts = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|")
+        guard parts.count == 2, let seconds = Double(parts[1]) else {
+            throw Media.MediaError(message: "no answer: \(result.stdout) \(result.stderr)")
+        }
+        return (String(parts[0]), seconds)
+    }
+
+    /// The binary plist bomb (issue #13): `{"Content-Location": A1}`, where each of 15 arrays holds 3800 references
+    /// to the next, the last to the integer 0. 57 KB that name 3800^15 nodes.
+    private static func plistBomb() -> [UInt8] {
+        func marker(_ kind: UInt8, _ count: Int) -> [UInt8] {
+            count < 15 ? [kind << 4 | UInt8(count)] : [kind << 4 | 0xF, 0x11, UInt8(count >> 8), UInt8(count & 0xFF)]
+        }
+        var objects: [[UInt8]] = [[0xD1, 1, 2], marker(0x5, 16) + Array("Content-Location".utf8)]
+        for index in 0..<15 { objects.append(marker(0xA, 3800) + Array(repeating: UInt8(index + 3), count: 3800)) }
+        objects.append([0x10, 0x00])
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let table = bytes.count
+        for offset in offsets { bytes += (0..<4).reversed().map { UInt8(offset >> ($0 * 8) & 0xFF) } }
+        let trailer = [objects.count, 0, table].flatMap { value in
+            (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) }
+        }
+        return bytes + [0, 0, 0, 0, 0, 0, 4, 1] + trailer
+    }
+
+    func testPlistBombIsAnswered400WithinASecondAndMemoryStaysFlat() throws {
+        try startReceiver()
+        let bomb = Self.plistBomb()
+        let head = "POST /play HTTP/1.1\r\nContent-Type: application/x-apple-binary-plist\r\n"
+            + "Content-Length: \(bomb.count)\r\nConnection: close\r\n\r\n"
+        // Warm up: the first requests allocate what castd keeps (thread stacks, the parser's buffer).
+        _ = try timedExchange(Array("GET /server-info HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
+        let (castd, before) = try castdResidentKilobytes()
+        var slowest = 0.0
+        for _ in 0..<3 {
+            let (statusLine, seconds) = try timedExchange(Array(head.utf8) + bomb)
+            XCTAssertTrue(statusLine.hasPrefix("HTTP/1.1 400 "), statusLine)
+            XCTAssertLessThan(seconds, 1)
+            slowest = max(slowest, seconds)
+        }
+        let after = Processes.residentKilobytes(castd)
+        XCTAssertLessThan(after - before, 4 * 1024, "castd VmRSS \(before) kB before, \(after) kB after")
+        XCTAssertTrue(receiver.isRunning)
+        XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
+        print("the \(bomb.count)-byte plist bomb: 400 within \(String(format: "%.3f", slowest)) s (slowest of 3); "
+            + "castd VmRSS \(before) kB before, \(after) kB after")
+    }
+
+    /// 16 connections stream CR LF: 8 as fast as they can (refused at the 16 KiB head limit), 8 slowly (answered 408
+    /// at the 10 s request timeout). Every one is closed within the timeout and castd's memory stays flat.
+    func testConnectionsStreamingEmptyLinesAreClosedAndMemoryStaysFlat() throws {
+        try startReceiver()
+        _ = try timedExchange(Array("GET /server-info HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
+        let (castd, before) = try castdResidentKilobytes()
+        // Each fast stream stops at 8 MB, so that a castd that keeps them all costs the machine 64 MB, not all it has.
+        let script = """
+            import socket, sys, threading, time
+            host, port = sys.argv[1], int(sys.argv[2])
+            results = [None] * 16
+            def stream(index, fast):
+                s = socket.create_connection((host, port), timeout=2)
+                s.setblocking(False)
+                started = time.monotonic()
+                answer, sent, chunk = b"", 0, b"\\r\\n" * (32768 if fast else 1)
+                while time.monotonic() - started < 16:
+                    try:
+                        data = s.recv(4096)
+                        if not data:
+                            results[index] = "%s|%.2f" % (answer.split(b"\\r\\n")[0].decode("latin-1"), time.monotonic() - started)
+                            return
+                        answer += data
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        results[index] = "%s|%.2f" % (answer.split(b"\\r\\n")[0].decode("latin-1") or "reset", time.monotonic() - started)
+                        return
+                    try:
+                        if sent < 8 * 1024 * 1024:
+                            sent += s.send(chunk)
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        pass
+                    time.sleep(0.001 if fast else 0.2)
+                results[index] = "open|%.2f" % (time.monotonic() - started)
+            threads = [threading.Thread(target=stream, args=(i, i < 8)) for i in range(16)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            print("\\n".join(results))
+            """
+        // castd's memory is sampled while the streams run: once they end, castd frees what it held for them.
+        let streams = try lab.start(on: .phone, ["python3", "-c", script, lab.address(.box), String(airPlayPort)])
+        var peak = before
+        let deadline = Date().addingTimeInterval(40)
+        while streams.isRunning, Date() < deadline {
+            peak = max(peak, Processes.residentKilobytes(castd))
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertNotNil(streams.waitForExit(timeout: 1), "the streams did not end: \(streams.output)")
+        let lines = streams.output.map { $0.split(separator: "|").map(String.init) }
+        XCTAssertEqual(lines.count, 16, "\(streams.output)")
+        for (index, line) in lines.enumerated() {
+            let seconds = Double(line.last ?? "") ?? .infinity
+            XCTAssertLessThan(seconds, 10 + 2, "connection \(index): \(line)")
+            if index >= 8 {
+                XCTAssertTrue(line.first?.hasPrefix("HTTP/1.1 408 ") == true, "connection \(index): \(line)")
+                XCTAssertGreaterThan(seconds, 9, "connection \(index): \(line)")
+            } else {
+                XCTAssertNotEqual(line.first, "open", "connection \(index): \(line)")
+            }
+        }
+        let after = Processes.residentKilobytes(castd)
+        XCTAssertLessThan(peak - before, 4 * 1024, "castd VmRSS \(before) kB before, \(peak) kB at most while streaming")
+        XCTAssertLessThan(after - before, 4 * 1024, "castd VmRSS \(before) kB before, \(after) kB after")
+        XCTAssertTrue(receiver.isRunning)
+        print("16 CR LF streams closed: \(lines.map { $0.joined(separator: " ") }); castd VmRSS \(before) kB before, "
+            + "\(peak) kB at most while streaming, \(after) kB after")
+    }
+
+    /// From the phone, on one connection: `POST /play` of `url` (text parameters), then `/playback-info` every 0.3 s
+    /// until it has an error or a duration (20 s at most). The status line of `/play`, and the last playback info
+    /// (a binary plist, as latin-1 text).
+    private func playAndPoll(_ url: String) throws -> (playStatus: String, info: String) {
+        let script = """
+            import socket, sys, time
+            s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+            f = s.makefile("rb")
+            def request(head, body=b""):
+                s.sendall(head.encode() + body)
+                status = f.readline().decode("latin-1").strip()
+                length = 0
+                while True:
+                    line = f.readline().decode("latin-1").strip()
+                    if not line: break
+                    if line.lower().startswith("content-length:"): length = int(line.split(":")[1])
+                return status, f.read(length)
+            body = ("Content-Location: %s\\nStart-Position: 0\\n" % sys.argv[3]).encode()
+            status, _ = request("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\nX-Apple-Session-ID: strangers\\r\\n"
+                + "Content-Length: %d\\r\\n\\r\\n" % len(body), body)
+            print(status)
+            info, deadline = b"", time.monotonic() + 20
+            while time.monotonic() < deadline:
+                _, info = request("GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: strangers\\r\\n\\r\\n")
+                if b"error" in info or b"duration" in info: break
+                time.sleep(0.3)
+            print(info.decode("latin-1"))
+            """
+        let result = try runCommand(
+            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort), url],
+            timeout: 40)
+        let lines = result.stdout.split(separator: "\n", maxSplits: 1).map(String.init)
+        return (lines.first ?? "", lines.dropFirst().first ?? "\(result.stderr)")
+    }
+
+    /// SSRF (issue #13): an AirPlay client asks castd to fetch from the box itself (loopback, its own LAN address) or
+    /// from a server that redirects there. A listener on the box sees no connection; the client hears only a generic
+    /// error. A URL on the phone still plays, through the same checks.
+    func testPlayOfALoopbackURLNeverReachesTheBox() throws {
+        _ = try Media.clip("movie.mp4")
+        try startReceiver()
+        let listener = try lab.start(on: .box, ["python3", "-c", """
+            import socket
+            s = socket.socket()
+            s.bind(("0.0.0.0", 0))
+            s.listen(16)
+            print("port %d" % s.getsockname()[1], flush=True)
+            while True:
+                c, a = s.accept()
+                print("HIT %s" % (a,), flush=True)
+                c.close()
+            """])
+        let port = try XCTUnwrap(listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
+        // The phone's server: a redirect to the box's loopback, and HLS playlists whose key and segments are there
+        // (named as http, and as FFmpeg's httpproxy protocol, which would connect around the proxy).
+        let loopback = "127.0.0.1:\(port)"
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n"
+        let phoneServer = try lab.start(on: .phone, ["python3", "-c", """
+            import http.server, sys, urllib.parse
+            pages = {"/list.m3u8": sys.argv[2], "/bypass.m3u8": sys.argv[3]}
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    page = pages.get(urllib.parse.urlsplit(self.path).path)
+                    self.send_response(200 if page else 302)
+                    if not page: self.send_header("Location", sys.argv[1])
+                    body = (page or "").encode()
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+            server = http.server.HTTPServer(("0.0.0.0", 0), Handler)
+            print("port %d" % server.server_address[1], flush=True)
+            server.serve_forever()
+            """, "http://\(loopback)/",
+            playlist + "#EXT-X-KEY:METHOD=AES-128,URI=\"http://\(loopback)/key\"\n"
+                + "#EXTINF:2.0,\nhttp://\(loopback)/0.ts\n#EXT-X-ENDLIST\n",
+            playlist + "#EXTINF:2.0,\nhttpproxy://\(loopback)/0.ts\n"
+                + "#EXTINF:2.0,\ncrypto+httpproxy://\(loopback)/1.ts\n#EXT-X-ENDLIST\n"])
+        let phonePort = try XCTUnwrap(phoneServer.waitForLine(containing: "port ")?.split(separator: " ").last)
+        let phone = "\(lab.address(.phone)):\(phonePort)"
+
+        for url in [
+            "http://\(loopback)/", "http://localhost:\(port)/clip.mp4", "https://\(loopback)/",
+            "http://\(lab.address(.box)):\(port)/", "http://\(phone)/redirect.mp4", "http://\(phone)/list.m3u8",
+            "http://\(phone)/bypass.m3u8",
+        ] {
+            let (playStatus, info) = try playAndPoll(url)
+            XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), "\(url): \(playStatus)")
+            XCTAssertTrue(info.contains("the media could not be played"), "\(url): \(info)")
+            for detail in ["403", "Forbidden", "refused", "Connection", "loopback", "Operation not permitted"] {
+                XCTAssertFalse(info.contains(detail), "\(url): FFmpeg's text reached the client: \(info)")
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertFalse(listener.output.contains { $0.hasPrefix("HIT") }, "the box's listener was reached: \(listener.output)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "refused a connection to 127.0.0.1 port \(port)"), "\(receiver.output)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "this box's own address"), "\(receiver.output)")
+
+        // A URL on the phone's LAN address plays, through the proxy.
+        let (playStatus, info) = try playAndPoll("\(try serve())/movie.mp4")
+        XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), playStatus)
+        XCTAssertTrue(info.contains("duration"), info)
+        XCTAssertFalse(info.contains("error"), info)
+    }
+
     func testPyatvPlayURLPlaysBitExactAndCastWatchersSeeIt() throws {
         let clip = try Media.clip("movie.mp4")
         let atvremote = try atvremote()
@@ -170,7 +420,7 @@ final class AirPlayTests: XCTestCase {
         XCTAssertTrue(try exchange(huge).hasPrefix("HTTP/1.1 431 "))
         XCTAssertTrue(try exchange("POST /play HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n").hasPrefix("HTTP/1.1 413 "))
         let file = "Content-Location: file:///etc/passwd\nStart-Position: 0\n"
-        let refused = try exchange("POST /play HTTP/1.1\r\nContent-Length: \(file.utf8.count)\r\nConnection: close\r\n\r\n\(file)")
+        let refused = try exchange("POST /play HTTP/1.1\r\nContent-Type: text/parameters\r\nContent-Length: \(file.utf8.count)\r\nConnection: close\r\n\r\n\(file)")
         XCTAssertTrue(refused.hasPrefix("HTTP/1.1 400 "), refused)
         XCTAssertTrue(refused.contains("must be an http or https URL"), refused)
         // Two requests on one persistent connection, each answered with a Content-Length.
@@ -219,7 +469,7 @@ final class AirPlayTests: XCTestCase {
             on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 15), "\(sender.output)")
         let body = "Content-Location: \(url)\nStart-Position: 0\n"
-        let busy = try exchange("POST /play HTTP/1.1\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        let busy = try exchange("POST /play HTTP/1.1\r\nContent-Type: text/parameters\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
         XCTAssertTrue(busy.hasPrefix("HTTP/1.1 503 "), busy)
         XCTAssertTrue(sender.isRunning, "\(sender.output)")
         kill(sender.pid, SIGINT)

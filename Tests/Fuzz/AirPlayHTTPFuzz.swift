@@ -77,8 +77,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let limits = control & 1 == 1 ? small : HTTPRequestParser.Limits()
 
     if control & 2 == 2 {
-        // The body of a /play, as the parser would hand it over.
-        checkRoute(HTTPRequest(method: "POST", path: "/play", body: rest))
+        // The body of a /play, as the parser would hand it over (with a Content-Type: without one, it is refused
+        // before the body is read).
+        checkRoute(
+            HTTPRequest(
+                method: "POST", path: "/play", headers: [("Content-Type", "application/x-apple-binary-plist")],
+                body: rest))
         // And the answers a poll gets, for numbers from the input.
         var reader = ByteReader(rest)
         let duration = Double(reader.uint16()) / 7

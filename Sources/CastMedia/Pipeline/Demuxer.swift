@@ -8,12 +8,14 @@ final class Demuxer {
     /// Nil for a URL: FFmpeg owns the AVIOContext.
     private let io: SourceIO?
     private let interrupt: Interrupt
+    /// For a URL fetched through a proxy: what the context's `opaque` points to (see `proxiedOpen`), kept alive here.
+    private let proxied: ProxiedOpening?
 
     /// Opens and probes `input`; throws with FFmpeg's message (or the source's own failure).
     convenience init(input: MediaInput, interrupt: Interrupt) throws {
         switch input {
         case .source(let source): try self.init(source: source, interrupt: interrupt)
-        case .url(let url): try self.init(url: url, interrupt: interrupt)
+        case .url(let url, let proxy): try self.init(url: url, proxy: proxy, interrupt: interrupt)
         }
     }
 
@@ -30,17 +32,20 @@ final class Demuxer {
             source.nameHint ?? "", io: io, options: &options, interrupt: interrupt)
         self.io = io
         self.interrupt = interrupt
+        self.proxied = nil
         try probe()
     }
 
     /// Opens and probes an http(s) URL with FFmpeg's protocols, restricted to `URLInput.protocolWhitelist`, with a
-    /// read/connect timeout and bounded reconnects. Any other scheme is refused before FFmpeg sees it.
-    init(url: String, interrupt: Interrupt) throws {
+    /// read/connect timeout and bounded reconnects. Any other scheme is refused before FFmpeg sees it. With `proxy`,
+    /// every connection goes through that http proxy (see `MediaInput.url`).
+    init(url: String, proxy: String? = nil, interrupt: Interrupt) throws {
         let url = try URLInput.validated(url)
         FFmpegLog.install()
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        av_dict_set(&options, "protocol_whitelist", URLInput.protocolWhitelist, 0)
+        let whitelist = proxy == nil ? URLInput.protocolWhitelist : URLInput.proxiedProtocolWhitelist
+        av_dict_set(&options, "protocol_whitelist", whitelist, 0)
         av_dict_set(&options, "rw_timeout", String(Int(URLInput.timeout * 1_000_000)), 0)
         // A dropped connection is reopened at the offset reached (also for streams and on network errors), with
         // a back-off that gives up after a few seconds: a dead server ends in playbackError, not a hang.
@@ -49,16 +54,23 @@ final class Demuxer {
         av_dict_set(&options, "reconnect_on_network_error", "1", 0)
         av_dict_set(&options, "reconnect_delay_max", String(URLInput.reconnectDelayMax), 0)
         av_dict_set(&options, "user_agent", "castd (Lavf)", 0)
-        self.context = try Self.open(url, io: nil, options: &options, interrupt: interrupt)
+        // http passes the proxy on to tls (https: a CONNECT tunnel); every other stream (redirects aside, which http
+        // follows itself) is opened through `proxiedOpen`, which adds it again. FFmpeg would skip a proxy for hosts in
+        // $no_proxy: castd clears that when it starts (Receiver).
+        let proxied = proxy.map(ProxiedOpening.init)
+        if let proxy { av_dict_set(&options, "http_proxy", proxy, 0) }
+        self.context = try Self.open(url, io: nil, options: &options, interrupt: interrupt, proxied: proxied)
         self.io = nil
         self.interrupt = interrupt
+        self.proxied = proxied
         try probe()
     }
 
     /// avformat_open_input with the interrupt callback set (so that stop() ends a blocked open), over `io` when
     /// given.
     private static func open(
-        _ url: String, io: SourceIO?, options: inout OpaquePointer?, interrupt: Interrupt
+        _ url: String, io: SourceIO?, options: inout OpaquePointer?, interrupt: Interrupt,
+        proxied: ProxiedOpening? = nil
     ) throws -> UnsafeMutablePointer<AVFormatContext> {
         guard let context = avformat_alloc_context() else {
             throw MediaError.ffmpeg("avformat_alloc_context", status: cast_averror(ENOMEM))
@@ -69,6 +81,11 @@ final class Demuxer {
         }
         context.pointee.interrupt_callback = AVIOInterruptCB(
             callback: interruptCallback, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
+        if let proxied {
+            // Nested contexts (HLS) get the same `opaque`, and open through the same callback.
+            context.pointee.opaque = Unmanaged.passUnretained(proxied).toOpaque()
+            context.pointee.io_open = proxiedOpen
+        }
         // As ffmpeg does: find every program of an MPEG-TS before deciding what the streams are.
         av_dict_set(&options, "scan_all_pmts", "1", 0)
         // Probing reads at most this much (FFmpeg's defaults, stated so that they bound hostile media here too).
@@ -184,4 +201,34 @@ final class Demuxer {
 private func interruptCallback(_ opaque: UnsafeMutableRawPointer?) -> Int32 {
     guard let opaque else { return 0 }
     return Unmanaged<Interrupt>.fromOpaque(opaque).takeUnretainedValue().isRaised ? 1 : 0
+}
+
+/// What a proxied URL's format context points to in its `opaque`: the proxy every stream opened for it goes through.
+final class ProxiedOpening: Sendable {
+    let proxy: String
+
+    init(_ proxy: String) {
+        self.proxy = proxy
+    }
+}
+
+/// The `io_open` of a URL fetched through a proxy (`MediaInput.url`), for every stream the demuxers open (the URL,
+/// HLS playlists, segments and keys): only http(s), possibly under `crypto`, each with the proxy set. Nothing else may
+/// be opened, `httpproxy:` above all: it is on the whitelist for https through the proxy, and named by a playlist it
+/// would connect around the proxy.
+private func proxiedOpen(
+    _ context: UnsafeMutablePointer<AVFormatContext>?, _ pb: UnsafeMutablePointer<UnsafeMutablePointer<AVIOContext>?>?,
+    _ url: UnsafePointer<CChar>?, _ flags: Int32, _ options: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
+    guard let context, let url, let opaque = context.pointee.opaque else { return cast_averror(EINVAL) }
+    guard URLInput.mayOpenThroughProxy(String(cString: url)) else { return cast_averror(EPERM) }
+    let proxy = Unmanaged<ProxiedOpening>.fromOpaque(opaque).takeUnretainedValue().proxy
+    var own: OpaquePointer?
+    defer { av_dict_free(&own) }
+    return withUnsafeMutablePointer(to: &own) { ownPointer in
+        let dictionary = options ?? ownPointer
+        av_dict_set(dictionary, "http_proxy", proxy, 0)
+        av_dict_set(dictionary, "protocol_whitelist", URLInput.proxiedProtocolWhitelist, 0)
+        return avio_open2(pb, url, flags, &context.pointee.interrupt_callback, dictionary)
+    }
 }

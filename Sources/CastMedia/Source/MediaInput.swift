@@ -5,7 +5,11 @@ public enum MediaInput: Sendable {
     case source(any MediaSource)
     /// An `http://` or `https://` URL (HLS playlists included), opened with FFmpeg's own protocols. HTTP basic (or
     /// digest) credentials go in the userinfo, percent-encoded: `http://user:pa%40ss@host/clip.mp4`.
-    case url(String)
+    ///
+    /// `proxy` (`http://127.0.0.1:PORT`): every connection FFmpeg makes for the URL (redirects, HLS playlists,
+    /// segments and keys) goes through that http proxy, which decides where it may connect (castd's `CheckedProxy`
+    /// for AirPlay clients' URLs); nil: FFmpeg connects directly.
+    case url(String, proxy: String? = nil)
 }
 
 /// How the engine opens URLs: which FFmpeg protocols it may use and how long it waits.
@@ -13,6 +17,18 @@ public enum URLInput {
     /// The only FFmpeg protocols a URL may reach, here and in everything it opens (HLS segments and keys,
     /// redirects): never `file`, `concat`, `subfile`, `data`, `pipe`, `udp`, ...
     public static let protocolWhitelist = "http,https,tcp,tls,crypto,hls,applehttp"
+
+    /// The whitelist of a URL fetched through a proxy: https reaches it over `httpproxy` (a CONNECT tunnel), which
+    /// nothing may name itself (see `mayOpenThroughProxy`).
+    static let proxiedProtocolWhitelist = protocolWhitelist + ",httpproxy"
+
+    /// Whether a stream of a proxied URL may open `url`: http and https only (under `crypto` too, as HLS opens
+    /// AES-128 segments), so that every connection is one the proxy makes.
+    static func mayOpenThroughProxy(_ url: String) -> Bool {
+        var rest = Substring(url)
+        if rest.hasPrefix("crypto+") || rest.hasPrefix("crypto:") { rest = rest.dropFirst("crypto+".count) }
+        return rest.hasPrefix("http://") || rest.hasPrefix("https://")
+    }
 
     /// A connection or read that makes no progress for this long fails (FFmpeg's `rw_timeout`), in seconds.
     public static let timeout = 15.0

@@ -14,6 +14,9 @@ final class AirPlayVideoService: Sendable {
     let device: AirPlayDevice
     private let logger: Logger
     private let state = Mutex(State())
+    /// Every connection a fetch for an AirPlay client makes goes through this proxy, which refuses what strangers
+    /// may not reach (``AddressPolicy/strangers``). Started with the service.
+    private let proxy = Mutex<CheckedProxy?>(nil)
 
     private struct State: ~Copyable {
         var listenFD: Int32 = -1
@@ -29,11 +32,19 @@ final class AirPlayVideoService: Sendable {
         self.logger = logger
     }
 
+    /// The http proxy AirPlay clients' URLs are fetched through (``CheckedProxy``), once started.
+    var proxyURL: String? { proxy.withLock { $0?.url } }
+
     /// The bound port, once started.
     var port: UInt16 { state.withLock { $0.port } }
 
     /// Binds `port` (0 = any free port) on `host` and starts accepting. Returns the bound port.
     func start(host: String, port: UInt16) throws -> UInt16 {
+        let logger = self.logger
+        let checked = try CheckedProxy(policy: .strangers) { refusal in
+            logger.warning("an AirPlay client's URL was refused a connection to \(refusal)")
+        }
+        proxy.withLock { $0 = checked }
         let (fd, bound) = try TCP.listen(host: host, port: port)
         state.withLock {
             $0.listenFD = fd
@@ -53,6 +64,7 @@ final class AirPlayVideoService: Sendable {
         }
         if fd >= 0 { TCPStream(fd: fd).shutdown() }
         for stream in streams { stream.shutdown() }
+        proxy.withLock { $0 }?.stop()
     }
 
     private func acceptLoop(_ listenFD: Int32) {

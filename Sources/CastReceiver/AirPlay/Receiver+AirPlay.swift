@@ -3,8 +3,11 @@ import CastProtocol
 
 extension Receiver {
     /// Plays what an AirPlay client's `/play` asks for, through the same sessions, take-over policy, engine and
-    /// events as a Cast sender's URL. Nil when the take-over policy refuses it.
-    func airPlayPlay(_ play: AirPlayPlayRequest, client: AirPlayClient) -> PlaybackSession? {
+    /// events as a Cast sender's URL, except that every connection for it goes through `proxy` (the service's
+    /// ``CheckedProxy``: no loopback, link-local, multicast or own address for strangers). Nil when the take-over
+    /// policy refuses it, or when there is no proxy to fetch through.
+    func airPlayPlay(_ play: AirPlayPlayRequest, client: AirPlayClient, proxy: String?) -> PlaybackSession? {
+        guard let proxy else { return nil }
         var request = PlayRequest(title: play.url, url: play.url)
         var fraction: Double?
         switch play.start {
@@ -14,7 +17,7 @@ extension Receiver {
         guard
             let session = beginSession(
                 request, senderName: "AirPlay client \(client.peer)", owner: .airPlayClient(client),
-                startFraction: fraction, airPlaySessionID: play.sessionID)
+                startFraction: fraction, airPlaySessionID: play.sessionID, urlProxy: proxy)
         else { return nil }
         // Nothing to tell the client first (it polls): the engine opens the URL at once.
         session.startURL()

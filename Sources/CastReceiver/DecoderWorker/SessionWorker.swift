@@ -50,7 +50,7 @@ public enum SessionWorker {
             // The read-ahead lives here, beside the engine, as it does in castd: its statistics drive the load state.
             input = .source(ReadAheadSource(served))
         } else {
-            input = .url(start.url ?? "")
+            input = .url(start.url ?? "", proxy: start.urlProxy)
         }
         let player = Player(input: input, configuration: start.configuration, onEvent: send)
         player.setVolume(start.volume)

@@ -60,10 +60,10 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     static let maximumWaitingReads = 2
 
     /// Thumbnails of served media read through `source` (a reader of the session's media connection of its own), or
-    /// of `url` (credentials in its userinfo), in workers with `limits`. `onFailure` hears why a worker ended before
-    /// the session did (for castd's log).
+    /// of `url` (credentials in its userinfo; through `urlProxy` when given), in workers with `limits`. `onFailure`
+    /// hears why a worker ended before the session did (for castd's log).
     init(
-        source: RemoteSource?, url: String?, limits: DecoderLimits,
+        source: RemoteSource?, url: String?, urlProxy: String? = nil, limits: DecoderLimits,
         onFailure: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.source = source
@@ -74,6 +74,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
             media: media, url: url, configuration: PlayerConfiguration(audio: .none, video: .none), volume: 0,
             muted: true, limits: limits)
         start.thumbnails = true
+        start.urlProxy = urlProxy
         self.startMessage = start
     }
 

@@ -16,6 +16,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var media: Media?
     /// The http(s) URL the worker opens itself, credentials in its userinfo; nil for served media.
     var url: String?
+    /// The http proxy every connection for `url` goes through (castd's `CheckedProxy`, for AirPlay clients' URLs).
+    var urlProxy: String?
     /// The ALSA PCM, nil for no audio.
     var audioDevice: String?
     /// The framemd5 file, nil for none.

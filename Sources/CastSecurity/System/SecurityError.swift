@@ -7,7 +7,7 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Code: Hashable, Sendable {
             case system, tls, timedOut, keyFile, addressResolution, closed
-            case authenticationFailed, invalidPeerValue, trustStore
+            case authenticationFailed, invalidPeerValue, trustStore, refusedAddress
         }
 
         private let code: Code
@@ -33,6 +33,9 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
         /// A trust store file (paired senders, known receivers) is unusable: corrupt, too large, too many
         /// entries, or readable by group or others. The file is left untouched for the user to inspect.
         public static let trustStore = Kind(code: .trustStore)
+
+        /// An outgoing connection's every address is one its `AddressPolicy` refuses (loopback, this box's own, ...).
+        public static let refusedAddress = Kind(code: .refusedAddress)
 
         /// The kind's name, e.g. `timedOut`.
         public var description: String { "\(code)" }

@@ -76,8 +76,29 @@ public enum TCP {
     /// Resolves `host` (a name or an address) and connects to `port`, trying each address in turn until one
     /// answers, all within `timeout`. Returns a blocking descriptor with TCP_NODELAY on.
     public static func connect(host: String, port: UInt16, timeout: Duration) throws -> Int32 {
+        try connect(host: host, port: port, timeout: timeout, policy: .any)
+    }
+
+    /// Like ``connect(host:port:timeout:)``, but only to the addresses `policy` allows: each resolved address is
+    /// checked, then connected to as checked (no second resolution). Throws `.refusedAddress` saying why when every
+    /// address is refused.
+    public static func connect(host: String, port: UInt16, timeout: Duration, policy: AddressPolicy) throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
-        let addresses = try resolve(host: host, port: port, passive: false)
+        var addresses = try resolve(host: host, port: port, passive: false)
+        if policy != .any {
+            let own = IPAddress.interfaceAddresses()
+            var refusals: [String] = []
+            addresses = addresses.filter { address in
+                let ip = address.withSockaddr { pointer, _ in IPAddress(sockaddr: pointer) }
+                guard let ip, let refusal = policy.refusal(of: ip, own: own) else { return ip != nil }
+                refusals.append(refusal)
+                return false
+            }
+            if addresses.isEmpty {
+                let why = refusals.isEmpty ? "no address" : refusals.joined(separator: ", ")
+                throw SecurityError(.refusedAddress, "\(host) may not be reached: \(why)")
+            }
+        }
         var lastError: (any Error)?
         for address in addresses {
             let fd = try systemCall("socket") {

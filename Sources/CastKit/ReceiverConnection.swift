@@ -43,6 +43,14 @@ public final class ReceiverConnection: Sendable {
         timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReceiverConnection {
         let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: timeout)
+        // The key is checked before anything is sent: an impostor learns nothing, not even the hello.
+        let peerID: String
+        do {
+            peerID = try checkPinnedIdentity(receiver, peerKey: tls.peerPublicKey, configDirectory: configDirectory)
+        } catch {
+            tls.close()
+            throw error
+        }
         let reader = FrameReader(tls: tls, receiverName: receiver.name)
         do {
             try tls.write(Message.hello(Hello(name: senderName, software: "cast \(castVersion)")).frame().encoded())
@@ -52,14 +60,7 @@ public final class ReceiverConnection: Sendable {
         }
         switch try reader.next(timeout: timeout) {
         case .welcome(let welcome):
-            let peerID = tls.peerPublicKey.map { fingerprint(ofPublicKey: $0) }
-            do {
-                try checkPinnedIdentity(
-                    name: welcome.name, peerID: peerID, announcedID: receiver.id, configDirectory: configDirectory)
-            } catch {
-                tls.close()
-                throw error
-            }
+            recordAddress(of: receiver, peerID: peerID, configDirectory: configDirectory)
             return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver)
         case let other:
             tls.close()

@@ -316,6 +316,8 @@ nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
 signal(SIGHUP, SIG_IGN)
 let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 hangup.setEventHandler {
+    // The pairing store is watched anyway; a hangup after editing it need not wait for the next look.
+    receiver.closeRevokedConnections()
     let reloaded: [String: String]
     do throws(SettingsProblem) {
         reloaded = try settings()

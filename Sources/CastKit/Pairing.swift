@@ -17,7 +17,7 @@ public enum Pairing {
         let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: .seconds(5))
         defer { tls.close() }
         guard let peerKey = tls.peerPublicKey else {
-            throw CastError(.notAuthorised, "\(receiver.name) presented no Ed25519 key")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) presented no Ed25519 key")
         }
         let peerID = fingerprint(ofPublicKey: peerKey)
         if !receiver.id.isEmpty, receiver.id.lowercased() != peerID {
@@ -34,7 +34,7 @@ public enum Pairing {
             do {
                 try tls.write(message.frame().encoded())
             } catch {
-                throw CastError(.connectionLost, "lost \(receiver.name) while pairing: \(error)")
+                throw CastError(.connectionLost, "lost \(printable(receiver.name)) while pairing: \(error)")
             }
         }
         try send(.pairing(.start(PairingStart(name: senderName, publicKey: identity.publicKey))))
@@ -49,7 +49,7 @@ public enum Pairing {
         do {
             m1 = try client.respond(salt: challenge.salt, B: challenge.B, binding: try tls.pairingBinding())
         } catch {
-            throw CastError(.notAuthorised, "\(receiver.name) sent an unusable challenge: \(error)")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) sent an unusable challenge: \(error)")
         }
         try send(.pairing(.proof(PairingProof(A: client.A, M1: m1))))
         let confirmation: PairingConfirmation
@@ -60,10 +60,10 @@ public enum Pairing {
         do {
             try client.verify(M2: confirmation.M2)
         } catch {
-            throw CastError(.notAuthorised, "\(receiver.name) did not prove it knows the PIN: pairing refused (\(error))")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) did not prove it knows the PIN: pairing refused (\(error))")
         }
         guard confirmation.publicKey == peerKey else {
-            throw CastError(.notAuthorised, "\(receiver.name) confirmed with a key that is not its TLS key: pairing refused")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) confirmed with a key that is not its TLS key: pairing refused")
         }
         // Now paired, the same connection may say hello: the welcome names the receiver as it names
         // itself, which is the name the pairing is kept under (and checked against later).
@@ -92,7 +92,7 @@ public enum Pairing {
         do {
             let known = try KnownReceivers.load(directory: configDirectory)
             switch try known.remove(nameOrID) {
-            case .removed(let receiver): return "\(receiver.name) (id \(receiver.id))"
+            case .removed(let receiver): return "\(printable(receiver.name)) (id \(receiver.id))"
             case .notFound: throw CastError(.noSuchReceiver, "no paired receiver \"\(nameOrID)\"")
             case .ambiguous(let matches):
                 throw CastError(.usage, "\"\(nameOrID)\" matches several paired receivers: \(matches.map(\.name).joined(separator: ", "))")
@@ -106,12 +106,12 @@ public enum Pairing {
 
     private static func refusal(_ message: Message, _ name: String) -> CastError {
         if case .pairing(.failure(let failure)) = message {
-            return CastError(.notAuthorised, "pairing with \(name) failed: \(failure.message)")
+            return CastError(.notAuthorised, "pairing with \(printable(name)) failed: \(printable(failure.message))")
         }
         if case .error(let error) = message {
-            return CastError(.notAuthorised, "pairing with \(name) failed: \(error.message)")
+            return CastError(.notAuthorised, "pairing with \(printable(name)) failed: \(printable(error.message))")
         }
-        return CastError(.connectionLost, "\(name) sent \(message.type) during pairing")
+        return CastError(.connectionLost, "\(printable(name)) sent \(message.type) during pairing")
     }
 }
 
@@ -119,11 +119,11 @@ public enum Pairing {
 /// expect that key, when it was not the receiver's own advertisement.
 func identityMismatch(_ name: String, announced: String, presented: String, because: String? = nil) -> String {
     """
-    WARNING: the identity of receiver "\(name)" has changed.
-      expected id \(announced)\(because.map { " (paired; asked for by \($0))" } ?? "")
+    WARNING: the identity of receiver "\(printable(name))" has changed.
+      expected id \(announced)\(because.map { " (paired; asked for by \(printable($0)))" } ?? "")
       presented id \(presented)
     Someone could be impersonating it. If the receiver was reset on purpose, forget it with
-    'cast unpair "\(name)"' and pair again. Refused.
+    'cast unpair "\(printable(name))"' and pair again. Refused.
     """
 }
 
@@ -134,7 +134,7 @@ func identityMismatch(_ name: String, announced: String, presented: String, beca
 func checkPinnedIdentity(_ receiver: ReceiverDescription, peerKey: [UInt8]?, configDirectory: String)
     throws(CastError) -> String
 {
-    guard let peerKey else { throw CastError(.notAuthorised, "\(receiver.name) presented no Ed25519 key") }
+    guard let peerKey else { throw CastError(.notAuthorised, "\(printable(receiver.name)) presented no Ed25519 key") }
     let peerID = fingerprint(ofPublicKey: peerKey)
     if !receiver.id.isEmpty, receiver.id.lowercased() != peerID {
         throw CastError(.notAuthorised, identityMismatch(receiver.name, announced: receiver.id, presented: peerID))

@@ -56,7 +56,7 @@ public final class ReceiverConnection: Sendable {
             try tls.write(Message.hello(Hello(name: senderName, software: "cast \(castVersion)")).frame().encoded())
         } catch {
             tls.close()
-            throw CastError(.connectionLost, "lost \(receiver.name) while saying hello: \(error)")
+            throw CastError(.connectionLost, "lost \(printable(receiver.name)) while saying hello: \(error)")
         }
         switch try reader.next(timeout: timeout) {
         case .welcome(let welcome):
@@ -83,7 +83,7 @@ public final class ReceiverConnection: Sendable {
         do {
             try writeLock.withLock { _ in try tls.write(bytes, timeout: Self.replyTimeout) }
         } catch {
-            throw CastError(.connectionLost, "lost \(welcome.name): \(error)")
+            throw CastError(.connectionLost, "lost \(printable(welcome.name)): \(error)")
         }
     }
 
@@ -118,7 +118,7 @@ func connectTLS(to receiver: ReceiverDescription, configDirectory: String, timeo
         let fd = try TCP.connect(host: receiver.host, port: receiver.port, timeout: timeout)
         return try TLSConnection.connect(fd: fd, identity: identity, handshakeTimeout: timeout)
     } catch {
-        throw CastError(.connectionLost, "cannot reach \(receiver.name) at \(receiver.address): \(error)")
+        throw CastError(.connectionLost, "cannot reach \(printable(receiver.name)) at \(printable(receiver.address)): \(error)")
     }
 }
 
@@ -131,7 +131,8 @@ final class FrameReader: @unchecked Sendable {
 
     init(tls: TLSConnection, receiverName: String) {
         self.tls = tls
-        self.receiverName = receiverName
+        // Only ever shown: escaped once here for every message below.
+        self.receiverName = printable(receiverName)
     }
 
     /// The next message; `timeout` bounds the wait (nil waits for ever).
@@ -161,12 +162,12 @@ final class FrameReader: @unchecked Sendable {
             return CastError(.connectionLost, "\(receiverName) sent \(message.type) while \(waitingFor) was expected")
         }
         if error.code == "busy" {
-            return CastError(.busy, "\(receiverName) is busy: \(error.message)")
+            return CastError(.busy, "\(receiverName) is busy: \(printable(error.message))")
         }
         if error.code == ProtocolError.Code.pairingRequired.rawValue {
             return CastError(
-                .notAuthorised, "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(error.message))")
+                .notAuthorised, "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(printable(error.message)))")
         }
-        return CastError(.connectionLost, "\(receiverName) closed the connection: \(error.code): \(error.message)")
+        return CastError(.connectionLost, "\(receiverName) closed the connection: \(printable(error.code)): \(printable(error.message))")
     }
 }

@@ -79,7 +79,7 @@ public enum ReceiverQuery: Sendable, Equatable {
         let inSight =
             receivers.isEmpty
             ? "no receivers are in sight"
-            : "receivers in sight: " + receivers.map { "\"\($0.name)\"" }.sorted().joined(separator: ", ")
+            : "receivers in sight: " + receivers.map { "\"\(printable($0.name))\"" }.sorted().joined(separator: ", ")
         guard let query else {
             if receivers.count == 1 { return receivers[0] }
             throw CastError(.noSuchReceiver, "name a receiver with --to; \(inSight)")
@@ -94,9 +94,9 @@ public enum ReceiverQuery: Sendable, Equatable {
         if prefixed.count > 1 {
             throw CastError(
                 .noSuchReceiver,
-                "\"\(query)\" matches several receivers: "
-                    + prefixed.map { "\"\($0.name)\"" }.sorted().joined(separator: ", "))
+                "\"\(printable(query))\" matches several receivers: "
+                    + prefixed.map { "\"\(printable($0.name))\"" }.sorted().joined(separator: ", "))
         }
-        throw CastError(.noSuchReceiver, "no receiver named \"\(query)\"; \(inSight)")
+        throw CastError(.noSuchReceiver, "no receiver named \"\(printable(query))\"; \(inSight)")
     }
 }

@@ -63,7 +63,7 @@ final class ControlConnection {
                 try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
                     markAdmitted()
-                    receiver.admitted.add(tls, sender: hello.name, peer: peer)
+                    receiver.watchAdmitted(tls, sender: hello.name, peer: peer)
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
                 }
                 return true

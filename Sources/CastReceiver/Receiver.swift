@@ -319,7 +319,7 @@ public final class Receiver: Sendable {
     /// Hands a media connection to the session whose token it presented; false when there is none.
     func attachMedia(token: String, tls: TLSConnection, peer: String? = nil) -> Bool {
         guard let session = state.withLock({ $0.session }), session.token == token else { return false }
-        admitted.add(tls, sender: session.senderName, peer: peer ?? "?")
+        watchAdmitted(tls, sender: session.senderName, peer: peer ?? "?")
         session.attach(tls, peer: peer)
         return true
     }
@@ -365,6 +365,12 @@ public final class Receiver: Sendable {
     /// How often the pairing store is looked at for senders unpaired while connected: an `lstat` of the store,
     /// and a read only when another process replaced it, so that `castd --unpair` takes effect within this.
     static let revocationCheckInterval: Duration = .milliseconds(250)
+
+    /// Keeps an admitted connection (control or media) so that it is closed if its sender is unpaired; under
+    /// `--auth none` there is no pairing to lose.
+    func watchAdmitted(_ tls: TLSConnection, sender: String, peer: String) {
+        if configuration.auth != .none { admitted.add(tls, sender: sender, peer: peer) }
+    }
 
     /// Closes the connections of senders unpaired since they were admitted, then looks again after the interval.
     private func watchRevocations() {

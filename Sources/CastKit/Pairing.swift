@@ -120,7 +120,7 @@ public enum Pairing {
 func identityMismatch(_ name: String, announced: String, presented: String, because: String? = nil) -> String {
     """
     WARNING: the identity of receiver "\(printable(name))" has changed.
-      expected id \(announced)\(because.map { " (paired; asked for by \(printable($0)))" } ?? "")
+      expected id \(printable(announced))\(because.map { " (paired; asked for by \(printable($0)))" } ?? "")
       presented id \(presented)
     Someone could be impersonating it. If the receiver was reset on purpose, forget it with
     'cast unpair "\(printable(name))"' and pair again. Refused.

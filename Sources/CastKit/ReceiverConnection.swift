@@ -118,7 +118,8 @@ func connectTLS(to receiver: ReceiverDescription, configDirectory: String, timeo
         let fd = try TCP.connect(host: receiver.host, port: receiver.port, timeout: timeout)
         return try TLSConnection.connect(fd: fd, identity: identity, handshakeTimeout: timeout)
     } catch {
-        throw CastError(.connectionLost, "cannot reach \(printable(receiver.name)) at \(printable(receiver.address)): \(error)")
+        throw CastError(
+            .connectionLost, "cannot reach \(printable(receiver.name)) at \(printable(receiver.address)): \(error)")
     }
 }
 
@@ -166,8 +167,11 @@ final class FrameReader: @unchecked Sendable {
         }
         if error.code == ProtocolError.Code.pairingRequired.rawValue {
             return CastError(
-                .notAuthorised, "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(printable(error.message)))")
+                .notAuthorised,
+                "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(printable(error.message)))")
         }
-        return CastError(.connectionLost, "\(receiverName) closed the connection: \(printable(error.code)): \(printable(error.message))")
+        return CastError(
+            .connectionLost,
+            "\(receiverName) closed the connection: \(printable(error.code)): \(printable(error.message))")
     }
 }

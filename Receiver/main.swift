@@ -249,7 +249,7 @@ if values["list-paired"] != nil || values["unpair"] != nil {
         let store = try PairedSenders.load(directory: stateDirectory)
         if let id = values["unpair"] {
             switch try store.remove(id) {
-            case .removed(let sender): print("unpaired \(sender.name) (id \(sender.id))")
+            case .removed(let sender): print("unpaired \(printable(sender.name)) (id \(sender.id))")
             case .notFound: fail("no paired sender with id \(id)", code: 1)
             case .ambiguous(let matches): fail("\(id) matches several senders: \(matches.map(\.id).joined(separator: ", "))", code: 1)
             }
@@ -257,7 +257,9 @@ if values["list-paired"] != nil || values["unpair"] != nil {
             let senders = try store.list()
             if senders.isEmpty { print("no paired senders") }
             let formatter = ISO8601DateFormatter()
-            for sender in senders { print("\(sender.id)  \(formatter.string(from: sender.pairedAt))  \(sender.name)") }
+            for sender in senders {
+                print("\(sender.id)  \(formatter.string(from: sender.pairedAt))  \(printable(sender.name))")
+            }
         }
         exit(0)
     } catch {
@@ -316,6 +318,8 @@ nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
 signal(SIGHUP, SIG_IGN)
 let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 hangup.setEventHandler {
+    // The pairing store is watched anyway; a hangup after editing it need not wait for the next look.
+    receiver.closeRevokedConnections()
     let reloaded: [String: String]
     do throws(SettingsProblem) {
         reloaded = try settings()

@@ -35,7 +35,7 @@ func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(C
     { arguments throws(CastError) in
         try withReceiver(arguments, verb: action.word) { connection, _ throws(CastError) in
             guard try connection.status().state != .stopped else {
-                throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
+                throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
             }
             try connection.send(.control(PlaybackControl(action)))
             let wanted: PlaybackState = action == .pause ? .paused : action == .resume ? .playing : .stopped
@@ -54,7 +54,7 @@ func seek(_ arguments: ParsedArguments) throws(CastError) {
         }
         let before = try connection.status()
         guard before.state != .stopped, let now = before.position else {
-            throw CastError(.playback, "nothing plays on \(connection.welcome.name)")
+            throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
         }
         let relative = text.hasPrefix("+") || text.hasPrefix("-")
         var target = max(0, relative ? now + amount : amount)

@@ -15,11 +15,11 @@ func pair(_ arguments: ParsedArguments) throws(CastError) {
     let paired = try Pairing.pair(receiver, configDirectory: senderConfigDirectory(), senderName: senderName()) {
         if let given { return given }
         let what = receiver.record?.auth == .password ? "the password of" : "the PIN shown on"
-        FileHandle.standardError.write(Data("Enter \(what) \(receiver.name): ".utf8))
+        FileHandle.standardError.write(Data("Enter \(what) \(printable(receiver.name)): ".utf8))
         return readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces)
     }
     output(arguments.has("json")
-        ? json(["name": paired.name, "id": paired.id, "paired": true]) : "paired with \(paired.name) (id \(paired.id))")
+        ? json(["name": paired.name, "id": paired.id, "paired": true]) : "paired with \(printable(paired.name)) (id \(paired.id))")
 }
 
 func unpair(_ arguments: ParsedArguments) throws(CastError) {

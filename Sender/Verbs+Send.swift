@@ -240,7 +240,7 @@ final class Playlist: Sendable {
                     if !json { output("finished: \(reason.rawValue)") }
                     return reason == .playbackEnded ? .ended : .userExited
                 case .playbackError:
-                    let failure = "playback failed on \(playback.routeName): \(error ?? "unknown error")"
+                    let failure = "playback failed on \(playback.routeName): \(printable(error ?? "unknown error"))"
                     return .failed(announceTracks ? "\(title): \(failure)" : failure)
                 }
             default: break
@@ -324,14 +324,14 @@ protocol FollowedPlayback: Sendable {
 }
 
 extension RemotePlayback: FollowedPlayback {
-    var routeName: String { receiverName }
+    var routeName: String { printable(receiverName) }
     var startVolume: (level: Double, muted: Bool) { initialVolume }
     var knownDuration: Double? { nil }
-    func lostMessage(_ error: CastError) -> String { "lost the receiver \(receiverName): \(error.message)" }
+    func lostMessage(_ error: CastError) -> String { "lost the receiver \(routeName): \(error.message)" }
 }
 
 extension SpeakerPlayback: FollowedPlayback {
-    var routeName: String { speakerName }
+    var routeName: String { printable(speakerName) }
     var startVolume: (level: Double, muted: Bool) { (initialVolume, false) }
     var knownDuration: Double? { duration }
     func lostMessage(_ error: CastError) -> String { error.message }

@@ -40,13 +40,15 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
         guard let title = status.title else { return "-" }
         return "\(title) (\(status.state.rawValue))"
     }
-    let rows = [["NAME", "KIND", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
+    let table = [["NAME", "KIND", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
         + receivers.enumerated().map { index, r -> [String] in
             r.kind == .speaker
                 ? [r.name, "airplay speaker", r.id, r.address, "-", "-", "-"]
                 : [r.name, "cast", r.id, r.address, r.record?.auth.rawValue ?? "?", paired.contains(r.id) ? "yes" : "no",
                    playing(statuses[index])]
         }
+    // Names and titles come from the network: each cell is printable, so that every row is one line.
+    let rows = table.map { $0.map(printable) }
     let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
         output(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
@@ -76,12 +78,12 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
     try withReceiver(arguments, verb: "status") { connection, _ throws(CastError) in
         let status = try connection.status()
         guard !arguments.has("json") else { return output(json(statusObject(status, of: connection))) }
-        output("name: \(status.name)")
+        output("name: \(printable(status.name))")
         output("id: \(status.id)")
         output("address: \(connection.receiver.address)")
         output("tls: \(connection.tlsVersion)")
         output("state: \(status.state.rawValue)")
-        if let title = status.title { output("playing: \(title)") }
+        if let title = status.title { output("playing: \(printable(title))") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
     }

@@ -24,18 +24,18 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
             do throws(CastError) {
                 message = try connection.receive(timeout: nil)
             } catch {
-                throw CastError(.connectionLost, "lost \(connection.welcome.name): \(error.message)")
+                throw CastError(.connectionLost, "lost \(printable(connection.welcome.name)): \(printable(error.message))")
             }
             switch message {
             case .status(let status):
-                output(json ? "{\"event\":\"status\",\"state\":\"\(status.state.rawValue)\"}" : "state: \(status.state.rawValue)\(status.title.map { " (\($0))" } ?? "")")
+                output(json ? "{\"event\":\"status\",\"state\":\"\(status.state.rawValue)\"}" : "state: \(status.state.rawValue)\(status.title.map { " (\(printable($0)))" } ?? "")")
             case .event(let event):
                 if json {
                     output(event.jsonLine)
                 } else if case .position = event {
                     continue
                 } else {
-                    output(describe(event))
+                    output(printable(describe(event)))
                 }
             default: continue
             }

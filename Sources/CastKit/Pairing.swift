@@ -17,10 +17,10 @@ public enum Pairing {
         let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: .seconds(5))
         defer { tls.close() }
         guard let peerKey = tls.peerPublicKey else {
-            throw CastError(.notAuthorised, "\(receiver.name) presented no Ed25519 key")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) presented no Ed25519 key")
         }
         let peerID = fingerprint(ofPublicKey: peerKey)
-        if !receiver.id.isEmpty, receiver.id != peerID {
+        if !receiver.id.isEmpty, receiver.id.lowercased() != peerID {
             throw CastError(.notAuthorised, identityMismatch(receiver.name, announced: receiver.id, presented: peerID))
         }
         let identity: Identity
@@ -34,7 +34,7 @@ public enum Pairing {
             do {
                 try tls.write(message.frame().encoded())
             } catch {
-                throw CastError(.connectionLost, "lost \(receiver.name) while pairing: \(error)")
+                throw CastError(.connectionLost, "lost \(printable(receiver.name)) while pairing: \(error)")
             }
         }
         try send(.pairing(.start(PairingStart(name: senderName, publicKey: identity.publicKey))))
@@ -49,7 +49,7 @@ public enum Pairing {
         do {
             m1 = try client.respond(salt: challenge.salt, B: challenge.B, binding: try tls.pairingBinding())
         } catch {
-            throw CastError(.notAuthorised, "\(receiver.name) sent an unusable challenge: \(error)")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) sent an unusable challenge: \(error)")
         }
         try send(.pairing(.proof(PairingProof(A: client.A, M1: m1))))
         let confirmation: PairingConfirmation
@@ -60,10 +60,10 @@ public enum Pairing {
         do {
             try client.verify(M2: confirmation.M2)
         } catch {
-            throw CastError(.notAuthorised, "\(receiver.name) did not prove it knows the PIN: pairing refused (\(error))")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) did not prove it knows the PIN: pairing refused (\(error))")
         }
         guard confirmation.publicKey == peerKey else {
-            throw CastError(.notAuthorised, "\(receiver.name) confirmed with a key that is not its TLS key: pairing refused")
+            throw CastError(.notAuthorised, "\(printable(receiver.name)) confirmed with a key that is not its TLS key: pairing refused")
         }
         // Now paired, the same connection may say hello: the welcome names the receiver as it names
         // itself, which is the name the pairing is kept under (and checked against later).
@@ -75,7 +75,7 @@ public enum Pairing {
         }
         do {
             let known = try KnownReceivers.load(directory: configDirectory)
-            try known.pin(id: peerID, publicKey: peerKey, name: welcome.name)
+            try known.pin(id: peerID, publicKey: peerKey, name: welcome.name, address: receiver.address)
         } catch {
             throw CastError(.usage, "paired, but this sender could not store the pairing: \(error)")
         }
@@ -92,7 +92,7 @@ public enum Pairing {
         do {
             let known = try KnownReceivers.load(directory: configDirectory)
             switch try known.remove(nameOrID) {
-            case .removed(let receiver): return "\(receiver.name) (id \(receiver.id))"
+            case .removed(let receiver): return "\(printable(receiver.name)) (id \(receiver.id))"
             case .notFound: throw CastError(.noSuchReceiver, "no paired receiver \"\(nameOrID)\"")
             case .ambiguous(let matches):
                 throw CastError(.usage, "\"\(nameOrID)\" matches several paired receivers: \(matches.map(\.name).joined(separator: ", "))")
@@ -106,40 +106,57 @@ public enum Pairing {
 
     private static func refusal(_ message: Message, _ name: String) -> CastError {
         if case .pairing(.failure(let failure)) = message {
-            return CastError(.notAuthorised, "pairing with \(name) failed: \(failure.message)")
+            return CastError(.notAuthorised, "pairing with \(printable(name)) failed: \(printable(failure.message))")
         }
         if case .error(let error) = message {
-            return CastError(.notAuthorised, "pairing with \(name) failed: \(error.message)")
+            return CastError(.notAuthorised, "pairing with \(printable(name)) failed: \(printable(error.message))")
         }
-        return CastError(.connectionLost, "\(name) sent \(message.type) during pairing")
+        return CastError(.connectionLost, "\(printable(name)) sent \(message.type) during pairing")
     }
 }
 
-/// The ssh-style warning for a receiver whose key is not the one expected.
-func identityMismatch(_ name: String, announced: String, presented: String) -> String {
+/// The ssh-style warning for a receiver whose key is not the one expected; `because` says what made the sender
+/// expect that key, when it was not the receiver's own advertisement.
+func identityMismatch(_ name: String, announced: String, presented: String, because: String? = nil) -> String {
     """
-    WARNING: the identity of receiver "\(name)" has changed.
-      expected id \(announced)
+    WARNING: the identity of receiver "\(printable(name))" has changed.
+      expected id \(printable(announced))\(because.map { " (paired; asked for by \(printable($0)))" } ?? "")
       presented id \(presented)
     Someone could be impersonating it. If the receiver was reset on purpose, forget it with
-    'cast unpair "\(name)"' and pair again. Refused.
+    'cast unpair "\(printable(name))"' and pair again. Refused.
     """
 }
 
-/// Checks that the receiver's TLS key is the one this sender paired with under that name (or is
-/// unknown); the check every connection makes after `welcome`.
-func checkPinnedIdentity(name: String, peerID: String?, announcedID: String, configDirectory: String) throws(CastError) {
-    guard let peerID else { throw CastError(.notAuthorised, "\(name) presented no Ed25519 key") }
-    if !announcedID.isEmpty, announcedID != peerID {
-        throw CastError(.notAuthorised, identityMismatch(name, announced: announcedID, presented: peerID))
+/// Checks, right after the TLS handshake and before anything is sent, that the key the receiver presented is the
+/// one its advertisement announced and the one every lead to a paired receiver expects (`ReceiverPin`).
+/// - Returns: the receiver's id (the fingerprint of its key).
+/// - Throws: `CastError` `.notAuthorised` with the impersonation warning; `.usage` when the store cannot be read.
+func checkPinnedIdentity(_ receiver: ReceiverDescription, peerKey: [UInt8]?, configDirectory: String)
+    throws(CastError) -> String
+{
+    guard let peerKey else { throw CastError(.notAuthorised, "\(printable(receiver.name)) presented no Ed25519 key") }
+    let peerID = fingerprint(ofPublicKey: peerKey)
+    if !receiver.id.isEmpty, receiver.id.lowercased() != peerID {
+        throw CastError(.notAuthorised, identityMismatch(receiver.name, announced: receiver.id, presented: peerID))
     }
-    let known: [KnownReceiver]
+    let paired: [KnownReceiver]
     do {
-        known = try KnownReceivers.load(directory: configDirectory).lookup(name: name)
+        paired = try KnownReceivers.load(directory: configDirectory).list()
     } catch {
         throw CastError(.usage, "cannot read the paired receivers: \(error)")
     }
-    if !known.isEmpty, !known.contains(where: { $0.id == peerID }) {
-        throw CastError(.notAuthorised, identityMismatch(name, announced: known[0].id, presented: peerID))
+    if let lead = ReceiverPin(receiver, paired: paired).refusal(of: peerID) {
+        let expected = lead.receivers.map(\.id).joined(separator: " or ")
+        throw CastError(
+            .notAuthorised,
+            identityMismatch(lead.receivers[0].name, announced: expected, presented: peerID, because: lead.what))
     }
+    return peerID
+}
+
+/// Remembers where a paired receiver whose key was just checked was reached, so that its address leads to it
+/// (`ReceiverPin`). Best effort: a store that cannot be written costs the pin by address, not the connection.
+func recordAddress(of receiver: ReceiverDescription, peerID: String, configDirectory: String) {
+    guard receiver.kind == .cast else { return }
+    _ = try? KnownReceivers.load(directory: configDirectory).recordAddress(receiver.address, forID: peerID)
 }

@@ -89,7 +89,7 @@ public enum ReceiverBrowser {
         throws(CastError) -> ReceiverDescription
     {
         if let query, case .address(let host, let port) = ReceiverQuery(query) {
-            return ReceiverDescription(name: query, id: "", host: host, port: port)
+            return ReceiverDescription(name: query, id: "", host: host, port: port, requested: query)
         }
         // An exact name or id ends the search at once; a prefix needs everything in sight to be unique.
         var stop: (@Sendable (ReceiverDescription) -> Bool)?
@@ -98,8 +98,10 @@ public enum ReceiverBrowser {
                 candidate.name.lowercased() == exact || (!candidate.id.isEmpty && candidate.id.lowercased() == exact)
             }
         }
-        return try ReceiverQuery.match(
+        var found = try ReceiverQuery.match(
             query, in: receivers(timeout: timeout, until: stop, includingSpeakers: includingSpeakers))
+        found.requested = query
+        return found
     }
 }
 

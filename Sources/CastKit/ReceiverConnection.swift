@@ -43,23 +43,24 @@ public final class ReceiverConnection: Sendable {
         timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReceiverConnection {
         let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: timeout)
+        // The key is checked before anything is sent: an impostor learns nothing, not even the hello.
+        let peerID: String
+        do {
+            peerID = try checkPinnedIdentity(receiver, peerKey: tls.peerPublicKey, configDirectory: configDirectory)
+        } catch {
+            tls.close()
+            throw error
+        }
         let reader = FrameReader(tls: tls, receiverName: receiver.name)
         do {
             try tls.write(Message.hello(Hello(name: senderName, software: "cast \(castVersion)")).frame().encoded())
         } catch {
             tls.close()
-            throw CastError(.connectionLost, "lost \(receiver.name) while saying hello: \(error)")
+            throw CastError(.connectionLost, "lost \(printable(receiver.name)) while saying hello: \(error)")
         }
         switch try reader.next(timeout: timeout) {
         case .welcome(let welcome):
-            let peerID = tls.peerPublicKey.map { fingerprint(ofPublicKey: $0) }
-            do {
-                try checkPinnedIdentity(
-                    name: welcome.name, peerID: peerID, announcedID: receiver.id, configDirectory: configDirectory)
-            } catch {
-                tls.close()
-                throw error
-            }
+            recordAddress(of: receiver, peerID: peerID, configDirectory: configDirectory)
             return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver)
         case let other:
             tls.close()
@@ -82,7 +83,7 @@ public final class ReceiverConnection: Sendable {
         do {
             try writeLock.withLock { _ in try tls.write(bytes, timeout: Self.replyTimeout) }
         } catch {
-            throw CastError(.connectionLost, "lost \(welcome.name): \(error)")
+            throw CastError(.connectionLost, "lost \(printable(welcome.name)): \(error)")
         }
     }
 
@@ -117,7 +118,8 @@ func connectTLS(to receiver: ReceiverDescription, configDirectory: String, timeo
         let fd = try TCP.connect(host: receiver.host, port: receiver.port, timeout: timeout)
         return try TLSConnection.connect(fd: fd, identity: identity, handshakeTimeout: timeout)
     } catch {
-        throw CastError(.connectionLost, "cannot reach \(receiver.name) at \(receiver.address): \(error)")
+        throw CastError(
+            .connectionLost, "cannot reach \(printable(receiver.name)) at \(printable(receiver.address)): \(error)")
     }
 }
 
@@ -130,7 +132,8 @@ final class FrameReader: @unchecked Sendable {
 
     init(tls: TLSConnection, receiverName: String) {
         self.tls = tls
-        self.receiverName = receiverName
+        // Only ever shown: escaped once here for every message below.
+        self.receiverName = printable(receiverName)
     }
 
     /// The next message; `timeout` bounds the wait (nil waits for ever).
@@ -160,12 +163,15 @@ final class FrameReader: @unchecked Sendable {
             return CastError(.connectionLost, "\(receiverName) sent \(message.type) while \(waitingFor) was expected")
         }
         if error.code == "busy" {
-            return CastError(.busy, "\(receiverName) is busy: \(error.message)")
+            return CastError(.busy, "\(receiverName) is busy: \(printable(error.message))")
         }
         if error.code == ProtocolError.Code.pairingRequired.rawValue {
             return CastError(
-                .notAuthorised, "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(error.message))")
+                .notAuthorised,
+                "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(printable(error.message)))")
         }
-        return CastError(.connectionLost, "\(receiverName) closed the connection: \(error.code): \(error.message)")
+        return CastError(
+            .connectionLost,
+            "\(receiverName) closed the connection: \(printable(error.code)): \(printable(error.message))")
     }
 }

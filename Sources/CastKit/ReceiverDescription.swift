@@ -22,10 +22,15 @@ public struct ReceiverDescription: Sendable, Equatable {
     public var port: UInt16
     /// The TXT record, when it came from discovery.
     public var record: ServiceRecord?
+    /// What the user asked for (a name, an alias's target, an id, a prefix or HOST:PORT), when this receiver was
+    /// picked from it (`ReceiverBrowser.resolve`). The sender pins by it: if it names a paired receiver, only that
+    /// receiver's key is accepted, whatever the receiver found calls itself (see `ReceiverPin`).
+    public var requested: String?
 
     /// Creates a description.
     public init(
-        name: String, id: String, host: String, port: UInt16, record: ServiceRecord? = nil, kind: Kind = .cast
+        name: String, id: String, host: String, port: UInt16, record: ServiceRecord? = nil, kind: Kind = .cast,
+        requested: String? = nil
     ) {
         self.kind = kind
         self.name = name
@@ -33,6 +38,7 @@ public struct ReceiverDescription: Sendable, Equatable {
         self.host = host
         self.port = port
         self.record = record
+        self.requested = requested
     }
 
     /// `host:port`, with brackets around an IPv6 address.
@@ -73,7 +79,7 @@ public enum ReceiverQuery: Sendable, Equatable {
         let inSight =
             receivers.isEmpty
             ? "no receivers are in sight"
-            : "receivers in sight: " + receivers.map { "\"\($0.name)\"" }.sorted().joined(separator: ", ")
+            : "receivers in sight: " + receivers.map { "\"\(printable($0.name))\"" }.sorted().joined(separator: ", ")
         guard let query else {
             if receivers.count == 1 { return receivers[0] }
             throw CastError(.noSuchReceiver, "name a receiver with --to; \(inSight)")
@@ -88,9 +94,9 @@ public enum ReceiverQuery: Sendable, Equatable {
         if prefixed.count > 1 {
             throw CastError(
                 .noSuchReceiver,
-                "\"\(query)\" matches several receivers: "
-                    + prefixed.map { "\"\($0.name)\"" }.sorted().joined(separator: ", "))
+                "\"\(printable(query))\" matches several receivers: "
+                    + prefixed.map { "\"\(printable($0.name))\"" }.sorted().joined(separator: ", "))
         }
-        throw CastError(.noSuchReceiver, "no receiver named \"\(query)\"; \(inSight)")
+        throw CastError(.noSuchReceiver, "no receiver named \"\(printable(query))\"; \(inSight)")
     }
 }

@@ -43,7 +43,7 @@ public final class RemotePlayback: Sendable {
                 try tls.write(Message.mediaHello(MediaHello(session: accepted.session)).frame().encoded())
             } catch {
                 tls.close()
-                throw CastError(.connectionLost, "lost \(receiver.name) while opening the media connection: \(error)")
+                throw CastError(.connectionLost, "lost \(printable(receiver.name)) while opening the media connection: \(error)")
             }
             let playback = RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file), volume: level)
             playback.startHeartbeat()
@@ -69,7 +69,7 @@ public final class RemotePlayback: Sendable {
         let password = password ?? split.password
         if username?.contains(":") == true { throw CastError(.usage, "the user name must not contain ':'") }
         if let features = receiver.record?.features, !features.contains(.url) {
-            throw CastError(.playback, "\(receiver.name) does not open URLs (its features are 0x\(String(features.rawValue, radix: 16)))")
+            throw CastError(.playback, "\(printable(receiver.name)) does not open URLs (its features are 0x\(String(features.rawValue, radix: 16)))")
         }
         // The title is a text field (at most 1024 bytes); the URL is ASCII, so bytes are characters.
         let title = split.url.utf8.count <= maximumTextLength ? split.url : String(split.url.prefix(maximumTextLength - 3)) + "…"

@@ -39,7 +39,12 @@ final class ControlConnection {
         }
         // A media connection hands its TLS to the session, which closes it when playback ends.
         var handedOver = false
-        defer { if !handedOver { tls.close() } }
+        defer {
+            if !handedOver {
+                receiver.admitted.remove(tls)
+                tls.close()
+            }
+        }
         let writer = MessageWriter(tls)
         var machine = ReceiverConnectionStateMachine(
             welcome: Welcome(name: receiver.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
@@ -58,6 +63,7 @@ final class ControlConnection {
                 try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
                     markAdmitted()
+                    receiver.watchAdmitted(tls, sender: hello.name, peer: peer)
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
                 }
                 return true

@@ -1,4 +1,5 @@
 import CastMedia
+import CastProtocol
 import Foundation
 
 /// Where the receiver's log lines go. A value passed in (swift-log style), so the daemon decides
@@ -46,17 +47,20 @@ public struct Logger: Sendable {
     }
 
     /// A line meant to be read by a person exactly as written (e.g. `Pairing PIN: 0427`), with
-    /// no prefix: it goes to the sink at `.info` marked as an announcement.
+    /// no prefix: it goes to the sink at `.info` marked as an announcement. Only castd announces: no other
+    /// line can begin with the marker, since every message is `printable` (the marker is a control character).
     public func announce(_ line: String) {
-        sink(.info, Self.announcementMarker + line)
+        sink(.info, Self.announcementMarker + printable(line))
     }
 
     /// Marks a line that a sink must print without its prefix.
     public static let announcementMarker = "\u{1}"
 
-    /// Logs a line.
+    /// Logs a line. Messages carry names and texts from the network (a sender's name, a title, an FFmpeg line about
+    /// hostile media), so each is made `printable` here, once for every log site: no control character reaches
+    /// the log, and a line is always one line.
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
-        sink(level, message())
+        sink(level, printable(message()))
     }
 
     /// Logs at `.debug`.

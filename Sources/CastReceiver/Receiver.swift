@@ -24,6 +24,8 @@ public final class Receiver: Sendable {
     let logger: Logger
     /// Pairing: the store of paired senders, the attempt limiter.
     let pairing: PairingDesk
+    /// The open connections of paired senders, closed when their sender is unpaired.
+    let admitted = AdmittedConnections()
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
@@ -107,6 +109,7 @@ public final class Receiver: Sendable {
         thread.name = "castd accept"
         thread.start()
         if configuration.advertise { startAdvertising(port: port) }
+        if configuration.auth != .none { watchRevocations() }
         // The first session's worker is ready before it is asked for.
         if case .on = configuration.decoderIsolation {
             let logger = self.logger
@@ -322,6 +325,7 @@ public final class Receiver: Sendable {
     /// Hands a media connection to the session whose token it presented; false when there is none.
     func attachMedia(token: String, tls: TLSConnection, peer: String? = nil) -> Bool {
         guard let session = state.withLock({ $0.session }), session.token == token else { return false }
+        watchAdmitted(tls, sender: session.senderName, peer: peer ?? "?")
         session.attach(tls, peer: peer)
         return true
     }
@@ -361,6 +365,36 @@ public final class Receiver: Sendable {
                 return
             }
             watchSender(of: session, writer: writer, name: name)
+        }
+    }
+
+    /// How often the pairing store is looked at for senders unpaired while connected: an `lstat` of the store,
+    /// and a read only when another process replaced it, so that `castd --unpair` takes effect within this.
+    static let revocationCheckInterval: Duration = .milliseconds(250)
+
+    /// Keeps an admitted connection (control or media) so that it is closed if its sender is unpaired; under
+    /// `--auth none` there is no pairing to lose.
+    func watchAdmitted(_ tls: TLSConnection, sender: String, peer: String) {
+        if configuration.auth != .none { admitted.add(tls, sender: sender, peer: peer) }
+    }
+
+    /// Closes the connections of senders unpaired since they were admitted, then looks again after the interval.
+    private func watchRevocations() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.revocationCheckInterval.timeInterval) {
+            [weak self] in
+            guard let self, !state.withLock({ $0.stopped }) else { return }
+            closeRevokedConnections()
+            watchRevocations()
+        }
+    }
+
+    /// Closes every connection of a sender that is no longer paired (`castd --unpair`, or the store edited by
+    /// another process): its control connection ends, and with it the session it plays and its media connection.
+    /// Called every `revocationCheckInterval` and on SIGHUP; does nothing under `--auth none`.
+    public func closeRevokedConnections() {
+        guard configuration.auth != .none, !admitted.isEmpty else { return }
+        for (sender, peer) in admitted.closeRevoked(isPaired: { pairing.isPaired($0) }) {
+            logger.warning("sender \"\(sender)\" is no longer paired: closed its connection from \(peer)")
         }
     }
 

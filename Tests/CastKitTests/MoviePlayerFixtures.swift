@@ -96,11 +96,18 @@ final class LoopbackReceiver: @unchecked Sendable {
     /// The port it listens on.
     private(set) var port: UInt16 = 0
 
+    /// The name it was started with.
+    let name: String
+
     /// Starts castd; `port` 0 lets it pick a free one (a restart passes the port it had).
-    init(stateDirectory: String, videoOut: String = "none", port: UInt16 = 0) throws {
+    init(
+        stateDirectory: String, videoOut: String = "none", port: UInt16 = 0, name: String = "Test Box",
+        auth: String = "none"
+    ) throws {
+        self.name = name
         process.executableURL = MovieFixtures.binaries.appendingPathComponent("castd")
         process.arguments = [
-            "--name", "Test Box", "--auth", "none", "--listen", "127.0.0.1", "--port", String(port), "--no-advertise",
+            "--name", name, "--auth", auth, "--listen", "127.0.0.1", "--port", String(port), "--no-advertise",
             "--audio-device", "none", "--video-out", videoOut, "--state-dir", stateDirectory,
         ]
         let pipe = Pipe()
@@ -132,7 +139,7 @@ final class LoopbackReceiver: @unchecked Sendable {
 
     /// The receiver, as a sender names it by address.
     var description: ReceiverDescription {
-        ReceiverDescription(name: "Test Box", id: "", host: "127.0.0.1", port: port)
+        ReceiverDescription(name: name, id: "", host: "127.0.0.1", port: port)
     }
 
     /// Ends castd by its pid: `signal` (SIGTERM by default), then SIGKILL after 3 s.

@@ -44,6 +44,19 @@ final class ReceiverQueryTests: XCTestCase {
         }
     }
 
+    func testNamesFromTheNetworkAreShownEscaped() {
+        let forged = ReceiverDescription(name: "evil\nPairing PIN: 1234\u{1B}[2J", id: "", host: "10.0.0.3", port: 7100)
+        XCTAssertThrowsError(try ReceiverQuery.match("garage", in: [forged])) { error in
+            let message = (error as! CastError).message
+            XCTAssertFalse(message.contains("\n") || message.contains("\u{1B}"), message)
+            XCTAssertTrue(message.contains(#""evil\nPairing PIN: 1234\u{1B}[2J""#), message)
+        }
+        // The impersonation warning keeps its own lines, and only those.
+        let warning = identityMismatch("Living\nRoom\u{1B}", announced: "aa", presented: "bb", because: "\"x\ny\"")
+        XCTAssertEqual(warning.split(separator: "\n").count, 5, warning)
+        XCTAssertFalse(warning.contains("\u{1B}"), warning)
+    }
+
     func testWithoutQueryTheOnlyReceiverIsChosen() throws {
         XCTAssertEqual(try ReceiverQuery.match(nil, in: [Fixtures.kitchen]), Fixtures.kitchen)
         XCTAssertThrowsError(try ReceiverQuery.match(nil, in: Fixtures.all))

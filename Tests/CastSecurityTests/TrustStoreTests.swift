@@ -93,6 +93,46 @@ final class TrustStoreTests: XCTestCase {
     XCTAssertEqual(try KnownReceivers.load(directory: directory).list(), [])
   }
 
+  func testKnownReceiversKeepTheAddressEachWasLastReachedAt() throws {
+    let directory = try storeDirectory()
+    let store = try KnownReceivers.load(directory: directory)
+    let living = try store.pin(
+      id: fingerprint(ofPublicKey: Fixtures.key(1)), publicKey: Fixtures.key(1), name: "Living Room",
+      address: "10.0.0.5:7100", pairedAt: Fixtures.date)
+    let kitchen = try store.pin(
+      id: fingerprint(ofPublicKey: Fixtures.key(2)), publicKey: Fixtures.key(2), name: "Kitchen", pairedAt: Fixtures.date)
+    XCTAssertEqual(living.address, "10.0.0.5:7100")
+    XCTAssertNil(kitchen.address)
+
+    // The kitchen now answers at the living room's old address: the address moves to it.
+    XCTAssertTrue(try store.recordAddress("10.0.0.5:7100", forID: kitchen.id))
+    let reloaded = try KnownReceivers.load(directory: directory)
+    XCTAssertEqual(try reloaded.lookup(id: kitchen.id)?.address, "10.0.0.5:7100")
+    XCTAssertNil(try reloaded.lookup(id: living.id)?.address)
+    XCTAssertFalse(try reloaded.recordAddress("10.0.0.9:7100", forID: "ffff"), "not paired: nothing recorded")
+
+    // An unchanged address does not rewrite the file.
+    let before = try FileManager.default.attributesOfItem(atPath: reloaded.path)[.systemFileNumber] as? Int
+    XCTAssertTrue(try reloaded.recordAddress("10.0.0.5:7100", forID: kitchen.id))
+    XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: reloaded.path)[.systemFileNumber] as? Int, before)
+
+    XCTAssertThrowsError(try reloaded.recordAddress(String(repeating: "9", count: 301), forID: kitchen.id))
+    XCTAssertThrowsError(try reloaded.recordAddress("", forID: kitchen.id))
+  }
+
+  func testAKnownReceiversFileWithoutAddressesIsRead() throws {
+    let directory = try storeDirectory()
+    let id = fingerprint(ofPublicKey: Fixtures.key(1))
+    let text = """
+      {"receivers":{"\(id)":{"name":"Living Room","pairedAt":"2025-01-31T18:02:11Z",\
+      "publicKey":"\(hexString(Fixtures.key(1)))"}},"version":1}
+      """
+    try write(text, to: directory + "/" + KnownReceivers.fileName)
+    let entry = try XCTUnwrap(try KnownReceivers.load(directory: directory).lookup(id: id))
+    XCTAssertEqual(entry.name, "Living Room")
+    XCTAssertNil(entry.address)
+  }
+
   // MARK: Refusals
 
   func testCorruptFileIsRefusedWithAClearMessageAndLeftAsItIs() throws {

@@ -63,7 +63,7 @@ final class SpeakerStream: @unchecked Sendable {
         audio: UDPSocket, control: UDPSocket, timing: UDPSocket
     ) {
         self.reader = reader
-        self.speakerName = speakerName
+        self.speakerName = printable(speakerName)  // only ever shown
         self.connection = connection
         self.speakerAddress = address
         self.audio = audio
@@ -96,7 +96,7 @@ final class SpeakerStream: @unchecked Sendable {
                 audio: try UDPSocket(family: address.family), control: try UDPSocket(family: address.family),
                 timing: try UDPSocket(family: address.family))
         } catch {
-            throw CastError(.connectionLost, "cannot reach the speaker \(speaker.name) at \(speaker.address): \(error)")
+            throw CastError(.connectionLost, "cannot reach the speaker \(printable(speaker.name)) at \(speaker.address): \(error)")
         }
         stream.startHelpers()
         do {
@@ -195,11 +195,11 @@ final class SpeakerStream: @unchecked Sendable {
         if let error = error as? CastError { return error }
         if let error = error as? RAOPError, error.code == .refused {
             switch error.status {
-            case 453: return CastError(.busy, "the speaker \(speakerName) plays for another sender (\(error.message))")
+            case 453: return CastError(.busy, "the speaker \(speakerName) plays for another sender (\(printable(error.message)))")
             case 401, 403:
                 return CastError(
                     .notAuthorised, "the speaker \(speakerName) wants a password, which cast does not send yet")
-            default: return CastError(.playback, "the speaker \(speakerName): \(error.message)")
+            default: return CastError(.playback, "the speaker \(speakerName): \(printable(error.message))")
             }
         }
         return CastError(.connectionLost, "lost the speaker \(speakerName): \(error)")

@@ -6,14 +6,19 @@ public import Foundation
 ///
 ///     {
 ///       "receivers" : {
-///         "<receiver id>" : { "name" : "Living Room", "pairedAt" : "2025-01-31T18:02:11Z", "publicKey" : "<64 hex>" }
+///         "<receiver id>" : {
+///           "address" : "10.0.0.5:7100", "name" : "Living Room", "pairedAt" : "2025-01-31T18:02:11Z",
+///           "publicKey" : "<64 hex>"
+///         }
 ///       },
 ///       "version" : 1
 ///     }
 ///
-/// A connection to a receiver is trusted when `lookup(id:)` finds it and the TLS peer key equals the pinned
-/// key. A receiver that now shows another key under a name found by `lookup(name:)` must be refused with a
-/// warning naming both ids, never silently re-pinned: only a new `cast pair` (which calls `pin`) replaces it.
+/// `address` is where the receiver was last reached (`host:port`), so that a sender told an address can tell
+/// which paired receiver must answer there; entries without it (older files) are read as having none. Which
+/// entries a connection must match is CastKit's rule (`ReceiverPin`); a receiver that shows another key must
+/// be refused with a warning naming both ids, never silently re-pinned: only a new `cast pair` (which calls
+/// `pin`) replaces it.
 /// See `TrustStoreFile` for the reading and writing rules.
 ///
 /// Thread-safety: `Sendable`; every method may be called from any thread.
@@ -58,26 +63,59 @@ public final class KnownReceivers: Sendable {
   ///   - id: the receiver's id as advertised (the fingerprint of `publicKey`).
   ///   - publicKey: its 32-byte Ed25519 key, as its TLS certificate showed it.
   ///   - name: its friendly name (at most 1024 UTF-8 bytes).
+  ///   - address: where it was reached (`host:port`), if known; no other entry keeps this address.
   /// - Throws: `.trustStore` when the store is full (1000 receivers) or its file is unusable; `.system`
   ///   when it cannot be written. Then nothing changed, in memory or on disk.
   @discardableResult
-  public func pin(id: String, publicKey: [UInt8], name: String, pairedAt: Date = Date()) throws(SecurityError)
-    -> KnownReceiver
+  public func pin(id: String, publicKey: [UInt8], name: String, address: String? = nil, pairedAt: Date = Date())
+    throws(SecurityError) -> KnownReceiver
   {
     precondition(publicKey.count == 32, "an Ed25519 public key has 32 bytes")
     precondition(!id.isEmpty && id.utf8.count <= 128, "a receiver id is a short fingerprint")
     guard name.utf8.count <= TrustStoreLimits.maximumNameLength else {
       throw SecurityError(.trustStore, "receiver name longer than \(TrustStoreLimits.maximumNameLength) bytes")
     }
+    try checkAddress(address)
     let receiver = KnownReceiver(
-      id: id.lowercased(), publicKey: publicKey, name: name, pairedAt: wholeSeconds(pairedAt))
+      id: id.lowercased(), publicKey: publicKey, name: name, pairedAt: wholeSeconds(pairedAt), address: address)
     try file.update { (document: inout Document) throws(SecurityError) in
       document.receivers = document.receivers.filter {
         $0.value.name.caseInsensitiveCompare(name) != .orderedSame
       }
+      if let address { document.forget(address: address) }
       document.receivers[receiver.id] = receiver
     }
     return receiver
+  }
+
+  /// Records that the paired receiver `id` was reached at `address` (`host:port`) after its key was checked, and
+  /// takes the address from any other entry (an address answers for one receiver at a time). Saves only when
+  /// something changed, so an unchanged address costs a read and no write.
+  /// - Returns: false when `id` is not a paired receiver (nothing is recorded).
+  /// - Throws: `.trustStore` for an address over 300 bytes or an unusable file; `.system` when it cannot be written.
+  @discardableResult
+  public func recordAddress(_ address: String, forID id: String) throws(SecurityError) -> Bool {
+    try checkAddress(address)
+    let id = id.lowercased()
+    let current = try file.current()
+    guard let entry = current.receivers[id] else { return false }
+    let elsewhere = current.receivers.values.contains { $0.id != id && $0.address == address }
+    if entry.address == address && !elsewhere { return true }
+    return try file.update { (document: inout Document) throws(SecurityError) -> Bool in
+      guard let entry = document.receivers[id] else { return false }
+      document.forget(address: address)
+      document.receivers[id] = KnownReceiver(
+        id: entry.id, publicKey: entry.publicKey, name: entry.name, pairedAt: entry.pairedAt, address: address)
+      return true
+    }
+  }
+
+  private func checkAddress(_ address: String?) throws(SecurityError) {
+    guard let address else { return }
+    guard !address.isEmpty, address.utf8.count <= KnownReceiver.maximumAddressLength else {
+      throw SecurityError(
+        .trustStore, "receiver address empty or longer than \(KnownReceiver.maximumAddressLength) bytes")
+    }
   }
 
   /// Forgets the receiver whose id equals `nameOrId`, else those whose name equals it (case-insensitive),
@@ -109,6 +147,14 @@ public final class KnownReceivers: Sendable {
 
     init() {}
 
+    /// Removes `address` from every entry that has it.
+    mutating func forget(address: String) {
+      for (id, entry) in receivers where entry.address == address {
+        receivers[id] = KnownReceiver(
+          id: entry.id, publicKey: entry.publicKey, name: entry.name, pairedAt: entry.pairedAt, address: nil)
+      }
+    }
+
     private enum CodingKeys: String, CodingKey {
       case version, receivers
     }
@@ -126,7 +172,8 @@ public final class KnownReceivers: Sendable {
           throw DecodingError.dataCorruptedError(
             forKey: .receivers, in: container, debugDescription: "bad receiver id '\(id.prefix(40))'")
         }
-        receivers[id] = KnownReceiver(id: id, publicKey: entry.publicKey, name: entry.name, pairedAt: entry.pairedAt)
+        receivers[id] = KnownReceiver(
+          id: id, publicKey: entry.publicKey, name: entry.name, pairedAt: entry.pairedAt, address: entry.address)
       }
     }
 
@@ -148,13 +195,19 @@ public struct KnownReceiver: Sendable, Equatable {
   public let name: String
   /// When it paired (whole seconds).
   public let pairedAt: Date
+  /// Where it was last reached after its key was checked (`host:port` as the sender connected to it), if known.
+  public let address: String?
+
+  /// The longest address (UTF-8 bytes) an entry keeps: a bracketed IPv6 address with a zone and a port fits.
+  public static let maximumAddressLength = 300
 
   /// Creates an entry.
-  public init(id: String, publicKey: [UInt8], name: String, pairedAt: Date) {
+  public init(id: String, publicKey: [UInt8], name: String, pairedAt: Date, address: String? = nil) {
     self.id = id
     self.publicKey = publicKey
     self.name = name
     self.pairedAt = pairedAt
+    self.address = address
   }
 
   /// The form inside the file, where the id is the key of the map.
@@ -162,15 +215,17 @@ public struct KnownReceiver: Sendable, Equatable {
     let publicKey: [UInt8]
     let name: String
     let pairedAt: Date
+    let address: String?
 
     init(_ receiver: KnownReceiver) {
       publicKey = receiver.publicKey
       name = receiver.name
       pairedAt = receiver.pairedAt
+      address = receiver.address
     }
 
     private enum CodingKeys: String, CodingKey {
-      case publicKey, name, pairedAt
+      case publicKey, name, pairedAt, address
     }
 
     init(from decoder: any Decoder) throws {
@@ -178,6 +233,10 @@ public struct KnownReceiver: Sendable, Equatable {
       publicKey = try container.decodePublicKey(forKey: .publicKey)
       name = try container.decodeName(forKey: .name)
       pairedAt = try container.decode(Date.self, forKey: .pairedAt)
+      address = try container.decodeIfPresent(String.self, forKey: .address)
+      if let address, address.isEmpty || address.utf8.count > KnownReceiver.maximumAddressLength {
+        throw DecodingError.dataCorruptedError(forKey: .address, in: container, debugDescription: "bad address")
+      }
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -185,6 +244,7 @@ public struct KnownReceiver: Sendable, Equatable {
       try container.encode(hexString(publicKey), forKey: .publicKey)
       try container.encode(name, forKey: .name)
       try container.encode(pairedAt, forKey: .pairedAt)
+      try container.encodeIfPresent(address, forKey: .address)
     }
   }
 }

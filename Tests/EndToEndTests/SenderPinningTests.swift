@@ -1,0 +1,85 @@
+import Foundation
+import XCTest
+
+/// The sender talks only to the receiver it paired with (issue #13): a paired "Living Room" goes away, and an
+/// impostor with a key of its own and `--auth none` takes its place under a name close to it or at its address.
+/// Every `cast` to it is refused with the impersonation warning (exit 4) before anything is sent, and the impostor
+/// plays nothing.
+final class SenderPinningTests: LabTestCase {
+    override class var labPrefix: String { "e2pin" }
+
+    private var senderEnvironment: [String: String] { ["XDG_CONFIG_HOME": "\(work!)/sender"] }
+
+    private func cast(_ arguments: [String]) throws -> CommandResult {
+        try lab.run(on: .phone, [Paths.cast] + arguments, environment: senderEnvironment)
+    }
+
+    private func startCastd(_ name: String, port: Int, state: String, extra: [String] = []) throws -> Daemon {
+        let daemon = try lab.start(
+            on: .box,
+            [Paths.castd, "--name", name, "--port", String(port), "--state-dir", "\(work!)/\(state)", "--video-out",
+             "framemd5:\(work!)/\(state).md5", "--audio-device", "none", "--events", "\(work!)/\(state).jsonl"] + extra)
+        XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
+        return daemon
+    }
+
+    /// Pairs with `receiver` under "Living Room", typing the PIN it shows.
+    private func pair(with receiver: Daemon) throws {
+        let pair = try lab.start(
+            on: .phone, [Paths.cast, "pair", "Living Room"], environment: senderEnvironment, interactive: true)
+        let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10), "\(receiver.output)")
+        pair.type(String(line.split(separator: " ").last ?? ""))
+        XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
+    }
+
+    /// Asserts that `result` is the impersonation refusal, and that `impostor` neither played nor heard a hello.
+    private func assertRefused(_ result: CommandResult, by impostor: Daemon, state: String, _ what: String) {
+        XCTAssertEqual(result.status, 4, "\(what): \(result.stderr)")
+        XCTAssertTrue(
+            result.stderr.contains("WARNING: the identity of receiver \"Living Room\" has changed"), "\(what): \(result.stderr)")
+        XCTAssertFalse(impostor.output.contains { $0.contains(" plays ") || $0.contains("connected from") }, "\(what): \(impostor.output)")
+        let events = (try? String(contentsOfFile: "\(work!)/\(state).jsonl", encoding: .utf8)) ?? ""
+        XCTAssertFalse(events.contains("playing"), "\(what): \(events)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(work!)/\(state).md5"), what)
+    }
+
+    func testAnImpostorNearThePairedNameOrAtItsAddressGetsNothing() throws {
+        let clip = try Media.clip("pinning.mp4", seconds: 2)
+        let box = lab.address(.box)
+        let real = try startCastd("Living Room", port: 7100, state: "real")
+        try pair(with: real)
+        // Reached by address once, as the real one: admitted (the address now leads to it).
+        XCTAssertEqual(try cast(["status", "\(box):7100"]).status, 0)
+        real.stop()
+
+        // A name that only begins like the paired one, and one that differs by a trailing space.
+        for (index, name) in ["Living Room 2", "Living Room "].enumerated() {
+            let state = "impostor\(index)"
+            let impostor = try startCastd(name, port: 7101, state: state, extra: ["--auth", "none"])
+            assertRefused(try cast(["send", clip, "--to", "Living Room"]), by: impostor, state: state, "\(name) file")
+            assertRefused(
+                try cast(["send", "http://alice:secret@\(box):9/movie.mp4", "--to", "living room"]), by: impostor,
+                state: state, "\(name) URL")
+            assertRefused(try cast(["status", "Living Room"]), by: impostor, state: state, "\(name) status")
+            XCTAssertFalse(impostor.output.contains { $0.contains("secret") }, "\(impostor.output)")
+            impostor.stop()
+        }
+        // The impostor named "Living Room " is the only one in sight: no --to at all is refused too.
+        let spaced = try startCastd("Living Room ", port: 7101, state: "impostor-spaced", extra: ["--auth", "none"])
+        assertRefused(try cast(["send", clip]), by: spaced, state: "impostor-spaced", "only one in sight")
+        spaced.stop()
+
+        // Another name altogether, at the paired receiver's address and port, reached by that address.
+        let atAddress = try startCastd("Den", port: 7100, state: "impostor-address", extra: ["--auth", "none"])
+        assertRefused(try cast(["send", clip, "--to", "\(box):7100"]), by: atAddress, state: "impostor-address", "address")
+        // By its own name it is just another open receiver: not what the user paired with, and not refused.
+        XCTAssertEqual(try cast(["status", "Den"]).status, 0)
+        atAddress.stop()
+
+        // The pairing is intact: the real receiver, back, plays without a PIN.
+        let back = try startCastd("Living Room", port: 7100, state: "real")
+        let played = try cast(["send", clip, "--to", "Living Room"])
+        XCTAssertEqual(played.status, 0, played.stderr)
+        XCTAssertNotNil(back.output.first { $0.contains(" plays ") })
+    }
+}

@@ -68,6 +68,7 @@ let package = Package(
         // MARK: Examples (built with everything else, so CI keeps them compiling)
         .executableTarget(name: "movie-player", dependencies: ["CastKit"], path: "Examples/MoviePlayer", swiftSettings: strict),
         .executableTarget(name: "music-queue", dependencies: ["CastKit"], path: "Examples/MusicQueue", swiftSettings: strict),
+        .executableTarget(name: "queue-append", dependencies: ["CastKit"], path: "Examples/QueueAppend", swiftSettings: strict),
 
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),

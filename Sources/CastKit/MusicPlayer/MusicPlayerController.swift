@@ -47,6 +47,19 @@ public final class MusicPlayerController: @unchecked Sendable {
     private var repeats = RepeatMode.none
     private var notifying = 0
     private var engine: MoviePlayerController!
+    /// A switch of the now playing item that waits a moment before it reaches the engine (see `setQueue(with:)`).
+    private var pending: PendingSwitch?
+    private var pendingGeneration = 0
+
+    /// Where the program has asked the player to be, while a switch waits: the item and the time set since.
+    private struct PendingSwitch {
+        var item: MediaItem
+        var time: TimeInterval?
+        var generation: Int
+    }
+
+    /// How long a queue change that would interrupt the playing item waits for the program's next settings.
+    static let switchGrace: DispatchTimeInterval = .milliseconds(150)
 
     /// A music player on `outputs` (video is ignored).
     public init(
@@ -66,15 +79,31 @@ public final class MusicPlayerController: @unchecked Sendable {
 
     /// Makes `items` the queue; the first (in shuffle order, when shuffling) becomes the now playing item. A player
     /// that was playing plays it; one that was paused or stopped waits.
+    ///
+    /// The seeds' listing 2-5 (save `nowPlayingItem` and `currentPlaybackTime`, set a longer queue, set both back)
+    /// must not be heard: when the item playing now is in the new queue, the switch to the first item waits a moment
+    /// (`switchGrace`, or until any other call) for the program's next settings, and what reaches the engine is only
+    /// where the program ended up. Setting back the item and the time it played at leaves it playing untouched.
     public func setQueue(with items: [MediaItem]) {
+        applyPendingSwitch()
         let wasPlaying = engine.isPlayingOrAboutTo
-        let first = lock.withLock { () -> MediaItem? in
+        let loaded = engine.contentURL?.standardizedFileURL
+        let (first, deferred) = lock.withLock { () -> (MediaItem?, Bool) in
             queue = items
             order = Self.order(count: items.count, shuffle: shuffle, first: nil)
             index = order.isEmpty ? nil : 0
-            return index.map { queue[order[$0]] }
+            let first = index.map { queue[order[$0]] }
+            guard wasPlaying, let first, let loaded, items.contains(where: { $0.url.standardizedFileURL == loaded })
+            else { return (first, false) }
+            pendingGeneration += 1
+            pending = PendingSwitch(item: first, time: nil, generation: pendingGeneration)
+            let generation = pendingGeneration
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.switchGrace) { [weak self] in
+                self?.applyPendingSwitch(generation: generation)
+            }
+            return (first, true)
         }
-        load(first, playing: wasPlaying)
+        if !deferred { load(first, playing: wasPlaying) }
     }
 
     /// Makes the items a query finds the queue (see `setQueue(with:)`).
@@ -85,6 +114,7 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Adds items at the end of the queue, keeping what plays and where it is. While shuffling they join the part of
     /// the order not played yet, at random places.
     public func append(_ items: [MediaItem]) {
+        applyPendingSwitch()
         let first = lock.withLock { () -> MediaItem?? in
             let start = queue.count
             queue += items
@@ -119,9 +149,11 @@ public final class MusicPlayerController: @unchecked Sendable {
                 guard let queueIndex = queue.firstIndex(of: newValue), let position = order.firstIndex(of: queueIndex)
                 else { return false }
                 index = position
+                // A switch that waits takes the new item instead, from its beginning.
+                if pending != nil { pending?.item = newValue; pending?.time = nil }
                 return true
             }
-            if found { load(newValue, playing: wasPlaying) }
+            if found && !lock.withLock({ pending != nil }) { load(newValue, playing: wasPlaying) }
         }
     }
 
@@ -153,6 +185,7 @@ public final class MusicPlayerController: @unchecked Sendable {
 
     /// Plays the now playing item (from where it was paused).
     public func play() {
+        applyPendingSwitch()
         if lock.withLock({ index == nil && !order.isEmpty }) {
             // Played through: start the queue over.
             let first = lock.withLock { () -> MediaItem in
@@ -165,13 +198,22 @@ public final class MusicPlayerController: @unchecked Sendable {
     }
 
     /// Pauses.
-    public func pause() { engine.pause() }
+    public func pause() {
+        applyPendingSwitch()
+        engine.pause()
+    }
 
     /// Stops; the now playing item stays, and plays from its beginning on `play()`.
-    public func stop() { engine.stop() }
+    public func stop() {
+        applyPendingSwitch()
+        engine.stop()
+    }
 
     /// Opens the now playing item so that `play()` starts at once.
-    public func prepareToPlay() { engine.prepareToPlay() }
+    public func prepareToPlay() {
+        applyPendingSwitch()
+        engine.prepareToPlay()
+    }
 
     /// `.playing`, `.paused`, `.stopped` or `.interrupted`; `.seekingForward` or `.seekingBackward` while scrubbing.
     public var playbackState: PlaybackState { engine.playbackState }
@@ -189,9 +231,17 @@ public final class MusicPlayerController: @unchecked Sendable {
     public func endSeeking() { engine.endSeeking() }
 
     /// The position within the now playing item, in seconds; setting it seeks there.
+    /// While a switch waits (see `setQueue(with:)`), it is the time the program set, or 0.
     public var currentPlaybackTime: TimeInterval {
-        get { engine.currentPlaybackTime }
-        set { engine.currentPlaybackTime = newValue }
+        get { lock.withLock { pending.map { $0.time ?? 0 } } ?? engine.currentPlaybackTime }
+        set {
+            let waiting = lock.withLock { () -> Bool in
+                guard pending != nil else { return false }
+                pending?.time = newValue
+                return true
+            }
+            if !waiting { engine.currentPlaybackTime = newValue }
+        }
     }
 
     /// The output level, 0...1 (default 1); posts `.musicPlayerControllerVolumeDidChange`.
@@ -216,6 +266,7 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Moves to the next item in playing order. After the last: the first with `.all`, otherwise playback stops and
     /// there is no now playing item.
     public func skipToNextItem() {
+        applyPendingSwitch()
         let wasPlaying = engine.isPlayingOrAboutTo
         guard let next = lock.withLock({ advance(afterEnd: false) }) else { return endOfQueue() }
         load(next, playing: wasPlaying)
@@ -224,6 +275,7 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Moves to the previous item in playing order. Before the first: the last with `.all`, otherwise the first
     /// item again from its beginning.
     public func skipToPreviousItem() {
+        applyPendingSwitch()
         let wasPlaying = engine.isPlayingOrAboutTo
         let previous = lock.withLock { () -> MediaItem? in
             guard let current = index, !order.isEmpty else { return nil }
@@ -242,6 +294,7 @@ public final class MusicPlayerController: @unchecked Sendable {
 
     /// Goes back to the beginning of the now playing item.
     public func skipToBeginning() {
+        applyPendingSwitch()
         engine.currentPlaybackTime = 0
     }
 
@@ -259,6 +312,29 @@ public final class MusicPlayerController: @unchecked Sendable {
     }
 
     // MARK: Internals
+
+    /// Brings the engine to where the program asked while a switch waited (`generation`: only that switch, from its
+    /// timer; nil: whichever waits, before another call acts). The item playing now, asked for again at about the
+    /// time it is at (within `restoreTolerance`, the time the program took), plays on untouched.
+    private func applyPendingSwitch(generation: Int? = nil) {
+        let taken = lock.withLock { () -> PendingSwitch? in
+            guard let waiting = pending, generation == nil || waiting.generation == generation else { return nil }
+            pending = nil
+            return waiting
+        }
+        guard let taken else { return }
+        let loaded = engine.contentURL?.standardizedFileURL
+        if loaded == taken.item.url.standardizedFileURL {
+            let target = taken.time ?? 0
+            if abs(engine.currentPlaybackTime - target) > Self.restoreTolerance { engine.currentPlaybackTime = target }
+            return
+        }
+        load(taken.item, playing: engine.isPlayingOrAboutTo)
+        if let time = taken.time, time > 0 { engine.currentPlaybackTime = time }
+    }
+
+    /// How far the position set back may be from where the item is, and still count as "where it is".
+    static let restoreTolerance: TimeInterval = 0.5
 
     /// Loads `item` into the engine at its beginning, playing or waiting.
     private func load(_ item: MediaItem?, playing: Bool) {
@@ -333,6 +409,12 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// The now playing item ended by itself: the next per the repeat mode. A player that started to play while this
     /// one was between items keeps playing, and this one waits for it, interrupted.
     private func advanceAfterEnd() {
+        // The item that ended was on its way out: the switch that waited plays now.
+        if lock.withLock({ pending != nil }) {
+            applyPendingSwitch()
+            if !engine.isPlayingOrAboutTo { engine.play() }
+            return
+        }
         guard let next = lock.withLock({ advance(afterEnd: true) }) else { return endOfQueue() }
         engine.contentURL = next.url
         engine.playNextItem()

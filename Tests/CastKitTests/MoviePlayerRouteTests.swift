@@ -136,6 +136,30 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(log.states, [.playing, .paused, .playing, .stopped])
     }
 
+    /// `shouldAutoplay` false on a receiver: prepared, the receiver shows the first picture and waits; it never
+    /// plays, not even for a moment before the pause arrives.
+    func testPreparedWithoutAutoplayOnAReceiverWaitsAtTheFirstFrame() throws {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: 4, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        player.shouldAutoplay = false
+        CastRoute.selected = receiver.description
+        player.prepareToPlay()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive && player.readyForDisplay })
+        Thread.sleep(forTimeInterval: 1)
+        let remoteMD5 = folder.appendingPathComponent("remote.md5").path
+        let shown = MovieFixtures.frameTimes(remoteMD5)
+        print("prepared on the receiver: frames \(shown), states \(log.states), castd: \(receiver.output.suffix(5))")
+        XCTAssertEqual(shown, [0], "the receiver showed the first picture only")
+        XCTAssertEqual(player.playbackState, .paused)
+        XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5).count, 100, "then every frame")
+    }
+
     /// A receiver shutting down (SIGTERM: it tells the sender, with the finish code `receiverShutdown`) and not
     /// coming back: retried for 5 s exactly as a killed one, then the movie plays on here from where it was.
     func testReceiverShuttingDownContinuesLocally() throws {

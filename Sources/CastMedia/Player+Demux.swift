@@ -99,6 +99,11 @@ extension Player {
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
         var routes: [Int32: BoundedQueue<Packet>] = [:]
         var timeBases: [Int32: AVRational] = [:]
+        // Cover art (an attached picture: an MP3's or an M4A's) is one packet, delivered at the start and again after
+        // each seek. Its decoder is drained at once so that the picture is shown from the start and stays on screen
+        // while the music plays (a frame-threaded decoder would otherwise keep it until the end of the input).
+        let coverArt = videoStream.flatMap { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? $0.pointee.index : nil }
+        var coverEndedSerial: Int?
         let discontinuous = format.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0
         let maxTimestampJump = discontinuous ? PresentationTimeline.maxJump : PresentationTimeline.maxJumpContinuous
         if let videoStream, let videoDecoder {
@@ -177,7 +182,9 @@ extension Player {
             didRead(bytesRead: demuxer.bytesRead)
             guard read else {
                 inputEnded(true)
-                for queue in routes.values { queue.put(.end, serial: serial) }
+                for (index, queue) in routes where index != coverArt || coverEndedSerial != serial {
+                    queue.put(.end, serial: serial)
+                }
                 atEnd = true
                 continue
             }
@@ -195,6 +202,20 @@ extension Player {
             let stamp = p.pts != cast_av_nopts_value() ? p.pts : p.dts
             if stamp != cast_av_nopts_value() {
                 demuxed(stream: index, upTo: Double(stamp + max(p.duration, 0)) * av_q2d(timeBase) - containerStart)
+            }
+            if index == coverArt {
+                // Once per segment: the picture, then the end of that stream's segment.
+                guard coverEndedSerial != serial else { continue }
+                coverEndedSerial = serial
+                // The picture carries no timestamp: it belongs at the stream's start (where ffmpeg puts it).
+                if packet.pointer.pointee.pts == cast_av_nopts_value(), let videoStream {
+                    let start = videoStream.pointee.start_time
+                    packet.pointer.pointee.pts = start == cast_av_nopts_value() ? 0 : start
+                    packet.pointer.pointee.dts = packet.pointer.pointee.pts
+                }
+                guard queue.put(.item(packet), serial: serial, bytes: packet.size) else { return }
+                queue.put(.end, serial: serial)
+                continue
             }
             guard queue.put(.item(packet), serial: serial, bytes: packet.size) else { return }
         }

@@ -4,7 +4,8 @@ import Foundation
 import XCTest
 
 /// Surround sources through the engine to a captured ALSA device: downmixed to stereo as `ffmpeg -ac 2` does, played
-/// as they are on a device with their channels, and never silence where the source has sound.
+/// as they are on a device with their channels, and never silence where the source has sound (the level is held to
+/// ffmpeg's own decode and downmix).
 final class DownmixTests: XCTestCase {
     private var folder: URL!
 
@@ -71,29 +72,6 @@ final class DownmixTests: XCTestCase {
             XCTAssertEqual(
                 played.rms(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
         }
-    }
-
-    /// An audio stream whose every packet fails to decode is a playbackError naming the stream and codec, not a
-    /// "successful" play of the video in silence.
-    func testAnAudioStreamThatNeverDecodesIsAnErrorNamingItsStreamAndCodec() throws {
-        let good = folder.appendingPathComponent("good.mkv").path
-        try Fixtures.run(
-            "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2", "-f", "lavfi", "-i",
-             "sine=frequency=440:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "ac3", good])
-        // The noise filter changes every byte of every audio packet: no AC-3 frame survives.
-        let bad = folder.appendingPathComponent("bad.mkv").path
-        try Fixtures.run(
-            "ffmpeg", ["-v", "error", "-y", "-i", good, "-c", "copy", "-bsf:a", "noise=amount=1", bad])
-        let md5 = folder.appendingPathComponent("bad.framemd5").path
-        let (log, seconds) = try play(
-            try FileSource(path: bad), audio: .alsa(device: "null"), video: .framemd5(path: md5))
-        let finish = try XCTUnwrap(log.finish, "\(log.events)")
-        XCTAssertEqual(finish.reason, .playbackError, "\(log.events)")
-        let message = finish.error ?? ""
-        print("error: \(message) after \(seconds) s")
-        XCTAssertTrue(message.contains("audio stream #1 (ac3"), message)
-        XCTAssertTrue(message.contains("failed to decode"), message)
     }
 }
 

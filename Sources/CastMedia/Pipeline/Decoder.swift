@@ -23,7 +23,8 @@ final class Decoder: @unchecked Sendable {
         let streamName = Self.name(of: stream)
         self.streamName = streamName
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            throw MediaError.ffmpeg("\(streamName): this FFmpeg has no decoder for it", status: cast_averror(ENOSYS))
+            // "audio stream #0 (unknown codec, 44100 Hz, mono): Decoder not found", as ffmpeg words it.
+            throw MediaError.ffmpeg(streamName, status: cast_averror_decoder_not_found())
         }
         guard let context = avcodec_alloc_context3(codec) else {
             throw MediaError.ffmpeg("avcodec_alloc_context3", status: cast_averror(ENOMEM))
@@ -47,6 +48,12 @@ final class Decoder: @unchecked Sendable {
     static func name(of stream: UnsafeMutablePointer<AVStream>) -> String {
         let parameters = stream.pointee.codecpar.pointee
         var details = [String(cString: avcodec_get_name(parameters.codec_id))]
+        if parameters.codec_id == AV_CODEC_ID_NONE {
+            // What the container called it, when it said (a fourcc); Matroska's unknown codec ids are not kept.
+            var tag = [CChar](repeating: 0, count: 32)
+            av_fourcc_make_string(&tag, parameters.codec_tag)
+            details = [parameters.codec_tag == 0 ? "unknown codec" : "unknown codec \(string(fromCBuffer: tag))"]
+        }
         switch parameters.codec_type {
         case AVMEDIA_TYPE_AUDIO:
             if parameters.sample_rate > 0 { details.append("\(parameters.sample_rate) Hz") }

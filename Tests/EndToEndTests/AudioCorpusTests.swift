@@ -13,6 +13,12 @@ final class AudioCorpusTests: LabTestCase {
         /// An `aevalsrc` source: one expression per channel, the layout and the rate.
         var source: String
         var codec: [String]
+
+        init(_ name: String, _ source: String, _ codec: [String]) {
+            self.name = name
+            self.source = source
+            self.codec = codec
+        }
     }
 
     /// Every channel a tone of its own (300, 370, 440 … Hz at 0.15), so that a channel lost or misplaced changes the
@@ -30,27 +36,27 @@ final class AudioCorpusTests: LabTestCase {
 
     private static let corpus: [Clip] = [
         // The six surround files of issue 14, their signal on the centre channel.
-        Clip(name: "aac-5.1.mp4", source: centreOnly("5.1", channels: 6), codec: ["-c:a", "aac"]),
-        Clip(name: "ac3-5.1.ts", source: centreOnly("5.1", channels: 6), codec: ["-c:a", "ac3"]),
-        Clip(name: "dts-5.1.mkv", source: centreOnly("5.1", channels: 6), codec: ["-c:a", "dca", "-strict", "-2"]),
-        Clip(name: "flac-7.1.mkv", source: centreOnly("7.1", channels: 8), codec: ["-c:a", "flac"]),
-        Clip(name: "eac3-5.1.mp4", source: centreOnly("5.1", channels: 6), codec: ["-c:a", "eac3"]),
-        Clip(name: "opus-5.1.mkv", source: centreOnly("5.1", channels: 6), codec: ["-c:a", "libopus"]),
+        Clip("aac-5.1.mp4", centreOnly("5.1", channels: 6), ["-c:a", "aac"]),
+        Clip("ac3-5.1.ts", centreOnly("5.1", channels: 6), ["-c:a", "ac3"]),
+        Clip("dts-5.1.mkv", centreOnly("5.1", channels: 6), ["-c:a", "dca", "-strict", "-2"]),
+        Clip("flac-7.1.mkv", centreOnly("7.1", channels: 8), ["-c:a", "flac"]),
+        Clip("eac3-5.1.mp4", centreOnly("5.1", channels: 6), ["-c:a", "eac3"]),
+        Clip("opus-5.1.mkv", centreOnly("5.1", channels: 6), ["-c:a", "libopus"]),
         // Layouts from mono to 7.1, rates from 8 to 192 kHz, the codecs and containers people have.
-        Clip(name: "pcm-mono-8k.wav", source: tones("mono", channels: 1, rate: 8000), codec: ["-c:a", "pcm_s16le"]),
-        Clip(name: "aac-stereo-8k.m4a", source: tones("stereo", channels: 2, rate: 8000), codec: ["-c:a", "aac"]),
-        Clip(name: "mp3-mono-22k.mkv", source: tones("mono", channels: 1, rate: 22050), codec: ["-c:a", "libmp3lame"]),
-        Clip(name: "mp3-stereo-44k.mp3", source: tones("stereo", channels: 2, rate: 44100), codec: ["-c:a", "libmp3lame"]),
-        Clip(name: "vorbis-quad-44k.ogg", source: tones("quad", channels: 4, rate: 44100), codec: ["-c:a", "libvorbis"]),
-        Clip(name: "aac-7.1-44k.mp4", source: tones("7.1", channels: 8, rate: 44100), codec: ["-c:a", "aac"]),
-        Clip(name: "ac3-5.0-44k.mkv", source: tones("5.0", channels: 5, rate: 44100), codec: ["-c:a", "ac3"]),
-        Clip(name: "eac3-2.1-48k.ts", source: tones("2.1", channels: 3, rate: 48000), codec: ["-c:a", "eac3"]),
-        Clip(name: "opus-6.1-48k.ogg", source: tones("6.1", channels: 7, rate: 48000), codec: ["-c:a", "libopus"]),
-        Clip(name: "alac-5.1-48k.m4a", source: tones("5.1", channels: 6, rate: 48000), codec: ["-c:a", "alac"]),
+        Clip("pcm-mono-8k.wav", tones("mono", channels: 1, rate: 8000), ["-c:a", "pcm_s16le"]),
+        Clip("aac-stereo-8k.m4a", tones("stereo", channels: 2, rate: 8000), ["-c:a", "aac"]),
+        Clip("mp3-mono-22k.mkv", tones("mono", channels: 1, rate: 22050), ["-c:a", "libmp3lame"]),
+        Clip("mp3-stereo-44k.mp3", tones("stereo", channels: 2, rate: 44100), ["-c:a", "libmp3lame"]),
+        Clip("vorbis-quad-44k.ogg", tones("quad", channels: 4, rate: 44100), ["-c:a", "libvorbis"]),
+        Clip("aac-7.1-44k.mp4", tones("7.1", channels: 8, rate: 44100), ["-c:a", "aac"]),
+        Clip("ac3-5.0-44k.mkv", tones("5.0", channels: 5, rate: 44100), ["-c:a", "ac3"]),
+        Clip("eac3-2.1-48k.ts", tones("2.1", channels: 3, rate: 48000), ["-c:a", "eac3"]),
+        Clip("opus-6.1-48k.ogg", tones("6.1", channels: 7, rate: 48000), ["-c:a", "libopus"]),
+        Clip("alac-5.1-48k.m4a", tones("5.1", channels: 6, rate: 48000), ["-c:a", "alac"]),
         // PCM in Matroska has a channel count and no layout: FFmpeg's order is unspecified.
-        Clip(name: "pcm-6ch-48k.mkv", source: tones("5.1", channels: 6, rate: 48000), codec: ["-c:a", "pcm_s16le"]),
-        Clip(name: "flac-5.0-96k.mkv", source: tones("5.0", channels: 5, rate: 96000), codec: ["-c:a", "flac"]),
-        Clip(name: "pcm-2.1-192k.wav", source: tones("2.1", channels: 3, rate: 192000), codec: ["-c:a", "pcm_s24le"]),
+        Clip("pcm-6ch-48k.mkv", tones("5.1", channels: 6, rate: 48000), ["-c:a", "pcm_s16le"]),
+        Clip("flac-5.0-96k.mkv", tones("5.0", channels: 5, rate: 96000), ["-c:a", "flac"]),
+        Clip("pcm-2.1-192k.wav", tones("2.1", channels: 3, rate: 192000), ["-c:a", "pcm_s24le"]),
     ]
 
     func testEveryCorpusFileReachesALSAAsFFmpegDecodesAndDownmixesIt() throws {
@@ -59,16 +65,16 @@ final class AudioCorpusTests: LabTestCase {
         // HE-AAC needs libfdk_aac, which Debian's ffmpeg does not have (its own encoder makes AAC-LC only).
         let encoders = try runCommand(["ffmpeg", "-hide_banner", "-encoders"]).stdout
         if encoders.contains("libfdk_aac") {
-            clips.append(
-                Clip(name: "he-aac-stereo-44k.m4a", source: Self.tones("stereo", channels: 2, rate: 44100),
-                     codec: ["-c:a", "libfdk_aac", "-profile:a", "aac_he"]))
+            let codec = ["-c:a", "libfdk_aac", "-profile:a", "aac_he"]
+            clips.append(Clip("he-aac-stereo-44k.m4a", Self.tones("stereo", channels: 2, rate: 44100), codec))
         } else {
             print("HE-AAC: skipped, this ffmpeg has no libfdk_aac encoder")
         }
         var table: [String] = []
         for clip in clips {
             let path = "\(work!)/\(clip.name)"
-            let made = try runCommand(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", clip.source] + clip.codec + [path])
+            let made = try runCommand(
+                ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", clip.source] + clip.codec + [path])
             XCTAssertEqual(made.status, 0, "\(clip.name): \(made.stderr)")
             guard made.status == 0 else { continue }
             try? FileManager.default.removeItem(atPath: "\(work!)/audio.raw")
@@ -76,14 +82,17 @@ final class AudioCorpusTests: LabTestCase {
                 on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"],
                 environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 60)
             XCTAssertEqual(sent.status, 0, "\(clip.name): \(sent.stderr)")
-            XCTAssertTrue(sent.stdout.contains(#""reason":"playbackEnded""#), "\(clip.name): \(sent.stdout.suffix(300))")
+            XCTAssertTrue(
+                sent.stdout.contains(#""reason":"playbackEnded""#), "\(clip.name): \(sent.stdout.suffix(300))")
             let played = Levels(try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw")), channels: 2)
             let reference = try ffmpegDownmix(path)
             let lengthDifference = Double(played.frames - reference.frames) / 48000
             let decibels = (0..<2).map { played.decibels(channel: $0, relativeTo: reference) }
             table.append(
                 clip.name.padding(toLength: 22, withPad: " ", startingAt: 0)
-                    + String(format: "length %+.3f s  level L %+.2f dB R %+.2f dB", lengthDifference, decibels[0], decibels[1])
+                    + String(
+                        format: "length %+.3f s  level L %+.2f dB R %+.2f dB", lengthDifference, decibels[0],
+                        decibels[1])
                     + "  (RMS \(played.rms) vs \(reference.rms))")
             XCTAssertGreaterThan(reference.level(channel: 0), 300, "\(clip.name): ffmpeg's downmix is not silent")
             XCTAssertEqual(lengthDifference, 0, accuracy: 0.02, "\(clip.name): \(played.frames) vs \(reference.frames)")
@@ -117,7 +126,8 @@ final class AudioCorpusTests: LabTestCase {
         XCTAssertEqual(Double(played.frames), 96_000, accuracy: 48_000 * 0.05)
         for (channel, speaker) in [0, 1, 4, 5, 2, 3].enumerated() {
             let expected = amplitudes[speaker] / 2.squareRoot() * 32767
-            XCTAssertEqual(played.level(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
+            XCTAssertEqual(
+                played.level(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
         }
     }
 
@@ -127,7 +137,8 @@ final class AudioCorpusTests: LabTestCase {
         let good = try Media.clip("corpus-ac3.mkv", seconds: 2, extra: ["-c:a", "ac3"])
         // The noise filter changes every byte of every audio packet.
         let bad = "\(work!)/bad-ac3.mkv"
-        let made = try runCommand(["ffmpeg", "-v", "error", "-y", "-i", good, "-c", "copy", "-bsf:a", "noise=amount=1", bad])
+        let made = try runCommand(
+            ["ffmpeg", "-v", "error", "-y", "-i", good, "-c", "copy", "-bsf:a", "noise=amount=1", bad])
         XCTAssertEqual(made.status, 0, made.stderr)
         let sent = try lab.run(
             on: .phone, [Paths.cast, "send", bad, "--to", "Living Room", "--json"],

@@ -46,29 +46,46 @@ final class DownmixTests: XCTestCase {
         }
     }
 
-    /// With `audioChannels` 6 a 5.1 source is not downmixed: each speaker's signal reaches its own channel, in ALSA's
-    /// order (FL FR RL RR FC LFE), not FFmpeg's (FL FR FC LFE SL SR), with its level unchanged.
-    func testSixChannelDevicePlaysFivePointOneAsItIsInALSAsOrder() throws {
-        // A different level on each speaker of 5.1(side): FL FR FC LFE SL SR.
-        let amplitudes = [0.05, 0.1, 0.2, 0.15, 0.25, 0.3]
-        let expressions = amplitudes.enumerated().map { "\($1)*sin(2*PI*\(300 + 100 * $0)*t)" }
+    /// A different level on each speaker of 5.1(side) (FL FR FC LFE SL SR), in FLAC.
+    private static let sideAmplitudes = [0.05, 0.1, 0.2, 0.15, 0.25, 0.3]
+
+    /// Plays `sideAmplitudes` as 5.1(side) on a six-channel `device` capturing into `raw`; what it captured.
+    private func playSixChannels(device: String, raw: String) throws -> Capture {
+        let expressions = Self.sideAmplitudes.enumerated().map { "\($1)*sin(2*PI*\(300 + 100 * $0)*t)" }
         let path = folder.appendingPathComponent("side51.mkv").path
         try Fixtures.run(
             "ffmpeg",
             ["-v", "error", "-y", "-f", "lavfi", "-i",
              "aevalsrc=\(expressions.joined(separator: "|")):c=5.1(side):s=48000:d=1", "-c:a", "flac", path])
-        let raw = folder.appendingPathComponent("side51.raw").path
-        let (log, _) = try play(
-            try FileSource(path: path), audio: .alsa(device: Fixtures.captureDevice(raw, channels: 6)),
-            audioChannels: 6)
+        let (log, _) = try play(try FileSource(path: path), audio: .alsa(device: device), audioChannels: 6)
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
         let played = Capture(try Data(contentsOf: URL(fileURLWithPath: raw)), channels: 6)
         print("5.1 on a 6-channel device: \(played.summary)")
         XCTAssertEqual(Double(played.frames), 48_000, accuracy: 48_000 * 0.05)
+        return played
+    }
+
+    /// With `audioChannels` 6 a 5.1 source is not downmixed: each speaker's signal reaches its own channel, in ALSA's
+    /// order (FL FR RL RR FC LFE), not FFmpeg's (FL FR FC LFE SL SR), with its level unchanged.
+    func testSixChannelDevicePlaysFivePointOneAsItIsInALSAsOrder() throws {
+        let raw = folder.appendingPathComponent("side51.raw").path
+        let played = try playSixChannels(device: Fixtures.captureDevice(raw, channels: 6), raw: raw)
         // The sides of 5.1(side) go to ALSA's rear pair, as ALSA's surround51 names them.
         let deviceOrder = [0, 1, 4, 5, 2, 3]
         for (channel, speaker) in deviceOrder.enumerated() {
-            let expected = amplitudes[speaker] / 2.squareRoot() * 32767
+            let expected = Self.sideAmplitudes[speaker] / 2.squareRoot() * 32767
+            XCTAssertEqual(
+                played.rms(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
+        }
+    }
+
+    /// A device that tells its channel map (snd_pcm_get_chmap: FL FR LFE FC SL SR, as HDMI outputs may) gets each
+    /// speaker on the channel the map names, not on ALSA's usual one.
+    func testSixChannelDeviceWithAChannelMapGetsEachSpeakerWhereItsMapSays() throws {
+        let raw = folder.appendingPathComponent("hdmi.raw").path
+        let played = try playSixChannels(device: Fixtures.mappedCaptureDevice(raw), raw: raw)
+        for (channel, speaker) in [0, 1, 3, 2, 4, 5].enumerated() {
+            let expected = Self.sideAmplitudes[speaker] / 2.squareRoot() * 32767
             XCTAssertEqual(
                 played.rms(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
         }

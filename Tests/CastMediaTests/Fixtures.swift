@@ -95,11 +95,34 @@ enum Fixtures {
                     channels $CHANNELS
                 }
             }
+            # Six channels in the order an HDMI output may report (snd_pcm_get_chmap), not ALSA's usual one.
+            pcm.castcapturehdmi {
+                @args [ FILE ]
+                @args.FILE { type string }
+                type plug
+                slave {
+                    pcm {
+                        type file
+                        slave.pcm { type null chmap [ "FL,FR,LFE,FC,SL,SR" ] }
+                        file $FILE
+                        format "raw"
+                    }
+                    format S16_LE
+                    rate 48000
+                    channels 6
+                }
+            }
 
             """
         _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         setenv("ALSA_CONFIG_PATH", path, 1)
     }()
+
+    /// The six-channel device whose channel map says FL FR LFE FC SL SR, capturing into `file`.
+    static func mappedCaptureDevice(_ file: String) -> String {
+        _ = alsaConfiguration
+        return "castcapturehdmi:FILE=\"\(file)\""
+    }
 
     /// The ALSA device name that captures into `file` (S16_LE, 48 kHz, `channels` channels).
     static func captureDevice(_ file: String, channels: Int = 2) -> String {

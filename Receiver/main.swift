@@ -23,6 +23,7 @@ let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "TCP port to listen on; 0 picks a free port (default 7100)"),
     OptionSpec("listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
     OptionSpec("audio-device", value: "PCM", help: "ALSA PCM to play audio on, or none (default: default)"),
+    OptionSpec("audio-channels", value: "N", help: "channels the PCM plays, 1 to 8; sources are downmixed to them (default 2)"),
     OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE (default: window with a display, else none)"),
     OptionSpec("scaling", value: "MODE", help: "how the window fits pictures: aspectFit (default), aspectFill, fill or none"),
     OptionSpec("timing-log", value: "FILE", help: "write when each video frame and audio period was presented (A/V sync checks)"),
@@ -184,6 +185,9 @@ guard let scaling = ScalingMode(rawValue: values["scaling"] ?? "aspectFit") else
 let audioDevice = values["audio-device"] ?? "default"
 guard !audioDevice.isEmpty, audioDevice.utf8.count <= 256 else { fail("--audio-device must name an ALSA PCM or none", code: 2) }
 let audio: AudioOutput = audioDevice == "none" ? .none : .alsa(device: audioDevice)
+guard let audioChannels = Int(values["audio-channels"] ?? "2"), (1...8).contains(audioChannels) else {
+    fail("--audio-channels must be a number from 1 to 8", code: 2)
+}
 var events: EventLog?
 if let path = values["events"] {
     do { events = try EventLog(path: path) } catch { fail("\(error)", code: 2) }
@@ -287,6 +291,7 @@ var configuration = ReceiverConfiguration(
     stateDirectory: stateDirectory, takeover: takeover, advertise: values["no-advertise"] == nil,
     engine: PlayerConfiguration(audio: audio, video: video, scalingMode: scaling, timingLog: values["timing-log"]),
     events: events, limits: limits, airPlayVideoPort: airPlayPort)
+configuration.engine.audioChannels = audioChannels
 configuration.decoderIsolation = decoderIsolation
 // The password pairs a sender as the PIN does: no decoder worker may read it.
 configuration.decoderHiddenFiles = values["password-file"].map { [$0] } ?? []

@@ -24,6 +24,7 @@ static inline int64_t cast_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline AVRational cast_av_time_base_q(void) { return AV_TIME_BASE_Q; }
 static inline int cast_averror_exit(void) { return AVERROR_EXIT; }
 static inline int cast_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int cast_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
 
 /// The size of a frame's picture packed without padding, as the rawvideo encoder packs it.
 static inline int cast_frame_image_size(const AVFrame *frame) {

@@ -41,8 +41,9 @@ public final class PCMReader: @unchecked Sendable {
             demuxer.context.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
         }
         self.demuxer = demuxer
-        self.decoder = try Decoder(stream: stream)
-        self.resampler = Resampler(outputRate: sampleRate, outputChannels: channels)
+        let decoder = try Decoder(stream: stream)
+        self.decoder = decoder
+        self.resampler = Resampler(outputRate: sampleRate, outputChannels: channels, streamName: decoder.streamName)
         self.streamIndex = stream.pointee.index
         self.sampleRate = sampleRate
         self.channels = channels
@@ -87,10 +88,8 @@ public final class PCMReader: @unchecked Sendable {
     /// the resampler.
     private func decodeMore() throws {
         if inputEnded {
-            _ = decoder.decode(nil) { frame in
-                append(frame)
-                return true
-            }
+            try decode(nil)
+            if let error = decoder.undecodable(atEnd: true) { throw error }
             try resampler.convert(nil) { append($0) }
             drained = true
             return
@@ -101,6 +100,13 @@ public final class PCMReader: @unchecked Sendable {
             return
         }
         guard packet.pointer.pointee.stream_index == streamIndex else { return }
+        try decode(packet)
+        // A stream whose packets all fail is an error, not a speaker that plays silence.
+        if let error = decoder.undecodable(atEnd: false) { throw error }
+    }
+
+    /// Decodes `packet` (nil: drains the decoder) and converts every frame; the first failure is thrown.
+    private func decode(_ packet: Packet?) throws {
         var failure: (any Error)?
         _ = decoder.decode(packet) { frame in
             do {
@@ -112,10 +118,6 @@ public final class PCMReader: @unchecked Sendable {
             return true
         }
         if let failure { throw failure }
-    }
-
-    private func append(_ frame: Frame) {
-        try? resampler.convert(frame) { append($0) }
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer) {

@@ -7,9 +7,9 @@ extension Player {
     /// Writes never run more than the device buffer ahead of the clock, so a device that accepts audio at once
     /// (ALSA `null`, `file`) still plays in real time. When the device holds audio (its delay is at least a
     /// period), played = written − delay, and the clock follows it: the audio clock is the master.
-    func runAudioOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?) {
+    func runAudioOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?, streamName: String) {
         do {
-            try AudioWriter(player: self, frames: frames, timing: timing, device: device).run()
+            try AudioWriter(player: self, frames: frames, timing: timing, device: device, streamName: streamName).run()
         } catch is Stopped {
         } catch {
             fail(error)
@@ -45,12 +45,12 @@ private final class AudioWriter {
     /// Device frames written since the device was opened (the timing log's count).
     var deviceFrames = 0
 
-    init(player: Player, frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?) {
+    init(player: Player, frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?, streamName: String) {
         self.player = player
         self.frames = frames
         self.timing = timing
         self.device = device
-        self.resampler = device.map { Resampler(outputRate: $0.rate, outputChannels: $0.channels) }
+        self.resampler = device.map { Resampler(outputRate: $0.rate, speakers: $0.speakers, streamName: streamName) }
         if let device {
             rate = device.rate
             recentLimit = device.bufferFrames * device.frameBytes

@@ -74,7 +74,7 @@ extension Player {
             guard case .alsa(let name) = configuration.audio else { return nil }
             let codec = decoder.context.pointee
             return try AlsaDevice(
-                name: name, rate: Int(codec.sample_rate), channels: Int(max(codec.ch_layout.nb_channels, 1)))
+                name: name, rate: Int(codec.sample_rate), channels: min(max(configuration.audioChannels, 1), 8))
         }
 
         // What is known after probing. The load state follows the buffer from here on (Player+Buffering.swift).
@@ -127,7 +127,10 @@ extension Player {
             spawnThread(named: "CastMedia.video-decode") { [self] in
                 runDecoder(videoDecoder, packets: packets, frames: frames)
             }
-            spawnThread(named: "CastMedia.video-out") { [self, timing] in runVideoOutput(frames: frames, timing: timing) }
+            let streamName = videoDecoder.streamName
+            spawnThread(named: "CastMedia.video-out") { [self, timing] in
+                runVideoOutput(frames: frames, timing: timing, streamName: streamName)
+            }
         }
         if let audioStream, let audioDecoder {
             let packets = BoundedQueue<Packet>(
@@ -143,8 +146,9 @@ extension Player {
             spawnThread(named: "CastMedia.audio-decode") { [self] in
                 runDecoder(audioDecoder, packets: packets, frames: frames)
             }
+            let streamName = audioDecoder.streamName
             spawnThread(named: "CastMedia.audio-out") { [self, timing] in
-                runAudioOutput(frames: frames, timing: timing, device: device)
+                runAudioOutput(frames: frames, timing: timing, device: device, streamName: streamName)
             }
         }
 
@@ -232,13 +236,21 @@ extension Player {
                 decoder.flush()
                 current = serial
             }
+            let atEnd: Bool
             switch item {
             case .item(let packet):
                 guard decoder.decode(packet, deliver: { frames.put(.item($0), serial: serial) }) else { return }
+                atEnd = false
             case .end:
                 guard decoder.decode(nil, deliver: { frames.put(.item($0), serial: serial) }) else { return }
-                frames.put(.end, serial: serial)
+                atEnd = true
             }
+            // A stream whose packets all fail is an error, not silence or a still picture that "plays" to the end.
+            if let error = decoder.undecodable(atEnd: atEnd) {
+                fail(error)
+                return
+            }
+            if atEnd { frames.put(.end, serial: serial) }
         }
     }
 }

@@ -17,9 +17,9 @@ extension Player {
     /// A window drops a frame that is so late that the next one is already due (ffplay's rule in video_refresh), and
     /// counts it (`droppedVideoFrames`); framemd5 drops nothing (it must see every frame): a late frame is presented
     /// at once.
-    func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming) {
+    func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String) {
         do {
-            try presentVideo(frames: frames, timing: timing)
+            try presentVideo(frames: frames, timing: timing, streamName: streamName)
         } catch is Stopped {
         } catch {
             fail(error)
@@ -27,8 +27,8 @@ extension Player {
     }
 
     /// Plays segment after segment (one per seek) until every output reached the end of the same one.
-    private func presentVideo(frames: BoundedQueue<Frame>, timing: StreamTiming) throws {
-        let presenters = try makePresenters(timing: timing)
+    private func presentVideo(frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String) throws {
+        let presenters = try makePresenters(timing: timing, streamName: streamName)
         defer { for presenter in presenters { presenter.close() } }
         var reader = SegmentReader(frames: frames, control: control)
         var announcedReady = false
@@ -142,7 +142,7 @@ extension Player {
     }
 
     /// The presenters that `configuration.video` asks for (none for `.none`: frames are only timed).
-    private func makePresenters(timing: StreamTiming) throws -> [any VideoPresenter] {
+    private func makePresenters(timing: StreamTiming, streamName: String) throws -> [any VideoPresenter] {
         switch configuration.video {
         case .none:
             return []
@@ -153,9 +153,9 @@ extension Player {
                     containerStartTime: timing.mappedStart)
             ]
         case .window:
-            return [try WindowPresenter(mode: .windowed, scaling: configuration.scalingMode)]
+            return [try WindowPresenter(mode: .windowed, scaling: configuration.scalingMode, streamName: streamName)]
         case .fullscreen:
-            return [try WindowPresenter(mode: .fullscreen, scaling: configuration.scalingMode)]
+            return [try WindowPresenter(mode: .fullscreen, scaling: configuration.scalingMode, streamName: streamName)]
         }
     }
 

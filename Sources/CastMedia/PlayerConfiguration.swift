@@ -26,6 +26,10 @@ public struct PlayerConfiguration: Sendable {
     public var audio: AudioOutput
     /// The video output.
     public var video: VideoOutput
+    /// The channels (1...8) the ALSA device is opened with; every source is downmixed or upmixed to them with the
+    /// standard matrix (`ffmpeg -ac N`) and written in the device's channel order. 2 (stereo) by default: ALSA's own
+    /// conversion would keep only the first channels of a wider source, and lose the centre where dialogue is.
+    public var audioChannels = 2
     /// Where playback begins, in seconds from the start of the media.
     public var startTime: Double = 0
     /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.

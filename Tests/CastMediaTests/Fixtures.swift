@@ -69,15 +69,19 @@ enum Fixtures {
         listing.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#software") }
     }
 
-    /// Points ALSA at a configuration defining `null` and `castcapture:FILE=…` (plug → S16_LE 48 kHz stereo →
-    /// file over null). Must run before the process opens any PCM; later calls do nothing.
+    /// Points ALSA at a configuration defining `null` and `castcapture:FILE=…[,CHANNELS=N]` (plug → S16_LE 48 kHz
+    /// stereo or N channels → file over null), in a file of this process's own (another test run must not rewrite
+    /// it under ALSA, which reloads a changed configuration). Must run before the process opens any PCM; later
+    /// calls do nothing.
     static let alsaConfiguration: Void = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("castmedia-asound.conf").path
+        let name = "castmedia-asound-\(getpid()).conf"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(name).path
         let text = """
             pcm.null { type null }
             pcm.castcapture {
-                @args [ FILE ]
+                @args [ FILE CHANNELS ]
                 @args.FILE { type string }
+                @args.CHANNELS { type integer default 2 }
                 type plug
                 slave {
                     pcm {
@@ -88,7 +92,24 @@ enum Fixtures {
                     }
                     format S16_LE
                     rate 48000
-                    channels 2
+                    channels $CHANNELS
+                }
+            }
+            # Six channels in the order an HDMI output may report (snd_pcm_get_chmap), not ALSA's usual one.
+            pcm.castcapturehdmi {
+                @args [ FILE ]
+                @args.FILE { type string }
+                type plug
+                slave {
+                    pcm {
+                        type file
+                        slave.pcm { type null chmap [ "FL,FR,LFE,FC,SL,SR" ] }
+                        file $FILE
+                        format "raw"
+                    }
+                    format S16_LE
+                    rate 48000
+                    channels 6
                 }
             }
 
@@ -97,10 +118,16 @@ enum Fixtures {
         setenv("ALSA_CONFIG_PATH", path, 1)
     }()
 
-    /// The ALSA device name that captures into `file`.
-    static func captureDevice(_ file: String) -> String {
+    /// The six-channel device whose channel map says FL FR LFE FC SL SR, capturing into `file`.
+    static func mappedCaptureDevice(_ file: String) -> String {
         _ = alsaConfiguration
-        return "castcapture:FILE=\"\(file)\""
+        return "castcapturehdmi:FILE=\"\(file)\""
+    }
+
+    /// The ALSA device name that captures into `file` (S16_LE, 48 kHz, `channels` channels).
+    static func captureDevice(_ file: String, channels: Int = 2) -> String {
+        _ = alsaConfiguration
+        return "castcapture:FILE=\"\(file)\",CHANNELS=\(channels)"
     }
 }
 
@@ -123,10 +150,13 @@ final class EventLog: @unchecked Sendable {
 
 /// Plays `source` to its end and returns the events and the wall time it took.
 func play(
-    _ source: any MediaSource, audio: AudioOutput = .none, video: VideoOutput = .none, timeout: Double = 20
+    _ source: any MediaSource, audio: AudioOutput = .none, video: VideoOutput = .none, audioChannels: Int = 2,
+    timeout: Double = 20
 ) throws -> (log: EventLog, seconds: Double) {
     let log = EventLog()
-    let player = Player(source: source, configuration: PlayerConfiguration(audio: audio, video: video)) {
+    var configuration = PlayerConfiguration(audio: audio, video: video)
+    configuration.audioChannels = audioChannels
+    let player = Player(source: source, configuration: configuration) {
         log.append($0)
     }
     let started = Date()

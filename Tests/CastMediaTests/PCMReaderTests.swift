@@ -40,4 +40,45 @@ final class PCMReaderTests: XCTestCase {
         XCTAssertGreaterThan(first.map { abs(Int($0)) }.max() ?? 0, 1000)
         XCTAssertThrowsError(try PCMReader(path: try Fixtures.videoOnly(in: folder)))
     }
+
+    /// A 5.1 file with its sound on the centre comes out as ffmpeg's stereo downmix (a speaker gets the dialogue).
+    func testSurroundIsDownmixedWithItsCentre() throws {
+        let folder = try Fixtures.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("centre.ac3").path
+        try Fixtures.run(
+            "ffmpeg",
+            ["-v", "error", "-y", "-f", "lavfi", "-i", "aevalsrc=0|0|0.4*sin(2*PI*440*t)|0|0|0:c=5.1:s=48000:d=1", path])
+        let reader = try PCMReader(path: path)
+        var samples: [Int16] = []
+        while true {
+            let piece = try reader.read(frames: 4096)
+            if piece.isEmpty { break }
+            samples += piece
+        }
+        let played = Capture(Data(bytes: samples, count: samples.count * 2), channels: 2)
+        let reference = Capture(
+            try Fixtures.run("ffmpeg", ["-v", "error", "-i", path, "-ac", "2", "-ar", "44100", "-f", "s16le", "-"]),
+            channels: 2)
+        XCTAssertEqual(played.decibels(channel: 0, relativeTo: reference), 0, accuracy: 0.5, played.summary)
+        XCTAssertEqual(played.decibels(channel: 1, relativeTo: reference), 0, accuracy: 0.5, played.summary)
+    }
+
+    /// An audio stream none of whose packets decode is an error naming it, not a speaker that plays silence.
+    func testAStreamThatNeverDecodesIsAnErrorNamingIt() throws {
+        let folder = try Fixtures.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let good = folder.appendingPathComponent("good.mkv").path
+        try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "ac3", good])
+        let bad = folder.appendingPathComponent("bad.mkv").path
+        try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-i", good, "-c", "copy", "-bsf:a", "noise=amount=1", bad])
+        let reader = try PCMReader(path: bad)
+        XCTAssertThrowsError(
+            try {
+                while try !reader.read(frames: 4096).isEmpty {}
+            }()
+        ) { error in
+            XCTAssertTrue("\(error)".hasPrefix("audio stream #0 (ac3"), "\(error)")
+        }
+    }
 }

@@ -1,8 +1,9 @@
 internal import CALSA
 import Glibc
 
-/// An ALSA playback PCM in S16_LE interleaved, opened at the rate and channel count nearest to the source's.
-/// Used by the audio output thread only (opened on the demux thread before that thread starts).
+/// An ALSA playback PCM in S16_LE interleaved, opened at the rate nearest to the source's and the channel count nearest
+/// to the one asked for (the engine downmixes to it: ALSA's own `plug` would only copy the first channels). Used by the
+/// audio output thread only (opened on the demux thread before that thread starts).
 final class AlsaDevice: @unchecked Sendable {
     // Invariant: after init, only the audio output thread calls into `pcm`.
     private let pcm: OpaquePointer
@@ -12,13 +13,15 @@ final class AlsaDevice: @unchecked Sendable {
     let rate: Int
     /// The channel count the device takes.
     let channels: Int
+    /// The speakers its channels feed, in its order: its channel map when it tells one, else ALSA's usual order.
+    let speakers: SpeakerLayout
     /// The buffer and period sizes the device agreed to, in frames.
     let bufferFrames: Int
     let periodFrames: Int
     /// Bytes per frame (S16: 2 per channel).
     var frameBytes: Int { channels * 2 }
 
-    /// Opens `name` for playback, asking for `rate` and `channels` and a buffer of about 100 ms in 4 periods.
+    /// Opens `name` for playback, asking for `rate` and `channels` (1...8) and a buffer of about 100 ms in 4 periods.
     init(name: String, rate: Int, channels: Int) throws {
         var handle: OpaquePointer?
         try Self.check("snd_pcm_open(\(name))", snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0))
@@ -49,6 +52,9 @@ final class AlsaDevice: @unchecked Sendable {
             var periods: UInt32 = 4
             _ = snd_pcm_hw_params_set_periods_near(handle, params, &periods, nil)
             try Self.check("snd_pcm_hw_params", snd_pcm_hw_params(handle, params))
+            guard (1...8).contains(chosenChannels) else {
+                throw MediaError.other("\(name) takes \(chosenChannels) channels; the engine plays 1 to 8")
+            }
             snd_pcm_hw_params_get_buffer_size(params, &buffer)
             snd_pcm_hw_params_get_period_size(params, &period, nil)
         } catch {
@@ -59,11 +65,23 @@ final class AlsaDevice: @unchecked Sendable {
         self.name = name
         self.rate = Int(chosenRate)
         self.channels = Int(chosenChannels)
+        self.speakers = Self.channelMap(handle, channels: Int(chosenChannels))
         self.bufferFrames = max(Int(buffer), 1)
         self.periodFrames = max(Int(period), 1)
     }
 
     deinit { snd_pcm_close(pcm) }
+
+    /// The device's channel map after hw_params (snd_pcm_get_chmap, as mpv does), or ALSA's usual order for the
+    /// count when it has none or one FFmpeg cannot name (the `null`, `file` and most `plug` PCMs have none).
+    private static func channelMap(_ pcm: OpaquePointer, channels: Int) -> SpeakerLayout {
+        let usual = SpeakerLayout(alsaDefaultFor: min(max(channels, 1), 8))
+        guard let map = snd_pcm_get_chmap(pcm) else { return usual }
+        defer { free(map) }
+        let positions = (0..<map.pointee.channels).map { cast_chmap_position(map, $0) }
+        guard positions.count == channels, let layout = SpeakerLayout(alsaPositions: positions) else { return usual }
+        return layout
+    }
 
     private static func check(_ function: String, _ status: Int32) throws {
         guard status >= 0 else {

@@ -1,17 +1,32 @@
 internal import CFFmpeg
 
-/// Converts decoded audio frames to interleaved S16 at the device's rate and channel count (swresample).
-/// Rebuilds itself when the input format changes mid-stream. Used by the audio output thread only.
+/// Converts decoded audio frames to interleaved S16 at the device's rate and speakers (swresample): any layout is
+/// downmixed (or upmixed) with swresample's standard matrix, as `ffmpeg -ac N` does, centre and surrounds included,
+/// and written in the device's channel order. Rebuilds itself when the input format changes mid-stream. Used by the
+/// audio output thread only.
 final class Resampler {
     private var swr: OpaquePointer?
     private var inputKey: (format: Int32, rate: Int32, layout: String)?
     private let outputRate: Int
-    private let outputChannels: Int
+    private let speakers: SpeakerLayout
+    private var outputChannels: Int { speakers.channels }
     private var output: [UInt8] = []
+    /// The output in the device's order, when it differs from FFmpeg's.
+    private var reordered: [Int16] = []
 
-    init(outputRate: Int, outputChannels: Int) {
+    /// The stream converted, named in errors ("audio stream #1 (dts, 48000 Hz, 5.1(side))").
+    private let streamName: String
+
+    init(outputRate: Int, speakers: SpeakerLayout, streamName: String) {
         self.outputRate = outputRate
-        self.outputChannels = outputChannels
+        self.speakers = speakers
+        self.streamName = streamName
+    }
+
+    /// Output in ALSA's usual order for `outputChannels` (1...8).
+    convenience init(outputRate: Int, outputChannels: Int, streamName: String) {
+        self.init(
+            outputRate: outputRate, speakers: SpeakerLayout(alsaDefaultFor: outputChannels), streamName: streamName)
     }
 
     deinit { swr_free(&swr) }
@@ -35,35 +50,86 @@ final class Resampler {
             cast_swr_convert_frame(
                 swr, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(capacity), frame?.pointer)
         }
-        try checkFFmpeg("swr_convert", produced)
+        try checkFFmpeg("\(streamName): swr_convert", produced)
         guard produced > 0 else { return }
-        try output.withUnsafeBytes { raw in
-            try body(UnsafeRawBufferPointer(rebasing: raw[0..<Int(produced) * frameBytes]))
+        guard let order = speakers.order else {
+            return try output.withUnsafeBytes { raw in
+                try body(UnsafeRawBufferPointer(rebasing: raw[0..<Int(produced) * frameBytes]))
+            }
         }
+        let samples = Int(produced) * outputChannels
+        if reordered.count < samples { reordered = [Int16](repeating: 0, count: samples) }
+        let channels = outputChannels
+        reordered.withUnsafeMutableBufferPointer { deviceOrder in
+            output.withUnsafeBytes { raw in
+                let ffmpegOrder = raw.bindMemory(to: Int16.self)
+                for start in stride(from: 0, to: samples, by: channels) {
+                    for (channel, source) in order.enumerated() {
+                        deviceOrder[start + channel] = ffmpegOrder[start + source]
+                    }
+                }
+            }
+        }
+        try reordered.withUnsafeBytes { raw in try body(UnsafeRawBufferPointer(rebasing: raw[0..<(samples * 2)])) }
     }
 
     private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws {
-        var inLayout = AVChannelLayout()
+        var inLayout = Self.inputLayout(of: frame)
         defer { av_channel_layout_uninit(&inLayout) }
-        if frame.pointee.ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || frame.pointee.ch_layout.nb_channels == 0 {
-            av_channel_layout_default(&inLayout, max(frame.pointee.ch_layout.nb_channels, 1))
-        } else {
-            try checkFFmpeg("av_channel_layout_copy", av_channel_layout_copy(&inLayout, &frame.pointee.ch_layout))
-        }
         var description = [CChar](repeating: 0, count: 128)
         av_channel_layout_describe(&inLayout, &description, description.count)
         let key = (format: frame.pointee.format, rate: frame.pointee.sample_rate, layout: string(fromCBuffer: description))
         if let inputKey, swr != nil, inputKey == key { return }
         swr_free(&swr)
-        var outLayout = AVChannelLayout()
+        var outLayout = speakers.ffmpegLayout()
         defer { av_channel_layout_uninit(&outLayout) }
-        av_channel_layout_default(&outLayout, Int32(outputChannels))
+        // A frame swresample cannot take (no rate, an unknown sample format, more channels than it mixes) names
+        // what it was and what the device wanted.
+        let format = av_get_sample_fmt_name(AVSampleFormat(rawValue: key.format)).map { String(cString: $0) } ?? "?"
+        let what =
+            "\(streamName): cannot convert \(key.layout) \(format) at \(key.rate) Hz to \(speakers) at \(outputRate) Hz"
         try checkFFmpeg(
-            "swr_alloc_set_opts2",
+            "\(what): swr_alloc_set_opts2",
             swr_alloc_set_opts2(
                 &swr, &outLayout, AV_SAMPLE_FMT_S16, Int32(outputRate), &inLayout,
                 AVSampleFormat(rawValue: key.format), key.rate, 0, nil))
-        try checkFFmpeg("swr_init", swr_init(swr))
+        try checkFFmpeg("\(what): swr_init", swr_init(swr))
         inputKey = key
+    }
+
+    /// The layout to give swresample for a frame's channels: the frame's own when FFmpeg knows its speakers (native
+    /// order, or a custom order naming only known speakers once each), else the default layout for the channel count,
+    /// as `ffmpeg` guesses for a WAV without a channel mask or an Opus stream of mapping family 255.
+    static func inputLayout(of frame: UnsafeMutablePointer<AVFrame>) -> AVChannelLayout {
+        var layout = AVChannelLayout()
+        let given = frame.pointee.ch_layout
+        let count = Int(given.nb_channels)
+        if given.order == AV_CHANNEL_ORDER_NATIVE && count > 0 && given.u.mask.nonzeroBitCount == count {
+            av_channel_layout_from_mask(&layout, given.u.mask)
+            return layout
+        }
+        if given.order == AV_CHANNEL_ORDER_CUSTOM && count > 0 {
+            // A custom order whose speakers happen to be in FFmpeg's own order is that native layout.
+            var mask: UInt64 = 0
+            var inOrder = true
+            withUnsafePointer(to: frame.pointee.ch_layout) { pointer in
+                for index in 0..<Int32(count) {
+                    let channel = av_channel_layout_channel_from_index(pointer, UInt32(index)).rawValue
+                    guard channel >= 0 && channel < 64 else {
+                        inOrder = false
+                        return
+                    }
+                    let bit = UInt64(1) << UInt64(channel)
+                    if bit <= mask { inOrder = false }
+                    mask |= bit
+                }
+            }
+            if inOrder {
+                av_channel_layout_from_mask(&layout, mask)
+                return layout
+            }
+        }
+        av_channel_layout_default(&layout, Int32(max(count, 1)))
+        return layout
     }
 }

@@ -6,10 +6,17 @@ final class WindowPresenter: VideoPresenter {
     private let output: WindowOutput
     private let token: Int
     private var closed = false
+    /// The stream shown, named in errors.
+    private let streamName: String
+    /// The pixel format of the last frame that was checked: the window can show it, as it is or converted.
+    private var shownFormat: Int32?
 
     /// Acquires the window in `mode`; throws `MediaError` when no display can be opened.
-    init(mode: WindowOutput.DisplayMode, scaling: ScalingMode, output: WindowOutput = .shared) throws {
+    init(mode: WindowOutput.DisplayMode, scaling: ScalingMode, streamName: String, output: WindowOutput = .shared)
+        throws
+    {
         self.output = output
+        self.streamName = streamName
         self.token = try output.acquire(mode: mode, scaling: scaling)
     }
 
@@ -18,6 +25,16 @@ final class WindowPresenter: VideoPresenter {
     /// Hands the SDL thread its own reference to the picture (the decoder's buffers are reference-counted, so
     /// nothing is copied) and returns at once.
     func present(_ frame: Frame) throws {
+        let format = frame.pointer.pointee.format
+        if format != shownFormat {
+            // A picture neither SDL nor swscale can take would leave the window blank while playback "succeeds".
+            let pixels = AVPixelFormat(format)
+            guard WindowRenderer.sdlFormat(for: pixels) != nil || sws_isSupportedInput(pixels) > 0 else {
+                let name = av_get_pix_fmt_name(pixels).map { String(cString: $0) } ?? "\(format)"
+                throw MediaError.other("\(streamName): the window cannot show pixel format \(name)")
+            }
+            shownFormat = format
+        }
         output.show(try frame.reference())
     }
 

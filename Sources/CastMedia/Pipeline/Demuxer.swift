@@ -146,9 +146,13 @@ final class Demuxer {
         return size > 0 ? size : nil
     }
 
-    /// The best stream of `type` that has a decoder, or nil.
+    /// The best stream of `type` that has a decoder (a film's second audio track in a codec this FFmpeg lacks is
+    /// passed over for one it has); else the best one of that type, whose decoder then fails with a message naming
+    /// it rather than the stream being ignored; nil when there is none.
     func bestStream(_ type: AVMediaType) -> UnsafeMutablePointer<AVStream>? {
-        let index = av_find_best_stream(context, type, -1, -1, nil, 0)
+        var decoder: UnsafePointer<AVCodec>?
+        var index = av_find_best_stream(context, type, -1, -1, &decoder, 0)
+        if index < 0 { index = av_find_best_stream(context, type, -1, -1, nil, 0) }
         guard index >= 0 else { return nil }
         return context.pointee.streams[Int(index)]
     }

@@ -20,6 +20,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var urlProxy: String?
     /// The ALSA PCM, nil for no audio.
     var audioDevice: String?
+    /// The channels the PCM is opened with (`PlayerConfiguration.audioChannels`); nil: the engine's default.
+    var audioChannels: Int?
     /// The framemd5 file, nil for none.
     var framemd5: String?
     /// The window the worker shows video in (castd's idle window steps aside while it does), nil for none.
@@ -59,6 +61,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         case .none: audioDevice = nil
         case .alsa(let device): audioDevice = device
         }
+        audioChannels = configuration.audioChannels
         self.media = media
         self.url = url
         startTime = configuration.startTime
@@ -84,6 +87,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
             audio: audioDevice.map { .alsa(device: $0) } ?? .none, video: video, startTime: startTime,
             scalingMode: ScalingMode(rawValue: scalingMode) ?? .aspectFit, autoplay: autoplay, timingLog: timingLog)
         configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
+        if let audioChannels { configuration.audioChannels = audioChannels }
         return configuration
     }
 }

@@ -163,13 +163,16 @@ extension Daemon {
 
 extension Lab {
     /// castd "Living Room" on the box, admitting anyone, recording what it plays into `work`:
-    /// `frames.md5` (framemd5 video out), `audio.raw` (the ALSA capture) and `events.jsonl`.
-    /// Returns once it is advertised.
-    func startRecordingReceiver(work: String, extra: [String] = []) throws -> (daemon: Daemon, port: UInt16) {
+    /// `frames.md5` (framemd5 video out), `audio.raw` (the ALSA capture: 48 kHz, `captureChannels` channels) and
+    /// `events.jsonl`. Returns once it is advertised.
+    func startRecordingReceiver(work: String, extra: [String] = [], captureChannels: Int = 2) throws
+        -> (daemon: Daemon, port: UInt16)
+    {
         let receiver = try start(
             on: .box,
             [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work)/state",
-             "--video-out", "framemd5:\(work)/frames.md5", "--audio-device", "castcapture:FILE=\(work)/audio.raw",
+             "--video-out", "framemd5:\(work)/frames.md5", "--audio-device",
+             "castcapture:FILE=\(work)/audio.raw,CHANNELS=\(captureChannels)",
              "--events", "\(work)/events.jsonl"] + extra,
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
         let port = try receiver.listeningPort()

@@ -128,8 +128,10 @@ extension Player {
                 runDecoder(videoDecoder, packets: packets, frames: frames)
             }
             let streamName = videoDecoder.streamName
+            // Cover art is shown as a media box shows a song: the picture, with the title and artist under it.
+            let caption = coverArt == nil ? [] : [metadata.items["title"], metadata.items["artist"]].compactMap { $0 }
             spawnThread(named: "CastMedia.video-out") { [self, timing] in
-                runVideoOutput(frames: frames, timing: timing, streamName: streamName)
+                runVideoOutput(frames: frames, timing: timing, streamName: streamName, caption: caption)
             }
         }
         if let audioStream, let audioDecoder {

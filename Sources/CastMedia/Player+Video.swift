@@ -17,9 +17,9 @@ extension Player {
     /// A window drops a frame that is so late that the next one is already due (ffplay's rule in video_refresh), and
     /// counts it (`droppedVideoFrames`); framemd5 drops nothing (it must see every frame): a late frame is presented
     /// at once.
-    func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String) {
+    func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String, caption: [String] = []) {
         do {
-            try presentVideo(frames: frames, timing: timing, streamName: streamName)
+            try presentVideo(frames: frames, timing: timing, streamName: streamName, caption: caption)
         } catch is Stopped {
         } catch {
             fail(error)
@@ -27,8 +27,10 @@ extension Player {
     }
 
     /// Plays segment after segment (one per seek) until every output reached the end of the same one.
-    private func presentVideo(frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String) throws {
-        let presenters = try makePresenters(timing: timing, streamName: streamName)
+    private func presentVideo(
+        frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String, caption: [String]
+    ) throws {
+        let presenters = try makePresenters(timing: timing, streamName: streamName, caption: caption)
         defer { for presenter in presenters { presenter.close() } }
         var reader = SegmentReader(frames: frames, control: control)
         var announcedReady = false
@@ -142,7 +144,10 @@ extension Player {
     }
 
     /// The presenters that `configuration.video` asks for (none for `.none`: frames are only timed).
-    private func makePresenters(timing: StreamTiming, streamName: String) throws -> [any VideoPresenter] {
+    /// `caption`: lines shown under the picture in a window (a song's title and artist under its cover art).
+    private func makePresenters(timing: StreamTiming, streamName: String, caption: [String]) throws
+        -> [any VideoPresenter]
+    {
         switch configuration.video {
         case .none:
             return []
@@ -153,9 +158,15 @@ extension Player {
                     containerStartTime: timing.mappedStart)
             ]
         case .window:
-            return [try WindowPresenter(mode: .windowed, scaling: configuration.scalingMode, streamName: streamName)]
+            return [
+                try WindowPresenter(
+                    mode: .windowed, scaling: configuration.scalingMode, streamName: streamName, caption: caption)
+            ]
         case .fullscreen:
-            return [try WindowPresenter(mode: .fullscreen, scaling: configuration.scalingMode, streamName: streamName)]
+            return [
+                try WindowPresenter(
+                    mode: .fullscreen, scaling: configuration.scalingMode, streamName: streamName, caption: caption)
+            ]
         }
     }
 

@@ -56,16 +56,21 @@ final class IdleScreenRenderer {
 
     /// Draws `screen` onto an `width`×`height` output that was cleared to black.
     func draw(_ screen: IdleScreen, width: Int32, height: Int32) {
-        var wanted: [(key: String, text: String, size: Int32, row: Double)] = []
-        if !screen.name.isEmpty {
-            wanted.append(("name", screen.name, pixels(IdleScreen.nameSize, of: height), IdleScreen.nameRow))
-        }
-        if let pinLine = screen.pinLine {
-            wanted.append(("pin", pinLine, pixels(IdleScreen.pinSize, of: height), IdleScreen.pinRow))
-        }
-        for key in lines.keys where !wanted.contains(where: { $0.key == key }) { forget(key) }
+        var wanted: [(key: String, text: String, size: Double, row: Double)] = []
+        if !screen.name.isEmpty { wanted.append(("name", screen.name, IdleScreen.nameSize, IdleScreen.nameRow)) }
+        if let pinLine = screen.pinLine { wanted.append(("pin", pinLine, IdleScreen.pinSize, IdleScreen.pinRow)) }
+        drawLines(wanted, width: width, height: height)
+    }
+
+    /// Draws lines of text, each centred across the output on the row at `row` of its height, `size` of the height
+    /// tall (scaled down to fit the width). Textures of lines not drawn now are freed, but for the keys in `keeping`.
+    func drawLines(
+        _ wanted: [(key: String, text: String, size: Double, row: Double)], width: Int32, height: Int32,
+        keeping: Set<String> = []
+    ) {
+        for key in lines.keys where !keeping.contains(key) && !wanted.contains(where: { $0.key == key }) { forget(key) }
         for item in wanted {
-            guard let line = line(item.key, text: item.text, size: item.size) else { continue }
+            guard let line = line(item.key, text: item.text, size: pixels(item.size, of: height)) else { continue }
             // Scaled down to the screen's width when a long name would not fit.
             let scale = min(1, Double(width) * 0.94 / Double(max(line.width, 1)))
             let w = Int32(Double(line.width) * scale)

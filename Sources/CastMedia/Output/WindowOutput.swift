@@ -47,6 +47,8 @@ final class WindowOutput: @unchecked Sendable {
         var users: [Int: DisplayMode] = [:]
         /// A picture to draw, not yet taken by the SDL thread.
         var frame: Frame?
+        /// Lines under the picture (a song's title and artist under its cover art); empty for none.
+        var caption: [String] = []
         /// True after the stream that drew the last picture ended: show the idle screen.
         var idle = false
         var scaling: ScalingMode = .aspectFit
@@ -119,10 +121,11 @@ final class WindowOutput: @unchecked Sendable {
         }
     }
 
-    /// Draws `frame` as soon as the SDL thread can (replacing a picture not drawn yet).
-    func show(_ frame: Frame) {
+    /// Draws `frame` as soon as the SDL thread can (replacing a picture not drawn yet), with `caption` under it.
+    func show(_ frame: Frame, caption: [String] = []) {
         lock.withLock {
             requests.frame = frame
+            requests.caption = caption
             requests.idle = false
             wakeLocked()
         }
@@ -262,6 +265,7 @@ final class WindowOutput: @unchecked Sendable {
             }
             if let frame = work.frame {
                 renderer.upload(frame)
+                renderer.caption = work.caption
                 redraw = true
             }
             if redraw { renderer.draw() }

@@ -8,15 +8,19 @@ final class WindowPresenter: VideoPresenter {
     private var closed = false
     /// The stream shown, named in errors.
     private let streamName: String
+    /// Lines shown under the picture (empty: none).
+    private let caption: [String]
     /// The pixel format of the last frame that was checked: the window can show it, as it is or converted.
     private var shownFormat: Int32?
 
     /// Acquires the window in `mode`; throws `MediaError` when no display can be opened.
-    init(mode: WindowOutput.DisplayMode, scaling: ScalingMode, streamName: String, output: WindowOutput = .shared)
-        throws
-    {
+    init(
+        mode: WindowOutput.DisplayMode, scaling: ScalingMode, streamName: String, caption: [String] = [],
+        output: WindowOutput = .shared
+    ) throws {
         self.output = output
         self.streamName = streamName
+        self.caption = caption
         self.token = try output.acquire(mode: mode, scaling: scaling)
     }
 
@@ -35,7 +39,7 @@ final class WindowPresenter: VideoPresenter {
             }
             shownFormat = format
         }
-        output.show(try frame.reference())
+        output.show(try frame.reference(), caption: caption)
     }
 
     /// Back to the idle screen, and gives the window up (the last holder's release closes it).

@@ -34,6 +34,11 @@ final class WindowRenderer {
     /// What the idle screen shows, and who draws it.
     private var idleScreen = IdleScreen()
     private let idleText: IdleScreenRenderer
+    /// Lines drawn under the picture (see `WindowOutput.show(_:caption:)`); the picture then fits the space above.
+    var caption: [String] = []
+    /// With a caption: the share of the height the picture may take, and where its lines go (see `IdleScreen`).
+    static let captionedPictureHeight = 0.74
+    static let captionRows = [(row: 0.83, size: 0.065), (row: 0.92, size: 0.045)]
 
     /// Sets the hints that keep SDL from taking over the process (its SIGINT/SIGTERM handlers would turn castd's
     /// graceful shutdown into an SDL_QUIT event) and initialises SDL's video; returns the wake-up event type.
@@ -252,13 +257,18 @@ final class WindowRenderer {
         if isIdle {
             idleText.draw(idleScreen, width: output.width, height: output.height)
         } else if let texture, let textureFormat, let displaySize {
+            let pictureHeight = caption.isEmpty ? output.height : Int32(Double(output.height) * Self.captionedPictureHeight)
             let layout = VideoLayout(
                 mode: scaling, pictureWidth: Int(textureFormat.width), pictureHeight: Int(textureFormat.height),
                 displayWidth: displaySize.width, displayHeight: displaySize.height,
-                outputWidth: Int(output.width), outputHeight: Int(output.height))
+                outputWidth: Int(output.width), outputHeight: Int(pictureHeight))
             var source = SDL_Rect(layout.source)
             var destination = SDL_Rect(layout.destination)
             SDL_RenderCopy(renderer, texture, &source, &destination)
+            let lines = zip(caption, Self.captionRows).map { line, place in
+                (key: "caption\(place.row)", text: line, size: place.size, row: place.row)
+            }
+            idleText.drawLines(lines, width: output.width, height: output.height, keeping: ["name", "pin"])
         }
         SDL_RenderPresent(renderer)
     }

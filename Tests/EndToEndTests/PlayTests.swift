@@ -107,17 +107,7 @@ final class PlayTests: XCTestCase {
     /// An MP3 with cover art: the picture is presented at the start (ffmpeg's own decode of it, bit for bit) and the
     /// whole song plays; it used to be decoded only at the end of the input, and never shown.
     func testCoverArtIsPresentedAndTheSongPlays() throws {
-        let cover = "\(work!)/cover.png"
-        let song = "\(work!)/song.mp3"
-        for command in [
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=300x300:d=1", "-frames:v", "1", cover],
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3", "-i", cover,
-             "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "png", "-disposition:v", "attached_pic",
-             "-metadata", "title=Blue Song", "-metadata", "artist=The Tones", song],
-        ] {
-            let made = try runCommand(command)
-            XCTAssertEqual(made.status, 0, made.stderr)
-        }
+        let song = try Media.songWithCoverArt(in: work!, seconds: 3)
         let result = try send([song, "--to", "Living Room", "--json"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains(#""reason":"playbackEnded""#), result.stdout)

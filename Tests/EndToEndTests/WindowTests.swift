@@ -136,17 +136,7 @@ final class WindowTests: XCTestCase {
             ],
             environment: ["DISPLAY": display.display])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
-        let cover = "\(work)/cover.png"
-        let song = "\(work)/song.mp3"
-        for command in [
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=300x300:d=1", "-frames:v", "1", cover],
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=8", "-i", cover,
-             "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "png", "-disposition:v", "attached_pic",
-             "-metadata", "title=Blue Song", "-metadata", "artist=The Tones", song],
-        ] {
-            let made = try runCommand(command)
-            XCTAssertEqual(made.status, 0, made.stderr)
-        }
+        let song = try Media.songWithCoverArt(in: work, seconds: 8)
         let send = try lab.start(
             on: .phone, [Paths.cast, "send", song, "--to", "Living Room", "--json"],
             environment: ["XDG_CONFIG_HOME": "\(work)/sender"])

@@ -10,6 +10,23 @@ enum Media {
         return url
     }()
 
+    /// An MP3 of a 440 Hz tone (48 kHz) with a blue 300×300 cover (an attached PNG picture), titled "Blue Song" by
+    /// "The Tones", in `folder`.
+    static func songWithCoverArt(in folder: String, seconds: Int) throws -> String {
+        let cover = "\(folder)/cover-art.png"
+        let song = "\(folder)/song-\(seconds).mp3"
+        for command in [
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=300x300:d=1", "-frames:v", "1", cover],
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
+             "-i", cover, "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "png", "-disposition:v", "attached_pic",
+             "-metadata", "title=Blue Song", "-metadata", "artist=The Tones", song],
+        ] {
+            let made = try runCommand(command)
+            guard made.status == 0 else { throw MediaError(message: "ffmpeg: \(made.stderr)") }
+        }
+        return song
+    }
+
     /// Makes (once) a clip of `seconds` with a 440 Hz tone and/or a test pattern.
     static func clip(_ name: String, seconds: Int = 5, audio: Bool = true, video: Bool = true, extra: [String] = [])
         throws -> String

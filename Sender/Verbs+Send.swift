@@ -91,6 +91,10 @@ final class Playlist: Sendable {
         let credentials = try self.credentials()
         let startTime = try number("start", "--start must be a number of seconds ≥ 0") { $0 >= 0 }
         var volume = try number("volume", "--volume must be a level from 0 to 1") { (0...1).contains($0) }
+        let audioLanguage = arguments.options["audio-lang"]
+        if let audioLanguage, !PlayRequest.isLanguageCode(audioLanguage) {
+            throw CastError(.usage, "--audio-lang takes an ISO 639 language code of 2 or 3 letters (fra, fr)")
+        }
         for source in sources where Self.isURL(source) {
             let split = RemotePlayback.splitCredentials(source)
             if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -127,7 +131,7 @@ final class Playlist: Sendable {
             }
             let outcome = try play(
                 source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
-                volume: volume, json: json, live: live)
+                volume: volume, audioLanguage: audioLanguage, json: json, live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
             volume = receiver.kind == .speaker ? controls.withLock { $0.volume } : nil
@@ -171,7 +175,7 @@ final class Playlist: Sendable {
     /// Plays one source to its finish.
     private func play(
         _ source: String, on receiver: ReceiverDescription, credentials: (username: String, password: String)?,
-        startTime: Double?, volume: Double?, json: Bool, live: Bool
+        startTime: Double?, volume: Double?, audioLanguage: String?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
         let title: String
@@ -184,13 +188,14 @@ final class Playlist: Sendable {
             title = RemotePlayback.splitCredentials(source).url
             playback = try RemotePlayback.start(
                 url: source, username: credentials?.username, password: credentials?.password, on: receiver,
-                configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime, volume: volume)
+                configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime, volume: volume,
+                audioLanguage: audioLanguage)
         } else {
             let file = try MediaFile.open(source)
             title = file.title
             playback = try RemotePlayback.start(
                 file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
-                startTime: startTime, volume: volume)
+                startTime: startTime, volume: volume, audioLanguage: audioLanguage)
         }
         defer {
             controls.withLock { $0.playback = nil }

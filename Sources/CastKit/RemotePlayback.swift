@@ -27,12 +27,13 @@ public final class RemotePlayback: Sendable {
     /// - Parameter volume: when given, the receiver's output level (0...1) is set to it as playback starts.
     public static func start(
         _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
-        startTime: Double? = nil, volume: Double? = nil
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
-            let (accepted, level) = try requestPlay(
-                PlayRequest(title: file.title, media: file.descriptor, startTime: startTime), on: connection, volume: volume)
+            var request = PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)
+            request.audioLanguage = audioLanguage
+            let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
             // The media connection must reach the same receiver as the control connection.
             guard let mediaKey = tls.peerPublicKey, fingerprint(ofPublicKey: mediaKey) == connection.peerID else {
@@ -61,7 +62,8 @@ public final class RemotePlayback: Sendable {
     ///   refusal from the receiver.
     public static func start(
         url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
-        configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil
+        configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
+        audioLanguage: String? = nil
     ) throws(CastError) -> RemotePlayback {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -73,9 +75,10 @@ public final class RemotePlayback: Sendable {
         }
         // The title is a text field (at most 1024 bytes); the URL is ASCII, so bytes are characters.
         let title = split.url.utf8.count <= maximumTextLength ? split.url : String(split.url.prefix(maximumTextLength - 3)) + "…"
-        let request = PlayRequest(
+        var request = PlayRequest(
             title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
             startTime: startTime)
+        request.audioLanguage = audioLanguage
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
             let (_, level) = try requestPlay(request, on: connection, volume: volume)

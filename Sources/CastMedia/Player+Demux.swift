@@ -64,7 +64,8 @@ extension Player {
         let size = source.map { $0.size } ?? demuxer.size
         isSeekable = seekable
         let videoStream = demuxer.bestStream(AVMEDIA_TYPE_VIDEO)
-        let audioStream = demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
+        let audioStream =
+            configuration.audioLanguage.flatMap { demuxer.audioStream(inLanguage: $0) } ?? demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
         guard videoStream != nil || audioStream != nil else {
             throw MediaError.ffmpeg("av_find_best_stream (no audio or video stream)", status: cast_averror(ENOSYS))
         }

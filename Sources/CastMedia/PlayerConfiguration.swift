@@ -30,6 +30,9 @@ public struct PlayerConfiguration: Sendable {
     /// standard matrix (`ffmpeg -ac N`) and written in the device's channel order. 2 (stereo) by default: ALSA's own
     /// conversion would keep only the first channels of a wider source, and lose the centre where dialogue is.
     public var audioChannels = 2
+    /// The language of the audio track to play (ISO 639-2 "fra" or 639-1 "fr"), when the media has several; nil, or a
+    /// language no track has: the track FFmpeg picks (the default one).
+    public var audioLanguage: String?
     /// Where playback begins, in seconds from the start of the media.
     public var startTime: Double = 0
     /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.

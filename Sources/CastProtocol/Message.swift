@@ -321,6 +321,9 @@ extension Message {
             if let start = body.startTime, !(start.isFinite && start >= 0) {
                 throw ProtocolError(.malformedMessage, "play.startTime must be a finite number of seconds ≥ 0")
             }
+            if let language = body.audioLanguage, !PlayRequest.isLanguageCode(language) {
+                throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")
+            }
             self = .play(body)
         case .playAccepted:
             let body = try decode(PlayAccepted.self)

@@ -14,6 +14,9 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     public var password: String?
     /// Where to start, in seconds (MPMoviePlayerController.initialPlaybackTime); nil = the beginning.
     public var startTime: Double?
+    /// The language of the audio track to play when the media has several (ISO 639, 2 or 3 ASCII letters); nil, or
+    /// a language no track has: the media's default track.
+    public var audioLanguage: String?
 
     /// The longest `url` accepted.
     public static let maximumURLLength = 4096
@@ -44,7 +47,13 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if let username { parts.append("username: \(username)") }
         if password != nil { parts.append("password: <redacted>") }
         if let startTime { parts.append("startTime: \(startTime)") }
+        if let audioLanguage { parts.append("audioLanguage: \(audioLanguage)") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
+    }
+
+    /// Whether `code` is an ISO 639 language code as `audioLanguage` takes it: 2 or 3 ASCII letters.
+    public static func isLanguageCode(_ code: String) -> Bool {
+        (2...3).contains(code.utf8.count) && code.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
     }
 
     /// Why `url` may not be played (nil when it may): an http or https scheme, `://`, a host, printable ASCII

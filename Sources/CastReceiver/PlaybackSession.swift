@@ -76,6 +76,7 @@ final class PlaybackSession: Sendable {
         self.urlProxy = urlProxy
         var engine = engine
         engine.startTime = request.startTime ?? 0
+        engine.audioLanguage = request.audioLanguage
         // The access log's start-up time counts from the play request, not from the media connection.
         engine.requestDate = Date()
         self.engine = engine

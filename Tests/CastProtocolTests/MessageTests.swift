@@ -87,7 +87,11 @@ final class MessageTests: XCTestCase {
     }
 
     func testPlayRejectsNegativeSizesAndStartTimes() {
-        for json in [#"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#] {
+        for json in [
+            #"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#,
+            #"{"title":"a","media":{"seekable":true},"audioLanguage":"french"}"#,
+            #"{"title":"a","media":{"seekable":true},"audioLanguage":"f\nr"}"#,
+        ] {
             assertRejected(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
     }

@@ -129,6 +129,35 @@ final class PlayTests: XCTestCase {
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
     }
 
+    /// A film with two audio languages: `--audio-lang` picks the track (3 or 2 letters); without it, the default
+    /// track plays, as ffmpeg picks it; a language no track has plays the default too; a malformed code is a usage
+    /// error (exit 2), found before anything is sent.
+    func testAudioLanguageChoosesTheTrack() throws {
+        let film = "\(work!)/two-languages.mkv"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+            "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000:duration=2", "-map", "0", "-map", "1",
+            "-c:a", "aac", "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
+            "-disposition:a:0", "default", "-disposition:a:1", "0", film,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        for (arguments, frequency) in [([], 440.0), (["--audio-lang", "fra"], 880), (["--audio-lang", "FR"], 880),
+                                        (["--audio-lang", "eng"], 440), (["--audio-lang", "deu"], 440)] {
+            let result = try send([film, "--to", "Living Room"] + arguments)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
+            let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
+            let heard = Media.toneFrequency(ofCapture: pcm)
+            print("cast send \(arguments.joined(separator: " ")): \(String(format: "%.1f", heard)) Hz")
+            // The two tracks are an octave apart; the zero-crossing estimate of AAC's 880 Hz reads about 4 % high.
+            XCTAssertEqual(heard, frequency, accuracy: frequency * 0.08, "\(arguments)")
+            try? FileManager.default.removeItem(atPath: "\(work!)/audio.raw")
+        }
+        for bad in ["french", "f", "fr1"] {
+            let refused = try send([film, "--to", "Living Room", "--audio-lang", bad])
+            XCTAssertEqual(refused.status, 2, "\(bad): \(refused.stderr)")
+        }
+    }
+
     func testVideoOnlyFile() throws {
         let clip = try Media.clip("pattern.mkv", audio: false, video: true)
         let result = try send([clip, "--to", "Living Room", "--json"])

@@ -157,6 +157,28 @@ final class Demuxer {
         return context.pointee.streams[Int(index)]
     }
 
+    /// The best audio stream whose language tag is `language` (ISO 639: "fra" or "fr" both pick a "fra" track; case
+    /// does not matter) and that has a decoder; nil when no track is in that language.
+    func audioStream(inLanguage language: String) -> UnsafeMutablePointer<AVStream>? {
+        let wanted = language.lowercased()
+        guard !wanted.isEmpty else { return nil }
+        var matching: [Int32] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            guard let stream = context.pointee.streams[index], let par = stream.pointee.codecpar,
+                par.pointee.codec_type == AVMEDIA_TYPE_AUDIO, avcodec_find_decoder(par.pointee.codec_id) != nil,
+                let tag = av_dict_get(stream.pointee.metadata, "language", nil, 0)
+            else { continue }
+            let code = String(cString: tag.pointee.value).lowercased()
+            if code == wanted || (wanted.count == 2 && code.count == 3 && code.hasPrefix(wanted)) {
+                matching.append(Int32(index))
+            }
+        }
+        guard let first = matching.first else { return nil }
+        // Among several tracks in that language, the one FFmpeg would pick (the default one, the most channels…).
+        let best = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        return context.pointee.streams[Int(matching.contains(best) ? best : first)]
+    }
+
     /// The duration in seconds, when the container knows it.
     var duration: Double? {
         let d = context.pointee.duration

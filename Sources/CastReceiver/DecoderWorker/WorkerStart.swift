@@ -22,6 +22,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var audioDevice: String?
     /// The channels the PCM is opened with (`PlayerConfiguration.audioChannels`); nil: the engine's default.
     var audioChannels: Int?
+    /// The audio track's language (`PlayerConfiguration.audioLanguage`); nil: FFmpeg's pick.
+    var audioLanguage: String?
     /// The framemd5 file, nil for none.
     var framemd5: String?
     /// The window the worker shows video in (castd's idle window steps aside while it does), nil for none.
@@ -62,6 +64,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         case .alsa(let device): audioDevice = device
         }
         audioChannels = configuration.audioChannels
+        audioLanguage = configuration.audioLanguage
         self.media = media
         self.url = url
         startTime = configuration.startTime
@@ -88,6 +91,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
             scalingMode: ScalingMode(rawValue: scalingMode) ?? .aspectFit, autoplay: autoplay, timingLog: timingLog)
         configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
         if let audioChannels { configuration.audioChannels = audioChannels }
+        configuration.audioLanguage = audioLanguage
         return configuration
     }
 }

@@ -26,8 +26,10 @@ static inline uint32_t cast_sandbox_offset_of_arch(void) { return offsetof(struc
 
 /// prlimit64(2) on another process's RLIMIT_CPU (glibc declares prlimit only with _GNU_SOURCE): soft and hard in
 /// seconds. 0 or -1 with errno.
-static inline int cast_sandbox_set_cpu_limit(int pid, uint64_t soft, uint64_t hard) {
-    uint64_t limit[2] = {soft, hard};
+static inline int cast_sandbox_set_cpu_limit(int pid, uint64_t soft) {
+    uint64_t old[2];
+    if (syscall(__NR_prlimit64, pid, 0 /* RLIMIT_CPU */, (void *)0, old) != 0) return -1;
+    uint64_t limit[2] = {soft < old[1] ? soft : old[1], old[1]};
     return (int)syscall(__NR_prlimit64, pid, 0 /* RLIMIT_CPU */, limit, (void *)0);
 }
 

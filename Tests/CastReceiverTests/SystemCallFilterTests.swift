@@ -170,7 +170,15 @@ final class SystemCallFilterTests: XCTestCase {
                 XCTAssertEqual(try call(name, other), Fixtures.eperm, "\(name)(\(other))")
             }
         }
-        for name in ["prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"] {
+        // prlimit64(pid, resource, …): its own limits (RLIMIT_NOFILE, 7), never RLIMIT_CPU (0): castd moves that one
+        // as playback moves on, and the worker must not lift it.
+        let nofile: Int64 = 7
+        XCTAssertEqual(try call("prlimit64", 0, nofile), Fixtures.allow)
+        XCTAssertEqual(try call("prlimit64", me, nofile), Fixtures.allow)
+        XCTAssertEqual(try call("prlimit64", castd, nofile), Fixtures.eperm)
+        XCTAssertEqual(try call("prlimit64", 0, 0), Fixtures.eperm, "RLIMIT_CPU")
+        XCTAssertEqual(try call("prlimit64", me, 0), Fixtures.eperm, "RLIMIT_CPU")
+        for name in ["sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"] {
             XCTAssertEqual(try call(name, 0), Fixtures.allow, name)
             XCTAssertEqual(try call(name, me), Fixtures.allow, name)
             XCTAssertEqual(try call(name, castd), Fixtures.eperm, name)

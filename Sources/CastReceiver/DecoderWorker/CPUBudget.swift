@@ -6,9 +6,14 @@ import Glibc
 /// A decoder worker's CPU time limit that moves with playback: the worker may use at most `seconds` of CPU beyond
 /// what it had used when playback last moved on. A fixed RLIMIT_CPU cannot work for a media player (a film decoded in
 /// software legitimately takes hours of CPU), but a decoder that burns CPU while the position stands still (a file
-/// built to make FFmpeg loop) is stopped: castd raises the worker's RLIMIT_CPU (prlimit) each time a position event
-/// shows progress, and the kernel sends SIGXCPU at the soft limit and SIGKILL at the hard one, 5 s later. Paused or
-/// stalled, a worker uses next to no CPU, so the limit is not reached.
+/// built to make FFmpeg loop) is stopped: castd raises the worker's soft RLIMIT_CPU (prlimit) each time a position
+/// event shows progress, and the kernel sends SIGXCPU at the soft limit (whose default action ends the worker).
+/// Paused or stalled, a worker uses next to no CPU, so the limit is not reached.
+///
+/// Only the soft limit moves; the hard one is left as it is (unlimited, as castd's own). Lowering a hard limit is
+/// for good: raising it again needs CAP_SYS_RESOURCE, which castd under systemd's DynamicUser, or in a container,
+/// does not have, and a film that decoded for longer than the first budget was killed. The worker cannot raise its
+/// own soft limit: its system call filter refuses every prlimit64 on RLIMIT_CPU.
 ///
 /// Thread-safety: a value owned by the worker's reader thread (castd's side).
 struct CPUBudget {
@@ -36,11 +41,10 @@ struct CPUBudget {
         renew()
     }
 
-    /// Sets RLIMIT_CPU to the CPU time used so far plus the budget (soft), and 5 s more (hard).
+    /// Sets the soft RLIMIT_CPU to the CPU time used so far plus the budget; the hard limit stays.
     private func renew() {
         guard let used = Self.cpuSeconds(of: pid) else { return }
-        let soft = UInt64(used + seconds)
-        _ = cast_sandbox_set_cpu_limit(pid, soft, soft + 5)
+        _ = cast_sandbox_set_cpu_limit(pid, UInt64(used + seconds))
     }
 
     /// The CPU time (user + system) a process has used, in whole seconds rounded up; nil when it is gone.

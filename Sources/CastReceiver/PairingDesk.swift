@@ -17,7 +17,7 @@ final class PairingDesk: Sendable {
     let storeProblem: String?
     private let identity: Identity
     private let logger: Logger
-    private let limiter = Mutex(PairingAttemptLimiter())
+    private let limiter: Mutex<PairingAttemptLimiter>
     /// Told the PIN when an attempt opens and nil when it ends (the idle screen shows it).
     private let pinObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
 
@@ -27,7 +27,11 @@ final class PairingDesk: Sendable {
     /// The SRP user name both sides use; the secret is what distinguishes attempts.
     static let srpUsername = "cast"
 
-    init(auth: AuthMode, password: String?, stateDirectory: String, identity: Identity, logger: Logger) {
+    init(
+        auth: AuthMode, password: String?, stateDirectory: String, identity: Identity, logger: Logger,
+        attemptLimit: Int = PairingAttemptLimiter.defaultAttemptLimit
+    ) {
+        self.limiter = Mutex(PairingAttemptLimiter(attemptLimit: attemptLimit))
         self.auth = auth
         self.password = password
         self.identity = identity
@@ -68,7 +72,12 @@ final class PairingDesk: Sendable {
             return .refuse(PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
         }
         let decision = limiter.withLock { $0.beginAttempt(now: .now) }
-        guard decision == .allowed else { return .refuse(failure(for: decision)) }
+        guard decision == .allowed else {
+            if decision == .closed {
+                logger.warning("pairing request refused: pairing is closed after failed attempts; SIGHUP reopens it")
+            }
+            return .refuse(failure(for: decision))
+        }
         let secret: String
         switch auth {
         case .pin:
@@ -107,7 +116,10 @@ final class PairingDesk: Sendable {
             var failure = failure(for: decision)
             failure.reason = .authenticationFailed
             failure.message = "wrong \(secretWord)" + (failure.retryAfter.map { "; try again in \($0) s" } ?? "")
-            if case .locked = decision { failure.message = self.failure(for: decision).message }
+            if decision == .closed {
+                failure.message = self.failure(for: decision).message
+                logClosed()
+            }
             return .refuse(failure)
         }
         do {
@@ -117,16 +129,36 @@ final class PairingDesk: Sendable {
             logger.info("paired with \"\(start.name)\" (id \(paired.id))")
             return .proceed(PairingConfirmation(M2: m2, publicKey: identity.publicKey))
         } catch {
-            limiter.withLock { $0.abandonAttempt() }
+            limiter.withLock { $0.cancelAttempt() }
             logger.error("pairing with \"\(start.name)\" not stored: \(error)")
             return .refuse(PairingFailure(reason: .notAccepted, message: "the receiver could not store the pairing"))
         }
     }
 
-    /// The attempt ended without a proof (the peer went away).
+    /// The attempt ended without a proof (the peer went away, or its time ran out): a failed attempt.
     func abandon() {
-        limiter.withLock { $0.abandonAttempt() }
+        let closed = limiter.withLock { limiter -> Bool in
+            limiter.abandonAttempt(now: .now)
+            return limiter.isClosed
+        }
         showPIN(nil)
+        if closed { logClosed() }
+    }
+
+    /// The operator reopens pairing after failed attempts closed it (SIGHUP).
+    func reopen() {
+        let wasClosed = limiter.withLock { limiter -> Bool in
+            defer { limiter.reopen() }
+            return limiter.isClosed
+        }
+        if wasClosed { logger.info("pairing reopened") }
+    }
+
+    private func logClosed() {
+        let limit = limiter.withLock { $0.attemptLimit }
+        logger.warning(
+            "pairing closed: \(limit) pairing attempts in a row failed (wrong, abandoned or timed out); paired senders "
+                + "still connect. To let a new sender pair, reopen it: send castd SIGHUP (or restart it)")
     }
 
     /// Calls `observer` with each attempt's PIN when it is made, and with nil when the attempt ends (PIN mode only).
@@ -144,7 +176,8 @@ final class PairingDesk: Sendable {
         let retry = decision.retryAfterSeconds
         let message: String
         switch reason {
-        case .locked: message = "too many wrong \(secretWord)s: pairing is closed for \(retry ?? 60) s"
+        case .locked:
+            message = "too many failed pairing attempts: pairing is closed until the receiver's operator reopens it"
         case .backingOff: message = "wait \(retry ?? 1) s before the next attempt"
         case .busy: message = "another pairing is in progress"
         default: message = "pairing is not possible now"

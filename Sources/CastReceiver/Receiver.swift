@@ -71,7 +71,7 @@ public final class Receiver: Sendable {
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
             auth: configuration.auth, password: configuration.password, stateDirectory: configuration.stateDirectory,
-            identity: identity, logger: logger)
+            identity: identity, logger: logger, attemptLimit: configuration.limits.pairingAttemptLimit)
         if let problem = pairing.storeProblem, configuration.auth != .none {
             logger.warning("pairings cannot be stored (\(problem)): new senders cannot pair until that is fixed")
         }
@@ -396,6 +396,11 @@ public final class Receiver: Sendable {
         for (sender, peer) in admitted.closeRevoked(isPaired: { pairing.isPaired($0) }) {
             logger.warning("sender \"\(sender)\" is no longer paired: closed its connection from \(peer)")
         }
+    }
+
+    /// The operator reopens pairing after failed attempts closed it (SIGHUP); nothing changes when it is open.
+    public func reopenPairing() {
+        pairing.reopen()
     }
 
     /// Stops playback for shutdown: the sender is told, and this returns once the session has

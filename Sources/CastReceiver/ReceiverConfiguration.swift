@@ -52,8 +52,12 @@ public struct ReceiverConfiguration: Sendable {
         /// Silence after which a playing sender counts as vanished (its session ends, the receiver
         /// is free). Senders send something at least every few seconds while playing.
         public var senderTimeout: Duration = .seconds(10)
-        /// Time a sender may take to type the PIN and send its proof.
-        public var pairingTimeout: Duration = .seconds(120)
+        /// Time a sender may take to type the PIN and send its proof (the limiter's attempt timeout, which ends
+        /// an attempt whose connection is stuck, is the same).
+        public var pairingTimeout: Duration = PairingAttemptLimiter.attemptTimeout
+        /// Pairing attempts that may fail in a row (wrong, abandoned or timed out) before pairing is closed until
+        /// the operator reopens it (SIGHUP or a restart): `--pairing-attempts`, 1 to 10.
+        public var pairingAttemptLimit: Int = PairingAttemptLimiter.defaultAttemptLimit
         /// Time from an accepted play request to its media connection.
         public var mediaConnectionTimeout: Duration = .seconds(10)
         /// AirPlay connections served at once; more are closed at accept.

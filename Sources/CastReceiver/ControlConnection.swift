@@ -4,27 +4,34 @@ import Foundation
 
 /// One sender's control connection: TLS, then frames through the state machine, until either side closes.
 ///
-/// Runs on its own thread and is not shared (the accept loop reads `wasAdmitted` on the same
-/// thread after `run` returns): no synchronisation needed inside.
+/// Runs on its own thread and is not shared: no synchronisation needed inside.
 final class ControlConnection {
     let fd: Int32
     let peer: String
+    /// Its place in the receiver's `ConnectionAdmission`.
+    let ticket: ConnectionAdmission.Ticket
     let receiver: Receiver
     let logger: Logger
-    /// Set once the peer is admitted (read by the accept loop's bookkeeping after `run` returns).
-    private(set) var wasAdmitted = false
+    private var wasAdmitted = false
 
-    init(fd: Int32, peer: String, receiver: Receiver, logger: Logger) {
+    init(fd: Int32, peer: String, ticket: ConnectionAdmission.Ticket, receiver: Receiver, logger: Logger) {
         self.fd = fd
         self.peer = peer
+        self.ticket = ticket
         self.receiver = receiver
         self.logger = logger
     }
 
-    private func markAdmitted() {
-        guard !wasAdmitted else { return }
+    /// Takes the connection out of the strangers' pool; false (logged) when it must close instead.
+    private func markAdmitted() -> Bool {
+        guard !wasAdmitted else { return true }
+        guard receiver.connectionAdmitted(ticket) else {
+            logger.warning(
+                "connection from \(peer) closed: \(receiver.configuration.limits.maximumConnections) connections already")
+            return false
+        }
         wasAdmitted = true
-        receiver.connectionAdmitted()
+        return true
     }
 
     func run() {
@@ -46,9 +53,13 @@ final class ControlConnection {
             }
         }
         let writer = MessageWriter(tls)
+        let peerIsPaired = receiver.pairing.isPaired(tls.peerPublicKey)
+        // A paired key has passed the only check there is: it leaves the strangers' pool now, before its hello, so
+        // that strangers arriving after it cannot push it out.
+        if peerIsPaired, receiver.configuration.auth != .none, !markAdmitted() { return }
         var machine = ReceiverConnectionStateMachine(
             welcome: Welcome(name: receiver.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
-            auth: receiver.configuration.auth, peerIsPaired: receiver.pairing.isPaired(tls.peerPublicKey))
+            auth: receiver.configuration.auth, peerIsPaired: peerIsPaired)
         var decoder = FrameDecoder()
         let clock = ContinuousClock()
         var helloDeadline = clock.now + limits.helloTimeout
@@ -62,7 +73,7 @@ final class ControlConnection {
             case .send(let message):
                 try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
-                    markAdmitted()
+                    guard markAdmitted() else { return false }
                     receiver.watchAdmitted(tls, sender: hello.name, peer: peer)
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
                 }
@@ -120,13 +131,13 @@ final class ControlConnection {
                 }
                 return true
             case .attachMedia(let token):
+                guard markAdmitted() else { return false }
                 guard receiver.attachMedia(token: token, tls: tls, peer: peer) else {
                     logger.warning("media connection from \(peer) closed: no session \(token)")
                     try? writer.send(.error(ErrorMessage(code: "unknownSession", message: "no playback session \(token)")))
                     return false
                 }
                 handedOver = true
-                markAdmitted()
                 return false
             case .sendAndClose(let message, let reason):
                 logger.warning("connection from \(peer) closed: \(reason)")

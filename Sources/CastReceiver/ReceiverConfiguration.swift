@@ -43,12 +43,15 @@ public struct ReceiverConfiguration: Sendable {
         public var helloTimeout: Duration = .seconds(5)
         /// Time a peer may take between the first and the last byte of one frame.
         public var frameTimeout: Duration = .seconds(5)
-        /// Connections served at once; more wait at accept (up to `handshakeTimeout`), then are closed.
+        /// Admitted connections (paired senders' control and media connections) at once; one more is closed when
+        /// it would be admitted.
         public var maximumConnections: Int = 64
-        /// Connections not yet admitted (before hello or pairing), at once: a flood of strangers
-        /// cannot crowd out paired senders. A connection that finds them all taken waits for one, up to
-        /// `handshakeTimeout`, before it is refused.
-        public var maximumUnadmittedConnections: Int = 16
+        /// Connections not yet admitted (in the TLS handshake, before hello, pairing), at once. They cost a thread
+        /// waiting in poll(2) and a socket each. When all are taken, a newcomer takes the place of the oldest, which
+        /// is closed (see `ConnectionAdmission`): strangers cannot crowd out paired senders.
+        public var maximumUnadmittedConnections: Int = 256
+        /// Connections not yet admitted from one source address; more from it are refused at accept.
+        public var maximumUnadmittedPerSource: Int = 32
         /// Silence after which a playing sender counts as vanished (its session ends, the receiver
         /// is free). Senders send something at least every few seconds while playing.
         public var senderTimeout: Duration = .seconds(10)

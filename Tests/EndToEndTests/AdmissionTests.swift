@@ -34,6 +34,8 @@ final class AdmissionTests: LabTestCase {
             return seconds
         }
         let quiet = try (0..<3).map { _ in try status() }
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid))
+        let residentBefore = Processes.residentKilobytes(castd)
 
         // The strangers' addresses: the phone's lab address is the paired sender's.
         let phone = lab.address(.phone)
@@ -60,13 +62,16 @@ final class AdmissionTests: LabTestCase {
             Thread.sleep(forTimeInterval: 0.7)
         }
         let last = flood.output.last { $0.hasPrefix("holding ") } ?? "?"
+        let residentDuring = Processes.residentKilobytes(castd)
+        let threads = Processes.status(of: castd)["Threads"] ?? "?"
         func figures(_ values: [Double]) -> String {
             let sorted = values.sorted()
             return String(format: "median %.2f s, max %.2f s", sorted[sorted.count / 2], sorted.last ?? 0)
         }
         print(
             "cast status (process start to exit): alone \(figures(quiet)); while strangers hold connections "
-                + "(\(last)) \(figures(attacked)) over \(attacked.count) runs")
+                + "(\(last)) \(figures(attacked)) over \(attacked.count) runs; castd VmRSS \(residentBefore) kB before, "
+                + "\(residentDuring) kB during, \(threads) threads")
         XCTAssertLessThan(attacked.max() ?? .infinity, 2, "\(attacked)")
         XCTAssertTrue(receiver.isRunning)
         // The greedy address was held to its share, and said so at most once a second.

@@ -17,7 +17,9 @@ final class PrivateDirectoryTests: XCTestCase {
             assertThrows(.trustStore, containing: [directory, shown, "chmod go-w"]) {
                 _ = try PairedSenders.load(directory: directory)
             }
-            assertThrows(.trustStore, containing: [directory, shown]) { _ = try KnownReceivers.load(directory: directory) }
+            assertThrows(.trustStore, containing: [directory, shown]) {
+                _ = try KnownReceivers.load(directory: directory)
+            }
             XCTAssertEqual(chmod(directory, 0o700), 0)
         }
         // Readable by others is not a threat to the directory itself (the files in it are 0600).
@@ -35,7 +37,9 @@ final class PrivateDirectoryTests: XCTestCase {
         assertThrows(.keyFile, containing: [directory, "uid 12345", "chown 0"]) {
             _ = try Identity.loadOrCreate(directory: directory)
         }
-        assertThrows(.trustStore, containing: [directory, "uid 12345"]) { _ = try PairedSenders.load(directory: directory) }
+        assertThrows(.trustStore, containing: [directory, "uid 12345"]) {
+            _ = try PairedSenders.load(directory: directory)
+        }
         // A key file given to another user inside a good directory is refused too.
         XCTAssertEqual(chown(directory, 0, 0), 0)
         XCTAssertEqual(chown(directory + "/" + Identity.fileName, 12345, 12345), 0)
@@ -50,7 +54,9 @@ final class PrivateDirectoryTests: XCTestCase {
         let directory = try Fixtures.temporaryDirectory(self)
         let keyFile = directory + "/" + Identity.fileName
         XCTAssertEqual(symlink(elsewhere + "/" + Identity.fileName, keyFile), 0)
-        assertThrows(.keyFile, containing: [keyFile, "symbolic link"]) { _ = try Identity.loadOrCreate(directory: directory) }
+        assertThrows(.keyFile, containing: [keyFile, "symbolic link"]) {
+            _ = try Identity.loadOrCreate(directory: directory)
+        }
         let target = try FileManager.default.destinationOfSymbolicLink(atPath: keyFile)
         XCTAssertEqual(target, elsewhere + "/" + Identity.fileName, "the link is not replaced")
     }

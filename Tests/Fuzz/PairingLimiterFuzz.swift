@@ -60,7 +60,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             }
             let decision = limiter.beginAttempt(now: now)
             check(decision, "begin at \(elapsed)")
-            invariant(limiter.consecutiveFailures == failuresInARow, "count \(limiter.consecutiveFailures), expected \(failuresInARow)")
+            invariant(limiter.consecutiveFailures == failuresInARow, "count \(limiter.consecutiveFailures)")
             if decision == .allowed {
                 invariant(attemptBegan == nil, "two attempts at once")
                 invariant(elapsed >= closedUntil, "attempt allowed at \(elapsed), closed until \(closedUntil)")
@@ -79,10 +79,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             } else {
                 limiter.abandonAttempt(now: now)
             }
-            invariant(limiter.consecutiveFailures == failuresInARow, "count \(limiter.consecutiveFailures), expected \(failuresInARow)")
+            invariant(limiter.consecutiveFailures == failuresInARow, "count \(limiter.consecutiveFailures)")
             let expected: PairingAttemptLimiter.Decision =
                 failuresInARow >= limit ? .closed : .backingOff(retryAfter: closedUntil - elapsed)
-            invariant(limiter.decision(now: now) == expected, "\(failuresInARow) failures: \(limiter.decision(now: now))")
+            let decision = limiter.decision(now: now)
+            invariant(decision == expected, "\(failuresInARow) failures: \(decision)")
         case 5:
             guard attemptBegan != nil else { continue }
             attemptBegan = nil

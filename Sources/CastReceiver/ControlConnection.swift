@@ -26,8 +26,8 @@ final class ControlConnection {
     private func markAdmitted() -> Bool {
         guard !wasAdmitted else { return true }
         guard receiver.connectionAdmitted(ticket) else {
-            logger.warning(
-                "connection from \(peer) closed: \(receiver.configuration.limits.maximumConnections) connections already")
+            let limit = receiver.configuration.limits.maximumConnections
+            logger.warning("connection from \(peer) closed: \(limit) connections already")
             return false
         }
         wasAdmitted = true

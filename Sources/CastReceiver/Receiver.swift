@@ -536,7 +536,8 @@ public final class Receiver: Sendable {
             }
             let wakeHandle = fcntl(accepted.fd, F_DUPFD_CLOEXEC, 0)
             if wakeHandle < 0 {
-                turnedAway("connection from \(accepted.peer) refused: no descriptor left (\(String(cString: strerror(errno))))")
+                let reason = String(cString: strerror(errno))
+                turnedAway("connection from \(accepted.peer) refused: no descriptor left (\(reason))")
                 close(accepted.fd)
                 continue
             }
@@ -548,7 +549,9 @@ public final class Receiver: Sendable {
                 return (arrival, evicting.flatMap { state.wakeHandles.removeValue(forKey: $0) })
             }
             guard case .serve(let ticket, _) = arrival else {
-                if case .refuse(let reason) = arrival { turnedAway("connection from \(accepted.peer) refused: \(reason)") }
+                if case .refuse(let reason) = arrival {
+                    turnedAway("connection from \(accepted.peer) refused: \(reason)")
+                }
                 close(wakeHandle)
                 close(accepted.fd)
                 continue

@@ -107,7 +107,8 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
     guard PrivateDirectory.isTrustedOwner(status) else {
       throw SecurityError(
         .trustStore,
-        "trust store \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; refusing it")
+        "trust store \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; "
+          + "refusing it")
     }
     let mode = status.st_mode & 0o7777
     if mode & 0o077 != 0 {

@@ -13,8 +13,10 @@
 ///   `PairingFailure` (`decision.failureReason`, `decision.retryAfterSeconds`) and no PIN is shown.
 ///   Only one attempt runs at a time, so parallel connections cannot multiply the guesses.
 /// - then exactly one of `recordFailure(now:)` (wrong proof, or the sender left: `abandonAttempt(now:)`),
-///   `recordSuccess()`, or `cancelAttempt()` (the receiver's own fault, e.g. it could not store the pairing). An
-///   attempt never finished is ended as a failure after `attemptTimeout`, so a forgotten one cannot block pairing.
+///   `recordSuccess()`, or `cancelAttempt()` (the receiver's own fault, e.g. it could not store the pairing), while
+///   `isOpen(attempt:)` says the attempt (numbered by `attemptNumber` when it began) is still the one in progress.
+///   An attempt never finished is ended as a failure after `attemptTimeout`, so a forgotten one cannot block
+///   pairing, and its connection's late end must not count again nor end the next attempt.
 public struct PairingAttemptLimiter: Sendable, Equatable {
   /// Failed attempts in a row that close pairing until the operator reopens it, unless configured lower.
   public static let defaultAttemptLimit = 10
@@ -62,6 +64,8 @@ public struct PairingAttemptLimiter: Sendable, Equatable {
   public let attemptLimit: Int
   /// Failed attempts since the last success (or the operator's last reopening).
   public private(set) var consecutiveFailures = 0
+  /// The number of the attempt that began last (1 for the first); it never goes back.
+  public private(set) var attemptNumber = 0
   /// No attempt may start before this.
   private var closedUntil: ContinuousClock.Instant?
   /// When the attempt in progress started, if one is.
@@ -85,6 +89,11 @@ public struct PairingAttemptLimiter: Sendable, Equatable {
   /// Whether pairing is closed until the operator reopens it.
   public var isClosed: Bool { consecutiveFailures >= attemptLimit }
 
+  /// Whether the attempt numbered `attempt` is the one in progress (not finished, not timed out and replaced).
+  public func isOpen(attempt: Int) -> Bool {
+    attemptStarted != nil && attempt == attemptNumber
+  }
+
   /// What applies at `now`, without changing anything.
   public func decision(now: ContinuousClock.Instant) -> Decision {
     if isClosed { return .closed }
@@ -102,7 +111,10 @@ public struct PairingAttemptLimiter: Sendable, Equatable {
       recordFailure(now: attemptStarted + Self.attemptTimeout)
     }
     let decision = decision(now: now)
-    if decision == .allowed { attemptStarted = now }
+    if decision == .allowed {
+      attemptStarted = now
+      attemptNumber += 1
+    }
     return decision
   }
 
@@ -125,7 +137,9 @@ public struct PairingAttemptLimiter: Sendable, Equatable {
 
   /// The attempt's proof was right: the history is cleared.
   public mutating func recordSuccess() {
-    self = PairingAttemptLimiter(attemptLimit: attemptLimit)
+    attemptStarted = nil
+    consecutiveFailures = 0
+    closedUntil = nil
   }
 
   /// The attempt ended by the receiver's own fault (it could not store the pairing): it counts neither way.

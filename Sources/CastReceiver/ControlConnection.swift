@@ -64,9 +64,9 @@ final class ControlConnection {
         let clock = ContinuousClock()
         var helloDeadline = clock.now + limits.helloTimeout
         var frameDeadline: ContinuousClock.Instant?
-        /// The SRP state of a pairing attempt on this connection.
-        var srp: SRPServer?
-        defer { if srp != nil { receiver.pairing.abandon() } }
+        /// The pairing attempt open on this connection, if any.
+        var attempt: PairingAttempt?
+        defer { if let attempt { receiver.pairing.abandon(attempt) } }
 
         func perform(_ action: ReceiverConnectionStateMachine.Action) throws -> Bool {
             switch action {
@@ -80,8 +80,8 @@ final class ControlConnection {
                 return true
             case .startPairing(let start):
                 switch receiver.pairing.challenge(for: start, peerKey: tls.peerPublicKey) {
-                case .proceed(let (challenge, server)):
-                    srp = server
+                case .proceed(let (challenge, opened)):
+                    attempt = opened
                     helloDeadline = clock.now + limits.pairingTimeout
                     try writer.send(.pairing(.challenge(challenge)))
                     return true
@@ -91,9 +91,9 @@ final class ControlConnection {
                     return false
                 }
             case .finishPairing(let start, let proof):
-                guard let server = srp else { preconditionFailure("a proof without a challenge") }
-                srp = nil
-                switch receiver.pairing.confirm(start, proof, server: server, tls: tls) {
+                guard let open = attempt else { preconditionFailure("a proof without a challenge") }
+                attempt = nil
+                switch receiver.pairing.confirm(start, proof, attempt: open, tls: tls) {
                 case .proceed(let confirmation):
                     try writer.send(.pairing(.confirmation(confirmation)))
                     machine.pairingSucceeded()

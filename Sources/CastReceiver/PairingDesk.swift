@@ -61,9 +61,9 @@ final class PairingDesk: Sendable {
         }
     }
 
-    /// The answer to a `pairingStart`: a challenge (and the SRP server that must verify the proof),
-    /// or a failure to send before closing.
-    func challenge(for start: PairingStart, peerKey: [UInt8]?) -> PairingOutcome<(PairingChallenge, SRPServer)> {
+    /// The answer to a `pairingStart`: a challenge and the attempt it opened (its SRP server, which must verify the
+    /// proof, and its number), or a failure to send before closing.
+    func challenge(for start: PairingStart, peerKey: [UInt8]?) -> PairingOutcome<(PairingChallenge, PairingAttempt)> {
         guard let peerKey, peerKey == start.publicKey else {
             return .refuse(PairingFailure(reason: .notAccepted, message: "the key in pairingStart is not the key of this TLS connection"))
         }
@@ -71,13 +71,8 @@ final class PairingDesk: Sendable {
             logger.error("pairing refused: cannot store pairings (\(storeProblem))")
             return .refuse(PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
         }
-        let decision = limiter.withLock { $0.beginAttempt(now: .now) }
-        guard decision == .allowed else {
-            if decision == .closed {
-                logger.warning("pairing request refused: pairing is closed after failed attempts; SIGHUP reopens it")
-            }
-            return .refuse(failure(for: decision))
-        }
+        let (decision, number) = limiter.withLock { ($0.beginAttempt(now: .now), $0.attemptNumber) }
+        guard decision == .allowed else { return .refuse(failure(for: decision)) }
         let secret: String
         switch auth {
         case .pin:
@@ -97,19 +92,23 @@ final class PairingDesk: Sendable {
             username: Self.srpUsername, password: secret, salt: salt, group: .rfc5054_3072, hash: .sha512)
         let server = SRPServer(
             username: Self.srpUsername, salt: salt, verifier: verifier, group: .rfc5054_3072, hash: .sha512)
-        return .proceed((PairingChallenge(salt: salt, B: server.B), server))
+        return .proceed((PairingChallenge(salt: salt, B: server.B), PairingAttempt(number: number, server: server)))
     }
 
     /// Verifies the proof (bound to this TLS session) and stores the sender; the confirmation to
     /// send, or a failure (wrong PIN: with the time to wait).
     func confirm(
-        _ start: PairingStart, _ proof: PairingProof, server: SRPServer, tls: TLSConnection
+        _ start: PairingStart, _ proof: PairingProof, attempt: PairingAttempt, tls: TLSConnection
     ) -> PairingOutcome<PairingConfirmation> {
         // Whatever the outcome, this attempt's PIN is spent.
         defer { showPIN(nil) }
+        guard limiter.withLock({ $0.isOpen(attempt: attempt.number) }) else {
+            // It timed out (and was counted) just before its proof arrived; another attempt may be open now.
+            return .refuse(PairingFailure(reason: .notAccepted, message: "this pairing attempt timed out"))
+        }
         let m2: [UInt8]
         do {
-            m2 = try server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
+            m2 = try attempt.server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
         } catch {
             let decision = limiter.withLock { $0.recordFailure(now: .now) }
             logger.warning("pairing with \"\(start.name)\" failed: wrong \(secretWord) or a relayed session")
@@ -135,12 +134,15 @@ final class PairingDesk: Sendable {
         }
     }
 
-    /// The attempt ended without a proof (the peer went away, or its time ran out): a failed attempt.
-    func abandon() {
-        let closed = limiter.withLock { limiter -> Bool in
+    /// The attempt ended without a proof (the peer went away, or its time ran out): a failed attempt, unless the
+    /// limiter already ended it (timed out) and another may be open.
+    func abandon(_ attempt: PairingAttempt) {
+        let (counted, closed) = limiter.withLock { limiter -> (Bool, Bool) in
+            guard limiter.isOpen(attempt: attempt.number) else { return (false, false) }
             limiter.abandonAttempt(now: .now)
-            return limiter.isClosed
+            return (true, limiter.isClosed)
         }
+        guard counted else { return }
         showPIN(nil)
         if closed { logClosed() }
     }
@@ -188,6 +190,14 @@ final class PairingDesk: Sendable {
     private struct PairingStoreMissing: Error, CustomStringConvertible {
         var description: String { "no pairing store" }
     }
+}
+
+/// One open pairing attempt, as its connection holds it.
+struct PairingAttempt {
+    /// The limiter's number for it.
+    let number: Int
+    /// The SRP state that verifies its proof.
+    let server: SRPServer
 }
 
 /// What a pairing step comes to: go on with a value, or refuse with a failure to send before closing.

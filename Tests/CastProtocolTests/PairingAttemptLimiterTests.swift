@@ -100,7 +100,8 @@ final class PairingAttemptLimiterTests: XCTestCase {
     XCTAssertEqual(limiter.consecutiveFailures, 2)
     XCTAssertEqual(limiter.beginAttempt(now: at(1000)), .allowed)
     limiter.recordSuccess()
-    XCTAssertEqual(limiter, PairingAttemptLimiter(attemptLimit: 3))
+    XCTAssertEqual(limiter.consecutiveFailures, 0)
+    XCTAssertEqual(limiter.decision(now: at(1000)), .allowed)
     for round in 0..<3 {
       XCTAssertEqual(limiter.beginAttempt(now: at(2000 + Double(round) * 100)), .allowed)
       limiter.recordFailure(now: at(2000 + Double(round) * 100))
@@ -137,6 +138,24 @@ final class PairingAttemptLimiterTests: XCTestCase {
     }
     XCTAssertEqual(holds, PairingAttemptLimiter.defaultAttemptLimit)
     XCTAssertEqual(limiter.decision(now: at(now)), .closed)
+  }
+
+  /// The connection of an attempt that timed out ends a moment later: by then the next attempt may have begun, and
+  /// that end must neither count again nor end the new attempt.
+  func testAnAttemptIsKnownByItsNumber() {
+    var limiter = PairingAttemptLimiter()
+    XCTAssertEqual(limiter.beginAttempt(now: at(0)), .allowed)
+    let first = limiter.attemptNumber
+    XCTAssertTrue(limiter.isOpen(attempt: first))
+    XCTAssertEqual(limiter.beginAttempt(now: at(61)), .allowed, "timed out at 60 s, its 1 s backoff over")
+    let second = limiter.attemptNumber
+    XCTAssertNotEqual(first, second)
+    XCTAssertFalse(limiter.isOpen(attempt: first))
+    XCTAssertTrue(limiter.isOpen(attempt: second))
+    XCTAssertEqual(limiter.consecutiveFailures, 1)
+    limiter.recordSuccess()
+    XCTAssertFalse(limiter.isOpen(attempt: second))
+    XCTAssertEqual(limiter.attemptNumber, second, "numbers are not reused after a success")
   }
 
   func testDecisionDoesNotChangeTheLimiter() {

@@ -65,6 +65,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
                 invariant(attemptBegan == nil, "two attempts at once")
                 invariant(elapsed >= closedUntil, "attempt allowed at \(elapsed), closed until \(closedUntil)")
                 attemptBegan = elapsed
+                invariant(limiter.isOpen(attempt: limiter.attemptNumber), "the attempt just begun is not open")
+                invariant(!limiter.isOpen(attempt: limiter.attemptNumber - 1), "an earlier attempt is still open")
                 attemptsSinceSuccess += 1
                 invariant(attemptsSinceSuccess <= limit, "\(attemptsSinceSuccess) attempts, limit \(limit)")
             } else if !expired {

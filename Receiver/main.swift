@@ -277,8 +277,11 @@ if values["list-paired"] != nil || values["unpair"] != nil {
 var password: String?
 if auth == .password {
     guard let file = values["password-file"] else { fail("--auth password needs --password-file FILE", code: 2) }
-    guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
-        fail("cannot read the password file \(file) (at most 4 KiB)", code: 2)
+    let data: [UInt8]
+    do {
+        data = try SecretFile.read(file, limit: 4096)
+    } catch {
+        fail("cannot read the password file: \(error)", code: 2)
     }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     guard !text.isEmpty else { fail("the password file \(file) is empty", code: 2) }

@@ -168,6 +168,14 @@ final class ProductTests: XCTestCase {
         XCTAssertTrue(writable.stderr.contains("directory \(state) has mode 0777"), writable.stderr)
         XCTAssertTrue(writable.stderr.contains("chmod go-w \(state)"), writable.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: state + "/identity.pem"), "no key is made there")
+
+        // The password is a secret of the same kind: a FIFO in its place is refused at once too.
+        XCTAssertEqual(chmod(state, 0o700), 0)
+        XCTAssertEqual(mkfifo(state + "/password", 0o600), 0)
+        let password = try runCommand(
+            arguments + ["--auth", "password", "--password-file", state + "/password"], timeout: 10)
+        XCTAssertEqual(password.status, 2, password.stderr)
+        XCTAssertTrue(password.stderr.contains("\(state)/password is not a regular file"), password.stderr)
     }
 
     func testCastdListsTheAudioDevicesALSAOffers() throws {

@@ -11,7 +11,7 @@ func manualPage() -> ManualPage {
                 "DESCRIPTION",
                 paragraphs: [
                     "castd advertises itself over mDNS (avahi) as _castd._tcp, admits only paired senders over TLS 1.3, decodes what they send with FFmpeg, plays audio through ALSA and video in a window or full screen, and pushes every change of playback state back to the sender.",
-                    "With --auth pin (the default) it prints a line \"Pairing PIN: NNNN\" with a fresh PIN for each pairing attempt; cast pair asks for it. After five wrong PINs in a row pairing is closed for 60 seconds.",
+                    "With --auth pin (the default) it prints a line \"Pairing PIN: NNNN\" with a fresh PIN for each pairing attempt; cast pair asks for it. Every attempt that does not pair (a wrong PIN, a sender that leaves or takes longer than 60 seconds) makes the next one wait longer (1, 2, 4, ... 60 seconds); after --pairing-attempts (10) of them in a row pairing is closed until castd gets SIGHUP or restarts, so that a guesser's chance stays at 0.1 %. Paired senders are not affected.",
                     "Every option can also be set in the config file as a line \"key = value\", the key being the option's name without dashes (name = Kitchen); # starts a comment. A switch takes yes or no (airplay-video = yes). Options on the command line win.",
                     "With --airplay-video it also answers AirPlay 1 video clients (an iPhone's or pyatv's \"play this URL\") on --airplay-port (7000), advertised as _airplay._tcp. AirPlay video has no pairing: anyone on the network can then make the receiver play an http(s) URL, and pause, seek or stop it. It is off by default.",
                     "Each session's demux and decode run in a worker process (castd re-executes itself) with resource limits, in a sandbox (a system call filter, no capabilities, and a mount namespace of its own in which the state directory is empty: keep the ALSA configuration, the framemd5 and timing files out of it): a crash or an exhausted limit there ends that session with a playbackError saying the decoder died, and castd goes on. With --video-out window or fullscreen the worker shows the video in a window of its own, and castd's idle screen steps aside until the session ends. --decoder-isolation off decodes every session inside castd (debugging).",
@@ -24,7 +24,7 @@ func manualPage() -> ManualPage {
             .init(
                 "SIGNALS",
                 terms: [
-                    ("SIGHUP", "re-read the config file; a new name is advertised at once, other changes take effect after a restart"),
+                    ("SIGHUP", "re-read the config file (a new name is advertised at once, other changes take effect after a restart), and reopen pairing if failed attempts closed it"),
                     (
                         "SIGTERM, SIGINT",
                         "stop playback, tell the sender that the receiver is shutting down (it may retry), and exit 0"

@@ -34,6 +34,7 @@ let options: [OptionSpec] = [
     OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
     OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
     OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
+    OptionSpec("pairing-attempts", value: "N", help: "failed pairing attempts in a row that close pairing until SIGHUP (1-10, default 10)"),
     OptionSpec("decoder-isolation", value: "MODE", help: "on (default): decode each session in a worker process with limits; off"),
     OptionSpec("decoder-cpu", value: "SEC", help: "CPU seconds a decoder worker may use while playback does not move on (default 60)"),
     OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096; at least 512, 1024 with a window)"),
@@ -213,6 +214,12 @@ if let text = values["sender-timeout"] {
     }
     limits.senderTimeout = .milliseconds(Int(seconds * 1000))
 }
+if let text = values["pairing-attempts"] {
+    guard let attempts = Int(text), (1...PairingAttemptLimiter.defaultAttemptLimit).contains(attempts) else {
+        fail("--pairing-attempts must be a number from 1 to \(PairingAttemptLimiter.defaultAttemptLimit)", code: 2)
+    }
+    limits.pairingAttemptLimit = attempts
+}
 let decoderIsolation: DecoderIsolation
 switch values["decoder-isolation"] ?? "on" {
 case "on", "yes", "true":
@@ -274,8 +281,11 @@ if values["list-paired"] != nil || values["unpair"] != nil {
 var password: String?
 if auth == .password {
     guard let file = values["password-file"] else { fail("--auth password needs --password-file FILE", code: 2) }
-    guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
-        fail("cannot read the password file \(file) (at most 4 KiB)", code: 2)
+    let data: [UInt8]
+    do {
+        data = try SecretFile.read(file, limit: 4096)
+    } catch {
+        fail("cannot read the password file: \(error)", code: 2)
     }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     guard !text.isEmpty else { fail("the password file \(file) is empty", code: 2) }
@@ -325,6 +335,8 @@ let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
 hangup.setEventHandler {
     // The pairing store is watched anyway; a hangup after editing it need not wait for the next look.
     receiver.closeRevokedConnections()
+    // The operator's answer to a pairing closed by failed attempts (docs/security.md, "Rate limit").
+    receiver.reopenPairing()
     let reloaded: [String: String]
     do throws(SettingsProblem) {
         reloaded = try settings()

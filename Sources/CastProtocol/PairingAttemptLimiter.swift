@@ -1,42 +1,49 @@
-/// Rate limits pairing attempts on a receiver: the rule "wrong PINs back off, 5 in a row close pairing
-/// for 60 s" as a value with no clock inside (every method takes `now`).
+/// Rate limits pairing attempts on a receiver, so that a script guessing PINs stays hopeless: the rule as a value
+/// with no clock inside (every method that needs the time takes `now`).
+///
+/// Every attempt that showed a secret and did not pair is a failure: a wrong PIN, a sender that left before its
+/// proof, an attempt that timed out. After each failure in a row the next attempt waits longer (`backoff`), and
+/// after `attemptLimit` failures in a row pairing is closed until the operator reopens it (`reopen()`: castd does
+/// so on SIGHUP and at start). With a fresh 4-digit PIN per attempt, each attempt is one 1-in-10 000 guess, so a
+/// guesser's chance before the operator acts is 1 − (1 − 10⁻⁴)^`attemptLimit` (about 0.1 % for 10: see
+/// `chanceOfGuessing`), however long it tries.
 ///
 /// Use, on the receiver, one limiter for all connections:
 /// - `beginAttempt(now:)` when a `pairingStart` arrives; anything but `.allowed` is answered with a
 ///   `PairingFailure` (`decision.failureReason`, `decision.retryAfterSeconds`) and no PIN is shown.
 ///   Only one attempt runs at a time, so parallel connections cannot multiply the guesses.
-/// - then exactly one of `recordFailure(now:)` (wrong M1), `recordSuccess()` (M1 right) or
-///   `abandonAttempt()` (connection gone before M1). An attempt never finished is taken back after
-///   `attemptTimeout`, so a forgotten one cannot block pairing for good.
-///
-/// Wrong PINs in a row wait 1, 2, 4, 8 s; the 5th and every further one in a row close pairing for 60 s.
-/// Only a success resets the count (a fresh PIN per attempt makes each attempt one 1-in-10 000 guess).
+/// - then exactly one of `recordFailure(now:)` (wrong proof, or the sender left: `abandonAttempt(now:)`),
+///   `recordSuccess()`, or `cancelAttempt()` (the receiver's own fault, e.g. it could not store the pairing), while
+///   `isOpen(attempt:)` says the attempt (numbered by `attemptNumber` when it began) is still the one in progress.
+///   An attempt never finished is ended as a failure after `attemptTimeout`, so a forgotten one cannot block
+///   pairing, and its connection's late end must not count again nor end the next attempt.
 public struct PairingAttemptLimiter: Sendable, Equatable {
-  /// Wrong PINs in a row that close pairing.
-  public static let lockoutThreshold = 5
-  /// How long pairing stays closed after `lockoutThreshold` wrong PINs in a row.
-  public static let lockoutDuration: Duration = .seconds(60)
-  /// The wait after the 1st, 2nd, ... wrong PIN in a row, below the threshold.
-  public static let backoff: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(8)]
-  /// How long one attempt may stay unfinished before it no longer blocks others.
-  public static let attemptTimeout: Duration = .seconds(120)
+  /// Failed attempts in a row that close pairing until the operator reopens it, unless configured lower.
+  public static let defaultAttemptLimit = 10
+  /// The wait after the 1st, 2nd, ... failure in a row; the last applies to every later one.
+  public static let backoff: [Duration] = [
+    .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(32), .seconds(60),
+  ]
+  /// How long one attempt may stay unfinished: the time to read the PIN and type it. Then it is a failure.
+  public static let attemptTimeout: Duration = .seconds(60)
 
   /// What the receiver may do now.
   public enum Decision: Sendable, Equatable {
     /// An attempt may start (or: a new one may start next).
     case allowed
-    /// A wrong PIN was entered recently: wait.
+    /// An attempt failed recently: wait.
     case backingOff(retryAfter: Duration)
-    /// Too many wrong PINs in a row: pairing is closed.
-    case locked(retryAfter: Duration)
+    /// Too many failed attempts in a row: pairing is closed until the operator reopens it.
+    case closed
     /// Another attempt is in progress.
     case busy(retryAfter: Duration)
 
-    /// The wait in whole seconds, rounded up (never 0 for a real wait), for `PairingFailure.retryAfter`.
+    /// The wait in whole seconds, rounded up (never 0 for a real wait), for `PairingFailure.retryAfter`; nil when
+    /// there is nothing to wait for (also when waiting does not help: `.closed`).
     public var retryAfterSeconds: Int? {
       switch self {
-      case .allowed: return nil
-      case .backingOff(let wait), .locked(let wait), .busy(let wait):
+      case .allowed, .closed: return nil
+      case .backingOff(let wait), .busy(let wait):
         let (seconds, attoseconds) = wait.components
         return Int(seconds) + (attoseconds > 0 ? 1 : 0)
       }
@@ -47,60 +54,102 @@ public struct PairingAttemptLimiter: Sendable, Equatable {
       switch self {
       case .allowed: nil
       case .backingOff: .backingOff
-      case .locked: .locked
+      case .closed: .locked
       case .busy: .busy
       }
     }
   }
 
-  /// Wrong PINs since the last success.
+  /// Failed attempts in a row that close pairing (1...`defaultAttemptLimit`).
+  public let attemptLimit: Int
+  /// Failed attempts since the last success (or the operator's last reopening).
   public private(set) var consecutiveFailures = 0
+  /// The number of the attempt that began last (1 for the first); it never goes back.
+  public private(set) var attemptNumber = 0
   /// No attempt may start before this.
   private var closedUntil: ContinuousClock.Instant?
   /// When the attempt in progress started, if one is.
   private var attemptStarted: ContinuousClock.Instant?
 
-  /// A limiter with no history.
-  public init() {}
+  /// A limiter with no history that closes pairing after `attemptLimit` failures in a row.
+  public init(attemptLimit: Int = defaultAttemptLimit) {
+    precondition((1...Self.defaultAttemptLimit).contains(attemptLimit), "the attempt limit is 1...10")
+    self.attemptLimit = attemptLimit
+  }
+
+  /// The chance that someone who guesses a fresh `digits`-digit PIN at every attempt pairs before pairing closes:
+  /// 1 − (1 − 10^−digits)^attempts.
+  public static func chanceOfGuessing(digits: Int, attempts: Int) -> Double {
+    var miss = 1.0
+    let single = 1 / (0..<digits).reduce(1.0) { value, _ in value * 10 }
+    for _ in 0..<attempts { miss *= 1 - single }
+    return 1 - miss
+  }
+
+  /// Whether pairing is closed until the operator reopens it.
+  public var isClosed: Bool { consecutiveFailures >= attemptLimit }
+
+  /// Whether the attempt numbered `attempt` is the one in progress (not finished, not timed out and replaced).
+  public func isOpen(attempt: Int) -> Bool {
+    attemptStarted != nil && attempt == attemptNumber
+  }
 
   /// What applies at `now`, without changing anything.
   public func decision(now: ContinuousClock.Instant) -> Decision {
-    if let closedUntil, now < closedUntil {
-      let wait = closedUntil - now
-      return consecutiveFailures >= Self.lockoutThreshold ? .locked(retryAfter: wait) : .backingOff(retryAfter: wait)
-    }
+    if isClosed { return .closed }
+    if let closedUntil, now < closedUntil { return .backingOff(retryAfter: closedUntil - now) }
     if let attemptStarted, now < attemptStarted + Self.attemptTimeout {
       return .busy(retryAfter: attemptStarted + Self.attemptTimeout - now)
     }
     return .allowed
   }
 
-  /// Starts an attempt if one may start at `now`; otherwise changes nothing and says why not.
+  /// Starts an attempt if one may start at `now`; otherwise says why not. An attempt left unfinished for
+  /// `attemptTimeout` is counted as a failure first (its backoff running from when it timed out).
   public mutating func beginAttempt(now: ContinuousClock.Instant) -> Decision {
+    if let attemptStarted, now >= attemptStarted + Self.attemptTimeout {
+      recordFailure(now: attemptStarted + Self.attemptTimeout)
+    }
     let decision = decision(now: now)
-    if decision == .allowed { attemptStarted = now }
+    if decision == .allowed {
+      attemptStarted = now
+      attemptNumber += 1
+    }
     return decision
   }
 
-  /// The attempt's PIN was wrong. Returns the wait now in force (`.backingOff` or `.locked`), to tell the sender.
+  /// The attempt failed (a wrong proof). Returns what is now in force (`.backingOff` or `.closed`), to tell the
+  /// sender.
   @discardableResult
   public mutating func recordFailure(now: ContinuousClock.Instant) -> Decision {
     attemptStarted = nil
     consecutiveFailures += 1
-    let wait =
-      consecutiveFailures >= Self.lockoutThreshold
-      ? Self.lockoutDuration : Self.backoff[min(consecutiveFailures, Self.backoff.count) - 1]
-    closedUntil = now + wait
+    closedUntil = now + Self.backoff[min(consecutiveFailures, Self.backoff.count) - 1]
     return decision(now: now)
   }
 
-  /// The attempt's PIN was right: the history is cleared.
-  public mutating func recordSuccess() {
-    self = PairingAttemptLimiter()
+  /// The sender left before its proof, having seen the challenge (and a person, the PIN): a failure like a wrong
+  /// PIN, or every guesser would hang up instead of being wrong. Nothing happens when no attempt is open.
+  public mutating func abandonAttempt(now: ContinuousClock.Instant) {
+    guard attemptStarted != nil else { return }
+    recordFailure(now: now)
   }
 
-  /// The attempt ended without a proof (the sender left): it counts neither way.
-  public mutating func abandonAttempt() {
+  /// The attempt's proof was right: the history is cleared.
+  public mutating func recordSuccess() {
     attemptStarted = nil
+    consecutiveFailures = 0
+    closedUntil = nil
+  }
+
+  /// The attempt ended by the receiver's own fault (it could not store the pairing): it counts neither way.
+  public mutating func cancelAttempt() {
+    attemptStarted = nil
+  }
+
+  /// The operator reopens pairing: failures are forgotten (an attempt in progress goes on).
+  public mutating func reopen() {
+    consecutiveFailures = 0
+    closedUntil = nil
   }
 }

@@ -14,9 +14,10 @@ public struct PairingFailure: Codable, Sendable, Equatable {
 
     /// The sender's proof was wrong: a wrong PIN or password (or a relayed session).
     public static let authenticationFailed = Reason(rawValue: "authenticationFailed")
-    /// Too many wrong PINs in a row: pairing is closed for `retryAfter` seconds.
+    /// Too many failed attempts in a row: pairing is closed until the receiver's operator reopens it (no
+    /// `retryAfter`; receivers before issue #13 sent one: closed for that long).
     public static let locked = Reason(rawValue: "locked")
-    /// A wrong PIN was just entered: wait `retryAfter` seconds before the next attempt.
+    /// An attempt failed recently (a wrong PIN, or one given up): wait `retryAfter` seconds before the next.
     public static let backingOff = Reason(rawValue: "backingOff")
     /// Another pairing attempt is in progress; retry after `retryAfter` seconds.
     public static let busy = Reason(rawValue: "busy")

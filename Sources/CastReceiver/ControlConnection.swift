@@ -4,27 +4,34 @@ import Foundation
 
 /// One sender's control connection: TLS, then frames through the state machine, until either side closes.
 ///
-/// Runs on its own thread and is not shared (the accept loop reads `wasAdmitted` on the same
-/// thread after `run` returns): no synchronisation needed inside.
+/// Runs on its own thread and is not shared: no synchronisation needed inside.
 final class ControlConnection {
     let fd: Int32
     let peer: String
+    /// Its place in the receiver's `ConnectionAdmission`.
+    let ticket: ConnectionAdmission.Ticket
     let receiver: Receiver
     let logger: Logger
-    /// Set once the peer is admitted (read by the accept loop's bookkeeping after `run` returns).
-    private(set) var wasAdmitted = false
+    private var wasAdmitted = false
 
-    init(fd: Int32, peer: String, receiver: Receiver, logger: Logger) {
+    init(fd: Int32, peer: String, ticket: ConnectionAdmission.Ticket, receiver: Receiver, logger: Logger) {
         self.fd = fd
         self.peer = peer
+        self.ticket = ticket
         self.receiver = receiver
         self.logger = logger
     }
 
-    private func markAdmitted() {
-        guard !wasAdmitted else { return }
+    /// Takes the connection out of the strangers' pool; false (logged) when it must close instead.
+    private func markAdmitted() -> Bool {
+        guard !wasAdmitted else { return true }
+        guard receiver.connectionAdmitted(ticket) else {
+            let limit = receiver.configuration.limits.maximumConnections
+            logger.warning("connection from \(peer) closed: \(limit) connections already")
+            return false
+        }
         wasAdmitted = true
-        receiver.connectionAdmitted()
+        return true
     }
 
     func run() {
@@ -46,31 +53,35 @@ final class ControlConnection {
             }
         }
         let writer = MessageWriter(tls)
+        let peerIsPaired = receiver.pairing.isPaired(tls.peerPublicKey)
+        // A paired key has passed the only check there is: it leaves the strangers' pool now, before its hello, so
+        // that strangers arriving after it cannot push it out.
+        if peerIsPaired, receiver.configuration.auth != .none, !markAdmitted() { return }
         var machine = ReceiverConnectionStateMachine(
             welcome: Welcome(name: receiver.name, id: receiver.id, auth: receiver.configuration.auth.rawValue),
-            auth: receiver.configuration.auth, peerIsPaired: receiver.pairing.isPaired(tls.peerPublicKey))
+            auth: receiver.configuration.auth, peerIsPaired: peerIsPaired)
         var decoder = FrameDecoder()
         let clock = ContinuousClock()
         var helloDeadline = clock.now + limits.helloTimeout
         var frameDeadline: ContinuousClock.Instant?
-        /// The SRP state of a pairing attempt on this connection.
-        var srp: SRPServer?
-        defer { if srp != nil { receiver.pairing.abandon() } }
+        /// The pairing attempt open on this connection, if any.
+        var attempt: PairingAttempt?
+        defer { if let attempt { receiver.pairing.abandon(attempt) } }
 
         func perform(_ action: ReceiverConnectionStateMachine.Action) throws -> Bool {
             switch action {
             case .send(let message):
                 try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
-                    markAdmitted()
+                    guard markAdmitted() else { return false }
                     receiver.watchAdmitted(tls, sender: hello.name, peer: peer)
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
                 }
                 return true
             case .startPairing(let start):
                 switch receiver.pairing.challenge(for: start, peerKey: tls.peerPublicKey) {
-                case .proceed(let (challenge, server)):
-                    srp = server
+                case .proceed(let (challenge, opened)):
+                    attempt = opened
                     helloDeadline = clock.now + limits.pairingTimeout
                     try writer.send(.pairing(.challenge(challenge)))
                     return true
@@ -80,9 +91,9 @@ final class ControlConnection {
                     return false
                 }
             case .finishPairing(let start, let proof):
-                guard let server = srp else { preconditionFailure("a proof without a challenge") }
-                srp = nil
-                switch receiver.pairing.confirm(start, proof, server: server, tls: tls) {
+                guard let open = attempt else { preconditionFailure("a proof without a challenge") }
+                attempt = nil
+                switch receiver.pairing.confirm(start, proof, attempt: open, tls: tls) {
                 case .proceed(let confirmation):
                     try writer.send(.pairing(.confirmation(confirmation)))
                     machine.pairingSucceeded()
@@ -120,13 +131,13 @@ final class ControlConnection {
                 }
                 return true
             case .attachMedia(let token):
+                guard markAdmitted() else { return false }
                 guard receiver.attachMedia(token: token, tls: tls, peer: peer) else {
                     logger.warning("media connection from \(peer) closed: no session \(token)")
                     try? writer.send(.error(ErrorMessage(code: "unknownSession", message: "no playback session \(token)")))
                     return false
                 }
                 handedOver = true
-                markAdmitted()
                 return false
             case .sendAndClose(let message, let reason):
                 logger.warning("connection from \(peer) closed: \(reason)")

@@ -17,7 +17,7 @@ final class PairingDesk: Sendable {
     let storeProblem: String?
     private let identity: Identity
     private let logger: Logger
-    private let limiter = Mutex(PairingAttemptLimiter())
+    private let limiter: Mutex<PairingAttemptLimiter>
     /// Told the PIN when an attempt opens and nil when it ends (the idle screen shows it).
     private let pinObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
 
@@ -27,7 +27,11 @@ final class PairingDesk: Sendable {
     /// The SRP user name both sides use; the secret is what distinguishes attempts.
     static let srpUsername = "cast"
 
-    init(auth: AuthMode, password: String?, stateDirectory: String, identity: Identity, logger: Logger) {
+    init(
+        auth: AuthMode, password: String?, stateDirectory: String, identity: Identity, logger: Logger,
+        attemptLimit: Int = PairingAttemptLimiter.defaultAttemptLimit
+    ) {
+        self.limiter = Mutex(PairingAttemptLimiter(attemptLimit: attemptLimit))
         self.auth = auth
         self.password = password
         self.identity = identity
@@ -57,9 +61,9 @@ final class PairingDesk: Sendable {
         }
     }
 
-    /// The answer to a `pairingStart`: a challenge (and the SRP server that must verify the proof),
-    /// or a failure to send before closing.
-    func challenge(for start: PairingStart, peerKey: [UInt8]?) -> PairingOutcome<(PairingChallenge, SRPServer)> {
+    /// The answer to a `pairingStart`: a challenge and the attempt it opened (its SRP server, which must verify the
+    /// proof, and its number), or a failure to send before closing.
+    func challenge(for start: PairingStart, peerKey: [UInt8]?) -> PairingOutcome<(PairingChallenge, PairingAttempt)> {
         guard let peerKey, peerKey == start.publicKey else {
             return .refuse(PairingFailure(reason: .notAccepted, message: "the key in pairingStart is not the key of this TLS connection"))
         }
@@ -67,7 +71,7 @@ final class PairingDesk: Sendable {
             logger.error("pairing refused: cannot store pairings (\(storeProblem))")
             return .refuse(PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
         }
-        let decision = limiter.withLock { $0.beginAttempt(now: .now) }
+        let (decision, number) = limiter.withLock { ($0.beginAttempt(now: .now), $0.attemptNumber) }
         guard decision == .allowed else { return .refuse(failure(for: decision)) }
         let secret: String
         switch auth {
@@ -88,26 +92,33 @@ final class PairingDesk: Sendable {
             username: Self.srpUsername, password: secret, salt: salt, group: .rfc5054_3072, hash: .sha512)
         let server = SRPServer(
             username: Self.srpUsername, salt: salt, verifier: verifier, group: .rfc5054_3072, hash: .sha512)
-        return .proceed((PairingChallenge(salt: salt, B: server.B), server))
+        return .proceed((PairingChallenge(salt: salt, B: server.B), PairingAttempt(number: number, server: server)))
     }
 
     /// Verifies the proof (bound to this TLS session) and stores the sender; the confirmation to
     /// send, or a failure (wrong PIN: with the time to wait).
     func confirm(
-        _ start: PairingStart, _ proof: PairingProof, server: SRPServer, tls: TLSConnection
+        _ start: PairingStart, _ proof: PairingProof, attempt: PairingAttempt, tls: TLSConnection
     ) -> PairingOutcome<PairingConfirmation> {
         // Whatever the outcome, this attempt's PIN is spent.
         defer { showPIN(nil) }
+        guard limiter.withLock({ $0.isOpen(attempt: attempt.number) }) else {
+            // It timed out (and was counted) just before its proof arrived; another attempt may be open now.
+            return .refuse(PairingFailure(reason: .notAccepted, message: "this pairing attempt timed out"))
+        }
         let m2: [UInt8]
         do {
-            m2 = try server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
+            m2 = try attempt.server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
         } catch {
             let decision = limiter.withLock { $0.recordFailure(now: .now) }
             logger.warning("pairing with \"\(start.name)\" failed: wrong \(secretWord) or a relayed session")
             var failure = failure(for: decision)
             failure.reason = .authenticationFailed
             failure.message = "wrong \(secretWord)" + (failure.retryAfter.map { "; try again in \($0) s" } ?? "")
-            if case .locked = decision { failure.message = self.failure(for: decision).message }
+            if decision == .closed {
+                failure.message = self.failure(for: decision).message
+                logClosed()
+            }
             return .refuse(failure)
         }
         do {
@@ -117,16 +128,39 @@ final class PairingDesk: Sendable {
             logger.info("paired with \"\(start.name)\" (id \(paired.id))")
             return .proceed(PairingConfirmation(M2: m2, publicKey: identity.publicKey))
         } catch {
-            limiter.withLock { $0.abandonAttempt() }
+            limiter.withLock { $0.cancelAttempt() }
             logger.error("pairing with \"\(start.name)\" not stored: \(error)")
             return .refuse(PairingFailure(reason: .notAccepted, message: "the receiver could not store the pairing"))
         }
     }
 
-    /// The attempt ended without a proof (the peer went away).
-    func abandon() {
-        limiter.withLock { $0.abandonAttempt() }
+    /// The attempt ended without a proof (the peer went away, or its time ran out): a failed attempt, unless the
+    /// limiter already ended it (timed out) and another may be open.
+    func abandon(_ attempt: PairingAttempt) {
+        let (counted, closed) = limiter.withLock { limiter -> (Bool, Bool) in
+            guard limiter.isOpen(attempt: attempt.number) else { return (false, false) }
+            limiter.abandonAttempt(now: .now)
+            return (true, limiter.isClosed)
+        }
+        guard counted else { return }
         showPIN(nil)
+        if closed { logClosed() }
+    }
+
+    /// The operator reopens pairing after failed attempts closed it (SIGHUP).
+    func reopen() {
+        let wasClosed = limiter.withLock { limiter -> Bool in
+            defer { limiter.reopen() }
+            return limiter.isClosed
+        }
+        if wasClosed { logger.info("pairing reopened") }
+    }
+
+    private func logClosed() {
+        let limit = limiter.withLock { $0.attemptLimit }
+        logger.warning(
+            "pairing closed: \(limit) pairing attempts in a row failed (wrong, abandoned or timed out); paired senders "
+                + "still connect. To let a new sender pair, reopen it: send castd SIGHUP (or restart it)")
     }
 
     /// Calls `observer` with each attempt's PIN when it is made, and with nil when the attempt ends (PIN mode only).
@@ -144,7 +178,8 @@ final class PairingDesk: Sendable {
         let retry = decision.retryAfterSeconds
         let message: String
         switch reason {
-        case .locked: message = "too many wrong \(secretWord)s: pairing is closed for \(retry ?? 60) s"
+        case .locked:
+            message = "too many failed pairing attempts: pairing is closed until the receiver's operator reopens it"
         case .backingOff: message = "wait \(retry ?? 1) s before the next attempt"
         case .busy: message = "another pairing is in progress"
         default: message = "pairing is not possible now"
@@ -155,6 +190,14 @@ final class PairingDesk: Sendable {
     private struct PairingStoreMissing: Error, CustomStringConvertible {
         var description: String { "no pairing store" }
     }
+}
+
+/// One open pairing attempt, as its connection holds it.
+struct PairingAttempt {
+    /// The limiter's number for it.
+    let number: Int
+    /// The SRP state that verifies its proof.
+    let server: SRPServer
 }
 
 /// What a pairing step comes to: go on with a value, or refuse with a failure to send before closing.

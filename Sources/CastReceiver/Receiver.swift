@@ -29,16 +29,24 @@ public final class Receiver: Sendable {
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        init(name: String, scaling: ScalingMode) {
+        init(name: String, scaling: ScalingMode, admission: ConnectionAdmission) {
             self.name = name
             self.scaling = scaling
+            self.admission = admission
         }
 
         var listenFD: Int32 = -1
         var port: UInt16 = 0
-        var connections = 0
-        /// Connections not yet admitted; bounded separately.
-        var unadmitted = 0
+        /// Who has a place among the connections (created with the limits in `init`).
+        var admission: ConnectionAdmission
+        /// A second descriptor of each unadmitted connection's socket, owned here: shutdown(2) on it wakes the
+        /// connection's thread wherever it waits when the connection is evicted, even if that thread has closed its
+        /// own descriptor meanwhile (whose number may already be another connection's).
+        var wakeHandles: [ConnectionAdmission.Ticket: Int32] = [:]
+        /// Connections turned away (refused or evicted) are logged at most once a second, with a count of the rest:
+        /// a stranger reopening in a loop must not flood the log.
+        var lastTurnAwayLog: ContinuousClock.Instant?
+        var quietTurnAways = 0
         var advertiser: Advertiser?
         /// The AirPlay video service and its `_airplay._tcp` advertisement, with `--airplay-video`.
         var airPlay: AirPlayVideoService?
@@ -66,12 +74,18 @@ public final class Receiver: Sendable {
     public init(configuration: ReceiverConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        self.state = Mutex(State(name: configuration.name, scaling: configuration.engine.scalingMode))
+        let limits = configuration.limits
+        let admission = ConnectionAdmission(
+            limits: .init(
+                maximumAdmitted: limits.maximumConnections, maximumUnadmitted: limits.maximumUnadmittedConnections,
+                maximumUnadmittedPerSource: limits.maximumUnadmittedPerSource))
+        self.state = Mutex(
+            State(name: configuration.name, scaling: configuration.engine.scalingMode, admission: admission))
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
             auth: configuration.auth, password: configuration.password, stateDirectory: configuration.stateDirectory,
-            identity: identity, logger: logger)
+            identity: identity, logger: logger, attemptLimit: configuration.limits.pairingAttemptLimit)
         if let problem = pairing.storeProblem, configuration.auth != .none {
             logger.warning("pairings cannot be stored (\(problem)): new senders cannot pair until that is fixed")
         }
@@ -398,6 +412,11 @@ public final class Receiver: Sendable {
         }
     }
 
+    /// The operator reopens pairing after failed attempts closed it (SIGHUP); nothing changes when it is open.
+    public func reopenPairing() {
+        pairing.reopen()
+    }
+
     /// Stops playback for shutdown: the sender is told, and this returns once the session has
     /// ended and its finish was written to the sender (or after `timeout`).
     public func shutdown(timeout: Duration = .milliseconds(1500)) {
@@ -501,6 +520,9 @@ public final class Receiver: Sendable {
         advertiser.start()
     }
 
+    /// Accepts connections and gives each a thread, never waiting for a place: `ConnectionAdmission` decides at once
+    /// whether a connection is served, refused (its source has its share of unadmitted places) or served in place of
+    /// the oldest unadmitted connection, which is closed.
     private func acceptLoop(_ listenFD: Int32) {
         while true {
             let accepted: (fd: Int32, peer: String)
@@ -512,40 +534,45 @@ public final class Receiver: Sendable {
                 Thread.sleep(forTimeInterval: 0.05)
                 continue
             }
-            let limits = configuration.limits
-            // A burst of honest senders (twenty phones at once) only waits for the handshakes before it, which take
-            // milliseconds; strangers that hold their slots are cut off by the handshake timeout. So a full set of
-            // slots makes this connection (and the ones in the kernel's backlog behind it) wait for a slot, up to
-            // the handshake timeout, before it is refused.
-            let deadline = ContinuousClock.now + limits.handshakeTimeout
-            var refusal: String?
-            while true {
-                refusal = state.withLock { state -> String? in
-                    if state.connections >= limits.maximumConnections {
-                        return "\(limits.maximumConnections) connections already"
-                    }
-                    if state.unadmitted >= limits.maximumUnadmittedConnections {
-                        return "\(limits.maximumUnadmittedConnections) connections are already waiting to be admitted"
-                    }
-                    state.connections += 1
-                    state.unadmitted += 1
-                    return nil
-                }
-                if refusal == nil || ContinuousClock.now >= deadline || state.withLock({ $0.stopped }) { break }
-                Thread.sleep(forTimeInterval: 0.005)
-            }
-            if let refusal {
-                logger.warning("connection from \(accepted.peer) refused: \(refusal)")
+            let wakeHandle = fcntl(accepted.fd, F_DUPFD_CLOEXEC, 0)
+            if wakeHandle < 0 {
+                let reason = String(cString: strerror(errno))
+                turnedAway("connection from \(accepted.peer) refused: no descriptor left (\(reason))")
                 close(accepted.fd)
                 continue
             }
-            let thread = Thread { [self] in
-                let connection = ControlConnection(fd: accepted.fd, peer: accepted.peer, receiver: self, logger: logger)
-                connection.run()
-                state.withLock {
-                    $0.connections -= 1
-                    if !connection.wasAdmitted { $0.unadmitted -= 1 }
+            let source = ConnectionAdmission.source(ofPeer: accepted.peer)
+            let (arrival, evictedHandle) = state.withLock { state -> (ConnectionAdmission.Arrival, Int32?) in
+                let arrival = state.admission.arrive(from: source)
+                guard case .serve(let ticket, let evicting) = arrival else { return (arrival, nil) }
+                state.wakeHandles[ticket] = wakeHandle
+                return (arrival, evicting.flatMap { state.wakeHandles.removeValue(forKey: $0) })
+            }
+            guard case .serve(let ticket, _) = arrival else {
+                if case .refuse(let reason) = arrival {
+                    turnedAway("connection from \(accepted.peer) refused: \(reason)")
                 }
+                close(wakeHandle)
+                close(accepted.fd)
+                continue
+            }
+            if let evictedHandle {
+                // Its thread wakes with an error or the end of the stream, and ends as any closed connection does.
+                _ = Glibc.shutdown(evictedHandle, Int32(SHUT_RDWR))
+                close(evictedHandle)
+                turnedAway(
+                    "the oldest connection waiting to be admitted was closed to make room for \(accepted.peer) "
+                        + "(\(configuration.limits.maximumUnadmittedConnections) waiting)")
+            }
+            let thread = Thread { [self] in
+                let connection = ControlConnection(
+                    fd: accepted.fd, peer: accepted.peer, ticket: ticket, receiver: self, logger: logger)
+                connection.run()
+                let handle = state.withLock { state -> Int32? in
+                    state.admission.leave(ticket)
+                    return state.wakeHandles.removeValue(forKey: ticket)
+                }
+                if let handle { close(handle) }
             }
             thread.name = "castd connection"
             thread.start()
@@ -553,13 +580,38 @@ public final class Receiver: Sendable {
         close(listenFD)
     }
 
+    /// Logs a connection turned away, at most once a second (with how many more were turned away meanwhile).
+    private func turnedAway(_ message: String) {
+        let (shown, quiet) = state.withLock { state -> (Bool, Int) in
+            let now = ContinuousClock.now
+            if let last = state.lastTurnAwayLog, now - last < .seconds(1) {
+                state.quietTurnAways += 1
+                return (false, 0)
+            }
+            defer {
+                state.lastTurnAwayLog = now
+                state.quietTurnAways = 0
+            }
+            return (true, state.quietTurnAways)
+        }
+        guard shown else { return }
+        logger.warning(message + (quiet > 0 ? " (\(quiet) more turned away in the second before, not logged)" : ""))
+    }
+
     // Exposed to the connection.
     var identityForConnections: Identity { identity }
 
-    /// A connection was admitted (hello accepted, or a media connection): it no longer counts
-    /// against the cap on strangers.
-    func connectionAdmitted() {
-        state.withLock { $0.unadmitted -= 1 }
+    /// The connection `ticket` is admitted (its key is paired, its hello was welcomed, or it is a media connection):
+    /// it no longer counts against the places for strangers. False when it must be closed instead: the admitted
+    /// connections are full, or it had been evicted.
+    func connectionAdmitted(_ ticket: ConnectionAdmission.Ticket) -> Bool {
+        let (admitted, handle) = state.withLock { state -> (Bool, Int32?) in
+            let admitted = state.admission.admit(ticket)
+            // Only unadmitted connections are ever evicted, so the wake-up descriptor is no longer needed.
+            return (admitted, admitted ? state.wakeHandles.removeValue(forKey: ticket) : nil)
+        }
+        if let handle { close(handle) }
+        return admitted
     }
 }
 

@@ -43,17 +43,24 @@ public struct ReceiverConfiguration: Sendable {
         public var helloTimeout: Duration = .seconds(5)
         /// Time a peer may take between the first and the last byte of one frame.
         public var frameTimeout: Duration = .seconds(5)
-        /// Connections served at once; more wait at accept (up to `handshakeTimeout`), then are closed.
+        /// Admitted connections (paired senders' control and media connections) at once; one more is closed when
+        /// it would be admitted.
         public var maximumConnections: Int = 64
-        /// Connections not yet admitted (before hello or pairing), at once: a flood of strangers
-        /// cannot crowd out paired senders. A connection that finds them all taken waits for one, up to
-        /// `handshakeTimeout`, before it is refused.
-        public var maximumUnadmittedConnections: Int = 16
+        /// Connections not yet admitted (in the TLS handshake, before hello, pairing), at once. They cost a thread
+        /// waiting in poll(2) and a socket each. When all are taken, a newcomer takes the place of the oldest, which
+        /// is closed (see `ConnectionAdmission`): strangers cannot crowd out paired senders.
+        public var maximumUnadmittedConnections: Int = 256
+        /// Connections not yet admitted from one source address; more from it are refused at accept.
+        public var maximumUnadmittedPerSource: Int = 32
         /// Silence after which a playing sender counts as vanished (its session ends, the receiver
         /// is free). Senders send something at least every few seconds while playing.
         public var senderTimeout: Duration = .seconds(10)
-        /// Time a sender may take to type the PIN and send its proof.
-        public var pairingTimeout: Duration = .seconds(120)
+        /// Time a sender may take to type the PIN and send its proof (the limiter's attempt timeout, which ends
+        /// an attempt whose connection is stuck, is the same).
+        public var pairingTimeout: Duration = PairingAttemptLimiter.attemptTimeout
+        /// Pairing attempts that may fail in a row (wrong, abandoned or timed out) before pairing is closed until
+        /// the operator reopens it (SIGHUP or a restart): `--pairing-attempts`, 1 to 10.
+        public var pairingAttemptLimit: Int = PairingAttemptLimiter.defaultAttemptLimit
         /// Time from an accepted play request to its media connection.
         public var mediaConnectionTimeout: Duration = .seconds(10)
         /// AirPlay connections served at once; more are closed at accept.

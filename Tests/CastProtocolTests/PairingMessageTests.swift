@@ -91,7 +91,8 @@ final class PairingMessageTests: XCTestCase {
   }
 
   func testRetryAfterSecondsComeFromTheLimiterDecision() {
-    XCTAssertEqual(PairingAttemptLimiter.Decision.locked(retryAfter: .milliseconds(59_001)).retryAfterSeconds, 60)
+    XCTAssertEqual(PairingAttemptLimiter.Decision.busy(retryAfter: .milliseconds(59_001)).retryAfterSeconds, 60)
+    XCTAssertNil(PairingAttemptLimiter.Decision.closed.retryAfterSeconds)
     XCTAssertEqual(PairingAttemptLimiter.Decision.backingOff(retryAfter: .seconds(2)).retryAfterSeconds, 2)
     XCTAssertNil(PairingAttemptLimiter.Decision.allowed.retryAfterSeconds)
   }

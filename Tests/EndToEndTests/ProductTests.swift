@@ -144,6 +144,40 @@ final class ProductTests: XCTestCase {
         }
     }
 
+    /// A FIFO in the identity key's place used to hang castd's start for good (the open waited for a writer);
+    /// a world-writable state directory was used as it was (issue #13, "Trust store").
+    func testCastdRefusesAFIFOKeyFileAndAWritableStateDirectoryAtOnce() throws {
+        let state = NSTemporaryDirectory() + "cast-fifo-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        XCTAssertEqual(mkfifo(state + "/identity.pem", 0o600), 0)
+        let arguments = [
+            Paths.castd, "--state-dir", state, "--port", "0", "--listen", "127.0.0.1", "--no-advertise", "--video-out",
+            "none", "--audio-device", "none",
+        ]
+        let fifo = try runCommand(arguments, timeout: 10)
+        print(String(format: "castd with a FIFO as its key file exited after %.2f s", fifo.seconds))
+        XCTAssertEqual(fifo.status, 1, fifo.stderr)
+        XCTAssertTrue(fifo.stderr.contains("\(state)/identity.pem is not a regular file"), fifo.stderr)
+        XCTAssertLessThan(fifo.seconds, 3, "a hang is cut off at 10 s")
+
+        XCTAssertEqual(unlink(state + "/identity.pem"), 0)
+        XCTAssertEqual(chmod(state, 0o777), 0)
+        let writable = try runCommand(arguments, timeout: 10)
+        XCTAssertEqual(writable.status, 1, writable.stderr)
+        XCTAssertTrue(writable.stderr.contains("directory \(state) has mode 0777"), writable.stderr)
+        XCTAssertTrue(writable.stderr.contains("chmod go-w \(state)"), writable.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state + "/identity.pem"), "no key is made there")
+
+        // The password is a secret of the same kind: a FIFO in its place is refused at once too.
+        XCTAssertEqual(chmod(state, 0o700), 0)
+        XCTAssertEqual(mkfifo(state + "/password", 0o600), 0)
+        let password = try runCommand(
+            arguments + ["--auth", "password", "--password-file", state + "/password"], timeout: 10)
+        XCTAssertEqual(password.status, 2, password.stderr)
+        XCTAssertTrue(password.stderr.contains("\(state)/password is not a regular file"), password.stderr)
+    }
+
     func testCastdListsTheAudioDevicesALSAOffers() throws {
         // With the system's ALSA configuration (not the tests' capture one): at least `null` exists.
         let result = try runCommand(["env", "-u", "ALSA_CONFIG_PATH", Paths.castd, "--list-audio-devices"])

@@ -20,21 +20,38 @@ struct KeyFile {
     }
 
     /// Reads and parses the key file, refusing one that group or others can access. `nil` if it does not exist.
+    ///
+    /// The directory is checked first (`PrivateDirectory`). The file is opened without following a symbolic link
+    /// and without waiting (a FIFO in its place would otherwise block the open until someone writes to it), and
+    /// must be a regular file owned by this user or root.
     func loadIfPresent() throws -> PrivateKey? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        try PrivateDirectory.check(directory, kind: .keyFile)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             let code = errno
             if code == ENOENT { return nil }
+            if code == ELOOP {
+                throw SecurityError(.keyFile, "identity key file \(path) is a symbolic link; refusing it")
+            }
             throw SecurityError(.keyFile, function: "open", errno: code, "cannot open identity key file \(path)")
         }
         defer { closeDescriptor(fd) }
         var status = stat()
         try systemCall("fstat") { fstat(fd, &status) }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw SecurityError(.keyFile, "identity key file \(path) is not a regular file; refusing it")
+        }
+        guard PrivateDirectory.isTrustedOwner(status) else {
+            throw SecurityError(
+                .keyFile,
+                "identity key file \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or "
+                    + "root; refusing it")
+        }
         let mode = status.st_mode & 0o7777
         if mode & 0o077 != 0 {
             throw SecurityError(
                 .keyFile,
-                "identity key file \(path) has mode \(octal(mode)), which lets group or others access it; "
+                "identity key file \(path) has mode \(octalMode(mode)), which lets group or others access it; "
                     + "it must be 0600 (run: chmod 600 \(path))")
         }
         let pem = try WholeFile.read(fd, limit: 1 << 20) { SecurityError(.keyFile, "identity key file \(path) is too large") }
@@ -113,8 +130,3 @@ struct KeyFile {
 
 }
 
-/// A file mode as ls and chmod write it, e.g. "0644".
-private func octal(_ mode: mode_t) -> String {
-    let digits = String(mode, radix: 8)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-}

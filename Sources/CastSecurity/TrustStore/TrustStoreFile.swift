@@ -46,10 +46,12 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
     var stamp: FileStamp?
   }
 
-  /// Loads `<directory>/<fileName>`; a missing file (or directory) is an empty store.
+  /// Loads `<directory>/<fileName>`; a missing file (or directory) is an empty store. The directory must pass
+  /// `PrivateDirectory.check`.
   init(directory: String, fileName: String) throws(SecurityError) {
     self.directory = directory
     path = directory + "/" + fileName
+    try PrivateDirectory.check(directory, kind: .trustStore)
     let (document, stamp) = try Self.read(path: path)
     cache = Mutex(Cached(document: document, stamp: stamp))
   }
@@ -70,6 +72,7 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
   func update<Result>(_ body: (inout Document) throws(SecurityError) -> Result) throws(SecurityError) -> Result {
     try cache.withLock { (cached: inout Cached) throws(SecurityError) -> Result in
       try createDirectory()
+      try PrivateDirectory.check(directory, kind: .trustStore)
       let lock = try FileLock(path: path + ".lock")
       defer { lock.release() }
       var (document, _) = try Self.read(path: path)
@@ -87,7 +90,8 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
   // MARK: Reading
 
   private static func read(path: String) throws(SecurityError) -> (Document, FileStamp?) {
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    // O_NONBLOCK: a FIFO in the store's place must be refused, not wait for a writer.
+    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     if fd < 0 {
       let code = errno
       if code == ENOENT { return (Document.empty, nil) }
@@ -100,11 +104,17 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
     guard status.st_mode & S_IFMT == S_IFREG else {
       throw SecurityError(.trustStore, "trust store \(path) is not a regular file")
     }
+    guard PrivateDirectory.isTrustedOwner(status) else {
+      throw SecurityError(
+        .trustStore,
+        "trust store \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; "
+          + "refusing it")
+    }
     let mode = status.st_mode & 0o7777
     if mode & 0o077 != 0 {
       throw SecurityError(
         .trustStore,
-        "trust store \(path) has mode \(octal(mode)), which lets group or others access it; "
+        "trust store \(path) has mode \(octalMode(mode)), which lets group or others access it; "
           + "it must be 0600 (run: chmod 600 \(path))")
     }
     if status.st_size > TrustStoreLimits.maximumFileSize {
@@ -267,8 +277,3 @@ private struct FileLock {
   }
 }
 
-/// A file mode as ls and chmod write it, e.g. "0644".
-private func octal(_ mode: mode_t) -> String {
-  let digits = String(mode, radix: 8)
-  return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-}

@@ -82,6 +82,46 @@ final class DecoderIsolationTests: LabTestCase {
         print("CPU budget of 1 s: \(message)")
     }
 
+    /// A session that keeps moving on may use far more CPU than its budget: the budget is renewed with progress, and
+    /// only the soft limit moves (raising a hard limit needs CAP_SYS_RESOURCE, which castd may not have: a worker
+    /// whose hard limit had been lowered was killed once it had decoded for the first budget plus 5 s). Here 1 s of
+    /// budget, a 1080p60 clip to framemd5 for 14 s: the worker uses well over 6 s of CPU and plays to the end.
+    func testAWorkerThatMovesOnMayUseMoreCPUThanItsBudget() throws {
+        let clip = Media.folder.appendingPathComponent("heavy-1080p60.mp4").path
+        if !FileManager.default.fileExists(atPath: clip) {
+            let made = try runCommand(
+                ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=60:duration=14",
+                 "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip], timeout: 180)
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        let (receiver, _) = try lab.startRecordingReceiver(work: work, extra: ["--decoder-cpu", "1"])
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        // The worker's CPU time, sampled while it plays (it is gone once the session ends).
+        var used = 0.0
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        while sender.exitStatus == nil {
+            for worker in Processes.playingWorkers(of: castd) {
+                if let stat = try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                {
+                    let fields = stat[stat.index(after: close)...].split(separator: " ")
+                    if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) {
+                        used = max(used, (user + system) / ticks)
+                    }
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        print("1080p60 to framemd5 with a CPU budget of 1 s: the worker used \(used) s of CPU")
+        XCTAssertEqual(sender.exitStatus, 0, "\(sender.output.suffix(5))")
+        XCTAssertTrue(sender.output.contains { $0.contains(#""reason":"playbackEnded""#) }, "\(sender.output.suffix(5))")
+        XCTAssertGreaterThan(used, 7, "the clip did not use enough CPU to show anything on this machine")
+        XCTAssertTrue(receiver.isRunning)
+    }
+
     /// SIGKILL to the worker mid-play: the sender hears `playbackError` naming the decoder's death and exits 1 within
     /// a second; castd keeps running, and the next send plays to the end, bit for bit, in a new worker.
     func testAKilledWorkerFailsOnlyItsSessionWithinASecond() throws {

@@ -131,14 +131,7 @@ final class WindowTests: XCTestCase {
     func testASongShowsItsCoverArtWithTitleAndArtist() throws {
         let lab = try XCTUnwrap(lab)
         let display = try XCTUnwrap(display)
-        let receiver = try lab.start(
-            on: .box,
-            [
-                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work)/state", "--video-out",
-                "fullscreen", "--audio-device", "none", "--auth", "none",
-            ],
-            environment: ["DISPLAY": display.display])
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        _ = try startFullscreenReceiver(lab, on: display)
         let song = try Media.songWithCoverArt(in: work, seconds: 8)
         let send = try lab.start(
             on: .phone, [Paths.cast, "send", song, "--to", "Living Room", "--json"],
@@ -173,14 +166,7 @@ final class WindowTests: XCTestCase {
     func testAWindowSessionPlaysInAWorkerAndTheIdleScreenSurvivesItsDeath() throws {
         let lab = try XCTUnwrap(lab)
         let display = try XCTUnwrap(display)
-        let receiver = try lab.start(
-            on: .box,
-            [
-                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work)/state", "--video-out",
-                "fullscreen", "--audio-device", "none", "--auth", "none",
-            ],
-            environment: ["DISPLAY": display.display])
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        let receiver = try startFullscreenReceiver(lab, on: display)
         XCTAssertNotNil(
             receiver.waitForLine(containing: "decoder isolation on: each session decodes in a worker process"),
             "\(receiver.output)")
@@ -431,6 +417,19 @@ final class WindowTests: XCTestCase {
         print("\(note): \"\(text)\" at columns \(shownColumns), rows \(shownRows); mean difference \(mean), worst \(worst)")
         XCTAssertLessThan(mean, 3, "\(note): the text's pixels", line: line)
         XCTAssertLessThan(worst, 96, "\(note): the text's pixels", line: line)
+    }
+
+    /// castd as "Living Room" in full screen on `display`, without sound or pairing, once it is advertised.
+    private func startFullscreenReceiver(_ lab: Lab, on display: VirtualDisplay) throws -> Daemon {
+        let receiver = try lab.start(
+            on: .box,
+            [
+                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work)/state", "--video-out",
+                "fullscreen", "--audio-device", "none", "--auth", "none",
+            ],
+            environment: ["DISPLAY": display.display])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        return receiver
     }
 
     /// Captures until `ready` holds (the window redraws on its own thread), at most 30 s (each capture is an ffmpeg

@@ -52,7 +52,9 @@ final class WindowTests: XCTestCase {
         let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: before))
         let pin = String(line.split(separator: " ").last ?? "")
         screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.pinBand) != nil }
-        try assertText("Pairing PIN: \(pin)", size: Self.pinSize, in: Self.pinBand, of: screen, "PIN line")
+        // The PIN's box, not its pixels: for some digits SDL2_ttf and ffmpeg's drawtext place a glyph a pixel apart
+        // (one run in a few draws a PIN 390 columns wide where drawtext makes 389); the name is compared exactly.
+        try assertText("Pairing PIN: \(pin)", size: Self.pinSize, in: Self.pinBand, of: screen, "PIN line", exact: false)
         pair.type(pin)
         XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
         screen = try waitForScreen(display) { $0.litColumns(y: Self.pinBand) == nil }
@@ -115,8 +117,7 @@ final class WindowTests: XCTestCase {
                 && $0.fraction(of: .red, x: 0..<1280, y: 0..<720, step: 16) == 0
         }
         try assertText("Kitchen", size: Self.nameSize, in: Self.nameBand, of: screen, "idle after playback")
-        // Its place and size, not its pixels: on a loaded machine the window that comes back from being set aside
-        // has been caught drawing its text a pixel wider (scaled) for a while (the pixels are checked exactly above).
+        // Its place and size, not its pixels (see the first PIN above).
         try assertText(
             "Pairing PIN: \(midPIN)", size: Self.pinSize, in: Self.pinBand, of: screen, "PIN from mid-play", exact: false)
         midPlay.type(midPIN)

@@ -152,7 +152,7 @@ final class AirPlayTests: XCTestCase {
         for _ in 0..<3 {
             let (statusLine, seconds) = try timedExchange(Array(head.utf8) + bomb)
             XCTAssertTrue(statusLine.hasPrefix("HTTP/1.1 400 "), statusLine)
-            XCTAssertLessThan(seconds, 1)
+            XCTAssertLessThan(seconds, 5, "an unbounded expansion runs for minutes and out of memory")
             slowest = max(slowest, seconds)
         }
         let after = Processes.residentKilobytes(castd)

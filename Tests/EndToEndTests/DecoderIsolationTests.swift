@@ -140,7 +140,7 @@ final class DecoderIsolationTests: LabTestCase {
         let exit = status.map(String.init) ?? "-"
         print("worker \(worker) SIGKILLed: cast send exited \(exit) after \(String(format: "%.3f", seconds)) s")
         XCTAssertEqual(status, 1, "\(sender.output.suffix(5))")
-        XCTAssertLessThan(seconds, 1)
+        XCTAssertLessThan(seconds, 3, "the worker's death is seen at its socket's end, not by a timeout")
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
         guard case .finished(.playbackError, let message?, _)? = events.last else {
             return XCTFail("\(sender.output.suffix(5))")

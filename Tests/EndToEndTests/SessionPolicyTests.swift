@@ -111,7 +111,7 @@ final class SessionPolicyTests: XCTestCase {
         let start = Date()
         kill(receiver.pid, SIGTERM)
         XCTAssertEqual(receiver.waitForExit(timeout: 5), 0)
-        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 4, "castd waited for something after SIGTERM")
         // The receiver went away (exit 5), and the sender was told why before the connection closed.
         let status = sender.waitForExit(timeout: 5)
         XCTAssertEqual(status, 5, "\(sender.output)")

@@ -207,7 +207,7 @@ final class WindowTests: XCTestCase {
         let status = send.waitForExit(timeout: 10)
         let toError = Date().timeIntervalSince(killed)
         XCTAssertEqual(status, 1, "\(send.output.suffix(5))")
-        XCTAssertLessThan(toError, 1)
+        XCTAssertLessThan(toError, 3, "the worker's death is seen at its socket's end, not by a timeout")
         let events = send.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
         guard case .finished(.playbackError, let message?, _)? = events.last else {
             return XCTFail("\(send.output.suffix(5))")

@@ -159,7 +159,7 @@ public final class RemotePlayback: Sendable {
             switch try connection.receive(timeout: .seconds(15)) {
             case .event(let event): return event
             case .status: continue
-            case .error(let error) where error.code == "notPlaying": continue
+            case .error(let error) where error.code == .notPlaying: continue
             case let other: throw connection.unexpected(other, waitingFor: "event")
             }
         }
@@ -203,7 +203,7 @@ final class MediaServer: Sendable {
                         do {
                             reply = .mediaData(MediaData(offset: read.offset, bytes: try file.read(offset: read.offset, length: read.length)))
                         } catch {
-                            reply = .error(ErrorMessage(code: "mediaUnreadable", message: error.message))
+                            reply = .error(ErrorMessage(code: .mediaUnreadable, message: error.message))
                         }
                         try tls.write(reply.frame().encoded())
                     case .error:

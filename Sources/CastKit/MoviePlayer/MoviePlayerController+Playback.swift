@@ -67,11 +67,11 @@ extension MoviePlayerController {
             if let route {
                 RemoteMoviePlayback(
                     path: url.isFileURL ? url.path : url.absoluteString, receiver: route, configuration: configuration,
-                    startTime: seconds, pinnedID: pinnedID, report: report)
+                    startTime: seconds, autoplay: state.intent == .playing, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
                     url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds,
-                    report: report)
+                    autoplay: state.intent == .playing, report: report)
             }
         state.playback = playback
         playback.start()

@@ -173,7 +173,7 @@ public final class Receiver: Sendable {
         switch configuration.engine.video {
         case .window: fullscreen = false
         case .fullscreen: fullscreen = true
-        case .none, .framemd5: return
+        case .none, .framemd5, .hosted: return
         }
         do {
             let window = try VideoWindow(fullscreen: fullscreen, scalingMode: state.withLock { $0.scaling })

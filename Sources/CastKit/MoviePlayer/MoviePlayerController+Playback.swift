@@ -63,6 +63,7 @@ extension MoviePlayerController {
         let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
             self?.receive(report, generation: generation)
         }
+        if route == nil { state.shownOutputs = localOutputs() }
         let playback: any MoviePlayback =
             if let route {
                 RemoteMoviePlayback(
@@ -70,7 +71,8 @@ extension MoviePlayerController {
                     startTime: seconds, autoplay: state.intent == .playing, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
-                    url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds,
+                    url: url, outputs: state.shownOutputs ?? localOutputs(), scalingMode: state.scalingMode,
+                    startTime: seconds,
                     autoplay: state.intent == .playing, report: report)
             }
         state.playback = playback

@@ -209,12 +209,8 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         XCTAssertTrue(MovieFixtures.wait(timeout: 2) { !refused.errorLog.isEmpty })
         XCTAssertEqual(refused.errorLog.last?.statusCode, 401, "\(refused.errorLog)")
 
-        let space = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: "cast",
-            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
-        let credential = URLCredential(user: "alice", password: "s3cr:t@pw", persistence: .forSession)
-        URLCredentialStorage.shared.set(credential, for: space)
-        defer { URLCredentialStorage.shared.remove(credential, for: space) }
+        let forget = server.storeCredential(user: "alice", password: "s3cr:t@pw")
+        defer { forget() }
         let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)
         player.play()
@@ -277,6 +273,17 @@ final class MediaServer {
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "media_server.py said \(line)"])
         }
         self.port = port
+    }
+
+    /// Stores a credential for this server's protection space (realm "cast", basic) in `URLCredentialStorage.shared`,
+    /// as a program would; returns what removes it again.
+    func storeCredential(user: String, password: String) -> () -> Void {
+        let space = URLProtectionSpace(
+            host: "127.0.0.1", port: port, protocol: "http", realm: "cast",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        let credential = URLCredential(user: user, password: password, persistence: .forSession)
+        URLCredentialStorage.shared.set(credential, for: space)
+        return { URLCredentialStorage.shared.remove(credential, for: space) }
     }
 
     /// Stops the server (the process this test started, by pid).

@@ -1,7 +1,6 @@
 import CastKit
 import CastProtocol
 import Foundation
-import FoundationNetworking
 import XCTest
 
 /// The movie player moving between local output and a real castd on loopback (no discovery, `--auth none`).
@@ -169,12 +168,8 @@ final class MoviePlayerRouteTests: XCTestCase {
         let clip = try MovieFixtures.clip(seconds: 2, in: folder)
         let server = try MediaServer(folder: folder, auth: "bob:pa:ss")
         defer { server.stop() }
-        let space = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: "cast",
-            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
-        let credential = URLCredential(user: "bob", password: "pa:ss", persistence: .forSession)
-        URLCredentialStorage.shared.set(credential, for: space)
-        defer { URLCredentialStorage.shared.remove(credential, for: space) }
+        let forget = server.storeCredential(user: "bob", password: "pa:ss")
+        defer { forget() }
         let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/\(clip.lastPathComponent)"))
         let player = makePlayer(url)
         let log = MoviePlayerLog(player)

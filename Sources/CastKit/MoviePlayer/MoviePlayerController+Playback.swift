@@ -12,7 +12,7 @@ extension MoviePlayerController {
     /// Where the next load begins: a position set while unloaded, else `initialPlaybackTime`, else 0.
     func startPosition() -> Double {
         defer { state.pendingStart = nil }
-        return state.pendingStart ?? max(state.initialPlaybackTime, 0)
+        return state.pendingStart ?? state.movieStart
     }
 
     /// Whether the movie should play on a receiver, and which.
@@ -45,7 +45,7 @@ extension MoviePlayerController {
     /// Repeat one: the movie starts again from `initialPlaybackTime`, playing, without a finish.
     func replay() {
         state.playback?.stop()
-        let start = max(state.initialPlaybackTime, 0)
+        let start = state.movieStart
         state.position = PositionEstimate(seconds: start)
         state.position.rate = state.rate
         state.intent = .playing

@@ -9,6 +9,8 @@ extension MoviePlayerController {
         var shouldAutoplay = true
         var allowsAirPlay = true
         var initialPlaybackTime: TimeInterval = -1
+        /// Where a movie starts by `initialPlaybackTime`: 0 for a negative, NaN or infinite value.
+        var movieStart: Double { initialPlaybackTime.isFinite ? max(initialPlaybackTime, 0) : 0 }
         var endPlaybackTime: TimeInterval = -1
         /// The rate playback runs at while playing.
         var rate = 1.0

@@ -31,7 +31,7 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// Set when an AudioPlayer or a MusicPlayerController uses this player as its engine.
     let role: EngineRole?
 
-    /// A player for the movie at `contentURL` (a file URL); nothing is loaded until `prepareToPlay()` or `play()`.
+    /// A player for the movie at `contentURL` (a file or an http(s) URL); nothing is loaded until `prepareToPlay()` or `play()`.
     public convenience init(
         contentURL: URL?, outputs: Outputs = Outputs(), configuration: CastKitConfiguration = CastKitConfiguration()
     ) {
@@ -57,7 +57,7 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     // MARK: The movie
 
-    /// The movie, a file URL. Setting it unloads the current movie (which pauses: no finish is posted) and, when one
+    /// The movie, a file or an http(s) URL. Setting it unloads the current movie (which pauses: no finish is posted) and, when one
     /// was loaded, loads the new one from its start, which plays when `shouldAutoplay` is true.
     public var contentURL: URL? {
         get { lock.withLock { state.contentURL } }
@@ -76,7 +76,7 @@ public final class MoviePlayerController: @unchecked Sendable {
                 state.thumbnailer = nil
                 resetMovie()
                 guard wasLoaded else { return false }
-                load(from: state.initialPlaybackTime, playing: state.shouldAutoplay)
+                load(from: state.movieStart, playing: state.shouldAutoplay)
                 return state.shouldAutoplay
             }
             if claimed { claimPlayback() }
@@ -119,7 +119,8 @@ public final class MoviePlayerController: @unchecked Sendable {
         set { lock.withLock { state.shouldAutoplay = newValue } }
     }
 
-    /// Where playback of a newly loaded movie begins, in seconds; -1 (the default) is the movie's start.
+    /// Where playback of a newly loaded movie begins, in seconds; -1 (the default), any negative value and NaN (the
+    /// iOS SDK's default) are the movie's start.
     public var initialPlaybackTime: TimeInterval {
         get { lock.withLock { state.initialPlaybackTime } }
         set { lock.withLock { state.initialPlaybackTime = newValue } }

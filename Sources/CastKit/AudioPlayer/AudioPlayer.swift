@@ -103,9 +103,11 @@ public final class AudioPlayer: @unchecked Sendable {
         self.duration = metadata.duration ?? 0
         var audioOnly = outputs
         audioOnly.video = .none
-        let role = EngineRole(
+        var role = EngineRole(
             observe: { [weak self] signal in self?.engineSignalled(signal) }, postsNotifications: false,
             yields: .interrupt)
+        // Between loops the player keeps the audio: players it interrupted wait for its last loop.
+        role.playsOnAfterEnd = { [weak self] in self?.lock.withLock { self?.loopsLeft != 0 } ?? false }
         engine = MoviePlayerController(contentURL: url, outputs: audioOnly, configuration: configuration, role: role)
         engine.shouldAutoplay = false
     }

@@ -195,8 +195,10 @@ extension MoviePlayerController {
             }
             return state.playback == nil
         }
-        // A finish: another player it interrupted may resume.
-        if ended { releasePlayback() }
+        // A finish: another player it interrupted may resume; not between an audio player's loops.
+        var endedByItself = false
+        if case .event(.finished(.playbackEnded, _, _)) = report { endedByItself = true }
+        if ended && !(endedByItself && role?.playsOnAfterEnd() == true) { releasePlayback() }
     }
 
     private func apply(_ event: PlaybackEvent) {

@@ -183,6 +183,14 @@ extension MoviePlayerController {
 
     /// A report of the playback of `generation`; ignored when that playback was replaced meanwhile.
     func receive(_ report: MoviePlaybackReport, generation: Int) {
+        // The owner decides whether it plays on before the finish is announced to it (outside the lock: the owner's
+        // lock is taken before this player's, never after).
+        var playsOn = false
+        if case .event(.finished(.playbackEnded, _, _)) = report, let role,
+            lock.withLock({ generation == state.generation })
+        {
+            playsOn = role.playsOnAfterEnd()
+        }
         let ended = lock.withLock { () -> Bool in
             guard generation == state.generation else { return false }
             switch report {
@@ -196,9 +204,7 @@ extension MoviePlayerController {
             return state.playback == nil
         }
         // A finish: another player it interrupted may resume; not between an audio player's loops.
-        var endedByItself = false
-        if case .event(.finished(.playbackEnded, _, _)) = report { endedByItself = true }
-        if ended && !(endedByItself && role?.playsOnAfterEnd() == true) { releasePlayback() }
+        if ended && !playsOn { releasePlayback() }
     }
 
     private func apply(_ event: PlaybackEvent) {

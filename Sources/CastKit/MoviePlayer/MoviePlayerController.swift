@@ -360,8 +360,9 @@ struct EngineRole: Sendable {
     /// Whether the movie player's own notifications are posted (false: the owner posts its own).
     var postsNotifications: Bool
     var yields: Yield
-    /// Asked when the movie ended by itself: true when the owner plays on at once (an audio player's next loop), so
-    /// the players it interrupted are not told the interruption ended in the gap. Called without the player's lock.
+    /// Asked when the movie ended by itself, before the finish is announced: true when the owner plays on at once (an
+    /// audio player's next loop; the answer is its decision), so the players it interrupted are not told the
+    /// interruption ended in the gap. Called without the player's lock.
     var playsOnAfterEnd: @Sendable () -> Bool = { false }
 }
 

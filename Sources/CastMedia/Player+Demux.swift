@@ -88,7 +88,9 @@ extension Player {
         if let videoStream, let par = videoStream.pointee.codecpar?.pointee, par.width > 0, par.height > 0 {
             let sar = av_guess_sample_aspect_ratio(format, videoStream, nil)
             let width = sar.num > 0 && sar.den > 0 ? Int((Double(par.width) * av_q2d(sar)).rounded()) : Int(par.width)
-            emit(.naturalSize(width: width, height: Int(par.height)))
+            // A phone video is shown turned upright (VideoTransform): its natural size is the turned one.
+            let turned = VideoOrientation(stream: videoStream).swapsWidthAndHeight
+            emit(.naturalSize(width: turned ? Int(par.height) : width, height: turned ? width : Int(par.height)))
         }
         var metadata = demuxer.metadata
         if !metadata.items.isEmpty || metadata.artwork { emit(.metadata(metadata)) }
@@ -125,8 +127,10 @@ extension Player {
                 let start = av_rescale_q(videoStart, videoStream.pointee.time_base, cast_av_time_base_q())
                 timing.mappedStart = max(start, demuxer.startTime)
             }
+            let transform = VideoTransform(
+                stream: videoStream, forDisplay: configuration.video.isDisplay, streamName: videoDecoder.streamName)
             spawnThread(named: "CastMedia.video-decode") { [self] in
-                runDecoder(videoDecoder, packets: packets, frames: frames)
+                runDecoder(videoDecoder, packets: packets, frames: frames, transform: transform)
             }
             let streamName = videoDecoder.streamName
             // Cover art is shown as a media box shows a song: the picture, with the title and artist under it.
@@ -232,8 +236,21 @@ extension Player {
 
     /// A decode thread: packets in, frames out, each frame with its packet's serial. A packet of a new serial (a
     /// seek) flushes the decoder first; at the end of a segment the decoder is drained so that every frame counts.
-    func runDecoder(_ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>) {
+    /// Video frames pass through `transform` (turned upright, colour for the window) on their way out.
+    func runDecoder(
+        _ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>, transform: VideoTransform? = nil
+    ) {
         var current = 0
+        var transformError: (any Error)?
+        func deliver(_ frame: Frame, serial: Int) -> Bool {
+            guard let transform else { return frames.put(.item(frame), serial: serial) }
+            do {
+                return try transform.apply(frame) { frames.put(.item($0), serial: serial) }
+            } catch {
+                transformError = error
+                return false
+            }
+        }
         while let (item, serial) = packets.take() {
             if serial != current {
                 decoder.flush()
@@ -242,11 +259,17 @@ extension Player {
             let atEnd: Bool
             switch item {
             case .item(let packet):
-                guard decoder.decode(packet, deliver: { frames.put(.item($0), serial: serial) }) else { return }
                 atEnd = false
+                guard decoder.decode(packet, deliver: { deliver($0, serial: serial) }) else {
+                    if let transformError { fail(transformError) }
+                    return
+                }
             case .end:
-                guard decoder.decode(nil, deliver: { frames.put(.item($0), serial: serial) }) else { return }
                 atEnd = true
+                guard decoder.decode(nil, deliver: { deliver($0, serial: serial) }) else {
+                    if let transformError { fail(transformError) }
+                    return
+                }
             }
             // A stream whose packets all fail is an error, not silence or a still picture that "plays" to the end.
             if let error = decoder.undecodable(atEnd: atEnd) {

@@ -1,0 +1,174 @@
+internal import CFFmpeg
+import Foundation
+
+/// What happens to decoded pictures between the video decoder and the presenters, as the ffmpeg tool does it on the
+/// way to an encoder, through one libavfilter graph:
+///
+/// - **Orientation**, for every output: a phone video's pictures are turned upright (`VideoOrientation`, ffmpeg's
+///   autorotate), so framemd5 lines match `ffmpeg -i IN -f framemd5` and the window shows people standing up.
+/// - **Colour for an 8-bit screen**, for a window only (framemd5 keeps the decoded pixels, as its contract says):
+///   HDR (PQ or HLG transfer) is tone-mapped to SDR BT.709 with `toneMapFilters`, and other pictures of more than 8
+///   bits per sample are converted to 8-bit 4:2:0 with swscale (bicubic, as the ffmpeg tool), so the window gets a
+///   picture SDL can show as it is. docs/video-output.md says why these filters.
+///
+/// The graph is made on the first frame and again whenever the frames' size, pixel format or colour properties change
+/// (a stream that switches resolution).
+final class VideoTransform: @unchecked Sendable {
+    // Invariant: made on the demux thread, then used by the video decode thread only (the thread is started after
+    // init, which orders the hand-over); the graph lives and dies on that thread.
+    private let orientation: VideoOrientation
+    private let forDisplay: Bool
+    private let timeBase: AVRational
+    private let streamName: String
+    private var graph: UnsafeMutablePointer<AVFilterGraph>?
+    private var source: UnsafeMutablePointer<AVFilterContext>?
+    private var sink: UnsafeMutablePointer<AVFilterContext>?
+    /// What the current graph was made for: the frames' shape and the chain.
+    private var madeFor: Shape?
+
+    private struct Shape: Equatable {
+        var width: Int32
+        var height: Int32
+        var format: Int32
+        var filters: String
+    }
+
+    /// `forDisplay`: the pictures go to a window (convert colour for it), not to framemd5 or nowhere.
+    init(stream: UnsafeMutablePointer<AVStream>, forDisplay: Bool, streamName: String) {
+        orientation = VideoOrientation(stream: stream)
+        self.forDisplay = forDisplay
+        timeBase = stream.pointee.time_base
+        self.streamName = streamName
+    }
+
+    deinit { freeGraph() }
+
+    /// Sends `frame` through the graph and hands every picture that comes out to `deliver` (the frame itself when
+    /// there is nothing to do). Returns false when `deliver` asked to stop.
+    func apply(_ frame: Frame, deliver: (Frame) -> Bool) throws -> Bool {
+        let f = frame.pointer.pointee
+        let colour = forDisplay ? Self.colourFilters(for: f) : ""
+        let filters = [colour, orientation.filters].filter { !$0.isEmpty }.joined(separator: ",")
+        guard !filters.isEmpty else { return deliver(frame) }
+        let shape = Shape(width: f.width, height: f.height, format: f.format, filters: filters)
+        if shape != madeFor { try makeGraph(for: f, shape: shape) }
+        guard let source, let sink else { return deliver(frame) }
+        try checkFFmpeg("\(streamName): av_buffersrc_add_frame", av_buffersrc_add_frame(source, frame.pointer))
+        while true {
+            let picture = Frame()
+            let status = av_buffersink_get_frame(sink, picture.pointer)
+            if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return true }
+            try checkFFmpeg("\(streamName): av_buffersink_get_frame", status)
+            if !deliver(picture) { return false }
+        }
+    }
+
+    /// The filters that make a picture right for an 8-bit SDR window, or "" when it already is: HDR is tone-mapped
+    /// (`toneMapFilters`), deeper SDR YUV is converted to 8-bit 4:2:0.
+    static func colourFilters(for frame: AVFrame) -> String {
+        if let toneMap = toneMapFilters(for: frame) { return toneMap }
+        guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.format)) else { return "" }
+        let flags = descriptor.pointee.flags
+        let yuv = flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_PAL) == 0
+        return yuv && descriptor.pointee.nb_components >= 3 && descriptor.pointee.comp.0.depth > 8
+            ? "format=yuv420p" : ""
+    }
+
+    /// HDR to SDR for a picture whose transfer is PQ (SMPTE ST 2084) or HLG (ARIB STD-B67), nil for others: the
+    /// chain that ffmpeg's documentation and mpv's users run with the ffmpeg tool: to linear light (100 nits = 1.0),
+    /// to BT.709 primaries in float RGB, Hable's curve without desaturation, then BT.709 transfer and matrix in
+    /// limited range, 8-bit 4:2:0. The input's colour properties are named from the frame (BT.2020 when it says
+    /// nothing, as HDR video is), so zimg never has to guess.
+    static func toneMapFilters(for frame: AVFrame) -> String? {
+        let transfer: String
+        switch frame.color_trc {
+        case AVCOL_TRC_SMPTE2084: transfer = "smpte2084"
+        case AVCOL_TRC_ARIB_STD_B67: transfer = "arib-std-b67"
+        default: return nil
+        }
+        let matrix =
+            frame.colorspace == AVCOL_SPC_BT709 ? "709" : frame.colorspace == AVCOL_SPC_BT2020_CL ? "2020_cl" : "2020_ncl"
+        return toneMapFilters(
+            transfer: transfer, matrix: matrix, primaries: frame.color_primaries == AVCOL_PRI_BT709 ? "709" : "2020",
+            range: frame.color_range == AVCOL_RANGE_JPEG ? "full" : "limited")
+    }
+
+    /// The tone-mapping chain for an input named in zimg's words (transfer `smpte2084` or `arib-std-b67`, matrix
+    /// `2020_ncl`, primaries `2020`, range `limited` or `full`).
+    static func toneMapFilters(transfer: String, matrix: String, primaries: String, range: String) -> String {
+        "zscale=tin=\(transfer):min=\(matrix):pin=\(primaries):rin=\(range):t=linear:npl=100,format=gbrpf32le,"
+            + "zscale=p=709,tonemap=tonemap=hable:desat=0,zscale=t=709:m=709:r=limited,format=yuv420p"
+    }
+
+    private func makeGraph(for frame: AVFrame, shape: Shape) throws {
+        freeGraph()
+        guard let graph = avfilter_graph_alloc() else {
+            throw MediaError.ffmpeg("avfilter_graph_alloc", status: cast_averror(ENOMEM))
+        }
+        self.graph = graph
+        // As the ffmpeg tool: bicubic where swscale converts; the decoder's thread count for slice threads.
+        graph.pointee.scale_sws_opts = av_strdup("flags=bicubic")
+        graph.pointee.nb_threads = Decoder.threadCount
+        let sar = frame.sample_aspect_ratio
+        let aspect = sar.num > 0 && sar.den > 0 ? "\(sar.num)/\(sar.den)" : "0/1"
+        let buffer =
+            "buffer=video_size=\(frame.width)x\(frame.height):pix_fmt=\(Self.pixelFormatName(frame.format))"
+            + ":time_base=\(timeBase.num)/\(timeBase.den):pixel_aspect=\(aspect)"
+        var inputs: UnsafeMutablePointer<AVFilterInOut>?
+        var outputs: UnsafeMutablePointer<AVFilterInOut>?
+        defer {
+            avfilter_inout_free(&inputs)
+            avfilter_inout_free(&outputs)
+        }
+        let description = "\(buffer),\(shape.filters),buffersink"
+        try checkFFmpeg(
+            "\(streamName): avfilter_graph_parse_ptr(\(shape.filters))",
+            avfilter_graph_parse_ptr(graph, description, &inputs, &outputs, nil))
+        for index in 0..<Int(graph.pointee.nb_filters) {
+            guard let context = graph.pointee.filters[index], let filter = context.pointee.filter else { continue }
+            switch String(cString: filter.pointee.name) {
+            case "buffer": source = context
+            case "buffersink": sink = context
+            default: break
+            }
+        }
+        try checkFFmpeg("\(streamName): avfilter_graph_config(\(shape.filters))", avfilter_graph_config(graph, nil))
+        madeFor = shape
+    }
+
+    private static func pixelFormatName(_ format: Int32) -> String {
+        av_get_pix_fmt_name(AVPixelFormat(format)).map { String(cString: $0) } ?? "\(format)"
+    }
+
+    private func freeGraph() {
+        avfilter_graph_free(&graph)
+        source = nil
+        sink = nil
+        madeFor = nil
+    }
+}
+
+extension VideoOrientation {
+    /// The stream's display matrix (`AV_PKT_DATA_DISPLAYMATRIX`), as the ffmpeg tool reads it when it opens the input.
+    init(stream: UnsafeMutablePointer<AVStream>) {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 9 * 4 else {
+            self = .upright
+            return
+        }
+        let matrix = UnsafeRawPointer(data).withMemoryRebound(to: Int32.self, capacity: 9) {
+            Array(UnsafeBufferPointer(start: $0, count: 9))
+        }
+        self.init(displayMatrix: matrix)
+    }
+}
+
+extension VideoOutput {
+    /// Pictures go to a screen (window or full screen): colour is converted for it.
+    var isDisplay: Bool {
+        switch self {
+        case .window, .fullscreen: return true
+        case .none, .framemd5: return false
+        }
+    }
+}

@@ -89,6 +89,14 @@ final class VideoTransformTests: XCTestCase {
         XCTAssertLessThan(mean, 200)
     }
 
+    /// A 4K picture is tone-mapped at 1080p (the tone map's cost bounded), smaller ones at their size.
+    func testToneMappingIsBoundedAt1080p() {
+        XCTAssertEqual(VideoTransform.toneMapSize(width: 3840, height: 2160).map { [$0.width, $0.height] }, [1920, 1080])
+        XCTAssertEqual(VideoTransform.toneMapSize(width: 4096, height: 2160).map { [$0.width, $0.height] }, [1982, 1044])
+        XCTAssertNil(VideoTransform.toneMapSize(width: 1920, height: 1080))
+        XCTAssertNil(VideoTransform.toneMapSize(width: 640, height: 360))
+    }
+
     private func listing(_ clip: String, forDisplay: Bool, in folder: URL) throws -> [String] {
         let output = folder.appendingPathComponent("transform-\(forDisplay).md5").path
         try VideoTransform.writeFrameMD5(ofVideoIn: clip, forDisplay: forDisplay, to: output)

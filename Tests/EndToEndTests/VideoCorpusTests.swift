@@ -5,7 +5,7 @@ import XCTest
 /// frames castd presents (`--video-out framemd5`) against `ffmpeg -i FILE -map 0:v -f framemd5`, line for line, and
 /// the natural size it reports. One castd plays a whole list, file after file; clips are short and small.
 final class VideoCorpusTests: LabTestCase {
-    override class var labPrefix: String { "e2v" }
+    override class var labPrefix: String { "e2vc" }
 
     /// One file of the corpus: how ffmpeg makes it, and what it covers.
     private struct Clip {

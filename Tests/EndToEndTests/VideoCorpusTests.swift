@@ -110,7 +110,7 @@ final class VideoCorpusTests: LabTestCase {
     ]
 
     func testEveryCorpusFileIsPresentedAsFFmpegDecodesIt() throws {
-        let (receiver, _) = try lab.startRecordingReceiver(work: work)
+        let (receiver, _) = try lab.startRecordingReceiver(work: work, extra: ["--timing-log", "\(work!)/timing.log"])
         let encoders = try runCommand(["ffmpeg", "-hide_banner", "-encoders"]).stdout
         var made: [String] = []
         for clip in Self.corpus {
@@ -143,6 +143,19 @@ final class VideoCorpusTests: LabTestCase {
             XCTAssertEqual(played.status, 0, "\(name): \(played.output.suffix(400))")
             XCTAssertEqual(played.frames, reference, "\(name)")
             XCTAssertGreaterThan(frames, 0, name)
+            if name.hasPrefix("late-audio") {
+                // The sound begins with the picture of its time (about 0.5 s; ffprobe's start time of the audio
+                // stream), not with the first picture: castd's timing log places both on CLOCK_MONOTONIC (the
+                // capture holds the bytes, not when they were heard).
+                let probe = try runCommand(
+                    ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=start_time", "-of",
+                     "csv=p=0", path])
+                let start = try XCTUnwrap(Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), name)
+                XCTAssertEqual(start, 0.5, accuracy: 0.05, "\(name): the audio starts late")
+                let offset = try Self.lateAudioOffset(timingLog: "\(work!)/timing.log", audioStart: start)
+                table[table.count - 1] += String(format: ", sound %+.1f ms from its picture", (offset ?? .nan) * 1000)
+                XCTAssertEqual(offset ?? .nan, 0, accuracy: 0.02, "\(name): the sound against the picture of its time")
+            }
         }
         receiver.stop()
         print("video corpus, castd's presented frames against ffmpeg -f framemd5:\n" + table.joined(separator: "\n"))
@@ -199,6 +212,25 @@ final class VideoCorpusTests: LabTestCase {
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 60)
         let listing = (try? String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8)) ?? ""
         return (sent.status, sent.stdout + sent.stderr, Media.comparable(listing))
+    }
+
+    /// From castd's timing log (docs/video-output.md): when the first audio sample is heard (the first write's time
+    /// plus its latency, less what it wrote, 48 kHz), minus when the picture at `audioStart` was presented (the
+    /// line of the last frame at or before it, advanced to `audioStart` at the picture rate), in seconds.
+    private static func lateAudioOffset(timingLog path: String, audioStart: Double) throws -> Double? {
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ") }
+        guard let audio = lines.first(where: { $0.first == "audio" && $0.count == 4 }),
+            let frames = Double(audio[1]), let at = Double(audio[2]), let latency = Double(audio[3])
+        else { return nil }
+        let heard = (at + latency) / 1e9 - frames / 48000
+        let pictures = lines.compactMap { line -> (pts: Double, at: Double)? in
+            guard line.first == "video", line.count == 3, let pts = Double(line[1]), let at = Double(line[2]) else {
+                return nil
+            }
+            return (pts, at / 1e9)
+        }
+        guard let before = pictures.last(where: { $0.pts <= audioStart + 1e-6 }) else { return nil }
+        return heard - (before.at + (audioStart - before.pts))
     }
 
     /// Copies an MP4 and sets its first track's matrix (a b c d of `tkhd`, 16.16 fixed point; the translation stays

@@ -22,8 +22,11 @@ final class VideoTransformTests: XCTestCase {
         XCTAssertEqual(clockwise.filters, "transpose=clock")
         XCTAssertTrue(clockwise.swapsWidthAndHeight)
         // Turns with a mirror (determinant -1): the transpose that flips too.
-        XCTAssertEqual(VideoOrientation(displayMatrix: Matrices.matrix(0, 1, 1, 0)).filters, "transpose=cclock_flip")
-        XCTAssertEqual(VideoOrientation(displayMatrix: Matrices.matrix(0, -1, -1, 0)).filters, "transpose=clock_flip")
+        XCTAssertEqual(
+            VideoOrientation(displayMatrix: Matrices.matrix(0, 1, 1, 0)).filters, "transpose=cclock_flip")
+        XCTAssertEqual(
+            VideoOrientation(displayMatrix: Matrices.matrix(0, -1, -1, 0)).filters, "transpose=clock_flip"
+        )
     }
 
     func testHalfTurnsAndMirrorsFlipWithoutSwapping() {
@@ -54,12 +57,16 @@ final class VideoTransformTests: XCTestCase {
         let clip = folder.appendingPathComponent("high10.mkv").path
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=1", "-c:v", "libx264",
-             "-pix_fmt", "yuv420p10le", "-profile:v", "high10", clip])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=1",
+                "-c:v", "libx264",
+                "-pix_fmt", "yuv420p10le", "-profile:v", "high10", clip,
+            ])
         let window = try listing(clip, forDisplay: true, in: folder)
         XCTAssertEqual(window, try ffmpegListing(clip, filters: "format=yuv420p"))
         XCTAssertEqual(window.filter { !$0.hasPrefix("#") }.count, 10)
-        XCTAssertEqual(try listing(clip, forDisplay: false, in: folder), try ffmpegListing(clip, filters: nil))
+        XCTAssertEqual(
+            try listing(clip, forDisplay: false, in: folder), try ffmpegListing(clip, filters: nil))
     }
 
     /// A PQ (HDR10) clip of flat grey at HDR reference white (203 nits, BT.2408) comes to the window tone-mapped:
@@ -71,10 +78,14 @@ final class VideoTransformTests: XCTestCase {
         // Y' = PQ(203 / 10000) ≈ 0.581: 10-bit limited range 64 + 0.581 × 876 ≈ 573; neutral chroma 512.
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:size=64x64:rate=10:duration=0.5",
-             "-vf", "format=yuv420p10le,geq=lum=573:cb=512:cr=512", "-c:v", "libx265", "-x265-params", "log-level=error",
-             "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace",
-             "bt2020nc", clip])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:size=64x64:rate=10:duration=0.5",
+                "-vf", "format=yuv420p10le,geq=lum=573:cb=512:cr=512", "-c:v", "libx265", "-x265-params",
+                "log-level=error",
+                "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "smpte2084",
+                "-colorspace",
+                "bt2020nc", clip,
+            ])
         let window = try listing(clip, forDisplay: true, in: folder)
         let filters = VideoTransform.toneMapFilters(
             transfer: "smpte2084", matrix: "2020_ncl", primaries: "2020", range: "limited")
@@ -82,7 +93,8 @@ final class VideoTransformTests: XCTestCase {
         XCTAssertEqual(window.filter { !$0.hasPrefix("#") }.count, 5)
         // The SDR grey: the mean luma of the tone-mapped pictures.
         let luma = try Fixtures.run(
-            "ffmpeg", ["-v", "error", "-i", clip, "-vf", filters + ",extractplanes=y", "-f", "rawvideo", "-"])
+            "ffmpeg",
+            ["-v", "error", "-i", clip, "-vf", filters + ",extractplanes=y", "-f", "rawvideo", "-"])
         let mean = Double(luma.reduce(0) { $0 + Int($1) }) / Double(max(luma.count, 1))
         print("PQ 203 nits grey on the window: luma \(String(format: "%.1f", mean)) of 16...235")
         XCTAssertGreaterThan(mean, 90)
@@ -91,8 +103,12 @@ final class VideoTransformTests: XCTestCase {
 
     /// A 4K picture is tone-mapped at 1080p (the tone map's cost bounded), smaller ones at their size.
     func testToneMappingIsBoundedAt1080p() {
-        XCTAssertEqual(VideoTransform.toneMapSize(width: 3840, height: 2160).map { [$0.width, $0.height] }, [1920, 1080])
-        XCTAssertEqual(VideoTransform.toneMapSize(width: 4096, height: 2160).map { [$0.width, $0.height] }, [1982, 1044])
+        XCTAssertEqual(
+            VideoTransform.toneMapSize(width: 3840, height: 2160).map { [$0.width, $0.height] },
+            [1920, 1080])
+        XCTAssertEqual(
+            VideoTransform.toneMapSize(width: 4096, height: 2160).map { [$0.width, $0.height] },
+            [1982, 1044])
         XCTAssertNil(VideoTransform.toneMapSize(width: 1920, height: 1080))
         XCTAssertNil(VideoTransform.toneMapSize(width: 640, height: 360))
     }
@@ -105,7 +121,10 @@ final class VideoTransformTests: XCTestCase {
 
     private func ffmpegListing(_ clip: String, filters: String?) throws -> [String] {
         let data = try Fixtures.run(
-            "ffmpeg", ["-v", "error", "-i", clip, "-map", "0:v"] + (filters.map { ["-vf", $0] } ?? []) + ["-f", "framemd5", "-"])
+            "ffmpeg",
+            ["-v", "error", "-i", clip, "-map", "0:v"] + (filters.map { ["-vf", $0] } ?? []) + [
+                "-f", "framemd5", "-",
+            ])
         return Self.comparable(String(decoding: data, as: UTF8.self))
     }
 

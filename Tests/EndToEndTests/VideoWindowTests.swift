@@ -25,8 +25,11 @@ final class VideoWindowTests: LabTestCase {
         let display = try XCTUnwrap(display)
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state", "--video-out",
-             "fullscreen", "--audio-device", "none", "--auth", "none"],
+            [
+                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state",
+                "--video-out",
+                "fullscreen", "--audio-device", "none", "--auth", "none",
+            ],
             environment: ["DISPLAY": display.display])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
 
@@ -34,8 +37,11 @@ final class VideoWindowTests: LabTestCase {
         let landscape = "\(work!)/landscape.mp4"
         let phone = "\(work!)/phone.mp4"
         try make(
-            ["-f", "lavfi", "-i", "color=red:size=320x180:rate=25:duration=20,drawbox=x=160:w=160:h=180:color=blue:t=fill",
-             "-c:v", "libx264", "-pix_fmt", "yuv420p", landscape])
+            [
+                "-f", "lavfi", "-i",
+                "color=red:size=320x180:rate=25:duration=20,drawbox=x=160:w=160:h=180:color=blue:t=fill",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", landscape,
+            ])
         try make(["-i", landscape, "-c", "copy", "-metadata:s:v:0", "rotate=90", phone])
         // ffmpeg's autorotated picture (180×320): which colour is on top, which below.
         let turned = try rgbFrame(phone, filters: nil, size: (180, 320))
@@ -43,22 +49,32 @@ final class VideoWindowTests: LabTestCase {
         XCTAssertNotEqual(top.r > 128, bottom.r > 128, "ffmpeg's upright picture has red at one end")
         var screen = try showing(phone, on: display) { $0.pixel(640, 90).r + $0.pixel(640, 90).b > 200 }
         // Fitted to 1280×720: 405×720 at x 437...842, black bars beside it.
-        XCTAssertTrue(Screenshot.Colour.black.matches(screen.pixel(300, 360)), "left bar: \(screen.pixel(300, 360))")
-        XCTAssertTrue(Screenshot.Colour.black.matches(screen.pixel(980, 360)), "right bar: \(screen.pixel(980, 360))")
+        XCTAssertTrue(
+            Screenshot.Colour.black.matches(screen.pixel(300, 360)), "left bar: \(screen.pixel(300, 360))"
+        )
+        XCTAssertTrue(
+            Screenshot.Colour.black.matches(screen.pixel(980, 360)),
+            "right bar: \(screen.pixel(980, 360))")
         for (y, expected) in [(90, top), (630, bottom)] {
             let shown = screen.pixel(640, y)
             XCTAssertEqual(shown.r > 128, expected.r > 128, "row \(y): \(shown), ffmpeg \(expected)")
             XCTAssertEqual(shown.b > 128, expected.b > 128, "row \(y): \(shown), ffmpeg \(expected)")
         }
-        print("phone video on screen: top \(screen.pixel(640, 90)), bottom \(screen.pixel(640, 630)), bars black")
+        print(
+            "phone video on screen: top \(screen.pixel(640, 90)), bottom \(screen.pixel(640, 630)), bars black"
+        )
 
         // HDR10 grey at reference white (203 nits: Y' 573 of 10-bit limited range), BT.2020, PQ.
         let pq = "\(work!)/pq.mkv"
         try make(
-            ["-f", "lavfi", "-i", "color=black:size=160x90:rate=25:duration=20", "-vf",
-             "format=yuv420p10le,geq=lum=573:cb=512:cr=512", "-c:v", "libx265", "-x265-params", "log-level=error",
-             "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace",
-             "bt2020nc", pq])
+            [
+                "-f", "lavfi", "-i", "color=black:size=160x90:rate=25:duration=20", "-vf",
+                "format=yuv420p10le,geq=lum=573:cb=512:cr=512", "-c:v", "libx265", "-x265-params",
+                "log-level=error",
+                "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "smpte2084",
+                "-colorspace",
+                "bt2020nc", pq,
+            ])
         let chain =
             "zscale=tin=smpte2084:min=2020_ncl:pin=2020:rin=limited:t=linear:npl=100,format=gbrpf32le,zscale=p=709,"
             + "tonemap=tonemap=hable:desat=0,zscale=t=709:m=709:r=limited,format=yuv420p"
@@ -90,12 +106,16 @@ final class VideoWindowTests: LabTestCase {
     }
 
     /// Sends `path` and captures the screen until `ready` holds while it plays (at most 30 s); stops the playback.
-    private func showing(_ path: String, on display: VirtualDisplay, until ready: (Screenshot) -> Bool) throws
+    private func showing(
+        _ path: String, on display: VirtualDisplay, until ready: (Screenshot) -> Bool
+    ) throws
         -> Screenshot
     {
         let sender = ["XDG_CONFIG_HOME": "\(work!)/sender"]
-        let send = try lab.start(on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"], environment: sender)
-        XCTAssertNotNil(send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
+        let send = try lab.start(
+            on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"], environment: sender)
+        XCTAssertNotNil(
+            send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
         let deadline = Date().addingTimeInterval(30)
         var screen = try display.capture()
         while !ready(screen) && Date() < deadline {

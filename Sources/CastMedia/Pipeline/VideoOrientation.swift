@@ -31,12 +31,16 @@ struct VideoOrientation: Equatable, Sendable {
         }
         let theta = Self.rotation(matrix)
         if abs(theta - 90) < 1 {
-            self.init(filters: matrix[3] > 0 ? "transpose=cclock_flip" : "transpose=clock", swapsWidthAndHeight: true)
+            self.init(
+                filters: matrix[3] > 0 ? "transpose=cclock_flip" : "transpose=clock",
+                swapsWidthAndHeight: true)
         } else if abs(theta - 180) < 1 {
             let flips = (matrix[0] < 0 ? ["hflip"] : []) + (matrix[4] < 0 ? ["vflip"] : [])
             self.init(filters: flips.joined(separator: ","), swapsWidthAndHeight: false)
         } else if abs(theta - 270) < 1 {
-            self.init(filters: matrix[3] < 0 ? "transpose=clock_flip" : "transpose=cclock", swapsWidthAndHeight: true)
+            self.init(
+                filters: matrix[3] < 0 ? "transpose=clock_flip" : "transpose=cclock",
+                swapsWidthAndHeight: true)
         } else if abs(theta) > 1 {
             // The rotate filter keeps the input's size; the corners outside the turned picture are black.
             self.init(filters: String(format: "rotate=%f*PI/180", theta), swapsWidthAndHeight: false)
@@ -45,8 +49,8 @@ struct VideoOrientation: Equatable, Sendable {
         }
     }
 
-    /// The clockwise angle in degrees, 0 ≤ θ < 360, that the picture must turn: fftools' `get_rotation`, which negates
-    /// `av_display_rotation_get` (counter-clockwise) and rounds it to a whole degree.
+    /// The clockwise angle in degrees, 0 ≤ θ < 360, that the picture must turn: fftools' `get_rotation`, which
+    /// negates `av_display_rotation_get` (counter-clockwise) and rounds it to a whole degree.
     static func rotation(_ matrix: [Int32]) -> Double {
         // av_display_rotation_get: the angle of the scaled first two columns (16.16 fixed point).
         let scale0 = hypot(Double(matrix[0]), Double(matrix[3]))

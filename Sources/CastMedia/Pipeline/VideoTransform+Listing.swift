@@ -12,10 +12,12 @@ extension VideoTransform {
             throw MediaError.other("\(path) has no video stream")
         }
         let decoder = try Decoder(stream: stream)
-        let transform = VideoTransform(stream: stream, forDisplay: forDisplay, streamName: decoder.streamName)
+        let transform = VideoTransform(
+            stream: stream, forDisplay: forDisplay, streamName: decoder.streamName)
         let writer = try FrameMD5Writer(
             path: output, streamTimeBase: stream.pointee.time_base,
-            frameRate: av_guess_frame_rate(demuxer.context, stream, nil), containerStartTime: demuxer.startTime)
+            frameRate: av_guess_frame_rate(demuxer.context, stream, nil),
+            containerStartTime: demuxer.startTime)
         var failure: (any Error)?
         func deliver(_ frame: Frame) -> Bool {
             do {

@@ -51,7 +51,9 @@ final class VideoTransform: @unchecked Sendable {
     func apply(_ frame: Frame, deliver: (Frame) -> Bool) throws -> Bool {
         // The container's pixel shape wins over the bitstream's, as in the ffmpeg tool's decode_video (Matroska's
         // display size, MP4's pasp): an anamorphic picture is shown at its intended width.
-        if streamAspect.num > 0 && streamAspect.den > 0 { frame.pointer.pointee.sample_aspect_ratio = streamAspect }
+        if streamAspect.num > 0 && streamAspect.den > 0 {
+            frame.pointer.pointee.sample_aspect_ratio = streamAspect
+        }
         let f = frame.pointer.pointee
         let colour = forDisplay ? Self.colourFilters(for: f) : ""
         let filters = [colour, orientation.filters].filter { !$0.isEmpty }.joined(separator: ",")
@@ -59,7 +61,8 @@ final class VideoTransform: @unchecked Sendable {
         let shape = Shape(width: f.width, height: f.height, format: f.format, filters: filters)
         if shape != madeFor { try makeGraph(for: f, shape: shape) }
         guard let source, let sink else { return deliver(frame) }
-        try checkFFmpeg("\(streamName): av_buffersrc_add_frame", av_buffersrc_add_frame(source, frame.pointer))
+        try checkFFmpeg(
+            "\(streamName): av_buffersrc_add_frame", av_buffersrc_add_frame(source, frame.pointer))
         while true {
             let picture = Frame()
             let status = av_buffersink_get_frame(sink, picture.pointer)
@@ -75,7 +78,8 @@ final class VideoTransform: @unchecked Sendable {
         if let toneMap = toneMapFilters(for: frame) { return toneMap }
         guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.format)) else { return "" }
         let flags = descriptor.pointee.flags
-        let yuv = flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_PAL) == 0
+        let yuv =
+            flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_PAL) == 0
         return yuv && descriptor.pointee.nb_components >= 3 && descriptor.pointee.comp.0.depth > 8
             ? "format=yuv420p" : ""
     }
@@ -93,9 +97,11 @@ final class VideoTransform: @unchecked Sendable {
         default: return nil
         }
         let matrix =
-            frame.colorspace == AVCOL_SPC_BT709 ? "709" : frame.colorspace == AVCOL_SPC_BT2020_CL ? "2020_cl" : "2020_ncl"
+            frame.colorspace == AVCOL_SPC_BT709
+            ? "709" : frame.colorspace == AVCOL_SPC_BT2020_CL ? "2020_cl" : "2020_ncl"
         return toneMapFilters(
-            transfer: transfer, matrix: matrix, primaries: frame.color_primaries == AVCOL_PRI_BT709 ? "709" : "2020",
+            transfer: transfer, matrix: matrix,
+            primaries: frame.color_primaries == AVCOL_PRI_BT709 ? "709" : "2020",
             range: frame.color_range == AVCOL_RANGE_JPEG ? "full" : "limited",
             size: toneMapSize(width: Int(frame.width), height: Int(frame.height)))
     }
@@ -115,10 +121,12 @@ final class VideoTransform: @unchecked Sendable {
     /// `2020_ncl`, primaries `2020`, range `limited` or `full`).
     /// `size`: the size to tone-map at (`toneMapSize`), nil to keep the picture's.
     static func toneMapFilters(
-        transfer: String, matrix: String, primaries: String, range: String, size: (width: Int, height: Int)? = nil
+        transfer: String, matrix: String, primaries: String, range: String,
+        size: (width: Int, height: Int)? = nil
     ) -> String {
         let resize = size.map { ":w=\($0.width):h=\($0.height)" } ?? ""
-        return "zscale=tin=\(transfer):min=\(matrix):pin=\(primaries):rin=\(range):t=linear:npl=100\(resize),"
+        return
+            "zscale=tin=\(transfer):min=\(matrix):pin=\(primaries):rin=\(range):t=linear:npl=100\(resize),"
             + "format=gbrpf32le,zscale=p=709,tonemap=tonemap=hable:desat=0,zscale=t=709:m=709:r=limited,format=yuv420p"
     }
 
@@ -147,14 +155,17 @@ final class VideoTransform: @unchecked Sendable {
             "\(streamName): avfilter_graph_parse_ptr(\(shape.filters))",
             avfilter_graph_parse_ptr(graph, description, &inputs, &outputs, nil))
         for index in 0..<Int(graph.pointee.nb_filters) {
-            guard let context = graph.pointee.filters[index], let filter = context.pointee.filter else { continue }
+            guard let context = graph.pointee.filters[index], let filter = context.pointee.filter else {
+                continue
+            }
             switch String(cString: filter.pointee.name) {
             case "buffer": source = context
             case "buffersink": sink = context
             default: break
             }
         }
-        try checkFFmpeg("\(streamName): avfilter_graph_config(\(shape.filters))", avfilter_graph_config(graph, nil))
+        try checkFFmpeg(
+            "\(streamName): avfilter_graph_config(\(shape.filters))", avfilter_graph_config(graph, nil))
         madeFor = shape
     }
 
@@ -174,7 +185,9 @@ extension VideoOrientation {
     /// The stream's display matrix (`AV_PKT_DATA_DISPLAYMATRIX`), as the ffmpeg tool reads it when it opens the input.
     init(stream: UnsafeMutablePointer<AVStream>) {
         var size: Int = 0
-        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 9 * 4 else {
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size),
+            size >= 9 * 4
+        else {
             self = .upright
             return
         }

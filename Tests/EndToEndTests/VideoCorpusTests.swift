@@ -212,10 +212,12 @@ final class VideoCorpusTests: LabTestCase {
             XCTAssertEqual(tagged.status, 0, tagged.stderr)
             clips.append((path, degrees == 180 ? (96, 64) : (64, 96)))
         }
-        // Mirrored pictures (a front camera's selfie): matrices that flip, written into the track header.
+        // Mirrored pictures (a front camera's selfie): matrices that flip, written into the track header; and a
+        // camera held at 30°, which ffmpeg turns with its rotate filter (the size kept, the corners black).
+        let (cosine, sine) = (cos(Double.pi / 6), sin(Double.pi / 6))
         for (name, matrix, size) in [
             ("mirror", [-1, 0, 0, 1], (96, 64)), ("transpose", [0, 1, 1, 0], (64, 96)),
-            ("upside-down-mirror", [1, 0, 0, -1], (96, 64)),
+            ("upside-down-mirror", [1, 0, 0, -1], (96, 64)), ("tilted-30", [cosine, sine, -sine, cosine], (96, 64)),
         ] {
             let path = "\(work!)/\(name).mp4"
             try Self.writeTrackMatrix(from: plain, to: path, matrix)
@@ -280,7 +282,7 @@ final class VideoCorpusTests: LabTestCase {
 
     /// Copies an MP4 and sets its first track's matrix (a b c d of `tkhd`, 16.16 fixed point; the translation stays
     /// 0), as a camera that stores the picture mirrored would.
-    private static func writeTrackMatrix(from source: String, to path: String, _ abcd: [Int]) throws {
+    private static func writeTrackMatrix(from source: String, to path: String, _ abcd: [Double]) throws {
         var data = try Data(contentsOf: URL(fileURLWithPath: source))
         guard let box = data.range(of: Data("tkhd".utf8)) else {
             throw XCTSkip("no tkhd box in \(source)")
@@ -290,7 +292,7 @@ final class VideoCorpusTests: LabTestCase {
         let version = data[box.upperBound]
         let matrix = box.upperBound + 4 + (version == 1 ? 32 : 20) + 8 + 8
         for (index, value) in zip([0, 1, 3, 4], abcd) {
-            let fixed = UInt32(bitPattern: Int32(value * 65536)).bigEndian
+            let fixed = UInt32(bitPattern: Int32((value * 65536).rounded())).bigEndian
             withUnsafeBytes(of: fixed) { bytes in
                 data.replaceSubrange(matrix + index * 4..<matrix + index * 4 + 4, with: bytes)
             }

@@ -14,8 +14,9 @@ import Foundation
 /// The graph is made on the first frame and again whenever the frames' size, pixel format or colour properties change
 /// (a stream that switches resolution).
 final class VideoTransform: @unchecked Sendable {
-    // Invariant: made on the demux thread, then used by the video decode thread only (the thread is started after
-    // init, which orders the hand-over); the graph lives and dies on that thread.
+    // Invariant: used by one thread at a time. A player's is made on the demux thread, then used by the video decode
+    // thread only (the thread is started after init, which orders the hand-over); a thumbnailer's is used under its
+    // `work` lock, like the decoder beside it.
     private let orientation: VideoOrientation
     private let forDisplay: Bool
     private let timeBase: AVRational

@@ -73,32 +73,43 @@ final class VideoTransformTests: XCTestCase {
     /// bit for bit what the ffmpeg tool makes with the same zscale/tonemap chain, and at an SDR level that is neither
     /// washed out nor black. Without the tone map, the window would show PQ's code values as BT.709 ones.
     func testPQIsToneMappedToASaneSDRLevelAsFFmpegDoes() throws {
+        // Y' = PQ(203 / 10000) ≈ 0.581: 10-bit limited range 64 + 0.581 × 876 ≈ 573.
+        let mean = try toneMappedGrey(transfer: "smpte2084", luma: 573)
+        XCTAssertGreaterThan(mean, 90)
+        XCTAssertLessThan(mean, 200)
+    }
+
+    /// HLG's reference white (75 % of the signal, BT.2408: 64 + 0.75 × 876 ≈ 721) comes out as PQ's does.
+    func testHLGIsToneMappedToTheSameSDRLevelAsPQsReferenceWhite() throws {
+        let mean = try toneMappedGrey(transfer: "arib-std-b67", luma: 721)
+        XCTAssertEqual(mean, try toneMappedGrey(transfer: "smpte2084", luma: 573), accuracy: 4)
+    }
+
+    /// Makes a flat HDR grey (10-bit `luma`, neutral chroma 512, BT.2020) with the transfer `transfer` (ffmpeg's and
+    /// zimg's name), checks that the window's pictures are bit for bit `ffmpeg -vf` of the tone-mapping chain, and
+    /// returns their mean luma (8-bit limited range).
+    private func toneMappedGrey(transfer: String, luma: Int) throws -> Double {
         let folder = try Fixtures.folder()
-        let clip = folder.appendingPathComponent("pq.mkv").path
-        // Y' = PQ(203 / 10000) ≈ 0.581: 10-bit limited range 64 + 0.581 × 876 ≈ 573; neutral chroma 512.
+        let clip = folder.appendingPathComponent("\(transfer).mkv").path
         try Fixtures.run(
             "ffmpeg",
             [
-                "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:size=64x64:rate=10:duration=0.5",
-                "-vf", "format=yuv420p10le,geq=lum=573:cb=512:cr=512", "-c:v", "libx265", "-x265-params",
+                "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:size=64x64:rate=10:duration=0.5", "-vf",
+                "format=yuv420p10le,geq=lum=\(luma):cb=512:cr=512", "-c:v", "libx265", "-x265-params",
                 "log-level=error",
-                "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "smpte2084",
-                "-colorspace",
+                "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace",
                 "bt2020nc", clip,
             ])
         let window = try listing(clip, forDisplay: true, in: folder)
         let filters = VideoTransform.toneMapFilters(
-            transfer: "smpte2084", matrix: "2020_ncl", primaries: "2020", range: "limited")
-        XCTAssertEqual(window, try ffmpegListing(clip, filters: filters))
-        XCTAssertEqual(window.filter { !$0.hasPrefix("#") }.count, 5)
-        // The SDR grey: the mean luma of the tone-mapped pictures.
-        let luma = try Fixtures.run(
-            "ffmpeg",
-            ["-v", "error", "-i", clip, "-vf", filters + ",extractplanes=y", "-f", "rawvideo", "-"])
-        let mean = Double(luma.reduce(0) { $0 + Int($1) }) / Double(max(luma.count, 1))
-        print("PQ 203 nits grey on the window: luma \(String(format: "%.1f", mean)) of 16...235")
-        XCTAssertGreaterThan(mean, 90)
-        XCTAssertLessThan(mean, 200)
+            transfer: transfer, matrix: "2020_ncl", primaries: "2020", range: "limited")
+        XCTAssertEqual(window, try ffmpegListing(clip, filters: filters), transfer)
+        XCTAssertEqual(window.filter { !$0.hasPrefix("#") }.count, 5, transfer)
+        let pictures = try Fixtures.run(
+            "ffmpeg", ["-v", "error", "-i", clip, "-vf", filters + ",extractplanes=y", "-f", "rawvideo", "-"])
+        let mean = Double(pictures.reduce(0) { $0 + Int($1) }) / Double(max(pictures.count, 1))
+        print("\(transfer) grey \(luma) on the window: luma \(String(format: "%.1f", mean)) of 16...235")
+        return mean
     }
 
     /// A 4K picture is tone-mapped at 1080p (the tone map's cost bounded), smaller ones at their size.

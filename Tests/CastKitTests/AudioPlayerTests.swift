@@ -25,7 +25,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         let text = folder.appendingPathComponent("notes.m4a")
         try Data("not audio".utf8).write(to: text)
         XCTAssertThrowsError(try AudioPlayer(contentsOf: text)) { error in
-            XCTAssertEqual((error as? CastError)?.exitCode, 1, "\(error)")
+            XCTAssertEqual((error as? CastError)?.kind, .playback, "\(error)")
         }
         let video = try MovieFixtures.clip(seconds: 1, in: folder)
         XCTAssertNoThrow(try AudioPlayer(contentsOf: video), "a movie's sound plays")

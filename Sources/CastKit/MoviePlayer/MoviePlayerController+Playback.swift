@@ -63,15 +63,17 @@ extension MoviePlayerController {
         let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
             self?.receive(report, generation: generation)
         }
+        if route == nil { state.shownOutputs = localOutputs() }
         let playback: any MoviePlayback =
             if let route {
                 RemoteMoviePlayback(
                     path: url.isFileURL ? url.path : url.absoluteString, receiver: route, configuration: configuration,
-                    startTime: seconds, pinnedID: pinnedID, report: report)
+                    startTime: seconds, autoplay: state.intent == .playing, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
-                    url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds,
-                    report: report)
+                    url: url, outputs: state.shownOutputs ?? localOutputs(), scalingMode: state.scalingMode,
+                    startTime: seconds,
+                    autoplay: state.intent == .playing, report: report)
             }
         state.playback = playback
         playback.start()

@@ -39,6 +39,8 @@ extension MoviePlayerController {
         var volume = 1.0
         var scalingMode = ScalingMode.aspectFit
         var isFullscreen = false
+        /// The outputs the local playback was started with (`view` changes compare against them).
+        var shownOutputs: MoviePlayerController.Outputs?
         var controlStyle = ControlStyle.default
         var repeatMode = RepeatMode.none
         var movieSourceType = SourceType.unknown

@@ -20,6 +20,11 @@ public final class MoviePlayerController: @unchecked Sendable {
     public let outputs: Outputs
     /// Who this player is to receivers.
     public let configuration: CastKitConfiguration
+    /// The movie's place in the application's own window (the seeds' `view`): give it an X11 window and local
+    /// pictures are drawn there. See `MovieView`.
+    public let view = MovieView()
+    /// The view behind the movie (the seeds' `backgroundView`): its colour fills what the picture does not cover.
+    public let backgroundView = MovieBackgroundView()
     /// Posts notifications and feeds `events`, one change after the other.
     let delivery = DispatchQueue(label: "CastKit.MoviePlayerController.delivery")
 
@@ -40,6 +45,8 @@ public final class MoviePlayerController: @unchecked Sendable {
         self.role = role
         state.contentURL = contentURL
         MoviePlayerRegistry.shared.add(self)
+        view.onChange { [weak self] in self?.viewChanged() }
+        backgroundView.onChange { [weak self] in self?.viewChanged() }
     }
 
     deinit {

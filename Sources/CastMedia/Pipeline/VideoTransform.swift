@@ -200,10 +200,11 @@ extension VideoOrientation {
 }
 
 extension VideoOutput {
-    /// Pictures go to a screen (window or full screen): colour is converted for it.
+    /// Pictures go to a screen (a window of ours or of the application, or the full screen): colour is converted
+    /// for it.
     var isDisplay: Bool {
         switch self {
-        case .window, .fullscreen: return true
+        case .window, .fullscreen, .hosted: return true
         case .none, .framemd5: return false
         }
     }

@@ -116,7 +116,7 @@ extension Player {
             if mayDrop,
                 LateFrameRule.drops(
                     firstOfSegment: first, duration: length, nextDue: clock.dueTime(of: due + length),
-                    now: Monotonic.now())
+                    now: Monotonic.now(), nextAtHand: reader.hasNextAtHand)
             {
                 countDroppedFrame()
             } else {

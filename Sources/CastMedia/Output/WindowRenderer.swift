@@ -394,7 +394,8 @@ final class WindowRenderer {
             return nil
         }
         converted.pointee.color_range = AVCOL_RANGE_MPEG
-        converted.pointee.colorspace = AVCOL_SPC_BT470BG
+        // swscale changes the sampling of YUV, not its matrix: a BT.709 picture stays BT.709 (SDL must know).
+        converted.pointee.colorspace = rgb ? AVCOL_SPC_BT470BG : f.pointee.colorspace
         return (converted, rgb ? SDL_PIXELFORMAT_ARGB8888.rawValue : SDL_PIXELFORMAT_IYUV.rawValue)
     }
 

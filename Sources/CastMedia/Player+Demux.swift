@@ -96,6 +96,11 @@ extension Player {
             try demuxer.seek(to: configuration.startTime)
         }
 
+        // Subtitles are decoded here, on the demux thread, as they are read, and drawn by the video output.
+        let movingPictures = videoStream.map { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 } ?? false
+        let subtitles = movingPictures ? openSubtitles(demuxer) : nil
+        subtitleOverlay = subtitles?.overlay
+
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
         var routes: [Int32: BoundedQueue<Packet>] = [:]
@@ -175,6 +180,7 @@ extension Player {
                 // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
                 let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
                 serial = seek.serial
+                if moved { subtitles?.flush() }
                 if moved { inputEnded(false) }
                 if moved || !atEnd {
                     atEnd = false
@@ -204,6 +210,10 @@ extension Player {
                 }
             }
             let index = packet.pointer.pointee.stream_index
+            if let subtitles, index == subtitles.index {
+                subtitles.take(packet)
+                continue
+            }
             guard let queue = routes[index], let timeBase = timeBases[index] else { continue }
             let p = packet.pointer.pointee
             let stamp = p.pts != cast_av_nopts_value() ? p.pts : p.dts

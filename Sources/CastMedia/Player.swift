@@ -45,6 +45,8 @@ public final class Player: @unchecked Sendable {
         var log = LogState()
         /// Video frames a window did not show because they were already late by a whole frame.
         var droppedVideoFrames = 0
+        /// What the video output draws over each frame (Player+Subtitles.swift); nil: no subtitles shown.
+        var subtitleOverlay: SubtitleOverlay?
     }
 
     // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.

@@ -33,6 +33,9 @@ public struct PlayerConfiguration: Sendable {
     /// The language of the audio track to play (ISO 639-2 "fra" or 639-1 "fr"), when the media has several; nil, or a
     /// language no track has: the track FFmpeg picks (the default one).
     public var audioLanguage: String?
+    /// The language of the subtitle track to show (ISO 639, as `audioLanguage`), or "off" for none; nil, or a language
+    /// no track has: the track marked forced or default, if any (as mpv). See `Demuxer.subtitleStream(language:)`.
+    public var subtitleLanguage: String?
     /// Where playback begins, in seconds from the start of the media.
     public var startTime: Double = 0
     /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.

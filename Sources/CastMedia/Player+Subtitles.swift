@@ -1,0 +1,105 @@
+internal import CFFmpeg
+import Foundation
+
+/// The embedded subtitle track being drawn: its stream, its decoder (used by the demux thread only) and the overlay
+/// the video output thread draws from.
+struct SubtitleTrack {
+    let index: Int32
+    let decoder: Decoder
+    let overlay: SubtitleOverlay
+    /// The container's start (ms), subtracted from the events' times as from the frames'.
+    let startOffset: Int64
+
+    /// Decodes one packet of the track into the overlay; a packet that fails is skipped.
+    func take(_ packet: Packet) {
+        if let event = decoder.decodeSubtitle(packet, startOffset: startOffset) { overlay.add(event) }
+    }
+
+    /// A seek: the decoder and the overlay start afresh, the demuxer delivers the events again.
+    func flush() {
+        decoder.flush()
+        overlay.flush()
+    }
+}
+
+extension Player {
+    /// The overlay the video output draws, if any (read for each frame: a track may be switched while playing).
+    var subtitleOverlay: SubtitleOverlay? {
+        get { lock.withLock { state.subtitleOverlay } }
+        set { lock.withLock { state.subtitleOverlay = newValue } }
+    }
+
+    /// Opens the subtitle track to show (`Demuxer.subtitleStream`), with the container's fonts. A track that cannot be
+    /// opened is reported on standard error and the film plays without it: subtitles never stop a film.
+    func openSubtitles(_ demuxer: Demuxer) -> SubtitleTrack? {
+        guard let stream = demuxer.subtitleStream(language: configuration.subtitleLanguage) else { return nil }
+        do {
+            let decoder = try Decoder(stream: stream)
+            let overlay = try SubtitleOverlay(header: decoder.subtitleHeader, fonts: demuxer.attachedFonts)
+            return SubtitleTrack(
+                index: stream.pointee.index, decoder: decoder, overlay: overlay, startOffset: demuxer.startTime / 1000)
+        } catch {
+            FileHandle.standardError.write(Data("castmedia: subtitles not shown: \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    /// Draws the subtitles shown at `frame`'s time into it, before any presenter sees it.
+    func burnSubtitles(into frame: Frame, timing: StreamTiming) throws {
+        guard let overlay = subtitleOverlay, let seconds = timing.seconds(of: frame) else { return }
+        try overlay.burn(into: frame, at: Int64((seconds * 1000).rounded(.down)))
+    }
+}
+
+extension Demuxer {
+    /// The subtitle stream to show: with `language` (ISO 639, as `audioStream(inLanguage:)` matches it) the first
+    /// track in that language, "off" none; otherwise the track marked forced, else the one marked default (what mpv
+    /// shows by default); none when no track is marked. Only tracks with a decoder count.
+    func subtitleStream(language: String?) -> UnsafeMutablePointer<AVStream>? {
+        var candidates: [UnsafeMutablePointer<AVStream>] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            guard let stream = context.pointee.streams[index], let par = stream.pointee.codecpar,
+                par.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE, avcodec_find_decoder(par.pointee.codec_id) != nil
+            else { continue }
+            candidates.append(stream)
+        }
+        if let language = language?.lowercased() {
+            if language == "off" { return nil }
+            if let match = candidates.first(where: { Self.language(of: $0).map { Self.matches($0, language) } ?? false }) {
+                return match
+            }
+        }
+        return candidates.first { $0.pointee.disposition & AV_DISPOSITION_FORCED != 0 }
+            ?? candidates.first { $0.pointee.disposition & AV_DISPOSITION_DEFAULT != 0 }
+    }
+
+    /// A stream's language tag, lower-cased.
+    static func language(of stream: UnsafeMutablePointer<AVStream>) -> String? {
+        av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value).lowercased() }
+    }
+
+    /// Whether a track tagged `code` is in `wanted` ("fra" or "fr" both match "fra").
+    static func matches(_ code: String, _ wanted: String) -> Bool {
+        code == wanted || (wanted.count == 2 && code.count == 3 && code.hasPrefix(wanted))
+    }
+
+    /// The fonts a Matroska file carries as attachments (ASS subtitles are styled with them), at most 32 of at most
+    /// 16 MB each.
+    var attachedFonts: [(name: String, data: [UInt8])] {
+        var fonts: [(name: String, data: [UInt8])] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            guard fonts.count < 32, let stream = context.pointee.streams[index], let par = stream.pointee.codecpar,
+                par.pointee.codec_type == AVMEDIA_TYPE_ATTACHMENT, let extradata = par.pointee.extradata,
+                par.pointee.extradata_size > 0, par.pointee.extradata_size <= 16 << 20
+            else { continue }
+            let name = av_dict_get(stream.pointee.metadata, "filename", nil, 0).map { String(cString: $0.pointee.value) }
+            let mime = av_dict_get(stream.pointee.metadata, "mimetype", nil, 0).map { String(cString: $0.pointee.value) }
+            let isFont =
+                (mime?.contains("font") ?? false) || (mime?.contains("truetype") ?? false)
+                || [".ttf", ".otf", ".ttc"].contains { name?.lowercased().hasSuffix($0) ?? false }
+            guard isFont else { continue }
+            fonts.append((name ?? "font\(index)", Array(UnsafeBufferPointer(start: extradata, count: Int(par.pointee.extradata_size)))))
+        }
+        return fonts
+    }
+}

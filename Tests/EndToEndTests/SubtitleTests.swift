@@ -9,7 +9,15 @@ final class SubtitleTests: LabTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        (receiver, _) = try lab.startRecordingReceiver(work: work)
+        // As `startRecordingReceiver`, with every presented frame's bytes kept too (CAST_FRAMES_RAW), for the bitmap
+        // subtitles that are compared by pixel difference.
+        receiver = try lab.start(
+            on: .box,
+            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+             "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "none"],
+            environment: ["CAST_FRAMES_RAW": "\(work!)/frames.raw"])
+        _ = try receiver.listeningPort()
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
     }
 
     private enum Fixtures {
@@ -44,6 +52,56 @@ final class SubtitleTests: LabTestCase {
             Dialogue: 0,0:00:01.00,0:00:03.00,Default,,0,0,0,,Bottom line
 
             """
+    }
+
+    /// A PGS (Blu-ray) subtitle stream as a `.sup` file: a 240×40 picture with a 3-pixel border and stripes in three
+    /// opaque colours and a translucent one, shown at the bottom from 0.5 s to 1.5 s and at the top from 2 s to 3 s
+    /// (the sup demuxer counts from the first picture, so in the film: 0–1 s and 1.5–2.5 s).
+    private static func pgs() -> Data {
+        func be(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8(value >> (8 * $0) & 0xFF) } }
+        func segment(_ pts: Int, _ type: UInt8, _ data: [UInt8]) -> [UInt8] {
+            Array("PG".utf8) + be(pts, 4) + be(0, 4) + [type] + be(data.count, 2) + data
+        }
+        let (w, h) = (240, 40)
+        // Run-length coding of each row (the HDMV scheme: a lone colour byte, or 0 then a flagged length).
+        var rle: [UInt8] = []
+        for row in 0..<h {
+            var runs: [(colour: UInt8, count: Int)] = []
+            for column in 0..<w {
+                let border = row < 3 || row >= h - 3 || column < 3 || column >= w - 3
+                let colour: UInt8 = border ? 3 : (column / 20) % 3 == 0 ? 1 : (column / 20) % 3 == 1 ? 2 : 4
+                if runs.last?.colour == colour { runs[runs.count - 1].count += 1 } else { runs.append((colour, 1)) }
+            }
+            for (colour, count) in runs {
+                if colour == 0 {
+                    rle += count < 64 ? [0, UInt8(count)] : [0, 0x40 | UInt8(count >> 8), UInt8(count & 0xFF)]
+                } else if count < 3 {
+                    rle += [UInt8](repeating: colour, count: count)
+                } else {
+                    rle += count < 64 ? [0, 0x80 | UInt8(count), colour]
+                        : [0, 0xC0 | UInt8(count >> 8), UInt8(count & 0xFF), colour]
+                }
+            }
+            rle += [0, 0]
+        }
+        func show(_ pts: Int, y: Int, number: Int) -> [UInt8] {
+            let composition = be(320, 2) + be(240, 2) + [0x10] + be(number, 2) + [0x80, 0, 0, 1] + be(0, 2) + [0, 0]
+                + be(40, 2) + be(y, 2)
+            let window = [1, 0] + be(40, 2) + be(y, 2) + be(w, 2) + be(h, 2)
+            // Palette entries: index, Y, Cr, Cb, alpha.
+            let palette: [UInt8] = [0, 0, 1, 235, 128, 128, 255, 2, 81, 240, 90, 255, 3, 16, 128, 128, 255,
+                                    4, 145, 54, 34, 128]
+            let object = be(0, 2) + [0, 0xC0] + be(rle.count + 4, 3) + be(w, 2) + be(h, 2) + rle
+            return segment(pts, 0x16, composition) + segment(pts, 0x17, window) + segment(pts, 0x14, palette)
+                + segment(pts, 0x15, object) + segment(pts, 0x80, [])
+        }
+        func clear(_ pts: Int, number: Int) -> [UInt8] {
+            let composition = be(320, 2) + be(240, 2) + [0x10] + be(number, 2) + [0, 0, 0, 0]
+            return segment(pts, 0x16, composition) + segment(pts, 0x17, [1, 0] + be(40, 2) + be(180, 2) + be(w, 2)
+                + be(h, 2)) + segment(pts, 0x80, [])
+        }
+        return Data(show(45_000, y: 180, number: 0) + clear(135_000, number: 1) + show(180_000, y: 20, number: 2)
+            + clear(270_000, number: 3))
     }
 
     /// A 4 s 320×240 film (no audio) with one subtitle track made from `subtitles` with `codec`.
@@ -103,6 +161,70 @@ final class SubtitleTests: LabTestCase {
             for index in without { XCTAssertEqual(frames[index], plain[index], "\(name): line \(index)") }
             print("\(name): \(frames.filter { !$0.hasPrefix("#") }.count) frames, \(withText.count) with text, all equal to ffmpeg's")
         }
+    }
+
+    /// Bitmap subtitles: PGS in Matroska (a `.sup` made here) and VobSub (dvdsub, which ffmpeg makes from the PGS
+    /// pictures). The pictures are on the frames their times say and on no other (those are the plain video's, bit for
+    /// bit); where shown, each frame is within a small mean difference of ffmpeg's `[0:v][0:s]overlay` (FFmpeg's overlay
+    /// filter converts the picture with swscale and blends differently, so not bit-exact: measured 0.06–0.08 per byte;
+    /// a picture misplaced or in wrong colours differs by about 10).
+    func testBitmapSubtitlesAreDrawnOnTheirFrames() throws {
+        let sup = "\(work!)/pictures.sup"
+        try Self.pgs().write(to: URL(fileURLWithPath: sup))
+        let pgs = "\(work!)/pgs.mkv"
+        let vob = "\(work!)/vobsub.mkv"
+        for command in [
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-i", sup,
+             "-map", "0", "-map", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-c:s", "copy",
+             "-disposition:s:0", "default", pgs],
+            // ffmpeg's dvdsub encoder keeps the pictures but not their ends: each lasts until the next.
+            ["ffmpeg", "-v", "error", "-y", "-i", pgs, "-map", "0", "-c:v", "copy", "-c:s", "dvdsub",
+             "-disposition:s:0", "default", vob],
+        ] {
+            let made = try runCommand(command)
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        let frameBytes = 320 * 240 * 3 / 2
+        for (film, shown) in [(pgs, Set(0..<25).union(38..<63)), (vob, Set(0..<100))] {
+            let plain = try Media.ffmpegFrameMD5(film).filter { !$0.hasPrefix("#") }
+            let frames = try presented(film).filter { !$0.hasPrefix("#") }
+            XCTAssertEqual(frames.count, 100, film)
+            XCTAssertEqual(plain.count, 100, film)
+            let withPicture = Set(frames.indices.filter { $0 < plain.count && frames[$0] != plain[$0] })
+            XCTAssertEqual(withPicture, shown, film)
+            let raw = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/frames.raw"))
+            XCTAssertEqual(raw.count, 100 * frameBytes, film)
+            let ffmpegFrames = try rawFrames(["-i", film, "-filter_complex", "[0:v][0:s]overlay", "-frames:v", "100"])
+            let plainFrames = try rawFrames(["-i", film, "-map", "0:v"])
+            func meanDifference(_ a: Data, _ b: Data, frame: Int) -> Double {
+                let range = frame * frameBytes..<(frame + 1) * frameBytes
+                var total = 0
+                for (x, y) in zip(a[range], b[range]) { total += abs(Int(x) - Int(y)) }
+                return Double(total) / Double(frameBytes)
+            }
+            var worst = 0.0
+            for frame in shown.sorted() {
+                // ffmpeg's overlay keeps a picture a frame or two past its end (sub2video's own lag): those frames
+                // are compared with the plain video only.
+                let ffmpegShows = meanDifference(ffmpegFrames, plainFrames, frame: frame) > 1
+                XCTAssertGreaterThan(meanDifference(raw, plainFrames, frame: frame), 2, "\(film) frame \(frame)")
+                if ffmpegShows {
+                    let difference = meanDifference(raw, ffmpegFrames, frame: frame)
+                    worst = max(worst, difference)
+                    XCTAssertLessThan(difference, 0.5, "\(film) frame \(frame)")
+                }
+            }
+            print("\((film as NSString).lastPathComponent): \(shown.count) frames with the picture, worst mean difference to ffmpeg's overlay \(String(format: "%.3f", worst))")
+        }
+    }
+
+    /// The frames ffmpeg makes with `arguments`, packed as yuv420p.
+    private func rawFrames(_ arguments: [String]) throws -> Data {
+        let path = "\(work!)/ffmpeg-frames.yuv"
+        let made = try runCommand(
+            ["ffmpeg", "-v", "error", "-y"] + arguments + ["-f", "rawvideo", "-pix_fmt", "yuv420p", path], timeout: 120)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
     /// A track marked neither default nor forced is not shown (as mpv): the frames are the plain video's.

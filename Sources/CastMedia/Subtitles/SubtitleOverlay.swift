@@ -79,9 +79,11 @@ final class SubtitleOverlay: @unchecked Sendable {
                     ass_process_chunk(track, &bytes, Int32(bytes.count - 1), start, duration)
                 }
             case .pictures(let event, let start, let end, let canvas):
-                // An event without an end lasts until the next one begins (PGS and DVB clear with an empty event).
-                if let last = pictures.indices.last, pictures[last].end == nil, pictures[last].start <= start {
-                    pictures[last].end = start
+                // Each bitmap event is a whole screen (a DVD, PGS or DVB display set): it replaces whatever is shown
+                // when it begins, so an event without an end (or with DVD's "forever") lasts until the next one;
+                // PGS and DVB clear the screen with an empty event.
+                for index in pictures.indices where pictures[index].start <= start && (pictures[index].end ?? .max) > start {
+                    pictures[index].end = start
                 }
                 guard !event.isEmpty else { return }
                 pictures.append((event, start, end, canvas))

@@ -27,12 +27,13 @@ public final class RemotePlayback: Sendable {
     /// - Parameter volume: when given, the receiver's output level (0...1) is set to it as playback starts.
     public static func start(
         _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
-        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
             var request = PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)
             request.audioLanguage = audioLanguage
+            request.subtitleLanguage = subtitleLanguage
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
             // The media connection must reach the same receiver as the control connection.
@@ -63,7 +64,7 @@ public final class RemotePlayback: Sendable {
     public static func start(
         url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
         configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
-        audioLanguage: String? = nil
+        audioLanguage: String? = nil, subtitleLanguage: String? = nil
     ) throws(CastError) -> RemotePlayback {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -79,6 +80,7 @@ public final class RemotePlayback: Sendable {
             title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
             startTime: startTime)
         request.audioLanguage = audioLanguage
+        request.subtitleLanguage = subtitleLanguage
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
             let (_, level) = try requestPlay(request, on: connection, volume: volume)

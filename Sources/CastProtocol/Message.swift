@@ -324,6 +324,10 @@ extension Message {
             if let language = body.audioLanguage, !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")
             }
+            if let language = body.subtitleLanguage, language != "off", !PlayRequest.isLanguageCode(language) {
+                throw ProtocolError(
+                    .malformedMessage, "play.subtitleLanguage must be 2 or 3 ASCII letters (ISO 639) or \"off\"")
+            }
             self = .play(body)
         case .playAccepted:
             let body = try decode(PlayAccepted.self)

@@ -17,6 +17,9 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// The language of the audio track to play when the media has several (ISO 639, 2 or 3 ASCII letters); nil, or
     /// a language no track has: the media's default track.
     public var audioLanguage: String?
+    /// The subtitle track to show: its language (ISO 639, 2 or 3 ASCII letters) or "off" for none; nil, or a language
+    /// no track has: the track the media marks forced or default, if any (as mpv).
+    public var subtitleLanguage: String?
 
     /// The longest `url` accepted.
     public static let maximumURLLength = 4096
@@ -48,6 +51,7 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if password != nil { parts.append("password: <redacted>") }
         if let startTime { parts.append("startTime: \(startTime)") }
         if let audioLanguage { parts.append("audioLanguage: \(audioLanguage)") }
+        if let subtitleLanguage { parts.append("subtitleLanguage: \(subtitleLanguage)") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
     }
 

@@ -77,6 +77,7 @@ final class PlaybackSession: Sendable {
         var engine = engine
         engine.startTime = request.startTime ?? 0
         engine.audioLanguage = request.audioLanguage
+        engine.subtitleLanguage = request.subtitleLanguage
         // The access log's start-up time counts from the play request, not from the media connection.
         engine.requestDate = Date()
         self.engine = engine

@@ -91,8 +91,16 @@ final class MessageTests: XCTestCase {
             #"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#,
             #"{"title":"a","media":{"seekable":true},"audioLanguage":"french"}"#,
             #"{"title":"a","media":{"seekable":true},"audioLanguage":"f\nr"}"#,
+            #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"english"}"#,
+            #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"OFF!"}"#,
         ] {
             assertRejected(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        for language in ["off", "eng", "fr"] {
+            let json = #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"\#(language)"}"#
+            guard case .play(let request)? = try? Message(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
+            else { return XCTFail("\(language) refused") }
+            XCTAssertEqual(request.subtitleLanguage, language)
         }
     }
 

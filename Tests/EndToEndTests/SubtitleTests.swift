@@ -227,6 +227,47 @@ final class SubtitleTests: LabTestCase {
         return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
+    /// Two subtitle tracks, English (default) and French: `--sub-lang fra` (or `fr`) shows the French one, `off` none,
+    /// a language no track has the default one; a malformed choice is a usage error (exit 2) before anything is sent.
+    func testSubLangChoosesTheTrack() throws {
+        let english = "\(work!)/english.srt"
+        let french = "\(work!)/french.srt"
+        try Fixtures.srt.write(toFile: english, atomically: true, encoding: .utf8)
+        try Fixtures.srt.replacingOccurrences(of: "Hello, subtitles!", with: "Bonjour, les sous-titres !")
+            .replacingOccurrences(of: "<i>Second</i> line", with: "Deuxième <i>ligne</i>")
+            .write(toFile: french, atomically: true, encoding: .utf8)
+        let film = "\(work!)/two-subtitles.mkv"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4",
+            "-i", english, "-i", french, "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-pix_fmt",
+            "yuv420p", "-g", "25", "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:1",
+            "language=fra", "-disposition:s:0", "default", "-disposition:s:1", "0", film,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        func burnt(_ track: Int) throws -> [String] {
+            let result = try runCommand([
+                "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f",
+                "framemd5", "-",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return Media.comparable(result.stdout)
+        }
+        let (englishFrames, frenchFrames, plain) = (try burnt(0), try burnt(1), try Media.ffmpegFrameMD5(film))
+        XCTAssertNotEqual(englishFrames, frenchFrames)
+        for (arguments, expected) in [
+            ([], englishFrames), (["--sub-lang", "fra"], frenchFrames), (["--sub-lang", "fr"], frenchFrames),
+            (["--sub-lang", "off"], plain), (["--sub-lang", "deu"], englishFrames),
+        ] {
+            XCTAssertEqual(try presented(film, arguments), expected, "\(arguments)")
+        }
+        for bad in ["french", "f", "fr1"] {
+            let refused = try lab.run(
+                on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--sub-lang", bad],
+                environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            XCTAssertEqual(refused.status, 2, "\(bad): \(refused.stderr)")
+        }
+    }
+
     /// A track marked neither default nor forced is not shown (as mpv): the frames are the plain video's.
     func testUnmarkedTrackIsNotShown() throws {
         let film = try film("unmarked.mkv", subtitles: Fixtures.srt, codec: "srt", disposition: "0")

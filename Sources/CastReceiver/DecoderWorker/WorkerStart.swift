@@ -24,6 +24,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var audioChannels: Int?
     /// The audio track's language (`PlayerConfiguration.audioLanguage`); nil: FFmpeg's pick.
     var audioLanguage: String?
+    /// The subtitle track's language or "off" (`PlayerConfiguration.subtitleLanguage`); nil: the forced or default one.
+    var subtitleLanguage: String?
     /// The framemd5 file, nil for none.
     var framemd5: String?
     /// The window the worker shows video in (castd's idle window steps aside while it does), nil for none.
@@ -65,6 +67,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         }
         audioChannels = configuration.audioChannels
         audioLanguage = configuration.audioLanguage
+        subtitleLanguage = configuration.subtitleLanguage
         self.media = media
         self.url = url
         startTime = configuration.startTime
@@ -92,6 +95,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
         if let audioChannels { configuration.audioChannels = audioChannels }
         configuration.audioLanguage = audioLanguage
+        configuration.subtitleLanguage = subtitleLanguage
         return configuration
     }
 }

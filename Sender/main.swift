@@ -40,7 +40,7 @@ let verbs: [Verb] = [
     Verb(
         name: "send",
         synopsis:
-            "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--sub-lang LANG|off] [--loop] [--user USER:PASS] [--json]",
+            "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--sub-lang LANG|off] [--subtitles FILE] [--loop] [--user USER:PASS] [--json]",
         abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
         options: [
             toOption,
@@ -48,6 +48,7 @@ let verbs: [Verb] = [
             volumeOption,
             OptionSpec("audio-lang", value: "LANG", help: "the audio track in this language (ISO 639: fra or fr), when there are several"),
             OptionSpec("sub-lang", value: "LANG", help: "the subtitles in this language (ISO 639), or off; default: the track the file marks forced or default"),
+            OptionSpec("subtitles", value: "FILE", help: "show this subtitle file (SRT, ASS, WebVTT; at most 8 MB) instead of the film's own tracks"),
             OptionSpec("loop", help: "play it again each time it ends, until stopped"),
             OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…)"),
             noInteractiveOption, jsonOption, timeoutOption, helpOption,
@@ -60,6 +61,7 @@ let verbs: [Verb] = [
             "cast send song.mp3 --to \"Kitchen Speaker\" --volume 0.5",
             "cast send film.mkv --to \"Living Room\" --audio-lang fra",
             "cast send film.mkv --to \"Living Room\" --sub-lang eng",
+            "cast send film.mkv --to \"Living Room\" --subtitles film.srt",
         ], run: send),
     Verb(
         name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER] [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",

@@ -98,8 +98,10 @@ extension Player {
 
         // Subtitles are decoded here, on the demux thread, as they are read, and drawn by the video output.
         let movingPictures = videoStream.map { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 } ?? false
-        let subtitles = movingPictures ? openSubtitles(demuxer) : nil
-        subtitleOverlay = subtitles?.overlay
+        // A sidecar file (sent with the film) is shown instead of the film's own tracks.
+        let sidecar = movingPictures ? configuration.subtitleFile.flatMap { openSidecar($0) } : nil
+        let subtitles = movingPictures && configuration.subtitleFile == nil ? openSubtitles(demuxer) : nil
+        subtitleOverlay = sidecar ?? subtitles?.overlay
 
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))

@@ -103,3 +103,68 @@ extension Demuxer {
         return fonts
     }
 }
+
+extension Player {
+    /// The overlay of a sidecar subtitle file (`PlayerConfiguration.subtitleFile`): opened with FFmpeg like any
+    /// input (it tells SRT, ASS, WebVTT … apart), every event decoded at once (the file is at most a few MB), so that
+    /// seeks need nothing. nil when the file holds no subtitle stream FFmpeg can decode (reported, never fatal).
+    func openSidecar(_ bytes: [UInt8]) -> SubtitleOverlay? {
+        do {
+            let file = SubtitleMemory(bytes: Array(bytes.prefix(SubtitleMemory.maximumSize)))
+            let demuxer = try Demuxer(source: file, interrupt: interrupt)
+            guard let stream = demuxer.subtitleStream(language: nil) ?? demuxer.firstSubtitleStream else {
+                throw MediaError.ffmpeg("the subtitle file has no subtitle stream", status: cast_averror(ENOSYS))
+            }
+            let decoder = try Decoder(stream: stream)
+            let overlay = try SubtitleOverlay(header: decoder.subtitleHeader)
+            let packet = Packet()
+            while try demuxer.read(into: packet) {
+                if packet.pointer.pointee.stream_index == stream.pointee.index,
+                    let event = decoder.decodeSubtitle(packet, startOffset: 0)
+                {
+                    overlay.add(event)
+                }
+                av_packet_unref(packet.pointer)
+            }
+            return overlay
+        } catch {
+            FileHandle.standardError.write(Data("castmedia: the subtitle file is not shown: \(error)\n".utf8))
+            return nil
+        }
+    }
+}
+
+extension Demuxer {
+    /// The first subtitle stream with a decoder (a sidecar file's one stream carries no default flag).
+    var firstSubtitleStream: UnsafeMutablePointer<AVStream>? {
+        (0..<Int(context.pointee.nb_streams)).lazy.compactMap { self.context.pointee.streams[$0] }.first {
+            $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
+                && avcodec_find_decoder($0.pointee.codecpar.pointee.codec_id) != nil
+        }
+    }
+}
+
+/// A sidecar subtitle file in memory, read by FFmpeg as any input.
+final class SubtitleMemory: MediaSource, @unchecked Sendable {
+    // Invariant: used by the demux thread only (opened, read and dropped there).
+    private let bytes: [UInt8]
+    private var position = 0
+
+    /// The most bytes looked at (`SubtitleFile.maximumSize`, 8 MB).
+    static let maximumSize = 8 << 20
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = min(buffer.count, bytes.count - position)
+        guard count > 0 else { return 0 }
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<position + count])) }
+        position += count
+        return count
+    }
+
+    func seek(to offset: Int64) throws { position = Int(min(max(offset, 0), Int64(bytes.count))) }
+    var size: Int64? { Int64(bytes.count) }
+    var isSeekable: Bool { true }
+    var nameHint: String? { nil }
+}

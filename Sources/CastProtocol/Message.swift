@@ -303,6 +303,13 @@ extension Message {
                 if body.username != nil || body.password != nil {
                     throw ProtocolError(.malformedMessage, "play.username and play.password go only with play.url")
                 }
+                if let subtitles = body.subtitles {
+                    try Self.check(text: subtitles.nameHint ?? "", field: "play.subtitles.nameHint")
+                    guard (1...SubtitleFile.maximumSize).contains(subtitles.size) else {
+                        throw ProtocolError(
+                            .malformedMessage, "play.subtitles.size must be 1...\(SubtitleFile.maximumSize) bytes")
+                    }
+                }
             case (nil, let url?):
                 if let problem = PlayRequest.problem(withURL: url) {
                     throw ProtocolError(.malformedMessage, "play.url \(problem)")
@@ -314,6 +321,9 @@ extension Message {
                 }
                 if body.password != nil && body.username == nil {
                     throw ProtocolError(.malformedMessage, "play.password needs play.username")
+                }
+                if body.subtitles != nil {
+                    throw ProtocolError(.malformedMessage, "play.subtitles goes only with play.media")
                 }
             default:
                 throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
@@ -347,6 +357,8 @@ extension Message {
                 throw ProtocolError(
                     .malformedMessage, "mediaRead needs offset ≥ 0 and length 1...\(MediaRead.maximumLength)")
             }
+            guard body.resource == nil || body.resource == MediaRead.media || body.resource == MediaRead.subtitles
+            else { throw ProtocolError(.malformedMessage, "mediaRead.resource must be 0 (the media) or 1 (subtitles)") }
             self = .mediaRead(body)
         case .mediaData:
             guard frame.payload.count >= 8 else {

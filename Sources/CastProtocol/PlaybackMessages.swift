@@ -20,6 +20,10 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// The subtitle track to show: its language (ISO 639, 2 or 3 ASCII letters) or "off" for none; nil, or a language
     /// no track has: the track the media marks forced or default, if any (as mpv).
     public var subtitleLanguage: String?
+    /// A subtitle file the sender serves beside the media (`cast send movie.mkv --subtitles movie.srt`), read by the
+    /// receiver over the same media connection as resource 1 (`MediaRead.resource`) and shown instead of the media's
+    /// own tracks. Only with `media`.
+    public var subtitles: SubtitleFile?
 
     /// The longest `url` accepted.
     public static let maximumURLLength = 4096
@@ -52,6 +56,7 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if let startTime { parts.append("startTime: \(startTime)") }
         if let audioLanguage { parts.append("audioLanguage: \(audioLanguage)") }
         if let subtitleLanguage { parts.append("subtitleLanguage: \(subtitleLanguage)") }
+        if let subtitles { parts.append("subtitles: \(subtitles.size) bytes") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
     }
 
@@ -92,6 +97,23 @@ public struct MediaDescriptor: Codable, Sendable, Equatable {
     public init(size: Int64?, seekable: Bool, nameHint: String?) {
         self.size = size
         self.seekable = seekable
+        self.nameHint = nameHint
+    }
+}
+
+/// A sidecar subtitle file (SRT, ASS/SSA, WebVTT …) the sender serves with the media.
+public struct SubtitleFile: Codable, Sendable, Equatable {
+    /// Its size in bytes, 1...`maximumSize`: the receiver reads it whole before playback starts.
+    public var size: Int64
+    /// Its file name with the extension, which helps FFmpeg tell the format.
+    public var nameHint: String?
+
+    /// The largest subtitle file: a film's SRT is about 100 KB, a karaoke-styled ASS a few MB.
+    public static let maximumSize: Int64 = 8 << 20
+
+    /// Creates a descriptor.
+    public init(size: Int64, nameHint: String?) {
+        self.size = size
         self.nameHint = nameHint
     }
 }
@@ -235,14 +257,22 @@ public struct MediaRead: Codable, Sendable, Equatable {
     public var offset: Int64
     /// How many bytes, at most `MediaRead.maximumLength`.
     public var length: Int
+    /// Which of the served files: absent or `MediaRead.media` for the media, `MediaRead.subtitles` for the play
+    /// request's subtitle file.
+    public var resource: Int?
+
+    /// The resource numbers.
+    public static let media = 0
+    public static let subtitles = 1
 
     /// The largest read: bounds what one request can make either side buffer.
     public static let maximumLength = 1 << 20
 
     /// Creates a read.
-    public init(offset: Int64, length: Int) {
+    public init(offset: Int64, length: Int, resource: Int? = nil) {
         self.offset = offset
         self.length = length
+        self.resource = resource == MediaRead.media ? nil : resource
     }
 }
 

@@ -161,9 +161,13 @@ final class PlaybackSession: Sendable {
                 media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits
             )
             start.urlProxy = urlProxy
+            start.subtitles = request.subtitles
             return DecoderProcess(start: start, source: source, idleWindow: idleWindow) { event in self.handle(event) }
         }
         if let source {
+            var engine = engine
+            // Decoding in castd (isolation off): the subtitle file is read here, whole, before the engine starts.
+            engine.subtitleFile = request.subtitles.flatMap { SubtitleFileReader.read($0, from: source.subtitleReader($0)) }
             // The network read happens on the read-ahead thread; the engine reads from its buffer.
             return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
         }

@@ -268,6 +268,37 @@ final class SubtitleTests: LabTestCase {
         }
     }
 
+    /// `cast send film --subtitles file.srt`: castd reads the file over the media connection and shows it instead of
+    /// the film's own track, bit for bit as `ffmpeg -vf subtitles=file.srt` burns it in; a file over 8 MB, or a
+    /// subtitle file with a URL, is a usage error (exit 2) before anything is sent.
+    func testSidecarFileIsShownInsteadOfTheFilmsTrack() throws {
+        let sidecar = "\(work!)/sidecar.srt"
+        try Fixtures.srt.replacingOccurrences(of: "Hello, subtitles!", with: "From the sidecar file")
+            .write(toFile: sidecar, atomically: true, encoding: .utf8)
+        let film = try film("with-track.mkv", subtitles: Fixtures.srt, codec: "srt")
+        let result = try runCommand([
+            "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(sidecar)", "-map", "0:v", "-f", "framemd5", "-",
+        ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let reference = Media.comparable(result.stdout)
+        XCTAssertNotEqual(reference, try burntInByFFmpeg(film))
+        XCTAssertEqual(try presented(film, ["--subtitles", sidecar]), reference)
+        // Without it, the film's own track again (the sidecar does not linger on the receiver).
+        XCTAssertEqual(try presented(film), try burntInByFFmpeg(film))
+
+        let huge = "\(work!)/huge.srt"
+        XCTAssertTrue(FileManager.default.createFile(atPath: huge, contents: Data(count: (8 << 20) + 1)))
+        for (arguments, what) in [
+            ([film, "--subtitles", huge], "over 8 MB"), ([film, "--subtitles", "\(work!)/missing.srt"], "missing"),
+            (["http://192.0.2.1/film.mkv", "--subtitles", sidecar], "with a URL"),
+        ] {
+            let refused = try lab.run(
+                on: .phone, [Paths.cast, "send"] + arguments + ["--to", "Living Room"],
+                environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            XCTAssertEqual(refused.status, 2, "\(what): \(refused.stderr)")
+        }
+    }
+
     /// A track marked neither default nor forced is not shown (as mpv): the frames are the plain video's.
     func testUnmarkedTrackIsNotShown() throws {
         let film = try film("unmarked.mkv", subtitles: Fixtures.srt, codec: "srt", disposition: "0")

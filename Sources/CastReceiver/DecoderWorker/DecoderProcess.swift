@@ -231,7 +231,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     /// Serves the worker's reads from the sender's media, one at a time, in order.
     private func runServer(_ channel: WorkerChannel) {
         guard let source else { return }
-        var server = MediaReadServer(source: source, position: 0)
+        let subtitles = startMessage.subtitles.map { source.subtitleReader($0) }
+        var server = MediaReadServer(source: source, position: 0, subtitles: subtitles)
         while true {
             let next = condition.withLock { () -> MediaRead? in
                 while reads.isEmpty && !closed { condition.wait() }

@@ -26,6 +26,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var audioLanguage: String?
     /// The subtitle track's language or "off" (`PlayerConfiguration.subtitleLanguage`); nil: the forced or default one.
     var subtitleLanguage: String?
+    /// The play request's subtitle file, which the worker reads whole through the channel (resource 1) before it plays.
+    var subtitles: SubtitleFile?
     /// The framemd5 file, nil for none.
     var framemd5: String?
     /// The window the worker shows video in (castd's idle window steps aside while it does), nil for none.

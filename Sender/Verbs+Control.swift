@@ -91,6 +91,22 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// `cast subtitles [NAME] LANG|off`: the subtitle track in that language, or none, while a film plays.
+func subtitles(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "subtitles", values: 1, valueName: "LANG|off") { connection, values throws(CastError) in
+        let language = values[0].lowercased()
+        guard language == "off" || PlayRequest.isLanguageCode(language) else {
+            throw CastError(.usage, "cast subtitles takes an ISO 639 language code of 2 or 3 letters (eng, en) or off")
+        }
+        let status = try connection.status()
+        guard status.state != .stopped else {
+            throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
+        }
+        try connection.send(.control(PlaybackControl(.subtitles(language))))
+        report(status, of: connection, arguments, text: "subtitles: \(language)")
+    }
+}
+
 /// What a control verb prints once the receiver has applied it: `text`, or with `--json` the receiver's status
 /// as `cast status --json` prints it.
 func report(_ status: ReceiverStatus, of connection: ReceiverConnection, _ arguments: ParsedArguments, text: String) {

@@ -105,6 +105,11 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
         run: volume),
     Verb(
+        name: "subtitles", synopsis: "cast subtitles [NAME] LANG|off [--json]",
+        abstract: "Show the subtitle track in a language (ISO 639: eng or en), or none, while a film plays.",
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast subtitles \"Living Room\" fra", "cast subtitles kitchen off"], run: subtitles),
+    Verb(
         name: "watch", synopsis: "cast watch [NAME] [--json]",
         abstract: "Follow everything that happens on a receiver until interrupted.",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],

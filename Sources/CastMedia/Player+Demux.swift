@@ -100,7 +100,7 @@ extension Player {
         let movingPictures = videoStream.map { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 } ?? false
         // A sidecar file (sent with the film) is shown instead of the film's own tracks.
         let sidecar = movingPictures ? configuration.subtitleFile.flatMap { openSidecar($0) } : nil
-        let subtitles = movingPictures && configuration.subtitleFile == nil ? openSubtitles(demuxer) : nil
+        var subtitles = movingPictures && configuration.subtitleFile == nil ? openSubtitles(demuxer) : nil
         subtitleOverlay = sidecar ?? subtitles?.overlay
 
         // The pipeline.
@@ -178,6 +178,10 @@ extension Player {
                 seek = control.takeSeek()
             }
             if let seek {
+                // A track chosen while playing is opened here, before the seek that reads its events again.
+                if movingPictures, let choice = takeSubtitleChoice() {
+                    subtitles = switchSubtitles(to: choice, from: subtitles, demuxer)
+                }
                 // avformat_seek_file backward to the key frame at or before the target; the outputs trim to it
                 // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
                 let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
@@ -210,6 +214,9 @@ extension Player {
                     metadata = current
                     emit(.metadata(current))
                 }
+            }
+            if movingPictures, let choice = takeSubtitleChoice() {
+                subtitles = switchSubtitles(to: choice, from: subtitles, demuxer)
             }
             let index = packet.pointer.pointee.stream_index
             if let subtitles, index == subtitles.index {

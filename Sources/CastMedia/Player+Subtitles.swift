@@ -29,10 +29,50 @@ extension Player {
         set { lock.withLock { state.subtitleOverlay = newValue } }
     }
 
+    /// Shows the subtitle track in `language` (ISO 639, as `PlayerConfiguration.subtitleLanguage`) from now on, or none
+    /// for "off" (at once). A language no track has keeps what shows. The track's events already read past are read
+    /// again: playback seeks to where it is (exact), which reports `seekingForward` and the state again; on a source
+    /// that cannot seek the new track shows from what the demuxer reads next.
+    public func selectSubtitles(_ language: String) {
+        lock.withLock { state.subtitleChoice = language.lowercased() }
+        if language.lowercased() == "off" {
+            subtitleOverlay = nil
+        } else {
+            seek(to: clock.position(), exact: true)
+        }
+    }
+
+    /// The choice made with `selectSubtitles`, taken once by the demux thread.
+    func takeSubtitleChoice() -> String? {
+        lock.withLock {
+            defer { state.subtitleChoice = nil }
+            return state.subtitleChoice
+        }
+    }
+
+    /// The demux thread switches to the track `choice` names: "off" drops the track; a language opens that track
+    /// (the current one when it is already that). A language no track has keeps `current`.
+    func switchSubtitles(to choice: String, from current: SubtitleTrack?, _ demuxer: Demuxer) -> SubtitleTrack? {
+        if choice == "off" {
+            subtitleOverlay = nil
+            return nil
+        }
+        guard let stream = demuxer.subtitleStream(language: choice),
+            let language = Demuxer.language(of: stream), Demuxer.matches(language, choice)
+        else { return current }
+        if let current, current.index == stream.pointee.index {
+            subtitleOverlay = current.overlay
+            return current
+        }
+        let track = openSubtitles(demuxer, stream: stream)
+        subtitleOverlay = track?.overlay
+        return track
+    }
+
     /// Opens the subtitle track to show (`Demuxer.subtitleStream`), with the container's fonts. A track that cannot be
     /// opened is reported on standard error and the film plays without it: subtitles never stop a film.
-    func openSubtitles(_ demuxer: Demuxer) -> SubtitleTrack? {
-        guard let stream = demuxer.subtitleStream(language: configuration.subtitleLanguage) else { return nil }
+    func openSubtitles(_ demuxer: Demuxer, stream chosen: UnsafeMutablePointer<AVStream>? = nil) -> SubtitleTrack? {
+        guard let stream = chosen ?? demuxer.subtitleStream(language: configuration.subtitleLanguage) else { return nil }
         do {
             let decoder = try Decoder(stream: stream)
             let overlay = try SubtitleOverlay(header: decoder.subtitleHeader, fonts: demuxer.attachedFonts)

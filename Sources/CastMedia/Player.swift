@@ -47,6 +47,8 @@ public final class Player: @unchecked Sendable {
         var droppedVideoFrames = 0
         /// What the video output draws over each frame (Player+Subtitles.swift); nil: no subtitles shown.
         var subtitleOverlay: SubtitleOverlay?
+        /// A subtitle track asked for while playing (`selectSubtitles`), not yet opened by the demux thread.
+        var subtitleChoice: String?
     }
 
     // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.

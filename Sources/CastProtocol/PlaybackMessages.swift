@@ -130,7 +130,7 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
 /// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
 /// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`,
 /// `{"action":"accessLog"}`.
-/// `{"action":"scaling","mode":"aspectFill"}`.
+/// `{"action":"scaling","mode":"aspectFill"}`, `{"action":"subtitles","language":"fra"}` (or `"off"`).
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
@@ -154,6 +154,9 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// How the receiver's window fits pictures (MPMovieScalingMode). Like the volume, it belongs to the
         /// receiver: it holds with nothing playing and carries over to the next session.
         case scaling(VideoScalingMode)
+        /// Shows the subtitle track in this language (ISO 639, as `PlayRequest.subtitleLanguage`), or none for
+        /// "off", from now on, while playing.
+        case subtitles(String)
 
         /// The wire word.
         public var word: String {
@@ -167,6 +170,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .rate: "rate"
             case .accessLog: "accessLog"
             case .scaling: "scaling"
+            case .subtitles: "subtitles"
             }
         }
     }
@@ -176,7 +180,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
 
-    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode }
+    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode, language }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
@@ -190,6 +194,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .mute(let muted): try c.encode(muted, forKey: .muted)
         case .rate(let rate): try c.encode(rate, forKey: .rate)
         case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
+        case .subtitles(let language): try c.encode(language, forKey: .language)
         }
     }
 
@@ -218,6 +223,13 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                 throw DecodingError.dataCorruptedError(forKey: .mode, in: c, debugDescription: "unknown mode")
             }
             action = .scaling(mode)
+        case "subtitles":
+            let language = try c.decode(String.self, forKey: .language)
+            guard language == "off" || PlayRequest.isLanguageCode(language) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .language, in: c, debugDescription: "subtitles.language must be ISO 639 (2 or 3 letters) or off")
+            }
+            action = .subtitles(language)
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }

@@ -14,6 +14,8 @@ protocol PlaybackEngine: AnyObject, Sendable {
     func setMuted(_ muted: Bool)
     func setRate(_ rate: Double)
     func setScalingMode(_ mode: ScalingMode)
+    /// Shows the subtitle track in `language`, or none for "off" (`Player.selectSubtitles`).
+    func selectSubtitles(_ language: String)
     func stop()
     /// The access log entry now, or nil when it arrives later as an `accessLog` event (a worker's).
     func requestAccessLog() -> AccessLogEntry?

@@ -244,6 +244,7 @@ final class PlaybackSession: Sendable {
                 return
             }
             if let entry = player.requestAccessLog() { handle(.accessLog(entry)) }
+        case .subtitles(let language): player?.selectSubtitles(language)
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }

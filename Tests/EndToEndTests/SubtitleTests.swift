@@ -299,6 +299,71 @@ final class SubtitleTests: LabTestCase {
         }
     }
 
+    /// `cast subtitles NAME fra` while a film plays: the frames are the English track's (ffmpeg's burnt-in frame for
+    /// each timestamp) until the switch, the French track's from then on, never one then the other again; `off` turns
+    /// them off (the plain video's frames from then on). A malformed language is exit 2, nothing playing exit 1.
+    func testSubtitlesSwitchWhilePlaying() throws {
+        // Lines on every frame, so that each frame tells which track is shown.
+        func cues(_ words: String) -> String {
+            (0..<4).map { i in "\(i + 1)\n00:00:0\(2 * i),000 --> 00:00:0\(2 * i + 2),000\n\(words) \(i + 1)\n" }
+                .joined(separator: "\n")
+        }
+        let english = "\(work!)/english.srt"
+        let french = "\(work!)/french.srt"
+        try cues("English line").write(toFile: english, atomically: true, encoding: .utf8)
+        try cues("Ligne française").write(toFile: french, atomically: true, encoding: .utf8)
+        let film = "\(work!)/switch.mkv"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=8",
+            "-i", english, "-i", french, "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-pix_fmt",
+            "yuv420p", "-g", "25", "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:1",
+            "language=fra", "-disposition:s:0", "default", "-disposition:s:1", "0", film,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        /// pts → MD5 of a framemd5 listing.
+        func byTimestamp(_ lines: [String]) -> [String: String] {
+            var map: [String: String] = [:]
+            for line in lines where !line.hasPrefix("#") {
+                let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                map[fields[2]] = fields[5]
+            }
+            return map
+        }
+        func burnt(_ track: Int) throws -> [String: String] {
+            let result = try runCommand([
+                "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f",
+                "framemd5", "-",
+            ])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return byTimestamp(Media.comparable(result.stdout))
+        }
+        let tracks = ["eng": try burnt(0), "fra": try burnt(1), "off": byTimestamp(try Media.ffmpegFrameMD5(film))]
+        let env = ["XDG_CONFIG_HOME": "\(work!)/sender"]
+        for choice in ["fra", "off"] {
+            let sender = try lab.start(on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
+            XCTAssertNotNil(sender.waitForLine(containing: #""position":2."#, timeout: 20), "\(sender.output.suffix(5))")
+            let switched = try lab.run(on: .phone, [Paths.cast, "subtitles", "Living Room", choice], environment: env)
+            XCTAssertEqual(switched.status, 0, switched.stderr)
+            XCTAssertEqual(switched.stdout, "subtitles: \(choice)\n")
+            XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+            // Which track each presented frame shows, in the order presented.
+            let shown = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+                .filter { !$0.hasPrefix("#") }.map { line -> String in
+                    let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                    return tracks.first { $0.value[fields[2]] == fields[5] }?.key ?? "neither (pts \(fields[2]))"
+                }
+            let first = try XCTUnwrap(shown.firstIndex(of: choice), "\(choice): \(shown)")
+            XCTAssertGreaterThan(first, 25, "\(choice): the switch came after 2 s")
+            XCTAssertEqual(Set(shown[..<first]), ["eng"], "\(choice): \(shown)")
+            XCTAssertEqual(Set(shown[first...]), [choice], "\(choice): \(shown)")
+            print("cast subtitles \(choice): \(first) frames in English, then \(shown.count - first) \(choice)")
+        }
+        XCTAssertEqual(
+            try lab.run(on: .phone, [Paths.cast, "subtitles", "Living Room", "french"], environment: env).status, 2)
+        XCTAssertEqual(
+            try lab.run(on: .phone, [Paths.cast, "subtitles", "Living Room", "fra"], environment: env).status, 1)
+    }
+
     /// A track marked neither default nor forced is not shown (as mpv): the frames are the plain video's.
     func testUnmarkedTrackIsNotShown() throws {
         let film = try film("unmarked.mkv", subtitles: Fixtures.srt, codec: "srt", disposition: "0")

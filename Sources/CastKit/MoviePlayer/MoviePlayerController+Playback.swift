@@ -77,6 +77,7 @@ extension MoviePlayerController {
         playback.start()
         if state.rate != 1 { playback.setRate(state.rate) }
         if state.volume != 1 { playback.setVolume(state.volume) }
+        if let language = state.subtitleLanguage { playback.selectSubtitles(language) }
         if state.intent == .paused { playback.pause() }
     }
 

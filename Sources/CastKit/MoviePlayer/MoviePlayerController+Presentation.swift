@@ -1,5 +1,6 @@
 public import CastMedia
 public import Foundation
+import CastProtocol
 
 extension MoviePlayerController {
     /// How the movie repeats (MPMovieRepeatMode).
@@ -43,6 +44,24 @@ extension MoviePlayerController {
                 state.scalingMode = newValue
                 state.playback?.setScalingMode(newValue)
                 announce(.scalingModeDidChange(newValue))
+            }
+        }
+    }
+
+    /// The subtitles shown, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track, "off" shows
+    /// none; nil (the default) shows the track the movie marks forced or default. Setting a language or "off" applies
+    /// at once to the movie playing (the receiver seeks to where it is, to read the new track's lines again) and to
+    /// the next ones; setting nil changes nothing until the next movie. A language no track has keeps what shows.
+    public var subtitleLanguage: String? {
+        get { lock.withLock { state.subtitleLanguage } }
+        set {
+            lock.withLock {
+                let language = newValue?.lowercased()
+                guard state.subtitleLanguage != language else { return }
+                state.subtitleLanguage = language
+                if let language, language == "off" || PlayRequest.isLanguageCode(language) {
+                    state.playback?.selectSubtitles(language)
+                }
             }
         }
     }

@@ -38,6 +38,7 @@ extension MoviePlayerController {
         /// The output level, 0...1.
         var volume = 1.0
         var scalingMode = ScalingMode.aspectFit
+        var subtitleLanguage: String?
         var isFullscreen = false
         var controlStyle = ControlStyle.default
         var repeatMode = RepeatMode.none

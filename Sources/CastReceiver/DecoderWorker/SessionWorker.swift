@@ -100,6 +100,7 @@ public enum SessionWorker {
         case .rate(let rate): player.setRate(rate)
         case .scaling(let word): if let mode = ScalingMode(rawValue: word.rawValue) { player.setScalingMode(mode) }
         case .accessLog: send(.accessLog(player.accessLog()))
+        case .subtitles(let language): player.selectSubtitles(language)
         }
     }
 

@@ -99,9 +99,19 @@ extension Player {
         // Subtitles are decoded here, on the demux thread, as they are read, and drawn by the video output.
         let movingPictures = videoStream.map { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 } ?? false
         // A sidecar file (sent with the film) is shown instead of the film's own tracks.
-        let sidecar = movingPictures ? configuration.subtitleFile.flatMap { openSidecar($0) } : nil
+        var sidecar = movingPictures ? configuration.subtitleFile.flatMap { openSidecar($0) } : nil
         var subtitles = movingPictures && configuration.subtitleFile == nil ? openSubtitles(demuxer) : nil
-        subtitleOverlay = sidecar ?? subtitles?.overlay
+        subtitleOverlay = sidecar?.overlay ?? subtitles?.overlay
+        let audioIndex = audioStream?.pointee.index
+        announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
+        /// A track chosen while playing (`selectSubtitles`) is opened on this thread, and the tracks announced again.
+        func applySubtitleChoice() {
+            guard movingPictures, let choice = takeSubtitleChoice() else { return }
+            let before = subtitles?.index
+            subtitles = switchSubtitles(to: choice, from: subtitles, demuxer)
+            if choice == "off" || subtitles?.index != before { sidecar = nil }
+            announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
+        }
 
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
@@ -179,9 +189,7 @@ extension Player {
             }
             if let seek {
                 // A track chosen while playing is opened here, before the seek that reads its events again.
-                if movingPictures, let choice = takeSubtitleChoice() {
-                    subtitles = switchSubtitles(to: choice, from: subtitles, demuxer)
-                }
+                applySubtitleChoice()
                 // avformat_seek_file backward to the key frame at or before the target; the outputs trim to it
                 // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
                 let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
@@ -215,9 +223,7 @@ extension Player {
                     emit(.metadata(current))
                 }
             }
-            if movingPictures, let choice = takeSubtitleChoice() {
-                subtitles = switchSubtitles(to: choice, from: subtitles, demuxer)
-            }
+            applySubtitleChoice()
             let index = packet.pointer.pointee.stream_index
             if let subtitles, index == subtitles.index {
                 subtitles.take(packet)

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import CastProtocol
 import Foundation
 
 /// The embedded subtitle track being drawn: its stream, its decoder (used by the demux thread only) and the overlay
@@ -37,6 +38,15 @@ extension Player {
         lock.withLock { state.subtitleChoice = language.lowercased() }
         if language.lowercased() == "off" {
             subtitleOverlay = nil
+            // The demux thread may be waiting at the end of the input: the change is announced from here.
+            let tracks = lock.withLock { state.tracks }
+            if !tracks.isEmpty {
+                announce(tracks.map { track in
+                    var track = track
+                    if track.kind == .subtitle { track.selected = false }
+                    return track
+                })
+            }
         } else {
             seek(to: clock.position(), exact: true)
         }
@@ -88,6 +98,40 @@ extension Player {
     func burnSubtitles(into frame: Frame, timing: StreamTiming) throws {
         guard let overlay = subtitleOverlay, let seconds = timing.seconds(of: frame) else { return }
         try overlay.burn(into: frame, at: Int64((seconds * 1000).rounded(.down)))
+    }
+}
+
+extension Player {
+    /// Emits the media's audio and subtitle tracks (`tracks`), marking the audio stream that plays, and the subtitle
+    /// track shown (`subtitle`, or the sidecar file, listed last with index -1, when `sidecar` names its codec).
+    func announceTracks(_ demuxer: Demuxer, audio: Int32?, subtitle: Int32?, sidecar: String?) {
+        var tracks: [MediaTrack] = []
+        for index in 0..<Int(demuxer.context.pointee.nb_streams) where tracks.count < MediaTrack.maximumCount - 1 {
+            guard let stream = demuxer.context.pointee.streams[index], let par = stream.pointee.codecpar else { continue }
+            let kind: MediaTrack.Kind
+            switch par.pointee.codec_type {
+            case AVMEDIA_TYPE_AUDIO: kind = .audio
+            case AVMEDIA_TYPE_SUBTITLE: kind = .subtitle
+            default: continue
+            }
+            let title = av_dict_get(stream.pointee.metadata, "title", nil, 0).map { String(cString: $0.pointee.value) }
+            let selected = kind == .audio ? Int32(index) == audio : Int32(index) == subtitle && sidecar == nil
+            tracks.append(
+                MediaTrack(
+                    index: index, kind: kind, language: Demuxer.language(of: stream).map { String($0.prefix(16)) },
+                    title: title.map { String($0.prefix(256)) },
+                    codec: String(cString: avcodec_get_name(par.pointee.codec_id)), selected: selected))
+        }
+        if let sidecar {
+            tracks.append(MediaTrack(index: -1, kind: .subtitle, language: nil, title: nil, codec: sidecar, selected: true))
+        }
+        announce(tracks)
+    }
+
+    /// Emits `tracks` and keeps them for `selectSubtitles`.
+    private func announce(_ tracks: [MediaTrack]) {
+        lock.withLock { state.tracks = tracks }
+        emit(.tracks(tracks))
     }
 }
 
@@ -148,7 +192,7 @@ extension Player {
     /// The overlay of a sidecar subtitle file (`PlayerConfiguration.subtitleFile`): opened with FFmpeg like any
     /// input (it tells SRT, ASS, WebVTT … apart), every event decoded at once (the file is at most a few MB), so that
     /// seeks need nothing. nil when the file holds no subtitle stream FFmpeg can decode (reported, never fatal).
-    func openSidecar(_ bytes: [UInt8]) -> SubtitleOverlay? {
+    func openSidecar(_ bytes: [UInt8]) -> (overlay: SubtitleOverlay, codec: String)? {
         do {
             let file = SubtitleMemory(bytes: Array(bytes.prefix(SubtitleMemory.maximumSize)))
             let demuxer = try Demuxer(source: file, interrupt: interrupt)
@@ -166,7 +210,7 @@ extension Player {
                 }
                 av_packet_unref(packet.pointer)
             }
-            return overlay
+            return (overlay, String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id)))
         } catch {
             FileHandle.standardError.write(Data("castmedia: the subtitle file is not shown: \(error)\n".utf8))
             return nil

@@ -49,6 +49,8 @@ public final class Player: @unchecked Sendable {
         var subtitleOverlay: SubtitleOverlay?
         /// A subtitle track asked for while playing (`selectSubtitles`), not yet opened by the demux thread.
         var subtitleChoice: String?
+        /// The tracks last announced (`tracks`), so that turning subtitles off is announced at once.
+        var tracks: [MediaTrack] = []
     }
 
     // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.

@@ -120,6 +120,8 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var loadState: LoadState?
     /// The media time up to which media is buffered (as the `buffered` event), when something plays.
     public var playableDuration: Double?
+    /// The media's audio and subtitle tracks (the last `tracks` event), when something plays.
+    public var tracks: [MediaTrack]?
 
     /// Creates a status.
     public init(

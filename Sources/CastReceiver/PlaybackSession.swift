@@ -53,6 +53,8 @@ final class PlaybackSession: Sendable {
         var volume: (level: Double, muted: Bool) = (1, false)
         /// The media time up to which media is buffered (the last `buffered` event).
         var playableDuration: Double?
+        /// The media's audio and subtitle tracks (the last `tracks` event).
+        var tracks: [MediaTrack]?
         /// Where served media comes from: the media connection's peer.
         var mediaPeer: String?
         /// Makes images of the media for thumbnail requests; opened on the first request.
@@ -290,6 +292,8 @@ final class PlaybackSession: Sendable {
         var loadState: LoadState
         /// The media time up to which media is buffered, once reported.
         var playableDuration: Double?
+        /// The media's tracks, once reported.
+        var tracks: [MediaTrack]?
         /// How it finished; nil while it runs.
         var finish: (reason: FinishReason, error: String?)?
     }
@@ -305,7 +309,7 @@ final class PlaybackSession: Sendable {
             }
             return Snapshot(
                 playbackState: state.playbackState, duration: state.duration, position: position, rate: state.rate,
-                loadState: state.loadState, playableDuration: state.playableDuration,
+                loadState: state.loadState, playableDuration: state.playableDuration, tracks: state.tracks,
                 finish: state.finished ? (state.finish ?? (.playbackEnded, nil)) : nil)
         }
     }
@@ -318,6 +322,7 @@ final class PlaybackSession: Sendable {
             duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration
+        status.tracks = now.tracks
         return status
     }
 
@@ -333,6 +338,7 @@ final class PlaybackSession: Sendable {
             case .rate(let rate): state.rate = rate
             case .loadState(let load): state.loadState = load
             case .buffered(let playable, _): state.playableDuration = playable
+            case .tracks(let tracks): state.tracks = tracks
             case .accessLog(var entry):
                 entry.uri = request.url.map(URLInput.redacted) ?? request.title
                 entry.serverAddress = entry.serverAddress ?? state.mediaPeer

@@ -79,6 +79,17 @@ final class MessageTests: XCTestCase {
         XCTAssertFalse(media.contains("resource"), media)
     }
 
+    func testTracksEventRoundTripsAndIsBounded() throws {
+        let tracks = [
+            MediaTrack(index: 1, kind: .audio, language: "eng", title: "Director", codec: "aac", selected: true),
+            MediaTrack(index: -1, kind: .subtitle, language: nil, title: nil, codec: "subrip", selected: true),
+        ]
+        let event = PlaybackEvent.tracks(tracks)
+        XCTAssertEqual(try JSONDecoder().decode(PlaybackEvent.self, from: Data(event.jsonLine.utf8)), event)
+        let many = PlaybackEvent.tracks(Array(repeating: tracks[0], count: MediaTrack.maximumCount + 1))
+        XCTAssertThrowsError(try JSONDecoder().decode(PlaybackEvent.self, from: Data(many.jsonLine.utf8)))
+    }
+
     func testSubtitleFileIsBoundedAndOnlyWithServedMedia() {
         for json in [
             #"{"title":"a","media":{"seekable":true},"subtitles":{"size":0}}"#,

@@ -339,12 +339,31 @@ final class SubtitleTests: LabTestCase {
         }
         let tracks = ["eng": try burnt(0), "fra": try burnt(1), "off": byTimestamp(try Media.ffmpegFrameMD5(film))]
         let env = ["XDG_CONFIG_HOME": "\(work!)/sender"]
+        /// The subtitle tracks `cast status --json` lists as shown, as "#INDEX LANGUAGE CODEC" (both tracks are listed).
+        func shownTracks(line: UInt = #line) throws -> [String] {
+            let status = try lab.run(on: .phone, [Paths.cast, "status", "Living Room", "--json"], environment: env)
+            XCTAssertEqual(status.status, 0, status.stderr)
+            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            let tracks = object?["tracks"] as? [[String: Any]] ?? []
+            XCTAssertEqual(tracks.count, 2, "\(status.stdout) \(line)")
+            return tracks.filter { $0["selected"] as? Bool == true }.map {
+                "#\($0["index"] ?? "?") \($0["language"] ?? "?") \($0["codec"] ?? "?")"
+            }
+        }
         for choice in ["fra", "off"] {
             let sender = try lab.start(on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
             XCTAssertNotNil(sender.waitForLine(containing: #""position":2."#, timeout: 20), "\(sender.output.suffix(5))")
+            XCTAssertEqual(try shownTracks(), ["#1 eng subrip"], "the default track, listed in cast status")
             let switched = try lab.run(on: .phone, [Paths.cast, "subtitles", "Living Room", choice], environment: env)
             XCTAssertEqual(switched.status, 0, switched.stderr)
             XCTAssertEqual(switched.stdout, "subtitles: \(choice)\n")
+            // The status lists the tracks with the one shown now (none after off).
+            var after = try shownTracks()
+            for _ in 0..<50 where after == ["#1 eng subrip"] {
+                Thread.sleep(forTimeInterval: 0.05)
+                after = try shownTracks()
+            }
+            XCTAssertEqual(after, choice == "off" ? [] : ["#2 fra subrip"])
             XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
             // Which track each presented frame shows, in the order presented.
             let shown = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))

@@ -254,6 +254,8 @@ extension MoviePlayerController {
             state.movie.accessLog.append(entry)
         case .errorLog(let entry):
             state.movie.errorLog.append(entry)
+        case .tracks(let tracks):
+            state.movie.tracks = tracks
         case .metadata(let metadata):
             guard state.movie.timedMetadata != metadata else { return }
             state.movie.timedMetadata = metadata

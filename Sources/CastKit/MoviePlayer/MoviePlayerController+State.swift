@@ -79,6 +79,7 @@ extension MoviePlayerController {
         var accessLog: [AccessLogEntry] = []
         var errorLog: [ErrorLogEntry] = []
         var timedMetadata: TimedMetadata?
+        var tracks: [MediaTrack] = []
     }
 
     /// The position as last reported, running on at the rate while playing, so that reading it needs no round trip

@@ -107,6 +107,22 @@ func subtitles(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// `cast audio [NAME] LANG`: the audio track in that language, while a film plays.
+func audio(_ arguments: ParsedArguments) throws(CastError) {
+    try withReceiver(arguments, verb: "audio", values: 1, valueName: "LANG") { connection, values throws(CastError) in
+        let language = values[0].lowercased()
+        guard PlayRequest.isLanguageCode(language) else {
+            throw CastError(.usage, "cast audio takes an ISO 639 language code of 2 or 3 letters (fra, fr)")
+        }
+        let status = try connection.status()
+        guard status.state != .stopped else {
+            throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
+        }
+        try connection.send(.control(PlaybackControl(.audio(language))))
+        report(status, of: connection, arguments, text: "audio: \(language)")
+    }
+}
+
 /// What a control verb prints once the receiver has applied it: `text`, or with `--json` the receiver's status
 /// as `cast status --json` prints it.
 func report(_ status: ReceiverStatus, of connection: ReceiverConnection, _ arguments: ParsedArguments, text: String) {

@@ -110,6 +110,11 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption],
         examples: ["cast subtitles \"Living Room\" fra", "cast subtitles kitchen off"], run: subtitles),
     Verb(
+        name: "audio", synopsis: "cast audio [NAME] LANG [--json]",
+        abstract: "Play the audio track in a language (ISO 639: fra or fr) while a film plays.",
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast audio \"Living Room\" fra"], run: audio),
+    Verb(
         name: "watch", synopsis: "cast watch [NAME] [--json]",
         abstract: "Follow everything that happens on a receiver until interrupted.",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],

@@ -102,7 +102,8 @@ extension Player {
         var sidecar = movingPictures ? configuration.subtitleFile.flatMap { openSidecar($0) } : nil
         var subtitles = movingPictures && configuration.subtitleFile == nil ? openSubtitles(demuxer) : nil
         subtitleOverlay = sidecar?.overlay ?? subtitles?.overlay
-        let audioIndex = audioStream?.pointee.index
+        var audioIndex = audioStream?.pointee.index
+        var audioSlot: DecoderSlot?
         announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
         /// A track chosen while playing (`selectSubtitles`) is opened on this thread, and the tracks announced again.
         func applySubtitleChoice() {
@@ -163,12 +164,36 @@ extension Player {
             var timing = StreamTiming(
                 timeBase: audioStream.pointee.time_base, containerStart: demuxer.startTime, frameRate: AVRational())
             timing.maxTimestampJump = maxTimestampJump
+            let slot = DecoderSlot(audioDecoder)
+            audioSlot = slot
             spawnThread(named: "CastMedia.audio-decode") { [self] in
-                runDecoder(audioDecoder, packets: packets, frames: frames)
+                runDecoder(slot, packets: packets, frames: frames)
             }
             let streamName = audioDecoder.streamName
             spawnThread(named: "CastMedia.audio-out") { [self, timing] in
                 runAudioOutput(frames: frames, timing: timing, device: device, streamName: streamName)
+            }
+        }
+
+        /// An audio track chosen while playing (`selectAudio`): its packets go to the audio queue from now on, decoded
+        /// by a decoder of its own that the decode thread takes at the seek that follows; the tracks are announced
+        /// again. A language no track has, or the track that plays, changes nothing.
+        func applyAudioChoice() {
+            guard let choice = takeAudioChoice(), let slot = audioSlot, let current = audioIndex,
+                let stream = demuxer.audioStream(inLanguage: choice), stream.pointee.index != current,
+                let queue = routes[current]
+            else { return }
+            do {
+                let decoder = try Decoder(stream: stream)
+                routes[current] = nil
+                timeBases[current] = nil
+                routes[stream.pointee.index] = queue
+                timeBases[stream.pointee.index] = stream.pointee.time_base
+                slot.replace(with: decoder)
+                audioIndex = stream.pointee.index
+                announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
+            } catch {
+                FileHandle.standardError.write(Data("castmedia: the audio track is not changed: \(error)\n".utf8))
             }
         }
 
@@ -190,6 +215,7 @@ extension Player {
             if let seek {
                 // A track chosen while playing is opened here, before the seek that reads its events again.
                 applySubtitleChoice()
+                applyAudioChoice()
                 // avformat_seek_file backward to the key frame at or before the target; the outputs trim to it
                 // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
                 let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
@@ -258,19 +284,28 @@ extension Player {
     /// A decode thread: packets in, frames out, each frame with its packet's serial. A packet of a new serial (a
     /// seek) flushes the decoder first; at the end of a segment the decoder is drained so that every frame counts.
     func runDecoder(_ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>) {
+        runDecoder(DecoderSlot(decoder), packets: packets, frames: frames)
+    }
+
+    /// A decode thread whose decoder may be replaced while playing (`DecoderSlot`): it takes the new one when a new
+    /// serial begins.
+    func runDecoder(_ slot: DecoderSlot, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>) {
         var current = 0
+        var decoder = slot.decoder
         while let (item, serial) = packets.take() {
             if serial != current {
+                decoder = slot.decoder
                 decoder.flush()
                 current = serial
             }
             let atEnd: Bool
+            let deliver = { [decoder] (frame: Frame) in frames.put(.item(slot.retimed(frame, from: decoder)), serial: serial) }
             switch item {
             case .item(let packet):
-                guard decoder.decode(packet, deliver: { frames.put(.item($0), serial: serial) }) else { return }
+                guard decoder.decode(packet, deliver: deliver) else { return }
                 atEnd = false
             case .end:
-                guard decoder.decode(nil, deliver: { frames.put(.item($0), serial: serial) }) else { return }
+                guard decoder.decode(nil, deliver: deliver) else { return }
                 atEnd = true
             }
             // A stream whose packets all fail is an error, not silence or a still picture that "plays" to the end.

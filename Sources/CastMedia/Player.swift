@@ -49,6 +49,8 @@ public final class Player: @unchecked Sendable {
         var subtitleOverlay: SubtitleOverlay?
         /// A subtitle track asked for while playing (`selectSubtitles`), not yet opened by the demux thread.
         var subtitleChoice: String?
+        /// An audio track asked for while playing (`selectAudio`), not yet opened by the demux thread.
+        var audioChoice: String?
         /// The tracks last announced (`tracks`), so that turning subtitles off is announced at once.
         var tracks: [MediaTrack] = []
     }

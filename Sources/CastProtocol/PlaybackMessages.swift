@@ -130,7 +130,7 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
 /// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
 /// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`,
 /// `{"action":"accessLog"}`.
-/// `{"action":"scaling","mode":"aspectFill"}`, `{"action":"subtitles","language":"fra"}` (or `"off"`).
+/// `{"action":"scaling","mode":"aspectFill"}`, `{"action":"subtitles","language":"fra"}` (or `"off"`), `{"action":"audio","language":"fra"}`.
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
@@ -157,6 +157,8 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// Shows the subtitle track in this language (ISO 639, as `PlayRequest.subtitleLanguage`), or none for
         /// "off", from now on, while playing.
         case subtitles(String)
+        /// Plays the audio track in this language (ISO 639) from now on, while playing.
+        case audio(String)
 
         /// The wire word.
         public var word: String {
@@ -171,6 +173,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .accessLog: "accessLog"
             case .scaling: "scaling"
             case .subtitles: "subtitles"
+            case .audio: "audio"
             }
         }
     }
@@ -194,7 +197,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .mute(let muted): try c.encode(muted, forKey: .muted)
         case .rate(let rate): try c.encode(rate, forKey: .rate)
         case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
-        case .subtitles(let language): try c.encode(language, forKey: .language)
+        case .subtitles(let language), .audio(let language): try c.encode(language, forKey: .language)
         }
     }
 
@@ -230,6 +233,13 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                     forKey: .language, in: c, debugDescription: "subtitles.language must be ISO 639 (2 or 3 letters) or off")
             }
             action = .subtitles(language)
+        case "audio":
+            let language = try c.decode(String.self, forKey: .language)
+            guard PlayRequest.isLanguageCode(language) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .language, in: c, debugDescription: "audio.language must be ISO 639 (2 or 3 letters)")
+            }
+            action = .audio(language)
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }

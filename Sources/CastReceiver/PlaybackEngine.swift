@@ -16,6 +16,8 @@ protocol PlaybackEngine: AnyObject, Sendable {
     func setScalingMode(_ mode: ScalingMode)
     /// Shows the subtitle track in `language`, or none for "off" (`Player.selectSubtitles`).
     func selectSubtitles(_ language: String)
+    /// Plays the audio track in `language` (`Player.selectAudio`).
+    func selectAudio(_ language: String)
     func stop()
     /// The access log entry now, or nil when it arrives later as an `accessLog` event (a worker's).
     func requestAccessLog() -> AccessLogEntry?

@@ -247,6 +247,7 @@ final class PlaybackSession: Sendable {
             }
             if let entry = player.requestAccessLog() { handle(.accessLog(entry)) }
         case .subtitles(let language): player?.selectSubtitles(language)
+        case .audio(let language): player?.selectAudio(language)
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }

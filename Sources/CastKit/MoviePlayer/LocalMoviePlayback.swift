@@ -50,4 +50,5 @@ final class LocalMoviePlayback: MoviePlayback {
     func setVolume(_ volume: Double) { player?.setVolume(volume) }
     func setScalingMode(_ mode: ScalingMode) { player?.setScalingMode(mode) }
     func selectSubtitles(_ language: String) { player?.selectSubtitles(language) }
+    func selectAudio(_ language: String) { player?.selectAudio(language) }
 }

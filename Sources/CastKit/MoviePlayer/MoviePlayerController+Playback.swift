@@ -78,6 +78,7 @@ extension MoviePlayerController {
         if state.rate != 1 { playback.setRate(state.rate) }
         if state.volume != 1 { playback.setVolume(state.volume) }
         if let language = state.subtitleLanguage { playback.selectSubtitles(language) }
+        if let language = state.audioLanguage { playback.selectAudio(language) }
         if state.intent == .paused { playback.pause() }
     }
 

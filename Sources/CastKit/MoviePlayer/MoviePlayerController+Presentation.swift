@@ -66,6 +66,22 @@ extension MoviePlayerController {
         }
     }
 
+    /// The audio track played, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track; nil (the
+    /// default) plays the movie's default track. Setting a language applies at once to the movie playing (playback
+    /// seeks to where it is and goes on in that language) and to the next ones; nil changes nothing until the next
+    /// movie. A language no track has keeps what plays. `tracks` lists the languages.
+    public var audioLanguage: String? {
+        get { lock.withLock { state.audioLanguage } }
+        set {
+            lock.withLock {
+                let language = newValue?.lowercased()
+                guard state.audioLanguage != language else { return }
+                state.audioLanguage = language
+                if let language, PlayRequest.isLanguageCode(language) { state.playback?.selectAudio(language) }
+            }
+        }
+    }
+
     /// The controls a program would draw; default `.default`. Kept, not drawn.
     public var controlStyle: ControlStyle {
         get { lock.withLock { state.controlStyle } }

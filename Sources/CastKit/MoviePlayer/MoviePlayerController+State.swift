@@ -39,6 +39,7 @@ extension MoviePlayerController {
         var volume = 1.0
         var scalingMode = ScalingMode.aspectFit
         var subtitleLanguage: String?
+        var audioLanguage: String?
         var isFullscreen = false
         var controlStyle = ControlStyle.default
         var repeatMode = RepeatMode.none

@@ -94,6 +94,7 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     func seek(to seconds: Double, exact: Bool) { send(.seek(position: seconds, exact: exact)) }
     func setRate(_ rate: Double) { send(.rate(rate)) }
     func selectSubtitles(_ language: String) { send(.subtitles(language)) }
+    func selectAudio(_ language: String) { send(.audio(language)) }
     func setScalingMode(_ mode: ScalingMode) {
         if let word = VideoScalingMode(rawValue: mode.rawValue) { send(.scaling(word)) }
     }

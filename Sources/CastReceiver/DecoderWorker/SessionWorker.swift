@@ -101,6 +101,7 @@ public enum SessionWorker {
         case .scaling(let word): if let mode = ScalingMode(rawValue: word.rawValue) { player.setScalingMode(mode) }
         case .accessLog: send(.accessLog(player.accessLog()))
         case .subtitles(let language): player.selectSubtitles(language)
+        case .audio(let language): player.selectAudio(language)
         }
     }
 

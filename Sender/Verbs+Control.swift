@@ -93,33 +93,34 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
 
 /// `cast subtitles [NAME] LANG|off`: the subtitle track in that language, or none, while a film plays.
 func subtitles(_ arguments: ParsedArguments) throws(CastError) {
-    try withReceiver(arguments, verb: "subtitles", values: 1, valueName: "LANG|off") { connection, values throws(CastError) in
-        let language = values[0].lowercased()
-        guard language == "off" || PlayRequest.isLanguageCode(language) else {
-            throw CastError(.usage, "cast subtitles takes an ISO 639 language code of 2 or 3 letters (eng, en) or off")
-        }
-        let status = try connection.status()
-        guard status.state != .stopped else {
-            throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
-        }
-        try connection.send(.control(PlaybackControl(.subtitles(language))))
-        report(status, of: connection, arguments, text: "subtitles: \(language)")
+    try chooseTrack(arguments, verb: "subtitles", valueName: "LANG|off", allowsOff: true, example: "eng, en") {
+        .subtitles($0)
     }
 }
 
 /// `cast audio [NAME] LANG`: the audio track in that language, while a film plays.
 func audio(_ arguments: ParsedArguments) throws(CastError) {
-    try withReceiver(arguments, verb: "audio", values: 1, valueName: "LANG") { connection, values throws(CastError) in
+    try chooseTrack(arguments, verb: "audio", valueName: "LANG", allowsOff: false, example: "fra, fr") { .audio($0) }
+}
+
+/// The track verbs: a language (or "off" where `allowsOff`) checked before anything is sent, then the control while
+/// something plays.
+private func chooseTrack(
+    _ arguments: ParsedArguments, verb: String, valueName: String, allowsOff: Bool, example: String,
+    _ action: (String) -> PlaybackControl.Action
+) throws(CastError) {
+    try withReceiver(arguments, verb: verb, values: 1, valueName: valueName) { connection, values throws(CastError) in
         let language = values[0].lowercased()
-        guard PlayRequest.isLanguageCode(language) else {
-            throw CastError(.usage, "cast audio takes an ISO 639 language code of 2 or 3 letters (fra, fr)")
+        guard (allowsOff && language == "off") || PlayRequest.isLanguageCode(language) else {
+            throw CastError(
+                .usage, "cast \(verb) takes an ISO 639 language code of 2 or 3 letters (\(example))\(allowsOff ? " or off" : "")")
         }
         let status = try connection.status()
         guard status.state != .stopped else {
             throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
         }
-        try connection.send(.control(PlaybackControl(.audio(language))))
-        report(status, of: connection, arguments, text: "audio: \(language)")
+        try connection.send(.control(PlaybackControl(action(language))))
+        report(status, of: connection, arguments, text: "\(verb): \(language)")
     }
 }
 

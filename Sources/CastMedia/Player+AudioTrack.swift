@@ -45,8 +45,12 @@ extension Player {
     /// already, changes nothing but the seek; on a source that cannot seek the new track begins with what the
     /// demuxer reads next.
     public func selectAudio(_ language: String) {
-        lock.withLock { state.audioChoice = language.lowercased() }
-        seek(to: clock.position(), exact: true)
+        // Before playback starts, the choice is taken when the media opens (no seek: the start time holds).
+        let playing = lock.withLock {
+            state.audioChoice = language.lowercased()
+            return state.clockStarted
+        }
+        if playing { seek(to: clock.position(), exact: true) }
     }
 
     /// The choice made with `selectAudio`, taken once by the demux thread.

@@ -64,8 +64,10 @@ extension Player {
         let size = source.map { $0.size } ?? demuxer.size
         isSeekable = seekable
         let videoStream = demuxer.bestStream(AVMEDIA_TYPE_VIDEO)
+        // A track chosen before the media opened (`selectAudio`) wins over the configuration's.
+        let audioLanguage = takeAudioChoice() ?? configuration.audioLanguage
         let audioStream =
-            configuration.audioLanguage.flatMap { demuxer.audioStream(inLanguage: $0) } ?? demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
+            audioLanguage.flatMap { demuxer.audioStream(inLanguage: $0) } ?? demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
         guard videoStream != nil || audioStream != nil else {
             throw MediaError.ffmpeg("av_find_best_stream (no audio or video stream)", status: cast_averror(ENOSYS))
         }
@@ -113,6 +115,7 @@ extension Player {
             if choice == "off" || subtitles?.index != before { sidecar = nil }
             announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
         }
+        applySubtitleChoice()
 
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))

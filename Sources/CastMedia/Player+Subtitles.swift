@@ -47,7 +47,8 @@ extension Player {
                     return track
                 })
             }
-        } else {
+        } else if lock.withLock({ state.clockStarted }) {
+            // Before playback starts, the choice is taken when the media opens (no seek: the start time holds).
             seek(to: clock.position(), exact: true)
         }
     }

@@ -130,11 +130,27 @@ final class SubtitleTests: LabTestCase {
     }
 
     /// ffmpeg's framemd5 of `film` with its subtitles burnt in by the `subtitles` filter (libass).
-    private func burntInByFFmpeg(_ film: String) throws -> [String] {
-        let result = try runCommand(
-            ["ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film)", "-map", "0:v", "-f", "framemd5", "-"])
+    /// `track`: the film's subtitle track of that number (the filter's `si`), else the first.
+    private func burntInByFFmpeg(_ film: String, track: Int = 0) throws -> [String] {
+        let result = try runCommand([
+            "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f", "framemd5",
+            "-",
+        ])
         XCTAssertEqual(result.status, 0, result.stderr)
         return Media.comparable(result.stdout)
+    }
+
+    /// A 320×240 film of `seconds` with two SRT tracks made from the files `english` (default) and `french`.
+    private func twoSubtitleFilm(_ name: String, english: String, french: String, seconds: Int) throws -> String {
+        let film = "\(work!)/\(name)"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=\(seconds)",
+            "-i", english, "-i", french, "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-pix_fmt",
+            "yuv420p", "-g", "25", "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:1",
+            "language=fra", "-disposition:s:0", "default", "-disposition:s:1", "0", film,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return film
     }
 
     /// SRT, ASS and WebVTT in Matroska and mov_text in MP4: every presented frame is bit for bit ffmpeg's burnt-in
@@ -236,23 +252,10 @@ final class SubtitleTests: LabTestCase {
         try Fixtures.srt.replacingOccurrences(of: "Hello, subtitles!", with: "Bonjour, les sous-titres !")
             .replacingOccurrences(of: "<i>Second</i> line", with: "Deuxième <i>ligne</i>")
             .write(toFile: french, atomically: true, encoding: .utf8)
-        let film = "\(work!)/two-subtitles.mkv"
-        let made = try runCommand([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4",
-            "-i", english, "-i", french, "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-pix_fmt",
-            "yuv420p", "-g", "25", "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:1",
-            "language=fra", "-disposition:s:0", "default", "-disposition:s:1", "0", film,
-        ])
-        XCTAssertEqual(made.status, 0, made.stderr)
-        func burnt(_ track: Int) throws -> [String] {
-            let result = try runCommand([
-                "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f",
-                "framemd5", "-",
-            ])
-            XCTAssertEqual(result.status, 0, result.stderr)
-            return Media.comparable(result.stdout)
-        }
-        let (englishFrames, frenchFrames, plain) = (try burnt(0), try burnt(1), try Media.ffmpegFrameMD5(film))
+        let film = try twoSubtitleFilm("two-subtitles.mkv", english: english, french: french, seconds: 4)
+        let (englishFrames, frenchFrames, plain) = (
+            try burntInByFFmpeg(film, track: 0), try burntInByFFmpeg(film, track: 1), try Media.ffmpegFrameMD5(film)
+        )
         XCTAssertNotEqual(englishFrames, frenchFrames)
         for (arguments, expected) in [
             ([], englishFrames), (["--sub-lang", "fra"], frenchFrames), (["--sub-lang", "fr"], frenchFrames),
@@ -312,14 +315,7 @@ final class SubtitleTests: LabTestCase {
         let french = "\(work!)/french.srt"
         try cues("English line").write(toFile: english, atomically: true, encoding: .utf8)
         try cues("Ligne française").write(toFile: french, atomically: true, encoding: .utf8)
-        let film = "\(work!)/switch.mkv"
-        let made = try runCommand([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=8",
-            "-i", english, "-i", french, "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-pix_fmt",
-            "yuv420p", "-g", "25", "-c:s", "srt", "-metadata:s:s:0", "language=eng", "-metadata:s:s:1",
-            "language=fra", "-disposition:s:0", "default", "-disposition:s:1", "0", film,
-        ])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let film = try twoSubtitleFilm("switch.mkv", english: english, french: french, seconds: 8)
         /// pts → MD5 of a framemd5 listing.
         func byTimestamp(_ lines: [String]) -> [String: String] {
             var map: [String: String] = [:]
@@ -329,15 +325,10 @@ final class SubtitleTests: LabTestCase {
             }
             return map
         }
-        func burnt(_ track: Int) throws -> [String: String] {
-            let result = try runCommand([
-                "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f",
-                "framemd5", "-",
-            ])
-            XCTAssertEqual(result.status, 0, result.stderr)
-            return byTimestamp(Media.comparable(result.stdout))
-        }
-        let tracks = ["eng": try burnt(0), "fra": try burnt(1), "off": byTimestamp(try Media.ffmpegFrameMD5(film))]
+        let tracks = [
+            "eng": byTimestamp(try burntInByFFmpeg(film, track: 0)), "fra": byTimestamp(try burntInByFFmpeg(film, track: 1)),
+            "off": byTimestamp(try Media.ffmpegFrameMD5(film)),
+        ]
         let env = ["XDG_CONFIG_HOME": "\(work!)/sender"]
         /// The subtitle tracks `cast status --json` lists as shown, as "#INDEX LANGUAGE CODEC" (both tracks are listed).
         func shownTracks(line: UInt = #line) throws -> [String] {

@@ -77,8 +77,12 @@ extension MoviePlayerController {
         playback.start()
         if state.rate != 1 { playback.setRate(state.rate) }
         if state.volume != 1 { playback.setVolume(state.volume) }
-        if let language = state.subtitleLanguage { playback.selectSubtitles(language) }
-        if let language = state.audioLanguage { playback.selectAudio(language) }
+        if let language = state.subtitleLanguage, Self.isTrackChoice(language, allowsOff: true) {
+            playback.selectSubtitles(language)
+        }
+        if let language = state.audioLanguage, Self.isTrackChoice(language, allowsOff: false) {
+            playback.selectAudio(language)
+        }
         if state.intent == .paused { playback.pause() }
     }
 

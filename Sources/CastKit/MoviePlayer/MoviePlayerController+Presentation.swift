@@ -54,16 +54,7 @@ extension MoviePlayerController {
     /// the next ones; setting nil changes nothing until the next movie. A language no track has keeps what shows.
     public var subtitleLanguage: String? {
         get { lock.withLock { state.subtitleLanguage } }
-        set {
-            lock.withLock {
-                let language = newValue?.lowercased()
-                guard state.subtitleLanguage != language else { return }
-                state.subtitleLanguage = language
-                if let language, language == "off" || PlayRequest.isLanguageCode(language) {
-                    state.playback?.selectSubtitles(language)
-                }
-            }
-        }
+        set { choose(\.subtitleLanguage, newValue, allowsOff: true) { $0.selectSubtitles($1) } }
     }
 
     /// The audio track played, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track; nil (the
@@ -72,14 +63,28 @@ extension MoviePlayerController {
     /// movie. A language no track has keeps what plays. `tracks` lists the languages.
     public var audioLanguage: String? {
         get { lock.withLock { state.audioLanguage } }
-        set {
-            lock.withLock {
-                let language = newValue?.lowercased()
-                guard state.audioLanguage != language else { return }
-                state.audioLanguage = language
-                if let language, PlayRequest.isLanguageCode(language) { state.playback?.selectAudio(language) }
+        set { choose(\.audioLanguage, newValue, allowsOff: false) { $0.selectAudio($1) } }
+    }
+
+    /// Keeps a track choice and applies it to the movie playing, when it is one the engine takes: a language code, or
+    /// "off" where `allowsOff`.
+    private func choose(
+        _ choice: WritableKeyPath<State, String?>, _ value: String?, allowsOff: Bool,
+        apply: (any MoviePlayback, String) -> Void
+    ) {
+        lock.withLock {
+            let language = value?.lowercased()
+            guard state[keyPath: choice] != language else { return }
+            state[keyPath: choice] = language
+            if let language, let playback = state.playback, Self.isTrackChoice(language, allowsOff: allowsOff) {
+                apply(playback, language)
             }
         }
+    }
+
+    /// Whether `language` is a choice a track control takes.
+    static func isTrackChoice(_ language: String, allowsOff: Bool) -> Bool {
+        (allowsOff && language == "off") || PlayRequest.isLanguageCode(language)
     }
 
     /// The controls a program would draw; default `.default`. Kept, not drawn.

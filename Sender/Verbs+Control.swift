@@ -112,8 +112,8 @@ private func chooseTrack(
     try withReceiver(arguments, verb: verb, values: 1, valueName: valueName) { connection, values throws(CastError) in
         let language = values[0].lowercased()
         guard (allowsOff && language == "off") || PlayRequest.isLanguageCode(language) else {
-            throw CastError(
-                .usage, "cast \(verb) takes an ISO 639 language code of 2 or 3 letters (\(example))\(allowsOff ? " or off" : "")")
+            let choices = "an ISO 639 language code of 2 or 3 letters (\(example))\(allowsOff ? " or off" : "")"
+            throw CastError(.usage, "cast \(verb) takes \(choices)")
         }
         let status = try connection.status()
         guard status.state != .stopped else {

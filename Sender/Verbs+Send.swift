@@ -100,7 +100,9 @@ final class Playlist: Sendable {
             throw CastError(.usage, "--sub-lang takes an ISO 639 language code of 2 or 3 letters (eng, en) or off")
         }
         // Opened (and its size checked) before anything connects: a usage error, exit 2.
-        let subtitles = try arguments.options["subtitles"].map { path throws(CastError) in try MediaFile.openSubtitles(path) }
+        let subtitles = try arguments.options["subtitles"].map { path throws(CastError) in
+            try MediaFile.openSubtitles(path)
+        }
         if subtitles != nil, sources.contains(where: Self.isURL) {
             throw CastError(.usage, "--subtitles goes with a file or standard input, not a URL the receiver opens")
         }
@@ -140,7 +142,8 @@ final class Playlist: Sendable {
             }
             let outcome = try play(
                 source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
-                volume: volume, languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json, live: live)
+                volume: volume, languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json,
+                live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
             volume = receiver.kind == .speaker ? controls.withLock { $0.volume } : nil

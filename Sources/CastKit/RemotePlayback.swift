@@ -49,7 +49,8 @@ public final class RemotePlayback: Sendable {
                 tls.close()
                 throw CastError(.connectionLost, "lost \(printable(receiver.name)) while opening the media connection: \(error)")
             }
-            let playback = RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file, subtitles: subtitles), volume: level)
+            let server = MediaServer(tls: tls, file: file, subtitles: subtitles)
+            let playback = RemotePlayback(connection: connection, media: server, volume: level)
             playback.startHeartbeat()
             return playback
         } catch {
@@ -208,7 +209,8 @@ final class MediaServer: Sendable {
                         do throws(CastError) {
                             let served = read.resource == MediaRead.subtitles ? subtitles : file
                             guard let served else { throw CastError(.playback, "no subtitle file was sent") }
-                            reply = .mediaData(MediaData(offset: read.offset, bytes: try served.read(offset: read.offset, length: read.length)))
+                            let bytes = try served.read(offset: read.offset, length: read.length)
+                            reply = .mediaData(MediaData(offset: read.offset, bytes: bytes))
                         } catch {
                             reply = .error(ErrorMessage(code: "mediaUnreadable", message: error.message))
                         }

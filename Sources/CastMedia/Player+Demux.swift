@@ -302,7 +302,9 @@ extension Player {
                 current = serial
             }
             let atEnd: Bool
-            let deliver = { [decoder] (frame: Frame) in frames.put(.item(slot.retimed(frame, from: decoder)), serial: serial) }
+            let deliver = { [decoder] (frame: Frame) in
+                frames.put(.item(slot.retimed(frame, from: decoder)), serial: serial)
+            }
             switch item {
             case .item(let packet):
                 guard decoder.decode(packet, deliver: deliver) else { return }

@@ -41,11 +41,12 @@ extension Player {
             // The demux thread may be waiting at the end of the input: the change is announced from here.
             let tracks = lock.withLock { state.tracks }
             if !tracks.isEmpty {
-                announce(tracks.map { track in
-                    var track = track
-                    if track.kind == .subtitle { track.selected = false }
-                    return track
-                })
+                announce(
+                    tracks.map { track in
+                        var track = track
+                        if track.kind == .subtitle { track.selected = false }
+                        return track
+                    })
             }
         } else if lock.withLock({ state.clockStarted }) {
             // Before playback starts, the choice is taken when the media opens (no seek: the start time holds).
@@ -83,7 +84,9 @@ extension Player {
     /// Opens the subtitle track to show (`Demuxer.subtitleStream`), with the container's fonts. A track that cannot be
     /// opened is reported on standard error and the film plays without it: subtitles never stop a film.
     func openSubtitles(_ demuxer: Demuxer, stream chosen: UnsafeMutablePointer<AVStream>? = nil) -> SubtitleTrack? {
-        guard let stream = chosen ?? demuxer.subtitleStream(language: configuration.subtitleLanguage) else { return nil }
+        guard let stream = chosen ?? demuxer.subtitleStream(language: configuration.subtitleLanguage) else {
+            return nil
+        }
         do {
             let decoder = try Decoder(stream: stream)
             let overlay = try SubtitleOverlay(header: decoder.subtitleHeader, fonts: demuxer.attachedFonts)
@@ -108,7 +111,9 @@ extension Player {
     func announceTracks(_ demuxer: Demuxer, audio: Int32?, subtitle: Int32?, sidecar: String?) {
         var tracks: [MediaTrack] = []
         for index in 0..<Int(demuxer.context.pointee.nb_streams) where tracks.count < MediaTrack.maximumCount - 1 {
-            guard let stream = demuxer.context.pointee.streams[index], let par = stream.pointee.codecpar else { continue }
+            guard let stream = demuxer.context.pointee.streams[index], let par = stream.pointee.codecpar else {
+                continue
+            }
             let kind: MediaTrack.Kind
             switch par.pointee.codec_type {
             case AVMEDIA_TYPE_AUDIO: kind = .audio
@@ -124,7 +129,8 @@ extension Player {
                     codec: String(cString: avcodec_get_name(par.pointee.codec_id)), selected: selected))
         }
         if let sidecar {
-            tracks.append(MediaTrack(index: -1, kind: .subtitle, language: nil, title: nil, codec: sidecar, selected: true))
+            tracks.append(
+                MediaTrack(index: -1, kind: .subtitle, language: nil, title: nil, codec: sidecar, selected: true))
         }
         announce(tracks)
     }
@@ -150,7 +156,8 @@ extension Demuxer {
         }
         if let language = language?.lowercased() {
             if language == "off" { return nil }
-            if let match = candidates.first(where: { Self.language(of: $0).map { Self.matches($0, language) } ?? false }) {
+            if let match = candidates.first(where: { Self.language(of: $0).map { Self.matches($0, language) } ?? false }
+            ) {
                 return match
             }
         }
@@ -177,13 +184,21 @@ extension Demuxer {
                 par.pointee.codec_type == AVMEDIA_TYPE_ATTACHMENT, let extradata = par.pointee.extradata,
                 par.pointee.extradata_size > 0, par.pointee.extradata_size <= 16 << 20
             else { continue }
-            let name = av_dict_get(stream.pointee.metadata, "filename", nil, 0).map { String(cString: $0.pointee.value) }
-            let mime = av_dict_get(stream.pointee.metadata, "mimetype", nil, 0).map { String(cString: $0.pointee.value) }
+            let name = av_dict_get(stream.pointee.metadata, "filename", nil, 0).map {
+                String(cString: $0.pointee.value)
+            }
+            let mime = av_dict_get(stream.pointee.metadata, "mimetype", nil, 0).map {
+                String(cString: $0.pointee.value)
+            }
             let isFont =
                 (mime?.contains("font") ?? false) || (mime?.contains("truetype") ?? false)
                 || [".ttf", ".otf", ".ttc"].contains { name?.lowercased().hasSuffix($0) ?? false }
             guard isFont else { continue }
-            fonts.append((name ?? "font\(index)", Array(UnsafeBufferPointer(start: extradata, count: Int(par.pointee.extradata_size)))))
+            fonts.append(
+                (
+                    name ?? "font\(index)",
+                    Array(UnsafeBufferPointer(start: extradata, count: Int(par.pointee.extradata_size)))
+                ))
         }
         return fonts
     }
@@ -243,7 +258,9 @@ final class SubtitleMemory: MediaSource, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let count = min(buffer.count, bytes.count - position)
         guard count > 0 else { return 0 }
-        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<position + count])) }
+        bytes.withUnsafeBytes {
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<position + count]))
+        }
         position += count
         return count
     }

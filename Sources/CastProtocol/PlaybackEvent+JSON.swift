@@ -106,7 +106,8 @@ extension PlaybackEvent: Codable {
             let tracks = try c.decode([MediaTrack].self, forKey: .tracks)
             guard tracks.count <= MediaTrack.maximumCount,
                 tracks.allSatisfy({ track in
-                    [track.codec, track.language ?? "", track.title ?? ""].allSatisfy { $0.utf8.count <= maximumTextLength }
+                    [track.codec, track.language ?? "", track.title ?? ""]
+                        .allSatisfy { $0.utf8.count <= maximumTextLength }
                 })
             else {
                 throw DecodingError.dataCorruptedError(

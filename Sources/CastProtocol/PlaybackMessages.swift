@@ -130,7 +130,8 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
 /// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
 /// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`,
 /// `{"action":"accessLog"}`.
-/// `{"action":"scaling","mode":"aspectFill"}`, `{"action":"subtitles","language":"fra"}` (or `"off"`), `{"action":"audio","language":"fra"}`.
+/// `{"action":"scaling","mode":"aspectFill"}`, `{"action":"subtitles","language":"fra"}` (or `"off"`),
+/// `{"action":"audio","language":"fra"}`.
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
@@ -230,7 +231,8 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             let language = try c.decode(String.self, forKey: .language)
             guard language == "off" || PlayRequest.isLanguageCode(language) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .language, in: c, debugDescription: "subtitles.language must be ISO 639 (2 or 3 letters) or off")
+                    forKey: .language, in: c,
+                    debugDescription: "subtitles.language must be ISO 639 (2 or 3 letters) or off")
             }
             action = .subtitles(language)
         case "audio":

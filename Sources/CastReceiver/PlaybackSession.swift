@@ -169,7 +169,9 @@ final class PlaybackSession: Sendable {
         if let source {
             var engine = engine
             // Decoding in castd (isolation off): the subtitle file is read here, whole, before the engine starts.
-            engine.subtitleFile = request.subtitles.flatMap { SubtitleFileReader.read($0, from: source.subtitleReader($0)) }
+            engine.subtitleFile = request.subtitles.flatMap { file in
+                SubtitleFileReader.read(file, from: source.subtitleReader(file))
+            }
             // The network read happens on the read-ahead thread; the engine reads from its buffer.
             return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
         }

@@ -94,7 +94,8 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
             lock.lock()
             defer { lock.unlock() }
             try tls.write(
-                Message.mediaRead(MediaRead(offset: position, length: wanted, resource: resource)).frame().encoded(), timeout: .seconds(10))
+                Message.mediaRead(MediaRead(offset: position, length: wanted, resource: resource)).frame().encoded(),
+                timeout: .seconds(10))
             while true {
                 if let frame = try decoder.nextFrame() {
                     switch try Message(frame) {

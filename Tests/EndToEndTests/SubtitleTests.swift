@@ -13,8 +13,10 @@ final class SubtitleTests: LabTestCase {
         // subtitles that are compared by pixel difference.
         receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
-             "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "none"],
+            [
+                Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+                "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "none",
+            ],
             environment: ["CAST_FRAMES_RAW": "\(work!)/frames.raw"])
         _ = try receiver.listeningPort()
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
@@ -58,7 +60,9 @@ final class SubtitleTests: LabTestCase {
     /// opaque colours and a translucent one, shown at the bottom from 0.5 s to 1.5 s and at the top from 2 s to 3 s
     /// (the sup demuxer counts from the first picture, so in the film: 0–1 s and 1.5–2.5 s).
     private static func pgs() -> Data {
-        func be(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8(value >> (8 * $0) & 0xFF) } }
+        func be(_ value: Int, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).reversed().map { UInt8(value >> (8 * $0) & 0xFF) }
+        }
         func segment(_ pts: Int, _ type: UInt8, _ data: [UInt8]) -> [UInt8] {
             Array("PG".utf8) + be(pts, 4) + be(0, 4) + [type] + be(data.count, 2) + data
         }
@@ -78,30 +82,39 @@ final class SubtitleTests: LabTestCase {
                 } else if count < 3 {
                     rle += [UInt8](repeating: colour, count: count)
                 } else {
-                    rle += count < 64 ? [0, 0x80 | UInt8(count), colour]
+                    rle +=
+                        count < 64
+                        ? [0, 0x80 | UInt8(count), colour]
                         : [0, 0xC0 | UInt8(count >> 8), UInt8(count & 0xFF), colour]
                 }
             }
             rle += [0, 0]
         }
         func show(_ pts: Int, y: Int, number: Int) -> [UInt8] {
-            let composition = be(320, 2) + be(240, 2) + [0x10] + be(number, 2) + [0x80, 0, 0, 1] + be(0, 2) + [0, 0]
+            let composition =
+                be(320, 2) + be(240, 2) + [0x10] + be(number, 2) + [0x80, 0, 0, 1] + be(0, 2) + [0, 0]
                 + be(40, 2) + be(y, 2)
             let window = [1, 0] + be(40, 2) + be(y, 2) + be(w, 2) + be(h, 2)
             // Palette entries: index, Y, Cr, Cb, alpha.
-            let palette: [UInt8] = [0, 0, 1, 235, 128, 128, 255, 2, 81, 240, 90, 255, 3, 16, 128, 128, 255,
-                                    4, 145, 54, 34, 128]
+            let palette: [UInt8] = [
+                0, 0, 1, 235, 128, 128, 255, 2, 81, 240, 90, 255, 3, 16, 128, 128, 255,
+                4, 145, 54, 34, 128,
+            ]
             let object = be(0, 2) + [0, 0xC0] + be(rle.count + 4, 3) + be(w, 2) + be(h, 2) + rle
             return segment(pts, 0x16, composition) + segment(pts, 0x17, window) + segment(pts, 0x14, palette)
                 + segment(pts, 0x15, object) + segment(pts, 0x80, [])
         }
         func clear(_ pts: Int, number: Int) -> [UInt8] {
             let composition = be(320, 2) + be(240, 2) + [0x10] + be(number, 2) + [0, 0, 0, 0]
-            return segment(pts, 0x16, composition) + segment(pts, 0x17, [1, 0] + be(40, 2) + be(180, 2) + be(w, 2)
-                + be(h, 2)) + segment(pts, 0x80, [])
+            return segment(pts, 0x16, composition)
+                + segment(
+                    pts, 0x17,
+                    [1, 0] + be(40, 2) + be(180, 2) + be(w, 2)
+                        + be(h, 2)) + segment(pts, 0x80, [])
         }
-        return Data(show(45_000, y: 180, number: 0) + clear(135_000, number: 1) + show(180_000, y: 20, number: 2)
-            + clear(270_000, number: 3))
+        return Data(
+            show(45_000, y: 180, number: 0) + clear(135_000, number: 1) + show(180_000, y: 20, number: 2)
+                + clear(270_000, number: 3))
     }
 
     /// A 4 s 320×240 film (no audio) with one subtitle track made from `subtitles` with `codec`.
@@ -133,7 +146,8 @@ final class SubtitleTests: LabTestCase {
     /// `track`: the film's subtitle track of that number (the filter's `si`), else the first.
     private func burntInByFFmpeg(_ film: String, track: Int = 0) throws -> [String] {
         let result = try runCommand([
-            "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f", "framemd5",
+            "ffmpeg", "-v", "error", "-i", film, "-vf", "subtitles=\(film):si=\(track)", "-map", "0:v", "-f",
+            "framemd5",
             "-",
         ])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -175,13 +189,17 @@ final class SubtitleTests: LabTestCase {
             let without = frames.indices.filter { !withText.contains($0) }
             XCTAssertGreaterThan(without.count, 30, name)
             for index in without { XCTAssertEqual(frames[index], plain[index], "\(name): line \(index)") }
-            print("\(name): \(frames.filter { !$0.hasPrefix("#") }.count) frames, \(withText.count) with text, all equal to ffmpeg's")
+            print(
+                "\(name): \(frames.filter { !$0.hasPrefix("#") }.count) frames, \(withText.count) with text, "
+                    + "all equal to ffmpeg's"
+            )
         }
     }
 
     /// Bitmap subtitles: PGS in Matroska (a `.sup` made here) and VobSub (dvdsub, which ffmpeg makes from the PGS
     /// pictures). The pictures are on the frames their times say and on no other (those are the plain video's, bit for
-    /// bit); where shown, each frame is within a small mean difference of ffmpeg's `[0:v][0:s]overlay` (FFmpeg's overlay
+    /// bit); where shown, each frame is within a small mean difference of ffmpeg's `[0:v][0:s]overlay` (FFmpeg's
+    /// overlay
     /// filter converts the picture with swscale and blends differently, so not bit-exact: measured 0.06–0.08 per byte;
     /// a picture misplaced or in wrong colours differs by about 10).
     func testBitmapSubtitlesAreDrawnOnTheirFrames() throws {
@@ -190,12 +208,17 @@ final class SubtitleTests: LabTestCase {
         let pgs = "\(work!)/pgs.mkv"
         let vob = "\(work!)/vobsub.mkv"
         for command in [
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-i", sup,
-             "-map", "0", "-map", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-c:s", "copy",
-             "-disposition:s:0", "default", pgs],
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-i",
+                sup,
+                "-map", "0", "-map", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-c:s", "copy",
+                "-disposition:s:0", "default", pgs,
+            ],
             // ffmpeg's dvdsub encoder keeps the pictures but not their ends: each lasts until the next.
-            ["ffmpeg", "-v", "error", "-y", "-i", pgs, "-map", "0", "-c:v", "copy", "-c:s", "dvdsub",
-             "-disposition:s:0", "default", vob],
+            [
+                "ffmpeg", "-v", "error", "-y", "-i", pgs, "-map", "0", "-c:v", "copy", "-c:s", "dvdsub",
+                "-disposition:s:0", "default", vob,
+            ],
         ] {
             let made = try runCommand(command)
             XCTAssertEqual(made.status, 0, made.stderr)
@@ -230,7 +253,10 @@ final class SubtitleTests: LabTestCase {
                     XCTAssertLessThan(difference, 0.5, "\(film) frame \(frame)")
                 }
             }
-            print("\((film as NSString).lastPathComponent): \(shown.count) frames with the picture, worst mean difference to ffmpeg's overlay \(String(format: "%.3f", worst))")
+            print(
+                "\((film as NSString).lastPathComponent): \(shown.count) frames with the picture, worst mean "
+                    + "difference to ffmpeg's overlay \(String(format: "%.3f", worst))"
+            )
         }
     }
 
@@ -326,11 +352,13 @@ final class SubtitleTests: LabTestCase {
             return map
         }
         let tracks = [
-            "eng": byTimestamp(try burntInByFFmpeg(film, track: 0)), "fra": byTimestamp(try burntInByFFmpeg(film, track: 1)),
+            "eng": byTimestamp(try burntInByFFmpeg(film, track: 0)),
+            "fra": byTimestamp(try burntInByFFmpeg(film, track: 1)),
             "off": byTimestamp(try Media.ffmpegFrameMD5(film)),
         ]
         let env = ["XDG_CONFIG_HOME": "\(work!)/sender"]
-        /// The subtitle tracks `cast status --json` lists as shown, as "#INDEX LANGUAGE CODEC" (both tracks are listed).
+        /// The subtitle tracks `cast status --json` lists as shown, as "#INDEX LANGUAGE CODEC" (both tracks are
+        /// listed).
         func shownTracks(line: UInt = #line) throws -> [String] {
             let status = try lab.run(on: .phone, [Paths.cast, "status", "Living Room", "--json"], environment: env)
             XCTAssertEqual(status.status, 0, status.stderr)
@@ -342,8 +370,10 @@ final class SubtitleTests: LabTestCase {
             }
         }
         for choice in ["fra", "off"] {
-            let sender = try lab.start(on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
-            XCTAssertNotNil(sender.waitForLine(containing: #""position":2."#, timeout: 20), "\(sender.output.suffix(5))")
+            let sender = try lab.start(
+                on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
+            XCTAssertNotNil(
+                sender.waitForLine(containing: #""position":2."#, timeout: 20), "\(sender.output.suffix(5))")
             XCTAssertEqual(try shownTracks(), ["#1 eng subrip"], "the default track, listed in cast status")
             let switched = try lab.run(on: .phone, [Paths.cast, "subtitles", "Living Room", choice], environment: env)
             XCTAssertEqual(switched.status, 0, switched.stderr)

@@ -94,6 +94,7 @@ extension Decoder {
         var colourTable = (0..<colours).map { entries[$0] }
         // An index past the palette is drawn transparent rather than read out of bounds.
         colourTable += [UInt32](repeating: 0, count: 256 - colours)
-        return SubtitlePicture(x: Int(rect.x), y: Int(rect.y), width: w, height: h, indices: indices, palette: colourTable)
+        return SubtitlePicture(
+            x: Int(rect.x), y: Int(rect.y), width: w, height: h, indices: indices, palette: colourTable)
     }
 }

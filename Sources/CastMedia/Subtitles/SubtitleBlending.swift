@@ -38,8 +38,11 @@ struct SubtitleCanvas {
         fullRange =
             f.color_range == AVCOL_RANGE_JPEG
             || (f.color_range == AVCOL_RANGE_UNSPECIFIED
-                && [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P].contains(format))
+                && Self.fullRangeFormats.contains(format))
     }
+
+    /// The formats that are full range by name (JPEG's), whatever the frame says.
+    private static let fullRangeFormats = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
 
     static func isPlanarYUV8(_ d: AVPixFmtDescriptor) -> Bool {
         guard d.flags & UInt64(AV_PIX_FMT_FLAG_PLANAR) != 0, d.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0,
@@ -99,7 +102,8 @@ struct SubtitleCanvas {
         for row in 0..<h {
             let source = min(picture.height - 1, Int(Double(row) / yScale)) * picture.width
             for column in 0..<w {
-                scaled[row * w + column] = picture.indices[source + min(picture.width - 1, Int(Double(column) / xScale))]
+                scaled[row * w + column] =
+                    picture.indices[source + min(picture.width - 1, Int(Double(column) / xScale))]
             }
         }
         var used = [Bool](repeating: false, count: 256)

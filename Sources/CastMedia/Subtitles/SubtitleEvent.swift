@@ -1,7 +1,8 @@
 /// One decoded subtitle, in media time (milliseconds from the start, as the video frames' times): what a subtitle
 /// decoder produced for one packet, before it is drawn.
 enum SubtitleEvent: Sendable {
-    /// Text as ASS dialogue lines (FFmpeg's decoders turn SRT, mov_text and WebVTT into ASS too), shown from `start` for
+    /// Text as ASS dialogue lines (FFmpeg's decoders turn SRT, mov_text and WebVTT into ASS too), shown from `start`
+    /// for
     /// `duration`; libass lays them out.
     case text(lines: [String], start: Int64, duration: Int64)
     /// Pictures (PGS, DVB, VobSub) shown from `start` until `end`, or until the next picture when `end` is nil (PGS and

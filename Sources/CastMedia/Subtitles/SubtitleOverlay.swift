@@ -17,7 +17,8 @@ final class SubtitleOverlay: @unchecked Sendable {
     private let track: UnsafeMutablePointer<ASS_Track>
     private var frameSize = (width: 0, height: 0)
     /// Bitmap events in the order they arrived (by start time in a well-formed stream).
-    private var pictures: [(event: [SubtitlePicture], start: Int64, end: Int64?, canvas: (width: Int, height: Int))] = []
+    private var pictures: [(event: [SubtitlePicture], start: Int64, end: Int64?, canvas: (width: Int, height: Int))] =
+        []
     private var pictureBytes = 0
     /// Whether a frame in a format the canvas cannot draw on was reported already.
     private var reportedFormat = false
@@ -30,7 +31,9 @@ final class SubtitleOverlay: @unchecked Sendable {
     /// An overlay for a stream whose codec gave `header` (the ASS styles; nil: libass's defaults), with `fonts`
     /// (name, bytes) from the container's attachments.
     init(header: String?, fonts: [(name: String, data: [UInt8])] = []) throws {
-        guard let library = ass_library_init() else { throw MediaError.ffmpeg("ass_library_init", status: cast_averror(ENOMEM)) }
+        guard let library = ass_library_init() else {
+            throw MediaError.ffmpeg("ass_library_init", status: cast_averror(ENOMEM))
+        }
         cast_ass_route_messages(library)
         ass_set_extract_fonts(library, 1)
         for font in fonts {
@@ -82,7 +85,8 @@ final class SubtitleOverlay: @unchecked Sendable {
                 // Each bitmap event is a whole screen (a DVD, PGS or DVB display set): it replaces whatever is shown
                 // when it begins, so an event without an end (or with DVD's "forever") lasts until the next one;
                 // PGS and DVB clear the screen with an empty event.
-                for index in pictures.indices where pictures[index].start <= start && (pictures[index].end ?? .max) > start {
+                for index in pictures.indices
+                where pictures[index].start <= start && (pictures[index].end ?? .max) > start {
                     pictures[index].end = start
                 }
                 guard !event.isEmpty else { return }
@@ -127,7 +131,9 @@ final class SubtitleOverlay: @unchecked Sendable {
             else {
                 if !reportedFormat {
                     reportedFormat = true
-                    let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: f.pointee.format)).map { String(cString: $0) }
+                    let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: f.pointee.format)).map {
+                        String(cString: $0)
+                    }
                     FileHandle.standardError.write(
                         Data("castmedia: subtitles are not drawn on \(name ?? "unknown") pictures\n".utf8))
                 }

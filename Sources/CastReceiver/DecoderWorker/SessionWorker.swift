@@ -45,8 +45,8 @@ public enum SessionWorker {
         }
         if start.thumbnails == true { ThumbnailWorker.run(channel: channel, start: start) }
         var configuration = start.configuration
-        // The subtitle file is read whole before the engine and its read-ahead run: the only read in flight, so its answers come in
-        // order. A control castd sends meanwhile is applied once the engine exists.
+        // The subtitle file is read whole before the engine and its read-ahead run: the only read in flight, so its
+        // answers come in order. A control castd sends meanwhile is applied once the engine exists.
         var early: [PlaybackControl] = []
         if let file = start.subtitles {
             configuration.subtitleFile = SubtitleFileReader.read(file, over: channel) { early.append($0) }

@@ -24,6 +24,10 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]),
+        // libass: text subtitles (ASS/SSA, and SRT, mov_text, WebVTT as FFmpeg's decoders turn them into ASS).
+        .systemLibrary(
+            name: "CASS", pkgConfig: "libass",
+            providers: [.apt(["libass-dev"])]),
         .systemLibrary(
             name: "CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
@@ -47,7 +51,7 @@ let package = Package(
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "CastDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
-        .target(name: "CastMedia", dependencies: ["CFFmpeg", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
+        .target(name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Services and the library
         .target(

@@ -91,6 +91,39 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// `cast subtitles [NAME] LANG|off`: the subtitle track in that language, or none, while a film plays.
+func subtitles(_ arguments: ParsedArguments) throws(CastError) {
+    try chooseTrack(arguments, verb: "subtitles", valueName: "LANG|off", allowsOff: true, example: "eng, en") {
+        .subtitles($0)
+    }
+}
+
+/// `cast audio [NAME] LANG`: the audio track in that language, while a film plays.
+func audio(_ arguments: ParsedArguments) throws(CastError) {
+    try chooseTrack(arguments, verb: "audio", valueName: "LANG", allowsOff: false, example: "fra, fr") { .audio($0) }
+}
+
+/// The track verbs: a language (or "off" where `allowsOff`) checked before anything is sent, then the control while
+/// something plays.
+private func chooseTrack(
+    _ arguments: ParsedArguments, verb: String, valueName: String, allowsOff: Bool, example: String,
+    _ action: (String) -> PlaybackControl.Action
+) throws(CastError) {
+    try withReceiver(arguments, verb: verb, values: 1, valueName: valueName) { connection, values throws(CastError) in
+        let language = values[0].lowercased()
+        guard (allowsOff && language == "off") || PlayRequest.isLanguageCode(language) else {
+            let choices = "an ISO 639 language code of 2 or 3 letters (\(example))\(allowsOff ? " or off" : "")"
+            throw CastError(.usage, "cast \(verb) takes \(choices)")
+        }
+        let status = try connection.status()
+        guard status.state != .stopped else {
+            throw CastError(.playback, "nothing plays on \(printable(connection.welcome.name))")
+        }
+        try connection.send(.control(PlaybackControl(action(language))))
+        report(status, of: connection, arguments, text: "\(verb): \(language)")
+    }
+}
+
 /// What a control verb prints once the receiver has applied it: `text`, or with `--json` the receiver's status
 /// as `cast status --json` prints it.
 func report(_ status: ReceiverStatus, of connection: ReceiverConnection, _ arguments: ParsedArguments, text: String) {

@@ -95,6 +95,17 @@ final class Playlist: Sendable {
         if let audioLanguage, !PlayRequest.isLanguageCode(audioLanguage) {
             throw CastError(.usage, "--audio-lang takes an ISO 639 language code of 2 or 3 letters (fra, fr)")
         }
+        let subtitleLanguage = arguments.options["sub-lang"]
+        if let subtitleLanguage, subtitleLanguage != "off", !PlayRequest.isLanguageCode(subtitleLanguage) {
+            throw CastError(.usage, "--sub-lang takes an ISO 639 language code of 2 or 3 letters (eng, en) or off")
+        }
+        // Opened (and its size checked) before anything connects: a usage error, exit 2.
+        let subtitles = try arguments.options["subtitles"].map { path throws(CastError) in
+            try MediaFile.openSubtitles(path)
+        }
+        if subtitles != nil, sources.contains(where: Self.isURL) {
+            throw CastError(.usage, "--subtitles goes with a file or standard input, not a URL the receiver opens")
+        }
         for source in sources where Self.isURL(source) {
             let split = RemotePlayback.splitCredentials(source)
             if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -131,7 +142,8 @@ final class Playlist: Sendable {
             }
             let outcome = try play(
                 source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
-                volume: volume, audioLanguage: audioLanguage, json: json, live: live)
+                volume: volume, languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json,
+                live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
             volume = receiver.kind == .speaker ? controls.withLock { $0.volume } : nil
@@ -175,7 +187,8 @@ final class Playlist: Sendable {
     /// Plays one source to its finish.
     private func play(
         _ source: String, on receiver: ReceiverDescription, credentials: (username: String, password: String)?,
-        startTime: Double?, volume: Double?, audioLanguage: String?, json: Bool, live: Bool
+        startTime: Double?, volume: Double?, languages: (audio: String?, subtitles: String?), subtitles: MediaFile?,
+        json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
         let title: String
@@ -189,13 +202,14 @@ final class Playlist: Sendable {
             playback = try RemotePlayback.start(
                 url: source, username: credentials?.username, password: credentials?.password, on: receiver,
                 configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime, volume: volume,
-                audioLanguage: audioLanguage)
+                audioLanguage: languages.audio, subtitleLanguage: languages.subtitles)
         } else {
             let file = try MediaFile.open(source)
             title = file.title
             playback = try RemotePlayback.start(
                 file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
-                startTime: startTime, volume: volume, audioLanguage: audioLanguage)
+                startTime: startTime, volume: volume, audioLanguage: languages.audio,
+                subtitleLanguage: languages.subtitles, subtitles: subtitles)
         }
         defer {
             controls.withLock { $0.playback = nil }

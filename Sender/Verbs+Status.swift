@@ -86,6 +86,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         if let title = status.title { output("playing: \(printable(title))") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
+        for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
     }
 }
 
@@ -102,6 +103,16 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let muted = status.muted { object["muted"] = muted }
     if let load = status.loadState { object["loadState"] = load.wordList }
     if let playable = status.playableDuration { object["playableDuration"] = playable }
+    if let tracks = status.tracks {
+        object["tracks"] = tracks.map { track -> [String: Any] in
+            var entry: [String: Any] = [
+                "index": track.index, "kind": track.kind.rawValue, "codec": track.codec, "selected": track.selected,
+            ]
+            if let language = track.language { entry["language"] = language }
+            if let title = track.title { entry["title"] = title }
+            return entry
+        }
+    }
     return object
 }
 

@@ -43,6 +43,14 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
+/// A track in a few words: "subtitle #2 fra subrip (shown)".
+func trackText(_ track: MediaTrack) -> String {
+    let number = track.index < 0 ? "file" : "#\(track.index)"
+    let words = [track.kind.rawValue, number, track.language, track.title.map { "\"\($0)\"" }, track.codec]
+    let state = track.selected ? (track.kind == .audio ? " (playing)" : " (shown)") : ""
+    return words.compactMap { $0 }.joined(separator: " ") + state
+}
+
 /// One line for a person about an event.
 func describe(_ event: PlaybackEvent) -> String {
     switch event {
@@ -61,6 +69,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .errorLog(let log): "error: \(log.domain) \(log.statusCode.map(String.init) ?? "-"): \(log.comment)"
     case .metadata(let metadata):
         "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
+    case .tracks(let tracks): "tracks: \(tracks.map(trackText).joined(separator: "; "))"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

@@ -40,13 +40,15 @@ let verbs: [Verb] = [
     Verb(
         name: "send",
         synopsis:
-            "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--loop] [--user USER:PASS] [--json]",
+            "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--sub-lang LANG|off] [--subtitles FILE] [--loop] [--user USER:PASS] [--json]",
         abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
         options: [
             toOption,
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
             volumeOption,
             OptionSpec("audio-lang", value: "LANG", help: "the audio track in this language (ISO 639: fra or fr), when there are several"),
+            OptionSpec("sub-lang", value: "LANG", help: "the subtitles in this language (ISO 639), or off; default: the track the file marks forced or default"),
+            OptionSpec("subtitles", value: "FILE", help: "show this subtitle file (SRT, ASS, WebVTT; at most 8 MB) instead of the film's own tracks"),
             OptionSpec("loop", help: "play it again each time it ends, until stopped"),
             OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…)"),
             noInteractiveOption, jsonOption, timeoutOption, helpOption,
@@ -58,6 +60,8 @@ let verbs: [Verb] = [
             "cast send https://example.com/live/index.m3u8 --to kitchen --user alice:secret",
             "cast send song.mp3 --to \"Kitchen Speaker\" --volume 0.5",
             "cast send film.mkv --to \"Living Room\" --audio-lang fra",
+            "cast send film.mkv --to \"Living Room\" --sub-lang eng",
+            "cast send film.mkv --to \"Living Room\" --subtitles film.srt",
         ], run: send),
     Verb(
         name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER] [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",
@@ -100,6 +104,16 @@ let verbs: [Verb] = [
         abstract: "Set a receiver's output volume, or mute it.",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
         run: volume),
+    Verb(
+        name: "subtitles", synopsis: "cast subtitles [NAME] LANG|off [--json]",
+        abstract: "Show the subtitle track in a language (ISO 639: eng or en), or none, while a film plays.",
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast subtitles \"Living Room\" fra", "cast subtitles kitchen off"], run: subtitles),
+    Verb(
+        name: "audio", synopsis: "cast audio [NAME] LANG [--json]",
+        abstract: "Play the audio track in a language (ISO 639: fra or fr) while a film plays.",
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast audio \"Living Room\" fra"], run: audio),
     Verb(
         name: "watch", synopsis: "cast watch [NAME] [--json]",
         abstract: "Follow everything that happens on a receiver until interrupted.",

@@ -52,6 +52,21 @@ public final class MediaFile: @unchecked Sendable {
         return MediaFile(fd: fd, ownsDescriptor: owns, descriptor: descriptor, title: name == "-" ? "standard input" : name)
     }
 
+    /// Opens a sidecar subtitle file: a regular file of 1...`SubtitleFile.maximumSize` bytes.
+    /// - Throws: `CastError` `.usage` otherwise.
+    public static func openSubtitles(_ path: String) throws(CastError) -> MediaFile {
+        let file = try open(path)
+        guard file.descriptor.seekable, let size = file.descriptor.size, (1...SubtitleFile.maximumSize).contains(size)
+        else {
+            throw CastError(
+                .usage, "\(path) is not a subtitle file of 1 byte to \(SubtitleFile.maximumSize >> 20) MB")
+        }
+        return file
+    }
+
+    /// The subtitle file's description in a play request.
+    var subtitleFile: SubtitleFile { SubtitleFile(size: descriptor.size ?? 0, nameHint: descriptor.nameHint) }
+
     /// Reads up to `length` bytes at `offset`. A file returns fewer bytes only at its end; a stream
     /// returns what one read gives (none at its end) and only reads in order: another offset is an error.
     func read(offset: Int64, length: Int) throws(CastError) -> [UInt8] {

@@ -27,12 +27,15 @@ public final class RemotePlayback: Sendable {
     /// - Parameter volume: when given, the receiver's output level (0...1) is set to it as playback starts.
     public static func start(
         _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
-        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, autoplay: Bool = true
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
+        subtitles: MediaFile? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
             var request = PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)
             request.audioLanguage = audioLanguage
+            request.subtitleLanguage = subtitleLanguage
+            request.subtitles = subtitles?.subtitleFile
             request.autoplay = autoplay ? nil : false
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
@@ -47,7 +50,8 @@ public final class RemotePlayback: Sendable {
                 tls.close()
                 throw CastError(.connectionLost, "lost \(printable(receiver.name)) while opening the media connection: \(error)")
             }
-            let playback = RemotePlayback(connection: connection, media: MediaServer(tls: tls, file: file), volume: level)
+            let server = MediaServer(tls: tls, file: file, subtitles: subtitles)
+            let playback = RemotePlayback(connection: connection, media: server, volume: level)
             playback.startHeartbeat()
             return playback
         } catch {
@@ -64,7 +68,7 @@ public final class RemotePlayback: Sendable {
     public static func start(
         url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
         configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
-        audioLanguage: String? = nil, autoplay: Bool = true
+        audioLanguage: String? = nil, subtitleLanguage: String? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -80,6 +84,7 @@ public final class RemotePlayback: Sendable {
             title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
             startTime: startTime)
         request.audioLanguage = audioLanguage
+        request.subtitleLanguage = subtitleLanguage
         request.autoplay = autoplay ? nil : false
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         do throws(CastError) {
@@ -183,16 +188,17 @@ public final class RemotePlayback: Sendable {
 final class MediaServer: Sendable {
     private let tls: TLSConnection
 
-    init(tls: TLSConnection, file: MediaFile) {
+    /// `subtitles`: the play request's subtitle file, served as resource 1 (`MediaRead.subtitles`).
+    init(tls: TLSConnection, file: MediaFile, subtitles: MediaFile? = nil) {
         self.tls = tls
-        let thread = Thread { [tls] in Self.serve(tls, file) }
+        let thread = Thread { [tls] in Self.serve(tls, file, subtitles) }
         thread.name = "cast media"
         thread.start()
     }
 
     func close() { tls.close() }
 
-    private static func serve(_ tls: TLSConnection, _ file: MediaFile) {
+    private static func serve(_ tls: TLSConnection, _ file: MediaFile, _ subtitles: MediaFile?) {
         var decoder = FrameDecoder()
         while true {
             guard let bytes = try? tls.read(maxCount: 64 * 1024, timeout: nil), !bytes.isEmpty else { return }
@@ -202,8 +208,11 @@ final class MediaServer: Sendable {
                     switch try Message(frame) {
                     case .mediaRead(let read):
                         let reply: Message
-                        do {
-                            reply = .mediaData(MediaData(offset: read.offset, bytes: try file.read(offset: read.offset, length: read.length)))
+                        do throws(CastError) {
+                            let served = read.resource == MediaRead.subtitles ? subtitles : file
+                            guard let served else { throw CastError(.playback, "no subtitle file was sent") }
+                            let bytes = try served.read(offset: read.offset, length: read.length)
+                            reply = .mediaData(MediaData(offset: read.offset, bytes: bytes))
                         } catch {
                             reply = .error(ErrorMessage(code: .mediaUnreadable, message: error.message))
                         }

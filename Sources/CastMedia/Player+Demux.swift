@@ -64,8 +64,10 @@ extension Player {
         let size = source.map { $0.size } ?? demuxer.size
         isSeekable = seekable
         let videoStream = demuxer.bestStream(AVMEDIA_TYPE_VIDEO)
+        // A track chosen before the media opened (`selectAudio`) wins over the configuration's.
+        let audioLanguage = takeAudioChoice() ?? configuration.audioLanguage
         let audioStream =
-            configuration.audioLanguage.flatMap { demuxer.audioStream(inLanguage: $0) } ?? demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
+            audioLanguage.flatMap { demuxer.audioStream(inLanguage: $0) } ?? demuxer.bestStream(AVMEDIA_TYPE_AUDIO)
         guard videoStream != nil || audioStream != nil else {
             throw MediaError.ffmpeg("av_find_best_stream (no audio or video stream)", status: cast_averror(ENOSYS))
         }
@@ -97,6 +99,25 @@ extension Player {
         if configuration.startTime > 0 && seekable {
             try demuxer.seek(to: configuration.startTime)
         }
+
+        // Subtitles are decoded here, on the demux thread, as they are read, and drawn by the video output.
+        let movingPictures = videoStream.map { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 } ?? false
+        // A sidecar file (sent with the film) is shown instead of the film's own tracks.
+        var sidecar = movingPictures ? configuration.subtitleFile.flatMap { openSidecar($0) } : nil
+        var subtitles = movingPictures && configuration.subtitleFile == nil ? openSubtitles(demuxer) : nil
+        subtitleOverlay = sidecar?.overlay ?? subtitles?.overlay
+        var audioIndex = audioStream?.pointee.index
+        var audioSlot: DecoderSlot?
+        announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
+        /// A track chosen while playing (`selectSubtitles`) is opened on this thread, and the tracks announced again.
+        func applySubtitleChoice() {
+            guard movingPictures, let choice = takeSubtitleChoice() else { return }
+            let before = subtitles?.index
+            subtitles = switchSubtitles(to: choice, from: subtitles, demuxer)
+            if choice == "off" || subtitles?.index != before { sidecar = nil }
+            announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
+        }
+        applySubtitleChoice()
 
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
@@ -153,12 +174,36 @@ extension Player {
             var timing = StreamTiming(
                 timeBase: audioStream.pointee.time_base, containerStart: demuxer.startTime, frameRate: AVRational())
             timing.maxTimestampJump = maxTimestampJump
+            let slot = DecoderSlot(audioDecoder)
+            audioSlot = slot
             spawnThread(named: "CastMedia.audio-decode") { [self] in
-                runDecoder(audioDecoder, packets: packets, frames: frames)
+                runDecoder(slot, packets: packets, frames: frames)
             }
             let streamName = audioDecoder.streamName
             spawnThread(named: "CastMedia.audio-out") { [self, timing] in
                 runAudioOutput(frames: frames, timing: timing, device: device, streamName: streamName)
+            }
+        }
+
+        /// An audio track chosen while playing (`selectAudio`): its packets go to the audio queue from now on, decoded
+        /// by a decoder of its own that the decode thread takes at the seek that follows; the tracks are announced
+        /// again. A language no track has, or the track that plays, changes nothing.
+        func applyAudioChoice() {
+            guard let choice = takeAudioChoice(), let slot = audioSlot, let current = audioIndex,
+                let stream = demuxer.audioStream(inLanguage: choice), stream.pointee.index != current,
+                let queue = routes[current]
+            else { return }
+            do {
+                let decoder = try Decoder(stream: stream)
+                routes[current] = nil
+                timeBases[current] = nil
+                routes[stream.pointee.index] = queue
+                timeBases[stream.pointee.index] = stream.pointee.time_base
+                slot.replace(with: decoder)
+                audioIndex = stream.pointee.index
+                announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
+            } catch {
+                FileHandle.standardError.write(Data("castmedia: the audio track is not changed: \(error)\n".utf8))
             }
         }
 
@@ -178,10 +223,14 @@ extension Player {
                 seek = control.takeSeek()
             }
             if let seek {
+                // A track chosen while playing is opened here, before the seek that reads its events again.
+                applySubtitleChoice()
+                applyAudioChoice()
                 // avformat_seek_file backward to the key frame at or before the target; the outputs trim to it
                 // when the seek is exact. When the demuxer cannot seek, the new segment plays on from here.
                 let moved = (try? demuxer.seek(to: seek.target ?? 0)) != nil
                 serial = seek.serial
+                if moved { subtitles?.flush() }
                 if moved { inputEnded(false) }
                 if moved || !atEnd {
                     atEnd = false
@@ -210,7 +259,12 @@ extension Player {
                     emit(.metadata(current))
                 }
             }
+            applySubtitleChoice()
             let index = packet.pointer.pointee.stream_index
+            if let subtitles, index == subtitles.index {
+                subtitles.take(packet)
+                continue
+            }
             guard let queue = routes[index], let timeBase = timeBases[index] else { continue }
             let p = packet.pointer.pointee
             let stamp = p.pts != cast_av_nopts_value() ? p.pts : p.dts
@@ -249,7 +303,17 @@ extension Player {
         _ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>, transform: VideoTransform? = nil,
         dropLateFrames lateTiming: StreamTiming? = nil
     ) {
+        runDecoder(DecoderSlot(decoder), packets: packets, frames: frames, transform: transform, dropLateFrames: lateTiming)
+    }
+
+    /// A decode thread whose decoder may be replaced while playing (`DecoderSlot`, the audio track chosen while
+    /// playing): it takes the new one when a new serial begins, and its frames are retimed to the slot's timeline.
+    func runDecoder(
+        _ slot: DecoderSlot, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>, transform: VideoTransform? = nil,
+        dropLateFrames lateTiming: StreamTiming? = nil
+    ) {
         var current = 0
+        var decoder = slot.decoder
         var transformError: (any Error)?
         var deliveredInSegment = false
         func deliver(_ frame: Frame, serial: Int) -> Bool {
@@ -277,21 +341,24 @@ extension Player {
         }
         while let (item, serial) = packets.take() {
             if serial != current {
+                decoder = slot.decoder
                 decoder.flush()
                 current = serial
                 deliveredInSegment = false
             }
             let atEnd: Bool
+            let decoding = decoder
+            let handOver = { (frame: Frame) in deliver(slot.retimed(frame, from: decoding), serial: serial) }
             switch item {
             case .item(let packet):
                 atEnd = false
-                guard decoder.decode(packet, deliver: { deliver($0, serial: serial) }) else {
+                guard decoder.decode(packet, deliver: handOver) else {
                     if let transformError { fail(transformError) }
                     return
                 }
             case .end:
                 atEnd = true
-                guard decoder.decode(nil, deliver: { deliver($0, serial: serial) }) else {
+                guard decoder.decode(nil, deliver: handOver) else {
                     if let transformError { fail(transformError) }
                     return
                 }

@@ -120,6 +120,7 @@ extension Player {
             {
                 countDroppedFrame()
             } else {
+                try burnSubtitles(into: frame, timing: timing)
                 for presenter in presenters { try presenter.present(frame) }
                 let size = DisplaySize(of: frame.pointer.pointee)
                 // The first size was announced from the stream's parameters when it opened.

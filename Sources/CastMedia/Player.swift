@@ -45,6 +45,14 @@ public final class Player: @unchecked Sendable {
         var log = LogState()
         /// Video frames a window did not show because they were already late by a whole frame.
         var droppedVideoFrames = 0
+        /// What the video output draws over each frame (Player+Subtitles.swift); nil: no subtitles shown.
+        var subtitleOverlay: SubtitleOverlay?
+        /// A subtitle track asked for while playing (`selectSubtitles`), not yet opened by the demux thread.
+        var subtitleChoice: String?
+        /// An audio track asked for while playing (`selectAudio`), not yet opened by the demux thread.
+        var audioChoice: String?
+        /// The tracks last announced (`tracks`), so that turning subtitles off is announced at once.
+        var tracks: [MediaTrack] = []
     }
 
     // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.

@@ -68,6 +68,13 @@ public struct PlayerConfiguration: Sendable {
     /// The language of the audio track to play (ISO 639-2 "fra" or 639-1 "fr"), when the media has several; nil, or a
     /// language no track has: the track FFmpeg picks (the default one).
     public var audioLanguage: String?
+    /// The language of the subtitle track to show (ISO 639, as `audioLanguage`), or "off" for none; nil, or a language
+    /// no track has: the track marked forced or default, if any (as mpv). See `Demuxer.subtitleStream(language:)`.
+    public var subtitleLanguage: String?
+    /// A sidecar subtitle file's bytes (SRT, ASS/SSA, WebVTT, …: whatever FFmpeg reads), shown instead of the media's
+    /// own tracks; at most `SubtitleFile.maximumSize` bytes are looked at. A file that cannot be read is reported and
+    /// the media plays without subtitles.
+    public var subtitleFile: [UInt8]?
     /// Where playback begins, in seconds from the start of the media.
     public var startTime: Double = 0
     /// How `.window` and `.fullscreen` fit pictures whose shape differs from the screen's; see `Player.setScalingMode`.

@@ -120,6 +120,8 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var loadState: LoadState?
     /// The media time up to which media is buffered (as the `buffered` event), when something plays.
     public var playableDuration: Double?
+    /// The media's audio and subtitle tracks (the last `tracks` event), when something plays.
+    public var tracks: [MediaTrack]?
 
     /// Creates a status.
     public init(
@@ -303,6 +305,13 @@ extension Message {
                 if body.username != nil || body.password != nil {
                     throw ProtocolError(.malformedMessage, "play.username and play.password go only with play.url")
                 }
+                if let subtitles = body.subtitles {
+                    try Self.check(text: subtitles.nameHint ?? "", field: "play.subtitles.nameHint")
+                    guard (1...SubtitleFile.maximumSize).contains(subtitles.size) else {
+                        throw ProtocolError(
+                            .malformedMessage, "play.subtitles.size must be 1...\(SubtitleFile.maximumSize) bytes")
+                    }
+                }
             case (nil, let url?):
                 if let problem = PlayRequest.problem(withURL: url) {
                     throw ProtocolError(.malformedMessage, "play.url \(problem)")
@@ -315,6 +324,9 @@ extension Message {
                 if body.password != nil && body.username == nil {
                     throw ProtocolError(.malformedMessage, "play.password needs play.username")
                 }
+                if body.subtitles != nil {
+                    throw ProtocolError(.malformedMessage, "play.subtitles goes only with play.media")
+                }
             default:
                 throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
             }
@@ -323,6 +335,10 @@ extension Message {
             }
             if let language = body.audioLanguage, !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")
+            }
+            if let language = body.subtitleLanguage, language != "off", !PlayRequest.isLanguageCode(language) {
+                throw ProtocolError(
+                    .malformedMessage, "play.subtitleLanguage must be 2 or 3 ASCII letters (ISO 639) or \"off\"")
             }
             self = .play(body)
         case .playAccepted:
@@ -343,6 +359,8 @@ extension Message {
                 throw ProtocolError(
                     .malformedMessage, "mediaRead needs offset ≥ 0 and length 1...\(MediaRead.maximumLength)")
             }
+            guard body.resource == nil || body.resource == MediaRead.media || body.resource == MediaRead.subtitles
+            else { throw ProtocolError(.malformedMessage, "mediaRead.resource must be 0 (the media) or 1 (subtitles)") }
             self = .mediaRead(body)
         case .mediaData:
             guard frame.payload.count >= 8 else {

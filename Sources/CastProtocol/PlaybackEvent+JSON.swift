@@ -6,7 +6,7 @@ import Foundation
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate, playableDuration, ahead, accessLog, errorLog, code
+            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks
     }
 
     /// The `event` word of each kind.
@@ -26,6 +26,7 @@ extension PlaybackEvent: Codable {
         case .accessLog: "accessLog"
         case .errorLog: "errorLog"
         case .metadata: "metadata"
+        case .tracks: "tracks"
         case .finished: "finished"
         }
     }
@@ -57,6 +58,7 @@ extension PlaybackEvent: Codable {
         case .errorLog(let entry): try c.encode(entry, forKey: .errorLog)
         // Flat: `metadata` (the items) and `artwork` sit beside `event`.
         case .metadata(let metadata): try metadata.encode(to: encoder)
+        case .tracks(let tracks): try c.encode(tracks, forKey: .tracks)
         case .finished(let reason, let error, let code):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
@@ -100,6 +102,18 @@ extension PlaybackEvent: Codable {
         case "accessLog": self = .accessLog(try c.decode(AccessLogEntry.self, forKey: .accessLog))
         case "errorLog": self = .errorLog(try c.decode(ErrorLogEntry.self, forKey: .errorLog))
         case "metadata": self = .metadata(try TimedMetadata(from: decoder))
+        case "tracks":
+            let tracks = try c.decode([MediaTrack].self, forKey: .tracks)
+            guard tracks.count <= MediaTrack.maximumCount,
+                tracks.allSatisfy({ track in
+                    [track.codec, track.language ?? "", track.title ?? ""]
+                        .allSatisfy { $0.utf8.count <= maximumTextLength }
+                })
+            else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .tracks, in: c, debugDescription: "at most \(MediaTrack.maximumCount) tracks, short texts")
+            }
+            self = .tracks(tracks)
         case "finished":
             // A code this version does not know is no code: the reason alone still says what happened.
             let code = try c.decodeIfPresent(String.self, forKey: .code).flatMap(FinishCode.init(rawValue:))

@@ -126,6 +126,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     case errorLog(ErrorLogEntry)
     /// The media's tags and artwork presence, after probing and whenever they change (timed metadata).
     case metadata(TimedMetadata)
+    /// The media's audio and subtitle tracks, which of them are selected: when the media opens, and again when the
+    /// choice changes (`subtitles` control).
+    case tracks([MediaTrack])
     /// Playback finished; `error` is set for `playbackError`, `code` when a sender may act on why.
     case finished(reason: FinishReason, error: String?, code: FinishCode? = nil)
 }

@@ -20,6 +20,13 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// `false`: load, show the first picture and wait paused for `resume` (MPMoviePlayerController.shouldAutoplay
     /// off; a stream is opened but does not start). Nil or `true`: play at once.
     public var autoplay: Bool?
+    /// The subtitle track to show: its language (ISO 639, 2 or 3 ASCII letters) or "off" for none; nil, or a language
+    /// no track has: the track the media marks forced or default, if any (as mpv).
+    public var subtitleLanguage: String?
+    /// A subtitle file the sender serves beside the media (`cast send movie.mkv --subtitles movie.srt`), read by the
+    /// receiver over the same media connection as resource 1 (`MediaRead.resource`) and shown instead of the media's
+    /// own tracks. Only with `media`.
+    public var subtitles: SubtitleFile?
 
     /// The longest `url` accepted.
     public static let maximumURLLength = 4096
@@ -52,6 +59,8 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if let startTime { parts.append("startTime: \(startTime)") }
         if let audioLanguage { parts.append("audioLanguage: \(audioLanguage)") }
         if let autoplay { parts.append("autoplay: \(autoplay)") }
+        if let subtitleLanguage { parts.append("subtitleLanguage: \(subtitleLanguage)") }
+        if let subtitles { parts.append("subtitles: \(subtitles.size) bytes") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
     }
 
@@ -96,6 +105,23 @@ public struct MediaDescriptor: Codable, Sendable, Equatable {
     }
 }
 
+/// A sidecar subtitle file (SRT, ASS/SSA, WebVTT …) the sender serves with the media.
+public struct SubtitleFile: Codable, Sendable, Equatable {
+    /// Its size in bytes, 1...`maximumSize`: the receiver reads it whole before playback starts.
+    public var size: Int64
+    /// Its file name with the extension, which helps FFmpeg tell the format.
+    public var nameHint: String?
+
+    /// The largest subtitle file: a film's SRT is about 100 KB, a karaoke-styled ASS a few MB.
+    public static let maximumSize: Int64 = 8 << 20
+
+    /// Creates a descriptor.
+    public init(size: Int64, nameHint: String?) {
+        self.size = size
+        self.nameHint = nameHint
+    }
+}
+
 /// Receiver → sender: the play request is accepted; open a media connection that presents `session`.
 public struct PlayAccepted: Codable, Sendable, Equatable {
     /// A random token that ties the media connection to this playback session.
@@ -108,7 +134,8 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
 /// Sender → receiver: a playback control. JSON: `{"action":"pause"}`, `{"action":"seek","position":12.5,"exact":true}`,
 /// `{"action":"volume","volume":0.5}`, `{"action":"mute","muted":true}`, `{"action":"rate","rate":1.5}`,
 /// `{"action":"accessLog"}`.
-/// `{"action":"scaling","mode":"aspectFill"}`.
+/// `{"action":"scaling","mode":"aspectFill"}`, `{"action":"subtitles","language":"fra"}` (or `"off"`),
+/// `{"action":"audio","language":"fra"}`.
 public struct PlaybackControl: Codable, Sendable, Equatable {
     /// What to do.
     public enum Action: Sendable, Equatable {
@@ -132,6 +159,11 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// How the receiver's window fits pictures (MPMovieScalingMode). Like the volume, it belongs to the
         /// receiver: it holds with nothing playing and carries over to the next session.
         case scaling(VideoScalingMode)
+        /// Shows the subtitle track in this language (ISO 639, as `PlayRequest.subtitleLanguage`), or none for
+        /// "off", from now on, while playing.
+        case subtitles(String)
+        /// Plays the audio track in this language (ISO 639) from now on, while playing.
+        case audio(String)
 
         /// The wire word.
         public var word: String {
@@ -145,6 +177,8 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .rate: "rate"
             case .accessLog: "accessLog"
             case .scaling: "scaling"
+            case .subtitles: "subtitles"
+            case .audio: "audio"
             }
         }
     }
@@ -154,7 +188,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
 
-    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode }
+    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode, language }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
@@ -168,6 +202,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .mute(let muted): try c.encode(muted, forKey: .muted)
         case .rate(let rate): try c.encode(rate, forKey: .rate)
         case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
+        case .subtitles(let language), .audio(let language): try c.encode(language, forKey: .language)
         }
     }
 
@@ -196,6 +231,21 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                 throw DecodingError.dataCorruptedError(forKey: .mode, in: c, debugDescription: "unknown mode")
             }
             action = .scaling(mode)
+        case "subtitles":
+            let language = try c.decode(String.self, forKey: .language)
+            guard language == "off" || PlayRequest.isLanguageCode(language) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .language, in: c,
+                    debugDescription: "subtitles.language must be ISO 639 (2 or 3 letters) or off")
+            }
+            action = .subtitles(language)
+        case "audio":
+            let language = try c.decode(String.self, forKey: .language)
+            guard PlayRequest.isLanguageCode(language) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .language, in: c, debugDescription: "audio.language must be ISO 639 (2 or 3 letters)")
+            }
+            action = .audio(language)
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }
@@ -235,14 +285,22 @@ public struct MediaRead: Codable, Sendable, Equatable {
     public var offset: Int64
     /// How many bytes, at most `MediaRead.maximumLength`.
     public var length: Int
+    /// Which of the served files: absent or `MediaRead.media` for the media, `MediaRead.subtitles` for the play
+    /// request's subtitle file.
+    public var resource: Int?
+
+    /// The resource numbers.
+    public static let media = 0
+    public static let subtitles = 1
 
     /// The largest read: bounds what one request can make either side buffer.
     public static let maximumLength = 1 << 20
 
     /// Creates a read.
-    public init(offset: Int64, length: Int) {
+    public init(offset: Int64, length: Int, resource: Int? = nil) {
         self.offset = offset
         self.length = length
+        self.resource = resource == MediaRead.media ? nil : resource
     }
 }
 

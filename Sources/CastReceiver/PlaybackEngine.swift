@@ -14,6 +14,10 @@ protocol PlaybackEngine: AnyObject, Sendable {
     func setMuted(_ muted: Bool)
     func setRate(_ rate: Double)
     func setScalingMode(_ mode: ScalingMode)
+    /// Shows the subtitle track in `language`, or none for "off" (`Player.selectSubtitles`).
+    func selectSubtitles(_ language: String)
+    /// Plays the audio track in `language` (`Player.selectAudio`).
+    func selectAudio(_ language: String)
     func stop()
     /// The access log entry now, or nil when it arrives later as an `accessLog` event (a worker's).
     func requestAccessLog() -> AccessLogEntry?

@@ -53,6 +53,8 @@ final class PlaybackSession: Sendable {
         var volume: (level: Double, muted: Bool) = (1, false)
         /// The media time up to which media is buffered (the last `buffered` event).
         var playableDuration: Double?
+        /// The media's audio and subtitle tracks (the last `tracks` event).
+        var tracks: [MediaTrack]?
         /// Where served media comes from: the media connection's peer.
         var mediaPeer: String?
         /// Makes images of the media for thumbnail requests; opened on the first request.
@@ -78,6 +80,7 @@ final class PlaybackSession: Sendable {
         engine.startTime = request.startTime ?? 0
         engine.audioLanguage = request.audioLanguage
         engine.autoplay = request.autoplay ?? true
+        engine.subtitleLanguage = request.subtitleLanguage
         // The access log's start-up time counts from the play request, not from the media connection.
         engine.requestDate = Date()
         self.engine = engine
@@ -174,9 +177,15 @@ final class PlaybackSession: Sendable {
                 media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits
             )
             start.urlProxy = urlProxy
+            start.subtitles = request.subtitles
             return DecoderProcess(start: start, source: source, idleWindow: idleWindow) { event in self.handle(event) }
         }
         if let source {
+            var engine = engine
+            // Decoding in castd (isolation off): the subtitle file is read here, whole, before the engine starts.
+            engine.subtitleFile = request.subtitles.flatMap { file in
+                SubtitleFileReader.read(file, from: source.subtitleReader(file))
+            }
             // The network read happens on the read-ahead thread; the engine reads from its buffer.
             return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
         }
@@ -253,6 +262,8 @@ final class PlaybackSession: Sendable {
                 return
             }
             if let entry = player.requestAccessLog() { handle(.accessLog(entry)) }
+        case .subtitles(let language): player?.selectSubtitles(language)
+        case .audio(let language): player?.selectAudio(language)
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }
@@ -298,6 +309,8 @@ final class PlaybackSession: Sendable {
         var loadState: LoadState
         /// The media time up to which media is buffered, once reported.
         var playableDuration: Double?
+        /// The media's tracks, once reported.
+        var tracks: [MediaTrack]?
         /// How it finished; nil while it runs.
         var finish: (reason: FinishReason, error: String?)?
     }
@@ -313,7 +326,7 @@ final class PlaybackSession: Sendable {
             }
             return Snapshot(
                 playbackState: state.playbackState, duration: state.duration, position: position, rate: state.rate,
-                loadState: state.loadState, playableDuration: state.playableDuration,
+                loadState: state.loadState, playableDuration: state.playableDuration, tracks: state.tracks,
                 finish: state.finished ? (state.finish ?? (.playbackEnded, nil)) : nil)
         }
     }
@@ -326,6 +339,7 @@ final class PlaybackSession: Sendable {
             duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration
+        status.tracks = now.tracks
         return status
     }
 
@@ -341,6 +355,7 @@ final class PlaybackSession: Sendable {
             case .rate(let rate): state.rate = rate
             case .loadState(let load): state.loadState = load
             case .buffered(let playable, _): state.playableDuration = playable
+            case .tracks(let tracks): state.tracks = tracks
             case .accessLog(var entry):
                 entry.uri = request.url.map(URLInput.redacted) ?? request.title
                 entry.serverAddress = entry.serverAddress ?? state.mediaPeer

@@ -19,6 +19,8 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
     private var position: Int64 = 0
     /// Whether cancelling this reader ends the connection (the engine's reader) or only this reader.
     private let ownsConnection: Bool
+    /// Which served file it reads (`MediaRead.resource`): the media, or the play request's subtitle file.
+    private let resource: Int
     private let cancelled = NSLock()
     private var isCancelledFlag = false
 
@@ -29,12 +31,21 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
         self.channel = Channel(tls: tls)
         self.descriptor = descriptor
         self.ownsConnection = true
+        self.resource = MediaRead.media
     }
 
-    private init(channel: Channel, descriptor: MediaDescriptor) {
+    private init(channel: Channel, descriptor: MediaDescriptor, resource: Int = MediaRead.media) {
         self.channel = channel
         self.descriptor = descriptor
         self.ownsConnection = false
+        self.resource = resource
+    }
+
+    /// A reader of the play request's subtitle file over the same connection, from offset 0.
+    func subtitleReader(_ file: SubtitleFile) -> RemoteSource {
+        RemoteSource(
+            channel: channel, descriptor: MediaDescriptor(size: file.size, seekable: true, nameHint: file.nameHint),
+            resource: MediaRead.subtitles)
     }
 
     /// A reader of the same media over the same connection, from offset 0; cancelling it leaves the connection open.
@@ -46,7 +57,7 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if cancelled.withLock({ isCancelledFlag }) { throw MediaLost("the read was cancelled") }
-        let count = try channel.read(at: position, into: buffer)
+        let count = try channel.read(at: position, resource: resource, into: buffer)
         position += Int64(count)
         return count
     }
@@ -77,13 +88,14 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
 
         init(tls: TLSConnection) { self.tls = tls }
 
-        func read(at position: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        func read(at position: Int64, resource: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
             let wanted = min(buffer.count, MediaRead.maximumLength)
             guard wanted > 0 else { return 0 }
             lock.lock()
             defer { lock.unlock() }
             try tls.write(
-                Message.mediaRead(MediaRead(offset: position, length: wanted)).frame().encoded(), timeout: .seconds(10))
+                Message.mediaRead(MediaRead(offset: position, length: wanted, resource: resource)).frame().encoded(),
+                timeout: .seconds(10))
             while true {
                 if let frame = try decoder.nextFrame() {
                     switch try Message(frame) {

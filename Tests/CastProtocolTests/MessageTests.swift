@@ -80,6 +80,39 @@ final class MessageTests: XCTestCase {
             let json = #"{"offset":\#(offset),"length":\#(length)}"#
             assertRejected(Frame(type: MessageType.mediaRead.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
+        for resource in [-1, 2, 1 << 40] {
+            let json = #"{"offset":0,"length":10,"resource":\#(resource)}"#
+            assertRejected(Frame(type: MessageType.mediaRead.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        let subtitles = Message.mediaRead(MediaRead(offset: 5, length: 10, resource: MediaRead.subtitles)).frame()
+        XCTAssertEqual(try Message(subtitles), .mediaRead(MediaRead(offset: 5, length: 10, resource: 1)))
+        // The media is resource 0, written as no resource at all (what senders before subtitles understand).
+        let media = String(decoding: Message.mediaRead(MediaRead(offset: 0, length: 1, resource: 0)).frame().payload, as: UTF8.self)
+        XCTAssertFalse(media.contains("resource"), media)
+    }
+
+    func testTracksEventRoundTripsAndIsBounded() throws {
+        let tracks = [
+            MediaTrack(index: 1, kind: .audio, language: "eng", title: "Director", codec: "aac", selected: true),
+            MediaTrack(index: -1, kind: .subtitle, language: nil, title: nil, codec: "subrip", selected: true),
+        ]
+        let event = PlaybackEvent.tracks(tracks)
+        XCTAssertEqual(try JSONDecoder().decode(PlaybackEvent.self, from: Data(event.jsonLine.utf8)), event)
+        let many = PlaybackEvent.tracks(Array(repeating: tracks[0], count: MediaTrack.maximumCount + 1))
+        XCTAssertThrowsError(try JSONDecoder().decode(PlaybackEvent.self, from: Data(many.jsonLine.utf8)))
+    }
+
+    func testSubtitleFileIsBoundedAndOnlyWithServedMedia() {
+        for json in [
+            #"{"title":"a","media":{"seekable":true},"subtitles":{"size":0}}"#,
+            #"{"title":"a","media":{"seekable":true},"subtitles":{"size":8388609}}"#,
+            #"{"title":"a","url":"http://example.com/a.mkv","subtitles":{"size":10}}"#,
+        ] {
+            assertRejected(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        var request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: "a.mkv"))
+        request.subtitles = SubtitleFile(size: 8 << 20, nameHint: "a.srt")
+        XCTAssertEqual(try Message(Message.play(request).frame()), .play(request))
     }
 
     func testControlsAreBounded() {
@@ -103,8 +136,16 @@ final class MessageTests: XCTestCase {
             #"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#,
             #"{"title":"a","media":{"seekable":true},"audioLanguage":"french"}"#,
             #"{"title":"a","media":{"seekable":true},"audioLanguage":"f\nr"}"#,
+            #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"english"}"#,
+            #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"OFF!"}"#,
         ] {
             assertRejected(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        for language in ["off", "eng", "fr"] {
+            let json = #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"\#(language)"}"#
+            guard case .play(let request)? = try? Message(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
+            else { return XCTFail("\(language) refused") }
+            XCTAssertEqual(request.subtitleLanguage, language)
         }
     }
 

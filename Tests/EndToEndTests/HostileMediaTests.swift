@@ -2,7 +2,7 @@ import CastProtocol
 import Foundation
 import XCTest
 
-/// The hostile media corpus (`scripts/hostile-media`: 100 damaged files) sent one by one to a real castd on
+/// The hostile media corpus (`scripts/hostile-media`: 110 damaged files) sent one by one to a real castd on
 /// loopback (no window, no sound: the engine still demuxes and decodes everything). Each send ends by itself, with
 /// no `cast stop`, within a generous bound: in a played clip (exit 0, the last event a `playbackEnded` finish) or a
 /// `playbackError` (exit 1); castd never dies, and its memory after the run is within 20 MB of before (after a
@@ -46,7 +46,7 @@ final class HostileMediaTests: XCTestCase {
             [Paths.package.appendingPathComponent("scripts/hostile-media").path, corpus], timeout: 120)
         XCTAssertEqual(made.status, 0, made.stderr)
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus).sorted()
-        XCTAssertEqual(files.count, 100)
+        XCTAssertEqual(files.count, 110)
         let target = "127.0.0.1:\(port)"
 
         let warmUp = try cast(["send", try Media.clip("hostile-warm-up.mp4", seconds: 1), "--to", target])
@@ -92,7 +92,7 @@ final class HostileMediaTests: XCTestCase {
             "hostile media: \(played.count) played, \(errored.count) playbackError, in "
                 + "\(String(format: "%.0f", Date().timeIntervalSince(start))) s (slowest \(slowest.name), "
                 + "\(String(format: "%.1f", slowest.seconds)) s); castd VmRSS \(before) kB before, \(after) kB after")
-        XCTAssertEqual(played.count + errored.count, 100)
+        XCTAssertEqual(played.count + errored.count, 110)
         XCTAssertLessThan(after - before, 20 * 1024, "castd grew from \(before) kB to \(after) kB")
 
         // Still serving: a good clip plays.

@@ -129,18 +129,25 @@ final class PlayTests: XCTestCase {
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
     }
 
+    /// An MKV of `seconds` with two AAC tracks: English (default) a 440 Hz tone, French 880 Hz.
+    private func twoLanguageFilm(seconds: Int) throws -> String {
+        let film = "\(work!)/two-languages-\(seconds)s.mkv"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "sine=frequency=440:sample_rate=48000:duration=\(seconds)", "-f", "lavfi", "-i",
+            "sine=frequency=880:sample_rate=48000:duration=\(seconds)", "-map", "0", "-map", "1", "-c:a", "aac",
+            "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra", "-disposition:a:0", "default",
+            "-disposition:a:1", "0", film,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return film
+    }
+
     /// A film with two audio languages: `--audio-lang` picks the track (3 or 2 letters); without it, the default
     /// track plays, as ffmpeg picks it; a language no track has plays the default too; a malformed code is a usage
     /// error (exit 2), found before anything is sent.
     func testAudioLanguageChoosesTheTrack() throws {
-        let film = "\(work!)/two-languages.mkv"
-        let made = try runCommand([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
-            "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000:duration=2", "-map", "0", "-map", "1",
-            "-c:a", "aac", "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
-            "-disposition:a:0", "default", "-disposition:a:1", "0", film,
-        ])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let film = try twoLanguageFilm(seconds: 2)
         for (arguments, frequency) in [([], 440.0), (["--audio-lang", "fra"], 880), (["--audio-lang", "FR"], 880),
                                         (["--audio-lang", "eng"], 440), (["--audio-lang", "deu"], 440)] {
             let result = try send([film, "--to", "Living Room"] + arguments)
@@ -156,6 +163,36 @@ final class PlayTests: XCTestCase {
             let refused = try send([film, "--to", "Living Room", "--audio-lang", bad])
             XCTAssertEqual(refused.status, 2, "\(bad): \(refused.stderr)")
         }
+    }
+
+    /// `cast audio NAME fra` while a film plays: the capture holds the English track's 440 Hz before the switch and
+    /// the French track's 880 Hz after it; a malformed language is exit 2.
+    func testAudioTrackSwitchesWhilePlaying() throws {
+        let film = try twoLanguageFilm(seconds: 8)
+        let env = ["XDG_CONFIG_HOME": "\(work!)/sender"]
+        let sender = try lab.start(on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
+        XCTAssertNotNil(sender.waitForLine(containing: #""position":2."#, timeout: 20), "\(sender.output.suffix(5))")
+        let switched = try lab.run(on: .phone, [Paths.cast, "audio", "Living Room", "fra"], environment: env)
+        XCTAssertEqual(switched.status, 0, switched.stderr)
+        // cast status lists both tracks, the French one playing (the demux thread switches at the seek it asked for).
+        var status = try lab.run(on: .phone, [Paths.cast, "status", "Living Room"], environment: env)
+        for _ in 0..<50 where !status.stdout.contains("track: audio #1 fra aac (playing)") {
+            Thread.sleep(forTimeInterval: 0.05)
+            status = try lab.run(on: .phone, [Paths.cast, "status", "Living Room"], environment: env)
+        }
+        XCTAssertTrue(status.stdout.contains("track: audio #1 fra aac (playing)"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("track: audio #0 eng aac\n"), status.stdout)
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
+        let second = 48000 * 4
+        XCTAssertGreaterThan(pcm.count, 7 * second)
+        let before = Media.toneFrequency(ofCapture: pcm.subdata(in: 0..<(3 * second / 2)))
+        let after = Media.toneFrequency(ofCapture: pcm.subdata(in: (pcm.count - 3 * second)..<pcm.count))
+        print(String(format: "cast audio fra: %.1f Hz before, %.1f Hz after (%d bytes)", before, after, pcm.count))
+        XCTAssertEqual(before, 440, accuracy: 440 * 0.08)
+        XCTAssertEqual(after, 880, accuracy: 880 * 0.08)
+        XCTAssertEqual(
+            try lab.run(on: .phone, [Paths.cast, "audio", "Living Room", "french"], environment: env).status, 2)
     }
 
     func testVideoOnlyFile() throws {

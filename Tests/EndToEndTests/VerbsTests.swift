@@ -116,13 +116,19 @@ final class VerbsTests: XCTestCase {
 
         let keys: Set<String> = [
             "name", "id", "address", "state", "tls", "title", "position", "duration", "volume", "muted", "loadState",
-            "playableDuration",
+            "playableDuration", "tracks",
         ]
         let paused = try object(cast(["pause", "Living Room", "--json"]))
         XCTAssertEqual(Set(paused.keys), keys)
         XCTAssertEqual(paused["state"] as? String, "paused")
         XCTAssertEqual(paused["tls"] as? String, "TLSv1.3")
         XCTAssertEqual(paused["title"] as? String, "verbs.mp4")
+        // The clip's one audio track (AAC), playing.
+        let tracks = try XCTUnwrap(paused["tracks"] as? [[String: Any]])
+        XCTAssertEqual(tracks.count, 1)
+        XCTAssertEqual(tracks.first?["kind"] as? String, "audio")
+        XCTAssertEqual(tracks.first?["codec"] as? String, "aac")
+        XCTAssertEqual(tracks.first?["selected"] as? Bool, true)
 
         let resumed = try object(cast(["resume", "Living Room", "--json"]))
         XCTAssertEqual(resumed["state"] as? String, "playing")

@@ -52,4 +52,6 @@ final class LocalMoviePlayback: MoviePlayback {
     func setRate(_ rate: Double) { player?.setRate(rate) }
     func setVolume(_ volume: Double) { player?.setVolume(volume) }
     func setScalingMode(_ mode: ScalingMode) { player?.setScalingMode(mode) }
+    func selectSubtitles(_ language: String) { player?.selectSubtitles(language) }
+    func selectAudio(_ language: String) { player?.selectAudio(language) }
 }

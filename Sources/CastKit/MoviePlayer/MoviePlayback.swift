@@ -25,6 +25,10 @@ protocol MoviePlayback: AnyObject, Sendable {
     func setVolume(_ volume: Double)
     /// Sets how pictures fit the screen (local windows; a receiver keeps its own).
     func setScalingMode(_ mode: ScalingMode)
+    /// Shows the subtitle track in `language` (ISO 639), or none for "off", from now on.
+    func selectSubtitles(_ language: String)
+    /// Plays the audio track in `language` (ISO 639) from now on.
+    func selectAudio(_ language: String)
 }
 
 /// What a playback reports to its player.

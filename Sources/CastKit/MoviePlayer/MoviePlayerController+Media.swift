@@ -18,6 +18,10 @@ extension MoviePlayerController {
     /// was opened (`.moviePlayerTimedMetadataUpdated`).
     public var timedMetadata: TimedMetadata? { lock.withLock { state.movie.timedMetadata } }
 
+    /// The movie's audio and subtitle tracks (language, title, codec, which are selected), once it is open, here or on
+    /// a receiver; empty before. `subtitleLanguage` chooses among the subtitle tracks.
+    public var tracks: [MediaTrack] { lock.withLock { state.movie.tracks } }
+
     /// The access log of the movie (MPMovieAccessLog's events): one entry per playback of it, here or on a
     /// receiver (a move starts a new one), with start-up time, bit rates, stalls, dropped frames, bytes and time
     /// watched; an entry arrives when a playback ends.

@@ -79,6 +79,12 @@ extension MoviePlayerController {
         playback.start()
         if state.rate != 1 { playback.setRate(state.rate) }
         if state.volume != 1 { playback.setVolume(state.volume) }
+        if let language = state.subtitleLanguage, Self.isTrackChoice(language, allowsOff: true) {
+            playback.selectSubtitles(language)
+        }
+        if let language = state.audioLanguage, Self.isTrackChoice(language, allowsOff: false) {
+            playback.selectAudio(language)
+        }
         if state.intent == .paused { playback.pause() }
     }
 
@@ -263,6 +269,8 @@ extension MoviePlayerController {
             state.movie.accessLog.append(entry)
         case .errorLog(let entry):
             state.movie.errorLog.append(entry)
+        case .tracks(let tracks):
+            state.movie.tracks = tracks
         case .metadata(let metadata):
             guard state.movie.timedMetadata != metadata else { return }
             state.movie.timedMetadata = metadata

@@ -1,5 +1,6 @@
 public import CastMedia
 public import Foundation
+import CastProtocol
 
 extension MoviePlayerController {
     /// How the movie repeats (MPMovieRepeatMode).
@@ -45,6 +46,45 @@ extension MoviePlayerController {
                 announce(.scalingModeDidChange(newValue))
             }
         }
+    }
+
+    /// The subtitles shown, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track, "off" shows
+    /// none; nil (the default) shows the track the movie marks forced or default. Setting a language or "off" applies
+    /// at once to the movie playing (the receiver seeks to where it is, to read the new track's lines again) and to
+    /// the next ones; setting nil changes nothing until the next movie. A language no track has keeps what shows.
+    public var subtitleLanguage: String? {
+        get { lock.withLock { state.subtitleLanguage } }
+        set { choose(\.subtitleLanguage, newValue, allowsOff: true) { $0.selectSubtitles($1) } }
+    }
+
+    /// The audio track played, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track; nil (the
+    /// default) plays the movie's default track. Setting a language applies at once to the movie playing (playback
+    /// seeks to where it is and goes on in that language) and to the next ones; nil changes nothing until the next
+    /// movie. A language no track has keeps what plays. `tracks` lists the languages.
+    public var audioLanguage: String? {
+        get { lock.withLock { state.audioLanguage } }
+        set { choose(\.audioLanguage, newValue, allowsOff: false) { $0.selectAudio($1) } }
+    }
+
+    /// Keeps a track choice and applies it to the movie playing, when it is one the engine takes: a language code, or
+    /// "off" where `allowsOff`.
+    private func choose(
+        _ choice: WritableKeyPath<State, String?>, _ value: String?, allowsOff: Bool,
+        apply: (any MoviePlayback, String) -> Void
+    ) {
+        lock.withLock {
+            let language = value?.lowercased()
+            guard state[keyPath: choice] != language else { return }
+            state[keyPath: choice] = language
+            if let language, let playback = state.playback, Self.isTrackChoice(language, allowsOff: allowsOff) {
+                apply(playback, language)
+            }
+        }
+    }
+
+    /// Whether `language` is a choice a track control takes.
+    static func isTrackChoice(_ language: String, allowsOff: Bool) -> Bool {
+        (allowsOff && language == "off") || PlayRequest.isLanguageCode(language)
     }
 
     /// The controls a program would draw; default `.default`. Kept, not drawn.

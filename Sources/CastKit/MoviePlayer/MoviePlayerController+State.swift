@@ -40,6 +40,8 @@ extension MoviePlayerController {
         /// The output level, 0...1.
         var volume = 1.0
         var scalingMode = ScalingMode.aspectFit
+        var subtitleLanguage: String?
+        var audioLanguage: String?
         var isFullscreen = false
         /// The outputs the local playback was started with (`view` changes compare against them).
         var shownOutputs: MoviePlayerController.Outputs?
@@ -82,6 +84,7 @@ extension MoviePlayerController {
         var accessLog: [AccessLogEntry] = []
         var errorLog: [ErrorLogEntry] = []
         var timedMetadata: TimedMetadata?
+        var tracks: [MediaTrack] = []
     }
 
     /// The position as last reported, running on at the rate while playing, so that reading it needs no round trip

@@ -188,6 +188,8 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     func setVolume(_ volume: Double) { control(.volume(volume)) }
     /// A receiver fits pictures by its own setting.
     func setScalingMode(_ mode: ScalingMode) {}
+    func selectSubtitles(_ language: String) { control(.subtitles(language)) }
+    func selectAudio(_ language: String) { control(.audio(language)) }
 
     func stop() {
         lock.withLock { state.stopped = true }

@@ -387,8 +387,8 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate, .accessLog, .scaling:
-                    // A speaker has no engine access log and no picture to scale.
+                case .rate, .accessLog, .scaling, .subtitles, .audio:
+                    // A speaker has no engine access log, no picture to scale and no subtitles.
                     continue
                 }
             }

@@ -21,6 +21,14 @@ final class FrameMD5Writer {
     /// ffmpeg's `ost->sync_opts`: the next output timestamp, in the encoder's time base.
     private var nextTimestamp: Int64 = 0
     private var buffer: [UInt8] = []
+    /// Where each frame's packed bytes also go (`CAST_FRAMES_RAW`), if anywhere.
+    private let raw: UnsafeMutablePointer<FILE>?
+
+    /// The environment variable naming a file that receives every presented frame's packed bytes (what the MD5 is
+    /// of, as `ffmpeg -f rawvideo` writes them), beside the framemd5 lines: so that a test can measure how close a
+    /// frame that is not bit-exact is (bitmap subtitles, blended unlike FFmpeg's overlay filter). A diagnostic for
+    /// tests and for the curious; nothing is written without it.
+    static let rawFramesVariable = "CAST_FRAMES_RAW"
 
     /// Opens (truncates) `path`. `containerStartTime` is in AV_TIME_BASE units.
     init(path: String, streamTimeBase: AVRational, frameRate: AVRational, containerStartTime: Int64) throws {
@@ -31,9 +39,21 @@ final class FrameMD5Writer {
         self.frameRate = frameRate
         self.encoderTimeBase = frameRate.num > 0 && frameRate.den > 0 ? av_inv_q(frameRate) : streamTimeBase
         self.timestampOffset = av_rescale_q(-containerStartTime, cast_av_time_base_q(), streamTimeBase)
+        if let rawPath = ProcessInfo.processInfo.environment[Self.rawFramesVariable], !rawPath.isEmpty {
+            guard let raw = fopen(rawPath, "w") else {
+                fclose(file)
+                throw MediaError.system("fopen(\(rawPath))", errno: errno)
+            }
+            self.raw = raw
+        } else {
+            self.raw = nil
+        }
     }
 
-    deinit { fclose(file) }
+    deinit {
+        fclose(file)
+        if let raw { fclose(raw) }
+    }
 
     /// Writes the frame's line (after the header, on the first frame) and flushes; a frame that ffmpeg's sync would
     /// drop writes nothing.
@@ -48,6 +68,9 @@ final class FrameMD5Writer {
         try buffer.withUnsafeMutableBufferPointer { bytes in
             try checkFFmpeg("av_image_copy_to_buffer", cast_frame_copy_to_buffer(f, bytes.baseAddress, size))
             av_md5_sum(&digest, bytes.baseAddress, Int(size))
+            if let raw, fwrite(bytes.baseAddress, 1, Int(size), raw) != Int(size) {
+                throw MediaError.system("write(\(Self.rawFramesVariable))", errno: errno)
+            }
         }
         let hash = digest.map { String(format: "%02x", $0) }.joined()
         let duration: Int64 = encoderTimeBase.num * 1000 > encoderTimeBase.den ? 1 : 0

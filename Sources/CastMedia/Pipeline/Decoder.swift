@@ -11,9 +11,9 @@ final class Decoder: @unchecked Sendable {
     /// The stream in the user's words, for errors: "audio stream #1 (dts, 48000 Hz, 5.1(side))".
     let streamName: String
     /// Packets that failed to decode and were skipped.
-    private(set) var skippedPackets = 0
+    var skippedPackets = 0
     /// Frames decoded so far (since the start, across seeks).
-    private(set) var decodedFrames = 0
+    var decodedFrames = 0
     /// Packets that failed one after another since the last frame, and FFmpeg's status for the last of them.
     private(set) var failuresInARow = 0
     private(set) var lastFailure: Int32 = 0

@@ -93,6 +93,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     func resume() { send(.resume) }
     func seek(to seconds: Double, exact: Bool) { send(.seek(position: seconds, exact: exact)) }
     func setRate(_ rate: Double) { send(.rate(rate)) }
+    func selectSubtitles(_ language: String) { send(.subtitles(language)) }
+    func selectAudio(_ language: String) { send(.audio(language)) }
     func setScalingMode(_ mode: ScalingMode) {
         if let word = VideoScalingMode(rawValue: mode.rawValue) { send(.scaling(word)) }
     }
@@ -231,7 +233,8 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
     /// Serves the worker's reads from the sender's media, one at a time, in order.
     private func runServer(_ channel: WorkerChannel) {
         guard let source else { return }
-        var server = MediaReadServer(source: source, position: 0)
+        let subtitles = startMessage.subtitles.map { source.subtitleReader($0) }
+        var server = MediaReadServer(source: source, position: 0, subtitles: subtitles)
         while true {
             let next = condition.withLock { () -> MediaRead? in
                 while reads.isEmpty && !closed { condition.wait() }

@@ -44,6 +44,13 @@ public enum SessionWorker {
             exit(1)
         }
         if start.thumbnails == true { ThumbnailWorker.run(channel: channel, start: start) }
+        var configuration = start.configuration
+        // The subtitle file is read whole before the engine and its read-ahead run: the only read in flight, so its
+        // answers come in order. A control castd sends meanwhile is applied once the engine exists.
+        var early: [PlaybackControl] = []
+        if let file = start.subtitles {
+            configuration.subtitleFile = SubtitleFileReader.read(file, over: channel) { early.append($0) }
+        }
         let served = start.media.map { ChannelSource(channel: channel, media: $0) }
         let input: MediaInput
         if let served {
@@ -52,7 +59,8 @@ public enum SessionWorker {
         } else {
             input = .url(start.url ?? "", proxy: start.urlProxy)
         }
-        let player = Player(input: input, configuration: start.configuration, onEvent: send)
+        let player = Player(input: input, configuration: configuration, onEvent: send)
+        for control in early { apply(control.action, to: player, send: send) }
         player.setVolume(start.volume)
         player.setMuted(start.muted)
         let reader = Thread {
@@ -92,6 +100,8 @@ public enum SessionWorker {
         case .rate(let rate): player.setRate(rate)
         case .scaling(let word): if let mode = ScalingMode(rawValue: word.rawValue) { player.setScalingMode(mode) }
         case .accessLog: send(.accessLog(player.accessLog()))
+        case .subtitles(let language): player.selectSubtitles(language)
+        case .audio(let language): player.selectAudio(language)
         }
     }
 

@@ -24,6 +24,10 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var audioChannels: Int?
     /// The audio track's language (`PlayerConfiguration.audioLanguage`); nil: FFmpeg's pick.
     var audioLanguage: String?
+    /// The subtitle track's language or "off" (`PlayerConfiguration.subtitleLanguage`); nil: the forced or default one.
+    var subtitleLanguage: String?
+    /// The play request's subtitle file, which the worker reads whole through the channel (resource 1) before it plays.
+    var subtitles: SubtitleFile?
     /// The framemd5 file, nil for none.
     var framemd5: String?
     /// The window the worker shows video in (castd's idle window steps aside while it does), nil for none.
@@ -67,6 +71,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         }
         audioChannels = configuration.audioChannels
         audioLanguage = configuration.audioLanguage
+        subtitleLanguage = configuration.subtitleLanguage
         self.media = media
         self.url = url
         startTime = configuration.startTime
@@ -94,6 +99,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
         if let audioChannels { configuration.audioChannels = audioChannels }
         configuration.audioLanguage = audioLanguage
+        configuration.subtitleLanguage = subtitleLanguage
         return configuration
     }
 }

@@ -157,13 +157,21 @@ final class VerbsTests: XCTestCase {
     }
 
     func testSendLoopsAtTheVolumeItWasGiven() throws {
-        let clip = try Media.clip("loop.mp4", seconds: 1)
+        let clip = try Media.clip("loop-3.mp4", seconds: 3)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--loop", "--volume", "0.3", "--json"],
             environment: environment)
         defer { sender.stop() }
-        XCTAssertTrue(waitUntil(15) { loggedFinishes().count >= 2 }, "not played twice: \(sender.output)")
-        let status = try object(cast(["status", "Living Room", "--json"]))
+        XCTAssertTrue(waitUntil(30) { loggedFinishes().count >= 2 }, "not played twice: \(sender.output)")
+        // `cast stop` from elsewhere acts on the round that plays: between two rounds no session is open on the
+        // receiver, and it says nothing plays (exit 1: a known gap, docs/user-guide.md). The 3 s rounds leave no gap
+        // between a status that says "playing" early in one and the stop.
+        var status: [String: Any] = [:]
+        XCTAssertTrue(
+            waitUntil(10) {
+                status = (try? self.object(self.cast(["status", "Living Room", "--json"]))) ?? [:]
+                return status["state"] as? String == "playing" && (status["position"] as? Double ?? 9) < 1.5
+            }, "\(status)")
         XCTAssertEqual(status["volume"] as? Double, 0.3)
         XCTAssertEqual(try cast(["stop", "Living Room"]).status, 0)
         XCTAssertEqual(sender.waitForExit(timeout: 5), 0, "\(sender.output)")

@@ -102,7 +102,17 @@ final class Playlist: Sendable {
         if credentials != nil && !sources.contains(where: Self.isURL) {
             throw CastError(.usage, "--user goes only with an http(s) URL")
         }
-        let receiver = try resolveReceiver(arguments.options["to"], arguments, includingSpeakers: true)
+        let receiver: ReceiverDescription
+        // The connection made while finding the receiver serves the first source; later ones connect afresh.
+        var reached: ReceiverConnection?
+        switch try reachReceiver(arguments.options["to"], arguments, includingSpeakers: true) {
+        case .connected(let connection):
+            receiver = connection.receiver
+            reached = connection
+        case .speaker(let speaker):
+            receiver = speaker
+        }
+        defer { reached?.close() }
         if receiver.kind == .speaker {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
             if sources.contains(where: Self.isURL) {
@@ -129,8 +139,10 @@ final class Playlist: Sendable {
                     ? JSONLine.track(index: position, count: order.count, title: source)
                     : "\(live ? "\r\u{1B}[2K" : "")track \(position)/\(order.count): \(source)")
             }
+            let connection = reached
+            reached = nil
             let outcome = try play(
-                source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
+                source, on: receiver, over: connection, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
                 volume: volume, audioLanguage: audioLanguage, json: json, live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
@@ -174,7 +186,7 @@ final class Playlist: Sendable {
 
     /// Plays one source to its finish.
     private func play(
-        _ source: String, on receiver: ReceiverDescription, credentials: (username: String, password: String)?,
+        _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?, credentials: (username: String, password: String)?,
         startTime: Double?, volume: Double?, audioLanguage: String?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
@@ -186,16 +198,29 @@ final class Playlist: Sendable {
             playback = speaker
         } else if Self.isURL(source) {
             title = RemotePlayback.splitCredentials(source).url
-            playback = try RemotePlayback.start(
-                url: source, username: credentials?.username, password: credentials?.password, on: receiver,
-                configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime, volume: volume,
-                audioLanguage: audioLanguage)
+            let (username, password) = (credentials?.username, credentials?.password)
+            if let connection {
+                playback = try RemotePlayback.start(
+                    url: source, username: username, password: password, over: connection, startTime: startTime,
+                    volume: volume, audioLanguage: audioLanguage)
+            } else {
+                playback = try RemotePlayback.start(
+                    url: source, username: username, password: password, on: receiver,
+                    configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime,
+                    volume: volume, audioLanguage: audioLanguage)
+            }
         } else {
             let file = try MediaFile.open(source)
             title = file.title
-            playback = try RemotePlayback.start(
-                file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
-                startTime: startTime, volume: volume, audioLanguage: audioLanguage)
+            if let connection {
+                playback = try RemotePlayback.start(
+                    file, over: connection, configDirectory: senderConfigDirectory(), startTime: startTime,
+                    volume: volume, audioLanguage: audioLanguage)
+            } else {
+                playback = try RemotePlayback.start(
+                    file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
+                    startTime: startTime, volume: volume, audioLanguage: audioLanguage)
+            }
         }
         defer {
             controls.withLock { $0.playback = nil }

@@ -30,6 +30,19 @@ public final class RemotePlayback: Sendable {
         startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        return try start(
+            file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
+            audioLanguage: audioLanguage)
+    }
+
+    /// Asks the receiver at the other end of `connection` (open, its key checked: `ReceiverConnection.reach`) to
+    /// play `file`, and serves it. The playback owns the connection from here, and closes it on failure too.
+    /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
+    public static func start(
+        _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
+        volume: Double? = nil, audioLanguage: String? = nil
+    ) throws(CastError) -> RemotePlayback {
+        let receiver = connection.receiver
         do throws(CastError) {
             var request = PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)
             request.audioLanguage = audioLanguage
@@ -65,6 +78,18 @@ public final class RemotePlayback: Sendable {
         configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
         audioLanguage: String? = nil
     ) throws(CastError) -> RemotePlayback {
+        let request = try urlRequest(
+            url: url, username: username, password: password, for: receiver, startTime: startTime,
+            audioLanguage: audioLanguage)
+        let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        return try start(request, over: connection, volume: volume)
+    }
+
+    /// The play request for an http(s) URL, its credentials moved out of it, checked before anything is sent.
+    private static func urlRequest(
+        url: String, username: String?, password: String?, for receiver: ReceiverDescription, startTime: Double?,
+        audioLanguage: String?
+    ) throws(CastError) -> PlayRequest {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
         let username = username ?? split.username
@@ -79,7 +104,29 @@ public final class RemotePlayback: Sendable {
             title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
             startTime: startTime)
         request.audioLanguage = audioLanguage
-        let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        return request
+    }
+
+    /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it.
+    public static func start(
+        url: String, username: String? = nil, password: String? = nil, over connection: ReceiverConnection,
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil
+    ) throws(CastError) -> RemotePlayback {
+        let request: PlayRequest
+        do throws(CastError) {
+            request = try urlRequest(
+                url: url, username: username, password: password, for: connection.receiver, startTime: startTime,
+                audioLanguage: audioLanguage)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return try start(request, over: connection, volume: volume)
+    }
+
+    private static func start(_ request: PlayRequest, over connection: ReceiverConnection, volume: Double?)
+        throws(CastError) -> RemotePlayback
+    {
         do throws(CastError) {
             let (_, level) = try requestPlay(request, on: connection, volume: volume)
             let playback = RemotePlayback(connection: connection, media: nil, volume: level)

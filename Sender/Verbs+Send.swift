@@ -102,6 +102,10 @@ final class Playlist: Sendable {
         if credentials != nil && !sources.contains(where: Self.isURL) {
             throw CastError(.usage, "--user goes only with an http(s) URL")
         }
+        var order = Array(sources.indices)
+        if arguments.has("shuffle") { order.shuffle() }
+        // A first file that cannot be opened is a usage error before any receiver is reached.
+        if let first = order.first.map({ sources[$0] }), !Self.isURL(first) { _ = try MediaFile.open(first) }
         let receiver: ReceiverDescription
         // The connection made while finding the receiver serves the first source; later ones connect afresh.
         var reached: ReceiverConnection?
@@ -126,8 +130,6 @@ final class Playlist: Sendable {
         let live = !json && isatty(1) == 1
         installControls(keys: live && !arguments.has("no-interactive"))
 
-        var order = Array(sources.indices)
-        if arguments.has("shuffle") { order.shuffle() }
         var failures: [String] = []
         var index = 0
         var playedThisRound = false

@@ -9,35 +9,40 @@ struct MediaReadServer {
     private let source: RemoteSource
     /// Where the next read of `source` starts; -1 when unknown (another reader may have moved it).
     private var position: Int64
+    /// The bytes of the read being answered: the same memory for every read (see `RemoteSource`'s buffers).
+    private let scratch: Scratch
 
     /// `position` is where `source` stands now, or -1 when that is unknown (then the first read seeks, if it can).
     init(source: RemoteSource, position: Int64) {
         self.source = source
         self.position = position
+        self.scratch = Scratch(byteCount: MediaRead.maximumLength)
     }
 
-    /// The answer to `read`: its bytes (fewer at the end of the media, none past it) or why they cannot be had.
-    mutating func answer(_ read: MediaRead) -> WorkerMessage {
+    /// Answers `read` on `channel`: its bytes (fewer at the end of the media, none past it), sent from the scratch
+    /// buffer without another copy, or why they cannot be had.
+    /// - Throws: when the channel cannot take the answer (the worker is gone).
+    mutating func answer(_ read: MediaRead, on channel: WorkerChannel) throws {
+        let count: Int
         do {
             if read.offset != position {
                 try source.seek(to: read.offset)
                 position = read.offset
             }
-            // Not zero-filled first: the sender's bytes overwrite every one that is kept.
-            var failure: (any Error)?
-            let bytes = [UInt8](unsafeUninitializedCapacity: read.length) { buffer, count in
-                do {
-                    count = try source.read(into: UnsafeMutableRawBufferPointer(buffer))
-                } catch {
-                    count = 0
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
-            position += Int64(bytes.count)
-            return .data(MediaData(offset: read.offset, bytes: bytes))
+            count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch.bytes[..<read.length]))
+            position += Int64(count)
         } catch {
-            return .readFailed("\(error)")
+            try channel.send(.readFailed("\(error)"))
+            return
         }
+        try channel.sendData(offset: read.offset, bytes: UnsafeRawBufferPointer(rebasing: scratch.bytes[..<count]))
+    }
+
+    /// Memory that lives as long as the server (a struct cannot free it in a deinit).
+    private final class Scratch: @unchecked Sendable {
+        // Invariant: used only by the server thread that owns the MediaReadServer.
+        let bytes: UnsafeMutableRawBufferPointer
+        init(byteCount: Int) { bytes = .allocate(byteCount: byteCount, alignment: 16) }
+        deinit { bytes.deallocate() }
     }
 }

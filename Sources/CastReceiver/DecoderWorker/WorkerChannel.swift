@@ -100,8 +100,25 @@ final class WorkerChannel: @unchecked Sendable {
 
     /// The next message; nil when the peer closed the channel. Throws when the peer broke the channel's rules.
     func receive() throws -> WorkerMessage? {
+        try receive(onData: nil)
+    }
+
+    /// `receive()`, except that the bytes of each `data` message go to `onData` (its offset, and a view of the bytes
+    /// valid only inside it) instead of into a message of their own, and `receive` goes on to the next message.
+    func receive(onData: ((Int64, UnsafeRawBufferPointer) -> Void)?) throws -> WorkerMessage? {
         while true {
-            if let frame = try decoder.nextFrame() { return try decode(frame) }
+            let next = try decoder.nextFrame { type, payload throws -> WorkerMessage? in
+                if let onData, type == WorkerMessage.Kind.data.rawValue, payload.count >= 8 {
+                    // The frame's limit (`incoming`) already bounds the bytes to the longest read.
+                    onData(Int64(bigEndian: payload.loadUnaligned(as: Int64.self)), UnsafeRawBufferPointer(rebasing: payload[8...]))
+                    return nil
+                }
+                return try decode(Frame(type: type, payload: Array(payload)))
+            }
+            if let next {
+                guard let message = next else { continue }
+                return message
+            }
             let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0 {
                 if errno == EINTR { continue }

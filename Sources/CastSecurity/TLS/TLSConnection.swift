@@ -164,14 +164,17 @@ public final class TLSConnection: @unchecked Sendable {
     /// After a `.timedOut` error part of a record may have been sent, so the connection must be closed.
     /// Throws (e.g. `EPIPE` as `.tls` with `errno`) if the peer has gone; never raises SIGPIPE.
     public func write(_ bytes: [UInt8], timeout: Duration? = nil) throws {
+        try bytes.withUnsafeBytes { try write($0, timeout: timeout) }
+    }
+
+    /// `write(_:timeout:)` from memory the caller keeps.
+    public func write(_ bytes: UnsafeRawBufferPointer, timeout: Duration? = nil) throws {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         var offset = 0
         while offset < bytes.count {
             let outcome: Outcome = try withSSL { ssl in
                 var count = 0
-                let result = bytes.withUnsafeBytes {
-                    SSL_write_ex(ssl, $0.baseAddress! + offset, $0.count - offset, &count)
-                }
+                let result = SSL_write_ex(ssl, bytes.baseAddress! + offset, bytes.count - offset, &count)
                 if result == 1 { return .done(count) }
                 return try interpret(result, function: "SSL_write_ex", during: "TLS write", endOfStream: nil)
             }

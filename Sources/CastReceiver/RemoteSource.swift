@@ -85,7 +85,7 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
         private var inFlight: [MediaRead] = []
         /// Answers that came before any reader asked for them (read ahead), at most `readsAhead` + 1 of them.
         private var arrived: [MediaData] = []
-        /// Buffers of answers already taken, kept for the next ones (at most `readsAhead` + 2).
+        /// Buffers of answers already taken, kept for the next ones (with `arrived`, at most `readsAhead` + 2).
         private var spare: [[UInt8]] = []
 
         /// Reads sent ahead of a sequential reader: each at most `MediaRead.maximumLength`, so castd holds at most
@@ -164,7 +164,8 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
         }
 
         private func recycle(_ bytes: [UInt8]) {
-            guard spare.count < Self.readsAhead + 2 else { return }
+            // Kept and spare together at most `readsAhead` + 2 megabytes.
+            guard spare.count + arrived.count < Self.readsAhead + 2 else { return }
             var bytes = bytes
             bytes.removeAll(keepingCapacity: true)
             spare.append(bytes)

@@ -15,7 +15,8 @@ extension ReceiverConnection {
     /// Resolves what the user typed (as `ReceiverBrowser.resolve`) and connects to it (as `open`).
     ///
     /// A paired receiver named exactly (its name or id) whose last address is known is tried at that address at
-    /// once, while discovery runs beside it: the first of the two whose connection proves the pinned key wins,
+    /// once, while discovery runs beside it (started when the last address fails, or 100 ms after it was tried,
+    /// whichever comes first): the first of the two whose connection proves the pinned key wins,
     /// the other is closed before it sends anything, and the browse ends. The key check is `open`'s, as strict
     /// for either way: a wrong key at the last address is refused without a word sent, and only discovery (with
     /// its own check) can still reach the receiver elsewhere. When neither proves the key, the refusal of a wrong
@@ -32,11 +33,22 @@ extension ReceiverConnection {
         }
         let race = ReachRace()
         let browse = BrowseCancellation()
+        let lastAddressFailed = DispatchSemaphore(value: 0)
         race.attempt(.lastAddress) { () throws(CastError) in
-            let (tls, peerID) = try connectChecked(last, configDirectory: configDirectory, timeout: timeout)
-            return .checked(last, tls, peerID)
+            do throws(CastError) {
+                let (tls, peerID) = try connectChecked(last, configDirectory: configDirectory, timeout: timeout)
+                return .checked(last, tls, peerID)
+            } catch {
+                lastAddressFailed.signal()
+                throw error
+            }
         }
         race.attempt(.discovery) { () throws(CastError) in
+            // A head start for the last address: a connection and a handshake on a LAN take milliseconds, and a
+            // browse started beside them (an avahi client, queries, answers) takes CPU from them on a small box. The
+            // browse starts as soon as the last address fails, or after `lastAddressHeadStart` whatever it does.
+            _ = lastAddressFailed.wait(timeout: .now() + .milliseconds(Self.lastAddressHeadStart))
+            if browse.isCancelled { throw CastError(.noSuchReceiver, "found at its last address") }
             let found = try ReceiverBrowser.resolve(
                 query, timeout: browseTimeout, includingSpeakers: includingSpeakers, cancellation: browse)
             if found.kind == .speaker { return .speaker(found) }
@@ -57,6 +69,9 @@ extension ReceiverConnection {
             throw error
         }
     }
+
+    /// How long discovery waits for the last address to fail before it starts anyway (ms).
+    static let lastAddressHeadStart = 100
 
     /// The paired receiver `query` names exactly (its id, or its name folded as `ReceiverPin` folds it), as a
     /// description at the address it was last reached at; nil when none, several, or no usable address.

@@ -52,7 +52,9 @@ let package = Package(
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
-            dependencies: ["CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox"],
+            dependencies: [
+                "CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox", "CastCommandLine",
+            ],
             swiftSettings: strict),
         .target(
             name: "CastKit",

@@ -1,6 +1,7 @@
 // castd --man: the manual page, made from the options that --help prints.
 import CastCommandLine
 import CastProtocol
+import CastReceiver
 
 func manualPage() -> ManualPage {
     ManualPage(
@@ -16,7 +17,7 @@ func manualPage() -> ManualPage {
                     "With --airplay-video it also answers AirPlay 1 video clients (an iPhone's or pyatv's \"play this URL\") on --airplay-port (7000), advertised as _airplay._tcp. AirPlay video has no pairing: anyone on the network can then make the receiver play an http(s) URL, and pause, seek or stop it. It is off by default.",
                     "Each session's demux and decode run in a worker process (castd re-executes itself) with resource limits, in a sandbox (a system call filter, no capabilities, and a mount namespace of its own in which the state directory is empty: keep the ALSA configuration, the framemd5 and timing files out of it): a crash or an exhausted limit there ends that session with a playbackError saying the decoder died, and castd goes on. With --video-out window or fullscreen the worker shows the video in a window of its own, and castd's idle screen steps aside until the session ends. --decoder-isolation off decodes every session inside castd (debugging).",
                 ],
-                options: options),
+                options: ReceiverSettings.options),
             .init("EXAMPLES", examples: [
                 "castd --name \"Living Room\"", "castd --auth none --port 0 --video-out none --state-dir /tmp/castd",
                 "castd --list-paired", "castd --name \"Living Room\" --airplay-video",

@@ -74,3 +74,18 @@ func receiverAndValues(_ arguments: ParsedArguments, verb: String, values: Int =
         throw CastError(.usage, "cast \(verb) takes [NAME]\(values > 0 ? " and \(valueName)" : "")")
     }
 }
+
+extension CastError {
+    /// `cast`'s exit code for this failure (the contract in docs/user-guide.md): 1 playback, 2 usage, 3 no such
+    /// receiver (or no mDNS), 4 not authorised, 5 connection lost, 6 receiver busy.
+    var exitCode: Int32 {
+        switch kind {
+        case .usage: 2
+        case .noSuchReceiver, .discovery: 3
+        case .notAuthorised: 4
+        case .connectionLost: 5
+        case .busy: 6
+        default: 1
+        }
+    }
+}

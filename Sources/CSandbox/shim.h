@@ -65,4 +65,8 @@ static inline int cast_sandbox_clear_capabilities(void) {
     struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
     return (int)syscall(__NR_capset, &header, data);
 }
+/// pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process `pid` exits, so that castd can wait
+/// for a worker with a deadline (poll) instead of polling waitpid. -1 and errno on failure.
+static inline int cast_sandbox_pidfd_open(int pid) { return (int)syscall(__NR_pidfd_open, pid, 0); }
+
 #endif

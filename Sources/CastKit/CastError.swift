@@ -1,4 +1,5 @@
-/// A failure a sender reports to its user. Each kind maps to one exit code of `cast` (docs/user-guide.md).
+/// A failure a sender reports to its user. `cast` maps each kind to one of its exit codes (docs/user-guide.md); the
+/// library has no exit codes of its own.
 public struct CastError: Error, Sendable, CustomStringConvertible {
     /// What failed, in the user's words.
     public struct Kind: Hashable, Sendable {
@@ -35,17 +36,4 @@ public struct CastError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
-
-    /// The exit code of `cast` for this error: 1 playback, 2 usage, 3 no such receiver, 4 not authorised,
-    /// 5 connection lost, 6 receiver busy.
-    public var exitCode: Int32 {
-        switch kind.code {
-        case .playback: 1
-        case .usage: 2
-        case .noSuchReceiver, .discovery: 3
-        case .notAuthorised: 4
-        case .connectionLost: 5
-        case .busy: 6
-        }
-    }
 }

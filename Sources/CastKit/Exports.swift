@@ -23,3 +23,7 @@ public typealias ScalingMode = CastMedia.ScalingMode
 public typealias Thumbnail = CastMedia.Thumbnail
 /// Exact frame or nearest key frame, for thumbnails (MPMovieTimeOption).
 public typealias ThumbnailTimeOption = CastMedia.ThumbnailTimeOption
+/// Video drawn into the application's own X11 window (`MoviePlayerController.Outputs.Video.hosted`).
+public typealias HostedVideo = CastMedia.HostedVideo
+/// An opaque colour (`MovieView.backgroundColor`, `MovieBackgroundView.backgroundColor`).
+public typealias VideoColor = CastMedia.VideoColor

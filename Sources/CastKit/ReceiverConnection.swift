@@ -177,16 +177,16 @@ final class FrameReader: @unchecked Sendable {
         guard case .error(let error) = message else {
             return CastError(.connectionLost, "\(receiverName) sent \(message.type) while \(waitingFor) was expected")
         }
-        if error.code == "busy" {
+        if error.code == .busy {
             return CastError(.busy, "\(receiverName) is busy: \(printable(error.message))")
         }
-        if error.code == ProtocolError.Code.pairingRequired.rawValue {
+        if error.code == .pairingRequired {
             return CastError(
                 .notAuthorised,
                 "\(receiverName) requires pairing: run cast pair \"\(receiverName)\" (\(printable(error.message)))")
         }
         return CastError(
             .connectionLost,
-            "\(receiverName) closed the connection: \(printable(error.code)): \(printable(error.message))")
+            "\(receiverName) closed the connection: \(printable(error.code.rawValue)): \(printable(error.message))")
     }
 }

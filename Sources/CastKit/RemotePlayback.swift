@@ -27,12 +27,12 @@ public final class RemotePlayback: Sendable {
     /// - Parameter volume: when given, the receiver's output level (0...1) is set to it as playback starts.
     public static func start(
         _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
-        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         return try start(
             file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
-            audioLanguage: audioLanguage)
+            audioLanguage: audioLanguage, autoplay: autoplay)
     }
 
     /// Asks the receiver at the other end of `connection` (open, its key checked: `ReceiverConnection.reach`) to
@@ -40,12 +40,13 @@ public final class RemotePlayback: Sendable {
     /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
     public static func start(
         _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, audioLanguage: String? = nil
+        volume: Double? = nil, audioLanguage: String? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let receiver = connection.receiver
         do throws(CastError) {
             var request = PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)
             request.audioLanguage = audioLanguage
+            request.autoplay = autoplay ? nil : false
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
             // The media connection must reach the same receiver as the control connection.
@@ -76,11 +77,11 @@ public final class RemotePlayback: Sendable {
     public static func start(
         url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
         configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
-        audioLanguage: String? = nil
+        audioLanguage: String? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let request = try urlRequest(
             url: url, username: username, password: password, for: receiver, startTime: startTime,
-            audioLanguage: audioLanguage)
+            audioLanguage: audioLanguage, autoplay: autoplay)
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         return try start(request, over: connection, volume: volume)
     }
@@ -88,7 +89,7 @@ public final class RemotePlayback: Sendable {
     /// The play request for an http(s) URL, its credentials moved out of it, checked before anything is sent.
     private static func urlRequest(
         url: String, username: String?, password: String?, for receiver: ReceiverDescription, startTime: Double?,
-        audioLanguage: String?
+        audioLanguage: String?, autoplay: Bool
     ) throws(CastError) -> PlayRequest {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
@@ -104,19 +105,20 @@ public final class RemotePlayback: Sendable {
             title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
             startTime: startTime)
         request.audioLanguage = audioLanguage
+        request.autoplay = autoplay ? nil : false
         return request
     }
 
     /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it.
     public static func start(
         url: String, username: String? = nil, password: String? = nil, over connection: ReceiverConnection,
-        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let request: PlayRequest
         do throws(CastError) {
             request = try urlRequest(
                 url: url, username: username, password: password, for: connection.receiver, startTime: startTime,
-                audioLanguage: audioLanguage)
+                audioLanguage: audioLanguage, autoplay: autoplay)
         } catch {
             connection.close()
             throw error
@@ -206,7 +208,7 @@ public final class RemotePlayback: Sendable {
             switch try connection.receive(timeout: .seconds(15)) {
             case .event(let event): return event
             case .status: continue
-            case .error(let error) where error.code == "notPlaying": continue
+            case .error(let error) where error.code == .notPlaying: continue
             case let other: throw connection.unexpected(other, waitingFor: "event")
             }
         }
@@ -259,7 +261,7 @@ final class MediaServer: Sendable {
                         do {
                             count = try file.read(offset: read.offset, into: body)
                         } catch {
-                            let reply = Message.error(ErrorMessage(code: "mediaUnreadable", message: error.message))
+                            let reply = Message.error(ErrorMessage(code: .mediaUnreadable, message: error.message))
                             try tls.write(reply.frame().encoded())
                             continue
                         }

@@ -88,7 +88,9 @@ extension Player {
         if let videoStream, let par = videoStream.pointee.codecpar?.pointee, par.width > 0, par.height > 0 {
             let sar = av_guess_sample_aspect_ratio(format, videoStream, nil)
             let width = sar.num > 0 && sar.den > 0 ? Int((Double(par.width) * av_q2d(sar)).rounded()) : Int(par.width)
-            emit(.naturalSize(width: width, height: Int(par.height)))
+            // A phone video is shown turned upright (VideoTransform): its natural size is the turned one.
+            let turned = VideoOrientation(stream: videoStream).swapsWidthAndHeight
+            emit(.naturalSize(width: turned ? Int(par.height) : width, height: turned ? width : Int(par.height)))
         }
         var metadata = demuxer.metadata
         if !metadata.items.isEmpty || metadata.artwork { emit(.metadata(metadata)) }
@@ -125,8 +127,13 @@ extension Player {
                 let start = av_rescale_q(videoStart, videoStream.pointee.time_base, cast_av_time_base_q())
                 timing.mappedStart = max(start, demuxer.startTime)
             }
+            let transform = VideoTransform(
+                stream: videoStream, forDisplay: configuration.video.isDisplay, streamName: videoDecoder.streamName)
+            // A window drops late frames here already, before their colour work (ffplay's early frame drop).
+            let lateFrames = configuration.video.isDisplay ? timing : nil
             spawnThread(named: "CastMedia.video-decode") { [self] in
-                runDecoder(videoDecoder, packets: packets, frames: frames)
+                runDecoder(
+                    videoDecoder, packets: packets, frames: frames, transform: transform, dropLateFrames: lateFrames)
             }
             let streamName = videoDecoder.streamName
             // Cover art is shown as a media box shows a song: the picture, with the title and artist under it.
@@ -232,21 +239,62 @@ extension Player {
 
     /// A decode thread: packets in, frames out, each frame with its packet's serial. A packet of a new serial (a
     /// seek) flushes the decoder first; at the end of a segment the decoder is drained so that every frame counts.
-    func runDecoder(_ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>) {
+    /// Video frames pass through `transform` (turned upright, colour for the window) on their way out. With
+    /// `dropLateFrames` (a window's stream timing), a frame that the video output would drop as late (its successor
+    /// already due: `LateFrameRule`) is dropped and counted before the transform, as ffplay drops frames before its
+    /// filters, so that a picture too costly to convert in real time (HDR tone mapping on a small box) does not
+    /// make every later frame late too; never a segment's first frame, nor one more than ffplay's no-sync threshold
+    /// (10 s) late, which is a timestamp discontinuity the output re-anchors.
+    func runDecoder(
+        _ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>, transform: VideoTransform? = nil,
+        dropLateFrames lateTiming: StreamTiming? = nil
+    ) {
         var current = 0
+        var transformError: (any Error)?
+        var deliveredInSegment = false
+        func deliver(_ frame: Frame, serial: Int) -> Bool {
+            if let lateTiming, deliveredInSegment, let start = lateTiming.seconds(of: frame),
+                let nextDue = clock.dueTime(of: start + lateTiming.duration(of: frame))
+            {
+                let now = Monotonic.now()
+                let late = Double(Int64(bitPattern: now &- nextDue)) / 1e9
+                if LateFrameRule.drops(
+                    firstOfSegment: false, duration: lateTiming.duration(of: frame), nextDue: nextDue, now: now),
+                    late < PresentationTimeline.maxJump
+                {
+                    countDroppedFrame()
+                    return true
+                }
+            }
+            deliveredInSegment = true
+            guard let transform else { return frames.put(.item(frame), serial: serial) }
+            do {
+                return try transform.apply(frame) { frames.put(.item($0), serial: serial) }
+            } catch {
+                transformError = error
+                return false
+            }
+        }
         while let (item, serial) = packets.take() {
             if serial != current {
                 decoder.flush()
                 current = serial
+                deliveredInSegment = false
             }
             let atEnd: Bool
             switch item {
             case .item(let packet):
-                guard decoder.decode(packet, deliver: { frames.put(.item($0), serial: serial) }) else { return }
                 atEnd = false
+                guard decoder.decode(packet, deliver: { deliver($0, serial: serial) }) else {
+                    if let transformError { fail(transformError) }
+                    return
+                }
             case .end:
-                guard decoder.decode(nil, deliver: { frames.put(.item($0), serial: serial) }) else { return }
                 atEnd = true
+                guard decoder.decode(nil, deliver: { deliver($0, serial: serial) }) else {
+                    if let transformError { fail(transformError) }
+                    return
+                }
             }
             // A stream whose packets all fail is an error, not silence or a still picture that "plays" to the end.
             if let error = decoder.undecodable(atEnd: atEnd) {

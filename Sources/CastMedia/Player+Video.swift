@@ -8,7 +8,7 @@ extension Player {
     /// Does nothing for other video outputs.
     public func setScalingMode(_ mode: ScalingMode) {
         switch configuration.video {
-        case .window, .fullscreen: WindowOutput.shared.setScalingMode(mode)
+        case .window, .fullscreen, .hosted: WindowOutput.shared.setScalingMode(mode)
         case .none, .framemd5: break
         }
     }
@@ -106,7 +106,7 @@ extension Player {
         var first = true
         let mayDrop: Bool
         switch configuration.video {
-        case .window, .fullscreen: mayDrop = true
+        case .window, .fullscreen, .hosted: mayDrop = true
         case .none, .framemd5: mayDrop = false
         }
         while true {
@@ -116,7 +116,7 @@ extension Player {
             if mayDrop,
                 LateFrameRule.drops(
                     firstOfSegment: first, duration: length, nextDue: clock.dueTime(of: due + length),
-                    now: Monotonic.now())
+                    now: Monotonic.now(), nextAtHand: reader.hasNextAtHand)
             {
                 countDroppedFrame()
             } else {
@@ -166,6 +166,11 @@ extension Player {
             return [
                 try WindowPresenter(
                     mode: .fullscreen, scaling: configuration.scalingMode, streamName: streamName, caption: caption)
+            ]
+        case .hosted(let view):
+            return [
+                try WindowPresenter(
+                    mode: .hosted(view), scaling: configuration.scalingMode, streamName: streamName, caption: caption)
             ]
         }
     }

@@ -18,6 +18,41 @@ public enum VideoOutput: Sendable, Equatable {
     case window
     /// The whole display (SDL2's desktop full screen); pictures are fitted by the scaling mode.
     case fullscreen
+    /// A window another program owns (its X11 window id), drawn into as it is: fitted by the scaling mode, the rest
+    /// painted in the background colour. The program keeps the window's size, place and visibility.
+    case hosted(HostedVideo)
+}
+
+/// Video drawn into a window the application owns: the counterpart of adding the seeds' `MPMoviePlayerController.view`
+/// to one's own view hierarchy.
+public struct HostedVideo: Sendable, Equatable {
+    /// The X11 window (XID) to draw into: the application's window or a child window it made for the movie, from its
+    /// toolkit (SDL_GetWindowWMInfo's `info.x11.window`, GTK's gdk_x11_window_get_xid, Qt's winId()).
+    public var x11Window: UInt
+    /// The colour where the picture does not cover the window (the seeds' `backgroundView.backgroundColor`).
+    public var background: VideoColor
+
+    /// Draws into `x11Window`, with `background` around the picture.
+    public init(x11Window: UInt, background: VideoColor = .black) {
+        self.x11Window = x11Window
+        self.background = background
+    }
+}
+
+/// An opaque colour, 8 bits a component.
+public struct VideoColor: Sendable, Equatable, Hashable {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+
+    /// A colour from its components.
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    public static let black = VideoColor(red: 0, green: 0, blue: 0)
 }
 
 /// How a `Player` plays.

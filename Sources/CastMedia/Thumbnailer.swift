@@ -190,6 +190,8 @@ final class ThumbnailReader {
     private let stream: UnsafeMutablePointer<AVStream>
     private let decoder: Decoder
     private let timing: StreamTiming
+    /// Turns phone videos upright, as `ffmpeg -i` does for the images the tests compare with.
+    private let transform: VideoTransform
     private var scaler: OpaquePointer?
 
     init(input: MediaInput, interrupt: Interrupt) throws {
@@ -203,6 +205,7 @@ final class ThumbnailReader {
             demuxer.context.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
         }
         decoder = try Decoder(stream: stream)
+        transform = VideoTransform(stream: stream, forDisplay: false, streamName: decoder.streamName)
         timing = StreamTiming(
             timeBase: stream.pointee.time_base, containerStart: demuxer.startTime,
             frameRate: av_guess_frame_rate(demuxer.context, stream, nil))
@@ -243,7 +246,13 @@ final class ThumbnailReader {
             _ = decoder.decode(packet, deliver: consider)
         }
         guard let frame = chosen ?? last else { throw MediaError.other("no video frame at or before \(seconds) s") }
-        return (frame, timing.seconds(of: frame) ?? seconds)
+        let time = timing.seconds(of: frame) ?? seconds
+        var upright: Frame?
+        _ = try transform.apply(frame) { turned in
+            upright = turned
+            return true
+        }
+        return (upright ?? frame, time)
     }
 
     /// The frame as PNG: converted (and scaled down to `maximumWidth`, at most `Thumbnailer.maximumWidth`) with

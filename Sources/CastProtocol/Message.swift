@@ -137,20 +137,20 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
 
 /// Either way: a failure, with a stable code and a message for people.
 public struct ErrorMessage: Codable, Sendable, Equatable {
-    /// A stable word (`ProtocolError.Code` values and later application codes).
-    public var code: String
+    /// A stable word (see `ErrorCode`).
+    public var code: ErrorCode
     /// A human-readable explanation.
     public var message: String
 
     /// Creates an error message.
-    public init(code: String, message: String) {
+    public init(code: ErrorCode, message: String) {
         self.code = code
         self.message = message
     }
 
     /// The error message telling a peer about its protocol error.
     public init(_ error: ProtocolError) {
-        self.init(code: error.code.rawValue, message: error.message)
+        self.init(code: error.code, message: error.message)
     }
 }
 

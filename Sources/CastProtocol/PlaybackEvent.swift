@@ -6,7 +6,8 @@ public enum PlaybackState: String, Codable, Sendable, CaseIterable {
     case playing
     /// Paused by a control; resumes where it stopped.
     case paused
-    /// Playback stopped by itself (the input stalled, another sender took over) and resumes by itself.
+    /// Playback stopped for a reason outside the player (the input stalled, another sender took over, CastKit retries
+    /// a lost receiver); castd's engine resumes a stalled input by itself, a CastKit player waits to be told.
     case interrupted
     /// Scrubbing forward.
     case seekingForward

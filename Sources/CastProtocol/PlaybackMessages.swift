@@ -17,6 +17,9 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// The language of the audio track to play when the media has several (ISO 639, 2 or 3 ASCII letters); nil, or
     /// a language no track has: the media's default track.
     public var audioLanguage: String?
+    /// `false`: load, show the first picture and wait paused for `resume` (MPMoviePlayerController.shouldAutoplay
+    /// off; a stream is opened but does not start). Nil or `true`: play at once.
+    public var autoplay: Bool?
 
     /// The longest `url` accepted.
     public static let maximumURLLength = 4096
@@ -48,6 +51,7 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if password != nil { parts.append("password: <redacted>") }
         if let startTime { parts.append("startTime: \(startTime)") }
         if let audioLanguage { parts.append("audioLanguage: \(audioLanguage)") }
+        if let autoplay { parts.append("autoplay: \(autoplay)") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
     }
 

@@ -109,7 +109,7 @@ final class ControlConnection {
             case .play(let request):
                 guard let token = receiver.startSession(request, senderName: machine.peer?.name ?? peer, writer: writer)
                 else {
-                    try writer.send(.error(ErrorMessage(code: "busy", message: "\(receiver.name) is playing for another sender")))
+                    try writer.send(.error(ErrorMessage(code: .busy, message: "\(receiver.name) is playing for another sender")))
                     return true
                 }
                 try writer.send(.playAccepted(PlayAccepted(session: token)))
@@ -127,14 +127,14 @@ final class ControlConnection {
                 return true
             case .control(let action):
                 if !receiver.control(action) {
-                    try writer.send(.error(ErrorMessage(code: "notPlaying", message: "nothing plays on this receiver")))
+                    try writer.send(.error(ErrorMessage(code: .notPlaying, message: "nothing plays on this receiver")))
                 }
                 return true
             case .attachMedia(let token):
                 guard markAdmitted() else { return false }
                 guard receiver.attachMedia(token: token, tls: tls, peer: peer) else {
                     logger.warning("media connection from \(peer) closed: no session \(token)")
-                    try? writer.send(.error(ErrorMessage(code: "unknownSession", message: "no playback session \(token)")))
+                    try? writer.send(.error(ErrorMessage(code: .unknownSession, message: "no playback session \(token)")))
                     return false
                 }
                 handedOver = true

@@ -77,6 +77,7 @@ final class PlaybackSession: Sendable {
         var engine = engine
         engine.startTime = request.startTime ?? 0
         engine.audioLanguage = request.audioLanguage
+        engine.autoplay = request.autoplay ?? true
         // The access log's start-up time counts from the play request, not from the media connection.
         engine.requestDate = Date()
         self.engine = engine
@@ -91,6 +92,19 @@ final class PlaybackSession: Sendable {
 
     /// Whether the session has finished (its finish event was delivered).
     var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Entered at creation, left once the finish went out and the receiver was let go (`onEnd`).
+    private let ending: DispatchGroup = {
+        let group = DispatchGroup()
+        group.enter()
+        return group
+    }()
+
+    /// Blocks until the session has ended (its finish written to the sender, `onEnd` called) or `timeout` passed;
+    /// true if it ended.
+    func waitUntilEnded(timeout: Duration) -> Bool {
+        ending.wait(timeout: .now() + timeout.timeInterval) == .success
+    }
 
     /// Another sender took over: this sender sees `interrupted`, then the finish.
     func interrupt(by newcomer: String) {
@@ -368,6 +382,7 @@ final class PlaybackSession: Sendable {
         if ended {
             source?.close()
             onEnd(self)
+            ending.leave()
         }
     }
 

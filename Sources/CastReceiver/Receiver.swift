@@ -173,7 +173,7 @@ public final class Receiver: Sendable {
         switch configuration.engine.video {
         case .window: fullscreen = false
         case .fullscreen: fullscreen = true
-        case .none, .framemd5: return
+        case .none, .framemd5, .hosted: return
         }
         do {
             let window = try VideoWindow(fullscreen: fullscreen, scalingMode: state.withLock { $0.scaling })
@@ -423,12 +423,9 @@ public final class Receiver: Sendable {
         let session = state.withLock { $0.session }
         stop()
         guard let session else { return }
-        let deadline = ContinuousClock.now + timeout
         // The session lets go of the receiver (`onEnd`) only after its finish went out: exiting earlier could cut
         // the finish off, and the sender would see a lost connection instead of a shutdown.
-        while state.withLock({ $0.session === session }) && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        _ = session.waitUntilEnded(timeout: timeout)
     }
 
     /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection; with nothing
@@ -524,22 +521,15 @@ public final class Receiver: Sendable {
     /// whether a connection is served, refused (its source has its share of unadmitted places) or served in place of
     /// the oldest unadmitted connection, which is closed.
     private func acceptLoop(_ listenFD: Int32) {
-        while true {
-            let accepted: (fd: Int32, peer: String)
-            do {
-                accepted = try TCP.accept(listenFD)
-            } catch {
-                if state.withLock({ $0.stopped }) { break }
-                logger.error("accept failed: \(error)")
-                Thread.sleep(forTimeInterval: 0.05)
-                continue
-            }
+        TCP.serve(listenFD, isStopped: { state.withLock { $0.stopped } }, onFailure: { logger.error("accept failed: \($0)") }) {
+            fd, peer in
+            let accepted = (fd: fd, peer: peer)
             let wakeHandle = fcntl(accepted.fd, F_DUPFD_CLOEXEC, 0)
             if wakeHandle < 0 {
                 let reason = String(cString: strerror(errno))
                 turnedAway("connection from \(accepted.peer) refused: no descriptor left (\(reason))")
                 close(accepted.fd)
-                continue
+                return
             }
             let source = ConnectionAdmission.source(ofPeer: accepted.peer)
             let (arrival, evictedHandle) = state.withLock { state -> (ConnectionAdmission.Arrival, Int32?) in
@@ -554,7 +544,7 @@ public final class Receiver: Sendable {
                 }
                 close(wakeHandle)
                 close(accepted.fd)
-                continue
+                return
             }
             if let evictedHandle {
                 // Its thread wakes with an error or the end of the stream, and ends as any closed connection does.

@@ -63,10 +63,11 @@ final class BrowserTests: XCTestCase {
         let found = try Browser.browse(serviceType: "_raop._tcp", timeout: .seconds(5), cancellation: cancellation)
         let took = ContinuousClock.now - started
         XCTAssertEqual(found, [])
-        XCTAssertLessThan(took, .milliseconds(700), "the browse waited out its time after the cancellation")
+        // Bounds below the 1 s a browse that missed its cancellation waits, with room for a loaded machine.
+        XCTAssertLessThan(took, .milliseconds(950), "the browse waited out its time after the cancellation")
         let again = ContinuousClock.now
         XCTAssertEqual(try Browser.browse(timeout: .seconds(5), cancellation: cancellation), [])
-        XCTAssertLessThan(ContinuousClock.now - again, .milliseconds(500))
+        XCTAssertLessThan(ContinuousClock.now - again, .milliseconds(900))
         print("cancelled browse returned after \(took)")
     }
 
@@ -106,7 +107,7 @@ final class BrowserTests: XCTestCase {
         let started = ContinuousClock.now
         XCTAssertEqual(try Browser.browse(timeout: .milliseconds(300)), [])
         let took = ContinuousClock.now - started
-        XCTAssertLessThan(took, .milliseconds(700))
+        XCTAssertLessThan(took, .milliseconds(950), "it waited for the 1 s browse instead of its 300 ms")
     }
 
     func testWithoutDaemonThrowsPromptly() throws {

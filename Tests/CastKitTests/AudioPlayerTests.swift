@@ -25,7 +25,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         let text = folder.appendingPathComponent("notes.m4a")
         try Data("not audio".utf8).write(to: text)
         XCTAssertThrowsError(try AudioPlayer(contentsOf: text)) { error in
-            XCTAssertEqual((error as? CastError)?.exitCode, 1, "\(error)")
+            XCTAssertEqual((error as? CastError)?.kind, .playback, "\(error)")
         }
         let video = try MovieFixtures.clip(seconds: 1, in: folder)
         XCTAssertNoThrow(try AudioPlayer(contentsOf: video), "a movie's sound plays")
@@ -171,5 +171,31 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         // The movie ends by itself: the interruption ends with it.
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls.count == 4 }, "\(log.calls)")
         XCTAssertEqual(log.calls.last, "end shouldResume")
+    }
+
+    /// An audio player that loops keeps the audio between its loops: the player it interrupted hears the end of the
+    /// interruption once, after the last loop, not at each loop's end.
+    func testAPlayerInterruptedByALoopingOneIsReleasedAfterItsLastLoop() throws {
+        let tone = try AudioFixtures.tone("long.m4a", seconds: 8, in: folder)
+        let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
+        let log = DelegateLog()
+        player.delegate = log
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        let short = try AudioFixtures.tone("short.m4a", seconds: 1, in: folder)
+        let looping = try AudioPlayer(contentsOf: short, outputs: MovieFixtures.outputs())
+        let loopLog = DelegateLog()
+        looping.delegate = loopLog
+        looping.numberOfLoops = 2
+        let started = Date()
+        looping.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { log.calls.count == 2 }, "\(log.calls)")
+        let released = Date().timeIntervalSince(started)
+        print("the interruption ended \(String(format: "%.2f", released)) s after the 3 × 1 s loops began")
+        XCTAssertEqual(log.calls, ["begin", "end shouldResume"], "one interruption for the three rounds")
+        // Three rounds of a second each: a release at the end of the first round came after about 1 s.
+        XCTAssertGreaterThan(released, 2.5, "released between loops")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { loopLog.calls == ["finish true"] }, "\(loopLog.calls)")
+        player.stop()
     }
 }

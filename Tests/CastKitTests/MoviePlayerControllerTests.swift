@@ -138,6 +138,25 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         XCTAssertEqual(log.states, [.paused, .playing, .stopped])
     }
 
+    /// NaN, the iOS SDK's default `initialPlaybackTime`, is the movie's start (a port that copies it must not load at
+    /// NaN), here and when `contentURL` changes.
+    func testANaNInitialPlaybackTimeIsTheStart() throws {
+        let clip = try MovieFixtures.clip(seconds: 2, in: folder)
+        let md5 = folder.appendingPathComponent("nan.md5").path
+        let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs(video: .framemd5(path: md5)))
+        let log = MoviePlayerLog(player)
+        player.initialPlaybackTime = .nan
+        player.shouldAutoplay = false
+        player.prepareToPlay()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.readyForDisplay }, "\(log.names)")
+        XCTAssertEqual(player.currentPlaybackTime, 0, accuracy: 0.05)
+        XCTAssertEqual(MovieFixtures.frameTimes(md5).first, 0)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        XCTAssertEqual(MovieFixtures.frameTimes(md5).count, 50)
+    }
+
     /// Only one movie player plays: a second one starting stops the first, which posts its finish.
     func testSecondPlayerStopsTheFirst() throws {
         let clip = try MovieFixtures.clip(seconds: 6, in: folder)

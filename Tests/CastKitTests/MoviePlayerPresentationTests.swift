@@ -2,6 +2,7 @@ import CastKit
 import CastMedia
 import CastProtocol
 import Foundation
+import FoundationNetworking
 import Synchronization
 import XCTest
 
@@ -165,25 +166,9 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
     /// An http URL plays here (FFmpeg opens it) as a streaming source.
     func testAnHTTPURLPlaysAsAStream() throws {
         let clip = try MovieFixtures.clip(seconds: 1, in: folder)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", MovieFixtures.package.appendingPathComponent("Tests/Fixtures/media_server.py").path, folder.path, "0"]
-        let pipe = Pipe()
-        server.standardOutput = pipe
-        try server.run()
-        defer {
-            kill(server.processIdentifier, SIGTERM)
-            server.waitUntilExit()
-        }
-        // "port N\n" may arrive in pieces.
-        var printed = Data()
-        while !printed.contains(UInt8(ascii: "\n")) {
-            let chunk = pipe.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            printed.append(chunk)
-        }
-        let line = String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let port = try XCTUnwrap(line.hasPrefix("port ") ? Int(line.dropFirst(5)) : nil, line)
+        let server = try MediaServer(folder: folder)
+        defer { server.stop() }
+        let port = server.port
         let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(port)/\(clip.lastPathComponent)"))
         let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)
@@ -207,5 +192,104 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let ftpLog = MoviePlayerLog(ftp)
         ftp.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 3) { ftpLog.finishReason == .playbackError })
+    }
+
+    /// A protected stream plays with the credentials the program stored for its server's protection space
+    /// (URLCredentialStorage, the seeds' NSURLCredentialStorage); without them it is a 401 playback error.
+    func testStoredCredentialsOpenAProtectedStream() throws {
+        let clip = try MovieFixtures.clip(seconds: 1, in: folder)
+        let server = try MediaServer(folder: folder, auth: "alice:s3cr:t@pw")
+        defer { server.stop() }
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/\(clip.lastPathComponent)"))
+
+        let refused = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
+        let refusedLog = MoviePlayerLog(refused)
+        refused.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { refusedLog.finishReason == .playbackError }, "\(refusedLog.names)")
+        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { !refused.errorLog.isEmpty })
+        XCTAssertEqual(refused.errorLog.last?.statusCode, 401, "\(refused.errorLog)")
+
+        let forget = server.storeCredential(user: "alice", password: "s3cr:t@pw")
+        defer { forget() }
+        let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
+        let log = MoviePlayerLog(player)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, "\(log.names)")
+        XCTAssertEqual(log.finishReason, .playbackEnded, "\(player.errorLog)")
+        XCTAssertEqual(player.duration, 1, accuracy: 0.1)
+        // The logs show the URL as the program gave it, without the credentials.
+        XCTAssertEqual(player.accessLog.last?.uri, url.absoluteString)
+    }
+
+    /// `shouldAutoplay = false` on a stream: `prepareToPlay()` opens it and shows its first picture, and it waits
+    /// paused; it never reports `.playing` and no later frame is presented until `play()`.
+    func testAStreamWithoutAutoplayWaitsAtItsFirstPicture() throws {
+        let clip = try MovieFixtures.clip(seconds: 2, in: folder)
+        let server = try MediaServer(folder: folder)
+        defer { server.stop() }
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/\(clip.lastPathComponent)"))
+        let md5 = folder.appendingPathComponent("stream.md5").path
+        let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs(video: .framemd5(path: md5)))
+        let log = MoviePlayerLog(player)
+        player.shouldAutoplay = false
+        player.prepareToPlay()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.readyForDisplay }, "\(log.names)")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(MovieFixtures.frameTimes(md5), [0], "the first picture only")
+        XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
+        XCTAssertEqual(player.playbackState, .paused)
+        XCTAssertEqual(player.currentPlaybackTime, 0, accuracy: 0.05)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        XCTAssertEqual(MovieFixtures.frameTimes(md5).count, 50, "then every frame")
+    }
+}
+
+/// The test media server (Tests/Fixtures/media_server.py) on loopback: byte ranges, and basic auth with `auth`.
+final class MediaServer {
+    let port: Int
+    private let process = Process()
+
+    init(folder: URL, auth: String? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["python3", MovieFixtures.package.appendingPathComponent("Tests/Fixtures/media_server.py").path, folder.path, "0"]
+            + (auth.map { [$0] } ?? [])
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        // "port N\n" may arrive in pieces.
+        var printed = Data()
+        while !printed.contains(UInt8(ascii: "\n")) {
+            let chunk = pipe.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            printed.append(chunk)
+        }
+        let line = String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard line.hasPrefix("port "), let port = Int(line.dropFirst(5)) else {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "media_server.py said \(line)"])
+        }
+        self.port = port
+    }
+
+    /// Stores a credential for this server's protection space (realm "cast", basic) in `URLCredentialStorage.shared`,
+    /// as a program would; returns what removes it again.
+    func storeCredential(user: String, password: String) -> () -> Void {
+        let space = URLProtectionSpace(
+            host: "127.0.0.1", port: port, protocol: "http", realm: "cast",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        let credential = URLCredential(user: user, password: password, persistence: .forSession)
+        URLCredentialStorage.shared.set(credential, for: space)
+        return { URLCredentialStorage.shared.remove(credential, for: space) }
+    }
+
+    /// Stops the server (the process this test started, by pid).
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
     }
 }

@@ -160,6 +160,36 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5).count, 100, "then every frame")
     }
 
+    /// A protected stream on a receiver: the receiver opens the URL itself with the credentials the program stored
+    /// for the server's protection space (they travel in the play request, not in the URL), and, without autoplay,
+    /// waits at the first picture without ever playing.
+    func testAProtectedStreamWithoutAutoplayOnAReceiver() throws {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: 2, in: folder)
+        let server = try MediaServer(folder: folder, auth: "bob:pa:ss")
+        defer { server.stop() }
+        let forget = server.storeCredential(user: "bob", password: "pa:ss")
+        defer { forget() }
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/\(clip.lastPathComponent)"))
+        let player = makePlayer(url)
+        let log = MoviePlayerLog(player)
+        player.shouldAutoplay = false
+        CastRoute.selected = receiver.description
+        player.prepareToPlay()
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive && player.readyForDisplay },
+            "\(log.names) \(receiver.output.suffix(5))")
+        Thread.sleep(forTimeInterval: 1)
+        let remoteMD5 = folder.appendingPathComponent("remote.md5").path
+        XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5), [0], "the receiver showed the first picture only")
+        XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertEqual(log.finishReason, .playbackEnded, "\(player.errorLog) \(receiver.output.suffix(5))")
+        XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5).count, 50, "then every frame, on the receiver")
+        XCTAssertTrue(MovieFixtures.frameTimes(folder.appendingPathComponent("local.md5").path).isEmpty, "nothing here")
+    }
+
     /// A receiver shutting down (SIGTERM: it tells the sender, with the finish code `receiverShutdown`) and not
     /// coming back: retried for 5 s exactly as a killed one, then the movie plays on here from where it was.
     func testReceiverShuttingDownContinuesLocally() throws {

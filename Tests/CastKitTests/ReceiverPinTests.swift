@@ -120,7 +120,7 @@ final class ReceiverPinTests: XCTestCase {
                 peerKey: impostorKey, configDirectory: directory)
         ) { error in
             let error = error as? CastError
-            XCTAssertEqual(error?.exitCode, 4)
+            XCTAssertEqual(error?.kind, .notAuthorised)
             XCTAssertTrue(error?.message.contains("WARNING: the identity of receiver \"Living Room\" has changed") == true)
             XCTAssertTrue(error?.message.contains("expected id \(id)") == true, error?.message ?? "")
             XCTAssertTrue(error?.message.contains("asked for by \"Living Room\"") == true, error?.message ?? "")

@@ -34,12 +34,12 @@ final class ReceiverQueryTests: XCTestCase {
     func testAmbiguousAndUnknownNamesSayWhatIsInSight() {
         XCTAssertThrowsError(try ReceiverQuery.match("a1", in: Fixtures.all)) { error in
             let error = error as! CastError
-            XCTAssertEqual(error.exitCode, 3)
+            XCTAssertEqual(error.kind, .noSuchReceiver)
             XCTAssertTrue(error.message.contains("several"), error.message)
         }
         XCTAssertThrowsError(try ReceiverQuery.match("garage", in: Fixtures.all)) { error in
             let error = error as! CastError
-            XCTAssertEqual(error.exitCode, 3)
+            XCTAssertEqual(error.kind, .noSuchReceiver)
             XCTAssertEqual(error.message, #"no receiver named "garage"; receivers in sight: "Kitchen", "Living Room""#)
         }
     }
@@ -63,13 +63,5 @@ final class ReceiverQueryTests: XCTestCase {
         XCTAssertThrowsError(try ReceiverQuery.match(nil, in: [])) { error in
             XCTAssertTrue((error as! CastError).message.contains("no receivers are in sight"))
         }
-    }
-
-    func testExitCodesFollowTheContract() {
-        XCTAssertEqual(CastError(.playback, "").exitCode, 1)
-        XCTAssertEqual(CastError(.usage, "").exitCode, 2)
-        XCTAssertEqual(CastError(.noSuchReceiver, "").exitCode, 3)
-        XCTAssertEqual(CastError(.notAuthorised, "").exitCode, 4)
-        XCTAssertEqual(CastError(.connectionLost, "").exitCode, 5)
     }
 }

@@ -58,7 +58,7 @@ final class RoutePinningTests: XCTestCase {
                 MediaFile.open(clip.path), on: route, configDirectory: configuration.configDirectory,
                 senderName: configuration.senderName)
         ) { error in
-            XCTAssertEqual((error as? CastError)?.exitCode, 4, "\(error)")
+            XCTAssertEqual((error as? CastError)?.kind, .notAuthorised, "\(error)")
             XCTAssertTrue("\(error)".contains("has changed"), "\(error)")
         }
         XCTAssertThrowsError(
@@ -66,7 +66,7 @@ final class RoutePinningTests: XCTestCase {
                 url: "http://alice:secret@127.0.0.1:9/movie.mp4", on: route,
                 configDirectory: configuration.configDirectory, senderName: configuration.senderName)
         ) { error in
-            XCTAssertEqual((error as? CastError)?.exitCode, 4, "\(error)")
+            XCTAssertEqual((error as? CastError)?.kind, .notAuthorised, "\(error)")
         }
 
         // A movie player on that route plays here instead.

@@ -16,6 +16,15 @@ final class LateFrameRuleTests: XCTestCase {
                 firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue + 1))
     }
 
+    /// ffplay drops a late frame only when the next one is decoded and waiting: a pipeline slower than real time shows
+    /// its late frames rather than none.
+    func testALateFrameIsPresentedWhenTheNextIsNotDecodedYet() {
+        XCTAssertFalse(
+            LateFrameRule.drops(
+                firstOfSegment: false, duration: 0.04, nextDue: Fixtures.nextDue, now: Fixtures.nextDue + 1,
+                nextAtHand: false))
+    }
+
     func testAFrameLateByLessThanItsDurationIsPresented() {
         // Due at 9.96 s, now 9.99 s: 30 ms late, but the next frame is not due yet.
         let now = Fixtures.nextDue - 10_000_000

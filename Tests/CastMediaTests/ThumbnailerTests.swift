@@ -55,6 +55,17 @@ final class ThumbnailerTests: XCTestCase {
         XCTAssertTrue(try pixels(ofPNG: between.png) == ffmpegFrame(clip, at: 2.48))
     }
 
+    /// A phone video's image stands upright (portrait), pixel for pixel ffmpeg's autorotated frame.
+    func testAPhoneVideosImageIsUprightAsFFmpegTurnsIt() throws {
+        let turned = try Fixtures.folder().appendingPathComponent("thumbnail-rotated.mp4").path
+        try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-i", try clip(), "-c", "copy", "-metadata:s:v:0", "rotate=90", turned])
+        let thumbnailer = Thumbnailer(source: try FileSource(path: turned))
+        defer { thumbnailer.close() }
+        let image = try thumbnailer.image(at: 1.52, option: .exact)
+        XCTAssertEqual([image.width, image.height], [240, 320])
+        XCTAssertTrue(try pixels(ofPNG: image.png) == ffmpegFrame(turned, at: 1.52), "differs from ffmpeg's frame")
+    }
+
     func testKeyFrameImagesLandOnThePrecedingKeyFrame() throws {
         let clip = try clip()
         let thumbnailer = Thumbnailer(source: try FileSource(path: clip))

@@ -11,11 +11,23 @@ final class MessageTests: XCTestCase {
             name: "Living Room", id: "00ff", state: .playing, title: "clip.mp4", position: 1.5, duration: 5)
     }
 
+    /// Error codes travel as their word; one this version does not know (a newer peer's) keeps its word and matches
+    /// none of ours.
+    func testErrorCodesAreWordsAndUnknownOnesSurvive() throws {
+        let known = try JSONEncoder().encode(ErrorMessage(code: .busy, message: "m"))
+        XCTAssertEqual(
+            try JSONSerialization.jsonObject(with: known) as? NSDictionary, ["code": "busy", "message": "m"] as NSDictionary)
+        let newer = try JSONDecoder().decode(ErrorMessage.self, from: Data(#"{"code":"overheated","message":"m"}"#.utf8))
+        XCTAssertEqual(newer.code.rawValue, "overheated")
+        XCTAssertNotEqual(newer.code, .busy)
+        XCTAssertThrowsError(try JSONDecoder().decode(ErrorMessage.self, from: Data(#"{"code":7,"message":"m"}"#.utf8)))
+    }
+
     func testEveryMessageRoundTrips() throws {
         let messages: [Message] = [
             .hello(Fixtures.hello), .welcome(Fixtures.welcome), .statusRequest, .status(Fixtures.status),
             .status(ReceiverStatus(name: "Box", id: "1", state: .stopped)),
-            .error(ErrorMessage(code: "timeout", message: "too slow")),
+            .error(ErrorMessage(code: .timeout, message: "too slow")),
             .play(PlayRequest(title: "clip.mp4", media: MediaDescriptor(size: 1234, seekable: true, nameHint: "clip.mp4"))),
             .play(PlayRequest(title: "-", media: MediaDescriptor(size: nil, seekable: false, nameHint: nil), startTime: 2)),
             .playAccepted(PlayAccepted(session: "abc")),

@@ -19,25 +19,25 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
     func testPlayAndControlsAfterHello() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         let request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: nil))
-        assertClosed(machine.receive(Message.play(request).frame()), "unexpectedMessage")
+        assertClosed(machine.receive(Message.play(request).frame()), .unexpectedMessage)
         machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         _ = machine.receive(Fixtures.hello)
         XCTAssertEqual(machine.receive(Message.play(request).frame()), .play(request))
         XCTAssertEqual(machine.receive(Message.control(PlaybackControl(.stop)).frame()), .control(.stop))
-        assertClosed(machine.receive(Message.mediaHello(MediaHello(session: "s")).frame()), "unexpectedMessage")
+        assertClosed(machine.receive(Message.mediaHello(MediaHello(session: "s")).frame()), .unexpectedMessage)
     }
 
     func testMediaHelloMakesAMediaConnection() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         XCTAssertEqual(machine.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .attachMedia(session: "s1"))
         var locked = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
-        assertClosed(locked.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), "pairingRequired")
+        assertClosed(locked.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .pairingRequired)
     }
 
     func testNoOtherModeAdmitsAnUnknownSender() {
         for auth in [AuthMode.pin, .password] {
             var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: auth)
-            assertClosed(machine.receive(Fixtures.hello), "pairingRequired")
+            assertClosed(machine.receive(Fixtures.hello), .pairingRequired)
             XCTAssertFalse(machine.isEstablished)
         }
     }
@@ -54,7 +54,7 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.phase, .pairing)
         // Only the proof is accepted now, and nothing else is even decoded.
         var other = machine
-        assertClosed(other.receive(Fixtures.hello), "unexpectedMessage")
+        assertClosed(other.receive(Fixtures.hello), .unexpectedMessage)
         let proof = PairingProof(A: [1, 2, 3], M1: Array(repeating: 9, count: 64))
         XCTAssertEqual(machine.receive(Message.pairing(.proof(proof)).frame()), .finishPairing(start, proof))
         machine.pairingSucceeded()
@@ -73,48 +73,48 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
     func testUnadmittedPeerGetsNothingButAdmissionMessagesDecoded() {
         // A malformed play before hello is refused for its type, not parsed.
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
-        assertClosed(machine.receive(Frame(type: MessageType.play.rawValue, payload: [0xFF])), "unexpectedMessage")
+        assertClosed(machine.receive(Frame(type: MessageType.play.rawValue, payload: [0xFF])), .unexpectedMessage)
         var proofFirst = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
-        assertClosed(proofFirst.receive(Frame(type: MessageType.pairingProof.rawValue, payload: Array("{}".utf8))), "unexpectedMessage")
+        assertClosed(proofFirst.receive(Frame(type: MessageType.pairingProof.rawValue, payload: Array("{}".utf8))), .unexpectedMessage)
     }
 
     func testMessageBeforeHelloCloses() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
-        assertClosed(machine.receive(Message.statusRequest.frame()), "unexpectedMessage")
+        assertClosed(machine.receive(Message.statusRequest.frame()), .unexpectedMessage)
     }
 
     func testWrongVersionCloses() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         let hello = Message.hello(Hello(version: 99, name: "x", software: "y")).frame()
-        assertClosed(machine.receive(hello), "unsupportedVersion")
+        assertClosed(machine.receive(hello), .unsupportedVersion)
     }
 
     func testUnknownTypeAfterHelloCloses() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         _ = machine.receive(Fixtures.hello)
-        assertClosed(machine.receive(Frame(type: 99, payload: [])), "unknownMessageType")
+        assertClosed(machine.receive(Frame(type: 99, payload: [])), .unknownMessageType)
     }
 
     func testSecondHelloCloses() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         _ = machine.receive(Fixtures.hello)
-        assertClosed(machine.receive(Fixtures.hello), "unexpectedMessage")
+        assertClosed(machine.receive(Fixtures.hello), .unexpectedMessage)
     }
 
     func testReceiverOnlyMessagesFromASenderClose() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         _ = machine.receive(Fixtures.hello)
-        assertClosed(machine.receive(Message.welcome(Fixtures.welcome).frame()), "unexpectedMessage")
+        assertClosed(machine.receive(Message.welcome(Fixtures.welcome).frame()), .unexpectedMessage)
     }
 
     func testFramingFailureAndTimeoutClose() {
         var a = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
-        assertClosed(a.framingFailed(ProtocolError(.frameTooLarge, "big")), "frameTooLarge")
+        assertClosed(a.framingFailed(ProtocolError(.frameTooLarge, "big")), .frameTooLarge)
         var b = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
-        assertClosed(b.timedOut("no hello within 5 s"), "timeout")
+        assertClosed(b.timedOut("no hello within 5 s"), .timeout)
     }
 
-    private func assertClosed(_ action: ReceiverConnectionStateMachine.Action, _ code: String, line: UInt = #line) {
+    private func assertClosed(_ action: ReceiverConnectionStateMachine.Action, _ code: ErrorCode, line: UInt = #line) {
         guard case .sendAndClose(.error(let error), let reason) = action else {
             return XCTFail("expected sendAndClose(error), got \(action)", line: line)
         }

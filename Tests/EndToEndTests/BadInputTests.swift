@@ -54,14 +54,14 @@ final class BadInputTests: XCTestCase {
         try tls.write(Message.hello(Hello(name: "test", software: "BadInputTests")).frame().encoded())
     }
 
-    private func assertClosed(with code: String, _ tls: TLSConnection, within seconds: Double, line: UInt = #line) {
+    private func assertClosed(with code: ErrorCode, _ tls: TLSConnection, within seconds: Double, line: UInt = #line) {
         let (messages, elapsed) = drain(tls)
         guard case .error(let error)? = messages.last else {
             return XCTFail("expected an error message, got \(messages)", line: line)
         }
         XCTAssertEqual(error.code, code, line: line)
         XCTAssertLessThan(elapsed, seconds, line: line)
-        XCTAssertNotNil(daemon.waitForLine(containing: code, timeout: 2), "no log line for \(code)", line: line)
+        XCTAssertNotNil(daemon.waitForLine(containing: code.rawValue, timeout: 2), "no log line for \(code)", line: line)
     }
 
     /// The daemon is still up and answers a well-behaved sender.
@@ -119,7 +119,7 @@ final class BadInputTests: XCTestCase {
         let tls = try connectTLS()
         try hello(tls)
         try tls.write([0x80, 0, 0, 0, 1, 2, 3])
-        assertClosed(with: "frameTooLarge", tls, within: 3)
+        assertClosed(with: .frameTooLarge, tls, within: 3)
         try assertStillServing()
     }
 
@@ -127,14 +127,14 @@ final class BadInputTests: XCTestCase {
         let tls = try connectTLS()
         try hello(tls)
         try tls.write(Frame(type: 250, payload: Array("{}".utf8)).encoded())
-        assertClosed(with: "unknownMessageType", tls, within: 3)
+        assertClosed(with: .unknownMessageType, tls, within: 3)
         try assertStillServing()
     }
 
     func testMessageBeforeHelloIsRefused() throws {
         let tls = try connectTLS()
         try tls.write(Message.statusRequest.frame().encoded())
-        assertClosed(with: "unexpectedMessage", tls, within: 3)
+        assertClosed(with: .unexpectedMessage, tls, within: 3)
         try assertStillServing()
     }
 
@@ -144,7 +144,7 @@ final class BadInputTests: XCTestCase {
         try tls.write([0, 0, 0, 100, 3])  // promises 100 bytes, sends 1
         let (messages, elapsed) = drain(tls)
         guard case .error(let error)? = messages.last else { return XCTFail("\(messages)") }
-        XCTAssertEqual(error.code, "timeout")
+        XCTAssertEqual(error.code, .timeout)
         XCTAssertGreaterThan(elapsed, 4)
         XCTAssertLessThan(elapsed, 9)
         try assertStillServing()
@@ -154,7 +154,7 @@ final class BadInputTests: XCTestCase {
         let tls = try connectTLS()
         let (messages, elapsed) = drain(tls)
         guard case .error(let error)? = messages.last else { return XCTFail("\(messages)") }
-        XCTAssertEqual(error.code, "timeout")
+        XCTAssertEqual(error.code, .timeout)
         XCTAssertLessThan(elapsed, 9)
     }
 

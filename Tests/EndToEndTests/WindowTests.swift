@@ -282,7 +282,7 @@ final class WindowTests: XCTestCase {
                 return 0;
             }
             """#.write(toFile: source, atomically: true, encoding: .utf8)
-        let closed = try runCommand([try buildXlibProgram(source)], environment: ["DISPLAY": display.display])
+        let closed = try runCommand([try Self.buildXlibProgram(source)], environment: ["DISPLAY": display.display])
         XCTAssertEqual(closed.status, 0, "no window named Cast on \(display.display)")
     }
 
@@ -332,7 +332,7 @@ final class WindowTests: XCTestCase {
                 }
                 """#.write(toFile: source, atomically: true, encoding: .utf8)
         }
-        let listed = try runCommand([try buildXlibProgram(source)], environment: ["DISPLAY": display.display])
+        let listed = try runCommand([try Self.buildXlibProgram(source)], environment: ["DISPLAY": display.display])
         XCTAssertEqual(listed.status, 0, "cannot list the windows of \(display.display): \(listed.stderr)")
         return listed.stdout.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
@@ -348,7 +348,7 @@ final class WindowTests: XCTestCase {
 
     /// Compiles the Xlib program at `source` (once) and returns its path; skips the test without a C compiler or
     /// Xlib's headers.
-    private func buildXlibProgram(_ source: String) throws -> String {
+    static func buildXlibProgram(_ source: String) throws -> String {
         let program = String(source.dropLast(2))
         if FileManager.default.isExecutableFile(atPath: program) { return program }
         let built = try runCommand(["cc", "-o", program, source, "-lX11"])

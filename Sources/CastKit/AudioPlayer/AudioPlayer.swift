@@ -81,6 +81,8 @@ public final class AudioPlayer: @unchecked Sendable {
     private let lock = NSLock()
     private weak var delegateStorage: (any AudioPlayerDelegate)?
     private var loopsLeft = 0
+    /// The engine's movie ended and another loop was decided (`decideLoop`); its finish signal starts it.
+    private var loopDecided = false
     private var loopsSetting = 0
     private var rateEnabled = false
     private var engine: MoviePlayerController!
@@ -103,9 +105,11 @@ public final class AudioPlayer: @unchecked Sendable {
         self.duration = metadata.duration ?? 0
         var audioOnly = outputs
         audioOnly.video = .none
-        let role = EngineRole(
+        var role = EngineRole(
             observe: { [weak self] signal in self?.engineSignalled(signal) }, postsNotifications: false,
             yields: .interrupt)
+        // Between loops the player keeps the audio: players it interrupted wait for its last loop.
+        role.playsOnAfterEnd = { [weak self] in self?.decideLoop() ?? false }
         engine = MoviePlayerController(contentURL: url, outputs: audioOnly, configuration: configuration, role: role)
         engine.shouldAutoplay = false
     }
@@ -138,7 +142,10 @@ public final class AudioPlayer: @unchecked Sendable {
     /// The delegate is not told of a finish.
     public func stop() {
         let time = engine.currentPlaybackTime
-        lock.withLock { loopsLeft = 0 }
+        lock.withLock {
+            loopsLeft = 0
+            loopDecided = false
+        }
         engine.stop()
         engine.currentPlaybackTime = time
     }
@@ -191,6 +198,17 @@ public final class AudioPlayer: @unchecked Sendable {
 
     // MARK: The engine's reports (on its delivery queue)
 
+    /// The engine's movie ended by itself: whether another loop follows (one is counted off). Asked by the engine before
+    /// it announces the finish, so the answer holds when the finish arrives in `engineSignalled`.
+    private func decideLoop() -> Bool {
+        lock.withLock {
+            guard loopsLeft != 0 else { return false }
+            if loopsLeft > 0 { loopsLeft -= 1 }
+            loopDecided = true
+            return true
+        }
+    }
+
     private func engineSignalled(_ signal: EngineSignal) {
         let delegate = self.delegate
         switch signal {
@@ -198,9 +216,8 @@ public final class AudioPlayer: @unchecked Sendable {
         case .interruptionEnded: delegate?.audioPlayerEndInterruption(self, options: .shouldResume)
         case .event(.playbackDidFinish(.playbackEnded, _)):
             let again = lock.withLock { () -> Bool in
-                guard loopsLeft != 0 else { return false }
-                if loopsLeft > 0 { loopsLeft -= 1 }
-                return true
+                defer { loopDecided = false }
+                return loopDecided
             }
             if again {
                 engine.currentPlaybackTime = 0

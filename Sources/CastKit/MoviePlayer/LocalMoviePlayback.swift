@@ -10,16 +10,19 @@ final class LocalMoviePlayback: MoviePlayback {
     private let openFailure: String?
     private let report: @Sendable (MoviePlaybackReport) -> Void
 
-    /// Plays `url`: a file, or an http(s) URL that FFmpeg opens itself.
+    /// Plays `url`: a file, or an http(s) URL that FFmpeg opens itself, with the credentials stored for its server.
     init(
         url: URL, outputs: MoviePlayerController.Outputs, scalingMode: ScalingMode, startTime: Double,
-        report: @escaping @Sendable (MoviePlaybackReport) -> Void
+        autoplay: Bool = true, report: @escaping @Sendable (MoviePlaybackReport) -> Void
     ) {
         self.report = report
         var configuration = outputs.engineConfiguration(startTime: startTime)
         configuration.scalingMode = scalingMode
+        // Without autoplay the engine opens the media, shows the first picture and waits: a stream does not start.
+        configuration.autoplay = autoplay
         if !url.isFileURL {
-            player = Player(url: url.absoluteString, configuration: configuration) { report(.event($0)) }
+            let opened = StoredCredentials.authenticated(url).absoluteString
+            player = Player(url: opened, configuration: configuration) { report(.event($0)) }
             openFailure = nil
             return
         }

@@ -6,7 +6,8 @@ public import Foundation
 public typealias MovieTimeOption = ThumbnailTimeOption
 
 extension MoviePlayerController {
-    /// The userInfo key of a thumbnail notification's time asked for (a `TimeInterval`).
+    /// The userInfo key of a thumbnail notification's time (a `TimeInterval`): the actual time of the frame shown for
+    /// an image, the time asked for with an error.
     public static let thumbnailTimeUserInfoKey = "MoviePlayerThumbnailTimeKey"
     /// The userInfo key of a thumbnail notification's image (a `Thumbnail`: PNG bytes and size).
     public static let thumbnailImageUserInfoKey = "MoviePlayerThumbnailImageKey"

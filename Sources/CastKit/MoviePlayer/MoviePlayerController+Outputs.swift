@@ -1,4 +1,4 @@
-import CastMedia
+public import CastMedia
 import Foundation
 
 extension MoviePlayerController {
@@ -14,6 +14,8 @@ extension MoviePlayerController {
             case fullscreen
             /// One line per presented frame in the format of `ffmpeg -f framemd5` (for tests).
             case framemd5(path: String)
+            /// The application's own X11 window (what `MoviePlayerController.view` sets up).
+            case hosted(HostedVideo)
         }
 
         /// The ALSA PCM that plays the sound; nil decodes and times it without playing it.
@@ -42,6 +44,7 @@ extension MoviePlayerController {
             case .window: engineVideo = .window
             case .fullscreen: engineVideo = .fullscreen
             case .framemd5(let path): engineVideo = .framemd5(path: path)
+            case .hosted(let view): engineVideo = .hosted(view)
             }
             return PlayerConfiguration(audio: audio, video: engineVideo, startTime: max(startTime, 0))
         }

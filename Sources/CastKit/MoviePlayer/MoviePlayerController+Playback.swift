@@ -12,7 +12,7 @@ extension MoviePlayerController {
     /// Where the next load begins: a position set while unloaded, else `initialPlaybackTime`, else 0.
     func startPosition() -> Double {
         defer { state.pendingStart = nil }
-        return state.pendingStart ?? max(state.initialPlaybackTime, 0)
+        return state.pendingStart ?? state.movieStart
     }
 
     /// Whether the movie should play on a receiver, and which.
@@ -45,7 +45,7 @@ extension MoviePlayerController {
     /// Repeat one: the movie starts again from `initialPlaybackTime`, playing, without a finish.
     func replay() {
         state.playback?.stop()
-        let start = max(state.initialPlaybackTime, 0)
+        let start = state.movieStart
         state.position = PositionEstimate(seconds: start)
         state.position.rate = state.rate
         state.intent = .playing
@@ -63,15 +63,17 @@ extension MoviePlayerController {
         let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
             self?.receive(report, generation: generation)
         }
+        if route == nil { state.shownOutputs = localOutputs() }
         let playback: any MoviePlayback =
             if let route {
                 RemoteMoviePlayback(
                     path: url.isFileURL ? url.path : url.absoluteString, receiver: route, configuration: configuration,
-                    startTime: seconds, pinnedID: pinnedID, report: report)
+                    startTime: seconds, autoplay: state.intent == .playing, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
-                    url: url, outputs: localOutputs(), scalingMode: state.scalingMode, startTime: seconds,
-                    report: report)
+                    url: url, outputs: state.shownOutputs ?? localOutputs(), scalingMode: state.scalingMode,
+                    startTime: seconds,
+                    autoplay: state.intent == .playing, report: report)
             }
         state.playback = playback
         playback.start()
@@ -181,6 +183,14 @@ extension MoviePlayerController {
 
     /// A report of the playback of `generation`; ignored when that playback was replaced meanwhile.
     func receive(_ report: MoviePlaybackReport, generation: Int) {
+        // The owner decides whether it plays on before the finish is announced to it (outside the lock: the owner's
+        // lock is taken before this player's, never after).
+        var playsOn = false
+        if case .event(.finished(.playbackEnded, _, _)) = report, let role,
+            lock.withLock({ generation == state.generation })
+        {
+            playsOn = role.playsOnAfterEnd()
+        }
         let ended = lock.withLock { () -> Bool in
             guard generation == state.generation else { return false }
             switch report {
@@ -193,8 +203,8 @@ extension MoviePlayerController {
             }
             return state.playback == nil
         }
-        // A finish: another player it interrupted may resume.
-        if ended { releasePlayback() }
+        // A finish: another player it interrupted may resume; not between an audio player's loops.
+        if ended && !playsOn { releasePlayback() }
     }
 
     private func apply(_ event: PlaybackEvent) {

@@ -69,19 +69,40 @@ extension MoviePlayerController {
             let info = FullscreenAnimation(duration: animated ? 0.3 : 0, curve: "easeInOut")
             announce(fullscreen ? .willEnterFullscreen(info) : .willExitFullscreen(info))
             state.isFullscreen = fullscreen
-            if state.playback != nil && state.playback?.route == nil && outputs.showsPictures {
+            if state.playback != nil && state.playback?.route == nil && localOutputs().showsPictures {
                 restartHere()
             }
             announce(fullscreen ? .didEnterFullscreen(info) : .didExitFullscreen(info))
         }
     }
 
-    /// The outputs local playback uses now: the window becomes the full display while `isFullscreen`.
+    /// The outputs local playback uses now: the window becomes the full display while `isFullscreen`; otherwise
+    /// pictures go into the application's window when `view` has one (instead of CastKit's window, or none;
+    /// framemd5, a test output, stays).
     func localOutputs() -> Outputs {
         var local = outputs
-        if state.isFullscreen && local.video == .window { local.video = .fullscreen }
-        if !state.isFullscreen && outputs.video == .window { local.video = .window }
+        let hostWindow = view.x11Window
+        switch outputs.video {
+        case .window, .none, .hosted:
+            if state.isFullscreen && (outputs.video == .window || hostWindow != nil) {
+                local.video = .fullscreen
+            } else if let hostWindow {
+                let background = backgroundView.backgroundColor ?? view.backgroundColor
+                local.video = .hosted(HostedVideo(x11Window: hostWindow, background: background))
+            }
+        case .fullscreen, .framemd5:
+            break
+        }
         return local
+    }
+
+    /// `view` or `backgroundView` changed: a movie playing here moves to where its pictures now go, at its position.
+    func viewChanged() {
+        lock.withLock {
+            guard let playback = state.playback, playback.route == nil else { return }
+            guard localOutputs() != state.shownOutputs else { return }
+            restartHere()
+        }
     }
 
     // MARK: Repeat and source
@@ -184,5 +205,10 @@ extension MoviePlayerController {
 
 extension MoviePlayerController.Outputs {
     /// Whether video is shown in a window or on the display.
-    var showsPictures: Bool { video == .window || video == .fullscreen }
+    var showsPictures: Bool {
+        switch video {
+        case .window, .fullscreen, .hosted: true
+        case .none, .framemd5: false
+        }
+    }
 }

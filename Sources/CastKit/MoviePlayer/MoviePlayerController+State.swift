@@ -9,6 +9,8 @@ extension MoviePlayerController {
         var shouldAutoplay = true
         var allowsAirPlay = true
         var initialPlaybackTime: TimeInterval = -1
+        /// Where a movie starts by `initialPlaybackTime`: 0 for a negative, NaN or infinite value.
+        var movieStart: Double { initialPlaybackTime.isFinite ? max(initialPlaybackTime, 0) : 0 }
         var endPlaybackTime: TimeInterval = -1
         /// The rate playback runs at while playing.
         var rate = 1.0
@@ -39,6 +41,8 @@ extension MoviePlayerController {
         var volume = 1.0
         var scalingMode = ScalingMode.aspectFit
         var isFullscreen = false
+        /// The outputs the local playback was started with (`view` changes compare against them).
+        var shownOutputs: MoviePlayerController.Outputs?
         var controlStyle = ControlStyle.default
         var repeatMode = RepeatMode.none
         var movieSourceType = SourceType.unknown

@@ -20,13 +20,18 @@ public final class MoviePlayerController: @unchecked Sendable {
     public let outputs: Outputs
     /// Who this player is to receivers.
     public let configuration: CastKitConfiguration
+    /// The movie's place in the application's own window (the seeds' `view`): give it an X11 window and local
+    /// pictures are drawn there. See `MovieView`.
+    public let view = MovieView()
+    /// The view behind the movie (the seeds' `backgroundView`): its colour fills what the picture does not cover.
+    public let backgroundView = MovieBackgroundView()
     /// Posts notifications and feeds `events`, one change after the other.
     let delivery = DispatchQueue(label: "CastKit.MoviePlayerController.delivery")
 
     /// Set when an AudioPlayer or a MusicPlayerController uses this player as its engine.
     let role: EngineRole?
 
-    /// A player for the movie at `contentURL` (a file URL); nothing is loaded until `prepareToPlay()` or `play()`.
+    /// A player for the movie at `contentURL` (a file or an http(s) URL); nothing is loaded until `prepareToPlay()` or `play()`.
     public convenience init(
         contentURL: URL?, outputs: Outputs = Outputs(), configuration: CastKitConfiguration = CastKitConfiguration()
     ) {
@@ -40,6 +45,8 @@ public final class MoviePlayerController: @unchecked Sendable {
         self.role = role
         state.contentURL = contentURL
         MoviePlayerRegistry.shared.add(self)
+        view.onChange { [weak self] in self?.viewChanged() }
+        backgroundView.onChange { [weak self] in self?.viewChanged() }
     }
 
     deinit {
@@ -50,7 +57,7 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     // MARK: The movie
 
-    /// The movie, a file URL. Setting it unloads the current movie (which pauses: no finish is posted) and, when one
+    /// The movie, a file or an http(s) URL. Setting it unloads the current movie (which pauses: no finish is posted) and, when one
     /// was loaded, loads the new one from its start, which plays when `shouldAutoplay` is true.
     public var contentURL: URL? {
         get { lock.withLock { state.contentURL } }
@@ -69,7 +76,7 @@ public final class MoviePlayerController: @unchecked Sendable {
                 state.thumbnailer = nil
                 resetMovie()
                 guard wasLoaded else { return false }
-                load(from: state.initialPlaybackTime, playing: state.shouldAutoplay)
+                load(from: state.movieStart, playing: state.shouldAutoplay)
                 return state.shouldAutoplay
             }
             if claimed { claimPlayback() }
@@ -112,7 +119,8 @@ public final class MoviePlayerController: @unchecked Sendable {
         set { lock.withLock { state.shouldAutoplay = newValue } }
     }
 
-    /// Where playback of a newly loaded movie begins, in seconds; -1 (the default) is the movie's start.
+    /// Where playback of a newly loaded movie begins, in seconds; -1 (the default), any negative value and NaN (the
+    /// iOS SDK's default) are the movie's start.
     public var initialPlaybackTime: TimeInterval {
         get { lock.withLock { state.initialPlaybackTime } }
         set { lock.withLock { state.initialPlaybackTime = newValue } }
@@ -352,6 +360,10 @@ struct EngineRole: Sendable {
     /// Whether the movie player's own notifications are posted (false: the owner posts its own).
     var postsNotifications: Bool
     var yields: Yield
+    /// Asked when the movie ended by itself, before the finish is announced: true when the owner plays on at once (an
+    /// audio player's next loop; the answer is its decision), so the players it interrupted are not told the
+    /// interruption ended in the gap. Called without the player's lock.
+    var playsOnAfterEnd: @Sendable () -> Bool = { false }
 }
 
 /// What an engine player tells its owner.

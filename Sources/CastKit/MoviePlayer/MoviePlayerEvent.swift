@@ -129,13 +129,13 @@ extension Notification.Name {
     public static let moviePlayerWillExitFullscreen = Notification.Name("MoviePlayerWillExitFullscreen")
     /// A movie player left full screen. Object: the player; userInfo: the animation keys.
     public static let moviePlayerDidExitFullscreen = Notification.Name("MoviePlayerDidExitFullscreen")
-    /// `CastRoute.selected` changed. Object: nil.
     /// MPMoviePlayerNowPlayingMovieDidChangeNotification: `contentURL` now names another movie.
     public static let moviePlayerNowPlayingMovieDidChange = Notification.Name("MoviePlayerNowPlayingMovieDidChange")
     /// MPMoviePlayerScalingModeDidChangeNotification: `scalingMode` changed.
     public static let moviePlayerScalingModeDidChange = Notification.Name("MoviePlayerScalingModeDidChange")
     /// MPMovieSourceTypeAvailableNotification: `movieSourceType` was unknown and is now known.
     public static let movieSourceTypeAvailable = Notification.Name("MovieSourceTypeAvailable")
+    /// `CastRoute.selected` changed. Object: nil.
     public static let castRouteDidChange = Notification.Name("CastRouteDidChange")
 }
 

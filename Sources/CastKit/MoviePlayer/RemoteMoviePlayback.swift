@@ -25,6 +25,8 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     private let path: String
     private let configuration: CastKitConfiguration
     private let startTime: Double
+    /// Whether the receiver plays at once; false loads and waits paused at the first picture (`shouldAutoplay`).
+    private let autoplay: Bool
     private let report: @Sendable (MoviePlaybackReport) -> Void
     private let work = DispatchQueue(label: "CastKit.RemoteMoviePlayback")
     private let lock = NSLock()
@@ -42,8 +44,9 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     init(
         path: String, receiver: ReceiverDescription, configuration: CastKitConfiguration, startTime: Double,
-        pinnedID: String? = nil, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+        autoplay: Bool = true, pinnedID: String? = nil, report: @escaping @Sendable (MoviePlaybackReport) -> Void
     ) {
+        self.autoplay = autoplay
         self.route = receiver
         // A reconnection insists on the key the receiver it lost presented.
         var target = receiver
@@ -65,15 +68,19 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
                     if startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
                     playback = speaker
                 } else if let url = URL(string: path), url.scheme == "http" || url.scheme == "https" {
-                    // The receiver opens a URL itself.
+                    // The receiver opens a URL itself, with the credentials stored for its server (if any).
+                    let stored = StoredCredentials.lookup(for: url)
                     playback = try RemotePlayback.start(
-                        url: path, on: receiver, configDirectory: configuration.configDirectory,
-                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil)
+                        url: path, username: stored?.user, password: stored?.password, on: receiver,
+                        configDirectory: configuration.configDirectory,
+                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil,
+                        autoplay: autoplay)
                 } else {
                     let file = try MediaFile.open(path)
                     playback = try RemotePlayback.start(
                         file, on: receiver, configDirectory: configuration.configDirectory,
-                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil)
+                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil,
+                        autoplay: autoplay)
                 }
             } catch {
                 report(.routeLost(error))

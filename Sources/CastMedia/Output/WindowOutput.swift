@@ -27,6 +27,8 @@ final class WindowOutput: @unchecked Sendable {
         case windowed
         /// The whole display (SDL_WINDOW_FULLSCREEN_DESKTOP).
         case fullscreen
+        /// The application's own window (its X11 id), with the colour around the picture.
+        case hosted(HostedVideo)
     }
 
     /// The SDL thread's life.
@@ -85,7 +87,7 @@ final class WindowOutput: @unchecked Sendable {
             if phase == .stopped {
                 phase = .starting
                 startError = nil
-                let thread = Thread { [self] in runSDLThread() }
+                let thread = Thread { [self] in runSDLThread(mode: mode) }
                 thread.name = "CastMedia.window"
                 thread.stackSize = 4 << 20
                 thread.start()
@@ -188,11 +190,12 @@ final class WindowOutput: @unchecked Sendable {
 
     // MARK: The SDL thread
 
-    private func runSDLThread() {
+    /// Starts SDL with a window for `mode`, the first user's.
+    private func runSDLThread(mode: DisplayMode) {
         let renderer: WindowRenderer
         do {
             let event = try WindowRenderer.initializeSDL()
-            renderer = try WindowRenderer(fullscreen: false)
+            renderer = try WindowRenderer(mode: mode == .fullscreen ? .windowed : mode)
             lock.withLock {
                 wakeEvent = event
                 phase = .running
@@ -207,8 +210,7 @@ final class WindowOutput: @unchecked Sendable {
             }
             return
         }
-        serve(renderer)
-        renderer.destroy()
+        serve(renderer).destroy()
         SDL_Quit()
         lock.withLock {
             phase = .stopped
@@ -216,8 +218,10 @@ final class WindowOutput: @unchecked Sendable {
         }
     }
 
-    /// The SDL thread's loop: waits for SDL events or requests, applies them, draws. Returns when the last user left.
-    private func serve(_ renderer: WindowRenderer) {
+    /// The SDL thread's loop: waits for SDL events or requests, applies them, draws. Returns the renderer in use (a
+    /// user who wants another kind of window gets a new one) when the last user left.
+    private func serve(_ first: WindowRenderer) -> WindowRenderer {
+        var renderer = first
         var event = SDL_Event()
         var aside = false
         while true {
@@ -243,9 +247,21 @@ final class WindowOutput: @unchecked Sendable {
                 }
                 return (work, requests.users.max { $0.key < $1.key }?.value, false)
             }
-            if leave { return }
+            if leave { return renderer }
             if work.simulateClose { renderer.pushCloseEvent() }
-            if let mode { redraw = renderer.setDisplayMode(mode) || redraw }
+            if let mode, !renderer.canShow(mode) {
+                // Into an application's window, out of it, or into another one: the next frame brings the picture.
+                do {
+                    let next = try WindowRenderer(mode: mode == .fullscreen ? .windowed : mode)
+                    renderer.destroy()
+                    renderer = next
+                    if !aside { renderer.show() }
+                    redraw = true
+                } catch {
+                    FileHandle.standardError.write(Data("castmedia: \(error)\n".utf8))
+                }
+            }
+            if let mode, renderer.canShow(mode) { redraw = renderer.setDisplayMode(mode) || redraw }
             if work.aside != aside {
                 aside = work.aside
                 if aside {

@@ -83,6 +83,59 @@ final class WindowRenderer {
         return event
     }
 
+    /// Opens the window for `mode`: CastMedia's own (hidden, at the idle size) or the application's (`hosted`).
+    convenience init(mode: WindowOutput.DisplayMode) throws {
+        switch mode {
+        case .windowed: try self.init(fullscreen: false)
+        case .fullscreen: try self.init(fullscreen: true)
+        case .hosted(let view): try self.init(hostedIn: view)
+        }
+    }
+
+    /// Draws into the application's X11 window (SDL_CreateWindowFrom). SDL marks it foreign: it is never resized,
+    /// moved, mapped or destroyed here; destroying the renderer leaves the application's window as it was.
+    init(hostedIn view: HostedVideo) throws {
+        guard view.x11Window != 0, let native = UnsafeRawPointer(bitPattern: view.x11Window),
+            let window = SDL_CreateWindowFrom(native)
+        else {
+            throw MediaError.other(
+                "cannot draw into the application's window 0x\(String(view.x11Window, radix: 16)): \(sdlError())")
+        }
+        // SDL's software renderer, presenting through X11's own framebuffer (XShm or XPutImage into the window): the
+        // application made the window with a visual of its choosing, and OpenGL on it (a GL renderer, or the GL
+        // texture SDL presents a software framebuffer with unless FRAMEBUFFER_ACCELERATION is 0) drew nothing in
+        // most runs under Xvfb. Scaling and colour conversion cost CPU here.
+        SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
+        defer { SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, nil) }
+        guard let renderer = SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue) else {
+            let message = sdlError()
+            SDL_DestroyWindow(window)
+            throw MediaError.other("cannot draw into the application's window: SDL_CreateRenderer: \(message)")
+        }
+        self.window = window
+        self.renderer = renderer
+        self.mode = .hosted(view)
+        self.idleText = IdleScreenRenderer(renderer: renderer)
+    }
+
+    /// Whether this renderer can show `mode` by changing settings, without a window of another kind: CastMedia's own
+    /// window goes windowed or full screen; a hosted one stays in its application's window (its colour may change).
+    func canShow(_ mode: WindowOutput.DisplayMode) -> Bool {
+        switch (self.mode, mode) {
+        case (.windowed, .windowed), (.windowed, .fullscreen), (.fullscreen, .windowed), (.fullscreen, .fullscreen):
+            return true
+        case (.hosted(let current), .hosted(let wanted)):
+            return current.x11Window == wanted.x11Window
+        default:
+            return false
+        }
+    }
+
+    /// The application's window this renderer draws into, if any.
+    private var hosted: HostedVideo? {
+        if case .hosted(let view) = mode { view } else { nil }
+    }
+
     /// Opens the window, hidden, at the idle size, and its renderer.
     init(fullscreen: Bool) throws {
         let centered = cast_sdl_windowpos_centered()
@@ -125,6 +178,9 @@ final class WindowRenderer {
             return .nothing
         }
         switch UInt32(event.window.event) {
+        case SDL_WINDOWEVENT_CLOSE.rawValue where hosted != nil:
+            // The application's window: closing it is the application's business.
+            return .nothing
         case SDL_WINDOWEVENT_CLOSE.rawValue:
             SDL_HideWindow(window)
             hidden = true
@@ -143,7 +199,10 @@ final class WindowRenderer {
     /// Switches between a window and the whole display; true when something changed.
     func setDisplayMode(_ newMode: WindowOutput.DisplayMode) -> Bool {
         guard newMode != mode else { return false }
+        precondition(canShow(newMode), "a renderer of another kind was needed for \(newMode)")
         mode = newMode
+        // A hosted window's colour changed: nothing else to do.
+        if hosted != nil { return true }
         let flags = newMode == .fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0
         if SDL_SetWindowFullscreen(window, flags) != 0 {
             // Keep going in whatever mode SDL left the window: a picture in a window beats no picture.
@@ -170,14 +229,17 @@ final class WindowRenderer {
     func show() {
         guard hidden else { return }
         hidden = false
+        // The application maps and unmaps its own window.
+        guard hosted == nil else { return }
         SDL_ShowWindow(window)
         fitWindow()
     }
 
-    /// Unmaps the window (it keeps its contents' state; `show` maps it again).
+    /// Unmaps the window (it keeps its contents' state; `show` maps it again); stops drawing into a hosted one.
     func hide() {
         guard !hidden else { return }
         hidden = true
+        guard hosted == nil else { return }
         SDL_HideWindow(window)
     }
 
@@ -247,14 +309,18 @@ final class WindowRenderer {
         if status != 0 { FileHandle.standardError.write(Data("castmedia: SDL_UpdateTexture: \(sdlError())\n".utf8)) }
     }
 
-    /// Clears to black and draws the picture as the scaling mode places it, or the idle screen.
+    /// Clears to the background (black in CastMedia's own window) and draws the picture as the scaling mode places
+    /// it, or the idle screen (in an application's window: only the background).
     func draw() {
         guard !hidden else { return }
-        SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
+        let background = hosted?.background ?? .black
+        SDL_SetRenderDrawColor(renderer, background.red, background.green, background.blue, 255)
         SDL_RenderClear(renderer)
         var output = (width: Int32(0), height: Int32(0))
         SDL_GetRendererOutputSize(renderer, &output.width, &output.height)
-        if isIdle {
+        if isIdle && hosted != nil {
+            // Nothing plays in the application's window: its background only.
+        } else if isIdle {
             idleText.draw(idleScreen, width: output.width, height: output.height)
         } else if let texture, let textureFormat, let displaySize {
             let pictureHeight = caption.isEmpty ? output.height : Int32(Double(output.height) * Self.captionedPictureHeight)
@@ -328,7 +394,8 @@ final class WindowRenderer {
             return nil
         }
         converted.pointee.color_range = AVCOL_RANGE_MPEG
-        converted.pointee.colorspace = AVCOL_SPC_BT470BG
+        // swscale changes the sampling of YUV, not its matrix: a BT.709 picture stays BT.709 (SDL must know).
+        converted.pointee.colorspace = rgb ? AVCOL_SPC_BT470BG : f.pointee.colorspace
         return (converted, rgb ? SDL_PIXELFORMAT_ARGB8888.rawValue : SDL_PIXELFORMAT_IYUV.rawValue)
     }
 

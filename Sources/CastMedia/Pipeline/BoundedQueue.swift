@@ -34,6 +34,14 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     private var count: Int { items.count - head }
 
+    /// Whether an item is waiting to be taken (ffplay's `frame_queue_nb_remaining`): a late frame is dropped only when
+    /// its successor is already there.
+    var hasWaitingItem: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return count > 0
+    }
+
     /// Appends `item` of `serial`, waiting for room; an item whose serial is not the queue's (flushed while it was
     /// made or while it waited) is dropped. Returns false when the queue was aborted.
     @discardableResult

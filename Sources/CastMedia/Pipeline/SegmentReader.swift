@@ -45,6 +45,9 @@ struct SegmentReader {
         }
     }
 
+    /// Whether a next item is already at hand (held, or waiting in the queue): `next()` would not wait.
+    var hasNextAtHand: Bool { held != nil || frames.hasWaitingItem }
+
     /// Moves to the current segment, after a wait reported that the one being played was superseded.
     mutating func catchUp() { segment = control.segment }
 }

@@ -69,16 +69,9 @@ final class AirPlayVideoService: Sendable {
 
     private func acceptLoop(_ listenFD: Int32) {
         let limits = receiver.configuration.limits
-        while true {
-            let accepted: (fd: Int32, peer: String)
-            do {
-                accepted = try TCP.accept(listenFD)
-            } catch {
-                if state.withLock({ $0.stopped }) { break }
-                logger.error("AirPlay accept failed: \(error)")
-                Thread.sleep(forTimeInterval: 0.05)
-                continue
-            }
+        TCP.serve(listenFD, isStopped: { state.withLock { $0.stopped } }, onFailure: { logger.error("AirPlay accept failed: \($0)") }) {
+            fd, peer in
+            let accepted = (fd: fd, peer: peer)
             let stream = TCPStream(fd: accepted.fd)
             let admitted = state.withLock { state -> Bool in
                 guard !state.stopped, state.streams.count < limits.maximumAirPlayConnections else { return false }
@@ -89,7 +82,7 @@ final class AirPlayVideoService: Sendable {
                 logger.warning(
                     "AirPlay connection from \(accepted.peer) refused: \(limits.maximumAirPlayConnections) connections already")
                 stream.close()
-                continue
+                return
             }
             let thread = Thread { [self] in
                 AirPlayConnection(stream: stream, peer: accepted.peer, service: self, logger: logger).run()

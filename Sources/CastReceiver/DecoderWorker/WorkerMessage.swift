@@ -87,7 +87,7 @@ enum WorkerMessage: Sendable, Equatable {
         case .readFailed(let message):
             payload =
                 Message.error(
-                    ErrorMessage(code: "readFailed", message: String(message.prefix(Self.maximumMessageLength)))
+                    ErrorMessage(code: .readFailed, message: String(message.prefix(Self.maximumMessageLength)))
                 )
                 .frame().payload
         case .read(let read): payload = Message.mediaRead(read).frame().payload

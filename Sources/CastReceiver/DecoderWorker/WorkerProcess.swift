@@ -1,3 +1,4 @@
+internal import CSandbox
 import Foundation
 import Glibc
 
@@ -45,22 +46,32 @@ enum WorkerProcess {
         return pid
     }
 
-    /// How a worker ended, once it has: blocks up to `grace` for it to exit by itself, then kills it (SIGKILL) and
-    /// reaps it. The text says what happened, for the sender: "exited with status 3", "was killed by signal 9
-    /// (SIGKILL)".
+    /// How a worker ended, once it has: waits up to `grace` for it to exit by itself (poll on a pidfd, so the wait
+    /// ends the moment it exits), then kills it (SIGKILL) and reaps it. The text says what happened, for the sender:
+    /// "exited with status 3", "was killed by signal 9 (SIGKILL)". Without pidfds (a kernel before 5.3) the grace is
+    /// not waited for.
     static func reap(_ pid: pid_t, grace: Duration) -> (signal: Int32?, text: String) {
-        let deadline = ContinuousClock.now + grace
         var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid { break }
-            if result < 0 && errno != EINTR { return (nil, "could not be waited for") }
-            if ContinuousClock.now >= deadline {
-                kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                break
+        if grace > .zero {
+            let exited = cast_sandbox_pidfd_open(pid)
+            if exited >= 0 {
+                defer { close(exited) }
+                let deadline = ContinuousClock.now + grace
+                var descriptor = pollfd(fd: exited, events: Int16(POLLIN), revents: 0)
+                while ContinuousClock.now < deadline {
+                    let left = deadline - ContinuousClock.now
+                    let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+                    let ready = poll(&descriptor, 1, Int32(clamping: max(1, milliseconds)))
+                    if ready > 0 || (ready < 0 && errno != EINTR) { break }
+                }
             }
-            usleep(5_000)
+        }
+        var result = waitpid(pid, &status, WNOHANG)
+        while result < 0 && errno == EINTR { result = waitpid(pid, &status, WNOHANG) }
+        if result < 0 { return (nil, "could not be waited for") }
+        if result != pid {
+            kill(pid, SIGKILL)
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros.
         let signal = status & 0x7f

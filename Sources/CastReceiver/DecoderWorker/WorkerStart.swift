@@ -58,6 +58,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
         case .framemd5(let path): framemd5 = path
         case .window: window = .window
         case .fullscreen: window = .fullscreen
+        // castd shows video in its own window only; another program's window is CastKit's (local playback).
+        case .hosted: break
         }
         switch configuration.audio {
         case .none: audioDevice = nil

@@ -26,35 +26,8 @@ struct KeyFile {
     /// must be a regular file owned by this user or root.
     func loadIfPresent() throws -> PrivateKey? {
         try PrivateDirectory.check(directory, kind: .keyFile)
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        if fd < 0 {
-            let code = errno
-            if code == ENOENT { return nil }
-            if code == ELOOP {
-                throw SecurityError(.keyFile, "identity key file \(path) is a symbolic link; refusing it")
-            }
-            throw SecurityError(.keyFile, function: "open", errno: code, "cannot open identity key file \(path)")
-        }
-        defer { closeDescriptor(fd) }
-        var status = stat()
-        try systemCall("fstat") { fstat(fd, &status) }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw SecurityError(.keyFile, "identity key file \(path) is not a regular file; refusing it")
-        }
-        guard PrivateDirectory.isTrustedOwner(status) else {
-            throw SecurityError(
-                .keyFile,
-                "identity key file \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or "
-                    + "root; refusing it")
-        }
-        let mode = status.st_mode & 0o7777
-        if mode & 0o077 != 0 {
-            throw SecurityError(
-                .keyFile,
-                "identity key file \(path) has mode \(octalMode(mode)), which lets group or others access it; "
-                    + "it must be 0600 (run: chmod 600 \(path))")
-        }
-        let pem = try WholeFile.read(fd, limit: 1 << 20) { SecurityError(.keyFile, "identity key file \(path) is too large") }
+        guard let (pem, _) = try WholeFile.readPrivate(path, what: "identity key file", kind: .keyFile, limit: 1 << 20)
+        else { return nil }
         let bio = try MemoryBIO(copying: pem)
         guard let key = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil) else {
             let details = drainOpenSSLErrors()

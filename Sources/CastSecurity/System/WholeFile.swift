@@ -19,6 +19,46 @@ enum WholeFile {
         }
     }
 
+    /// Reads a private file whole (the identity key, a trust store): nil when it does not exist. It is opened without
+    /// following a symbolic link and without waiting (a FIFO in its place would block the open until someone writes),
+    /// and must be a regular file owned by this user or root, that group and others cannot access, of at most `limit`
+    /// bytes. Every refusal is a `kind` error that names the file as `what` ("trust store /path"). Returns the bytes
+    /// and the file's status as it was opened.
+    static func readPrivate(_ path: String, what: String, kind: SecurityError.Kind, limit: Int) throws(SecurityError)
+        -> (bytes: [UInt8], status: stat)?
+    {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP { throw SecurityError(kind, "\(what) \(path) is a symbolic link; refusing it") }
+            throw SecurityError(kind, function: "open", errno: code, "cannot open \(what) \(path)")
+        }
+        defer { closeDescriptor(fd) }
+        var status = stat()
+        try systemCall("fstat") { fstat(fd, &status) }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw SecurityError(kind, "\(what) \(path) is not a regular file; refusing it")
+        }
+        guard PrivateDirectory.isTrustedOwner(status) else {
+            throw SecurityError(
+                kind,
+                "\(what) \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; refusing it")
+        }
+        let mode = status.st_mode & 0o7777
+        if mode & 0o077 != 0 {
+            throw SecurityError(
+                kind,
+                "\(what) \(path) has mode \(octalMode(mode)), which lets group or others access it; "
+                    + "it must be 0600 (run: chmod 600 \(path))")
+        }
+        if status.st_size > limit {
+            throw SecurityError(kind, "\(what) \(path) is \(status.st_size) bytes, more than the \(limit) allowed")
+        }
+        let bytes = try read(fd, limit: limit) { SecurityError(kind, "\(what) \(path) is larger than \(limit) bytes") }
+        return (bytes, status)
+    }
+
     /// Writes all of `bytes` to `fd`.
     static func write(_ fd: Int32, _ bytes: [UInt8]) throws(SecurityError) {
         var offset = 0

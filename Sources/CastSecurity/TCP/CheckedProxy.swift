@@ -62,16 +62,10 @@ public final class CheckedProxy: Sendable {
 
     private func acceptLoop() {
         defer { closeDescriptor(listenFD) }
-        while true {
-            let accepted: (fd: Int32, peer: String)
-            do {
-                accepted = try TCP.accept(listenFD)
-            } catch {
-                if state.withLock({ $0.stopped }) { return }
-                Thread.sleep(forTimeInterval: 0.05)
-                continue
-            }
-            let client = TCPStream(fd: accepted.fd)
+        // Failures other than its own stop (EMFILE) are not logged: the session's fetch that needed the connection fails
+        // and says so.
+        TCP.serve(listenFD, isStopped: { state.withLock { $0.stopped } }, onFailure: { _ in }) { fd, _ in
+            let client = TCPStream(fd: fd)
             let admitted = state.withLock { state -> Bool in
                 guard !state.stopped, state.connections < Self.maximumConnections else { return false }
                 state.connections += 1
@@ -79,7 +73,7 @@ public final class CheckedProxy: Sendable {
             }
             guard admitted else {
                 client.close()
-                continue
+                return
             }
             let thread = Thread { [self] in
                 serve(client)

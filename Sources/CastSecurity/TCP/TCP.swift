@@ -63,6 +63,29 @@ public enum TCP {
         }
     }
 
+    /// Accepts connections on `listenFD` and hands each to `handle` (on this thread: `handle` starts the connection's
+    /// own thread) until accept fails while `isStopped` says the listener was shut down. Any other failure (EMFILE:
+    /// out of descriptors) goes to `onFailure` and accept is retried 50 ms later, so that a descriptor shortage does
+    /// not spin a core (the back-off nginx and swift-nio use). The one accept loop of every listener in Cast.
+    public static func serve(
+        _ listenFD: Int32, isStopped: () -> Bool, onFailure: (any Error) -> Void, _ handle: (_ fd: Int32, _ peer: String) -> Void
+    ) {
+        while true {
+            let accepted: (fd: Int32, peer: String)
+            do {
+                accepted = try accept(listenFD)
+            } catch {
+                if isStopped() { return }
+                onFailure(error)
+                var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+                var left = timespec()
+                while nanosleep(&pause, &left) < 0 && errno == EINTR { pause = left }
+                continue
+            }
+            handle(accepted.fd, accepted.peer)
+        }
+    }
+
     /// TCP keepalive: a peer that vanished without closing (a phone that slept, a cable pulled) is
     /// found out after `idle` + `count` × `interval` seconds of silence (30 + 3 × 10 = 60 s) instead of
     /// holding an idle half-open connection for hours. Best effort.

@@ -90,41 +90,10 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
   // MARK: Reading
 
   private static func read(path: String) throws(SecurityError) -> (Document, FileStamp?) {
-    // O_NONBLOCK: a FIFO in the store's place must be refused, not wait for a writer.
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-    if fd < 0 {
-      let code = errno
-      if code == ENOENT { return (Document.empty, nil) }
-      if code == ELOOP { throw SecurityError(.trustStore, "trust store \(path) is a symbolic link; refusing it") }
-      throw SecurityError(.system, function: "open", errno: code, "cannot open trust store \(path)")
-    }
-    defer { closeDescriptor(fd) }
-    var status = stat()
-    try systemCall("fstat") { fstat(fd, &status) }
-    guard status.st_mode & S_IFMT == S_IFREG else {
-      throw SecurityError(.trustStore, "trust store \(path) is not a regular file")
-    }
-    guard PrivateDirectory.isTrustedOwner(status) else {
-      throw SecurityError(
-        .trustStore,
-        "trust store \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; "
-          + "refusing it")
-    }
-    let mode = status.st_mode & 0o7777
-    if mode & 0o077 != 0 {
-      throw SecurityError(
-        .trustStore,
-        "trust store \(path) has mode \(octalMode(mode)), which lets group or others access it; "
-          + "it must be 0600 (run: chmod 600 \(path))")
-    }
-    if status.st_size > TrustStoreLimits.maximumFileSize {
-      throw SecurityError(
-        .trustStore,
-        "trust store \(path) is \(status.st_size) bytes, more than the \(TrustStoreLimits.maximumFileSize) allowed")
-    }
-    let bytes = try WholeFile.read(fd, limit: TrustStoreLimits.maximumFileSize) {
-      SecurityError(.trustStore, "trust store \(path) is larger than \(TrustStoreLimits.maximumFileSize) bytes")
-    }
+    guard
+      let (bytes, status) = try WholeFile.readPrivate(
+        path, what: "trust store", kind: .trustStore, limit: TrustStoreLimits.maximumFileSize)
+    else { return (Document.empty, nil) }
     let document: Document
     do {
       let decoder = JSONDecoder()

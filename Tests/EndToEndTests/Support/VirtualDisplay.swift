@@ -80,8 +80,10 @@ struct Screenshot {
     let height: Int
 
     /// The colours a test clip and the idle screen use.
-    enum Colour: String {
+    enum Colour {
         case red, green, blue, black, white
+        /// Within 16 of each component.
+        case near(r: Int, g: Int, b: Int)
 
         func matches(_ p: (r: Int, g: Int, b: Int)) -> Bool {
             switch self {
@@ -91,6 +93,7 @@ struct Screenshot {
             case .blue: p.r < 50 && p.g < 50 && p.b > 200
             case .black: p.r < 20 && p.g < 20 && p.b < 20
             case .white: p.r > 200 && p.g > 200 && p.b > 200
+            case .near(let r, let g, let b): abs(p.r - r) <= 16 && abs(p.g - g) <= 16 && abs(p.b - b) <= 16
             }
         }
     }

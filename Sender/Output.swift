@@ -52,6 +52,16 @@ func resolveReceiver(_ given: String?, _ arguments: ParsedArguments, includingSp
         settings().resolve(given), timeout: browseTimeout(arguments), includingSpeakers: includingSpeakers)
 }
 
+/// `resolveReceiver`, connected: a paired receiver named exactly is tried at its last address while discovery
+/// runs (`ReceiverConnection.reach`).
+func reachReceiver(_ given: String?, _ arguments: ParsedArguments, includingSpeakers: Bool = false)
+    throws(CastError) -> ReachedReceiver
+{
+    try ReceiverConnection.reach(
+        settings().resolve(given), browseTimeout: browseTimeout(arguments), includingSpeakers: includingSpeakers,
+        configDirectory: senderConfigDirectory(), senderName: senderName())
+}
+
 /// Splits a verb's positionals `[NAME] VALUE…` into the receiver (nil when left out) and `values` values.
 func receiverAndValues(_ arguments: ParsedArguments, verb: String, values: Int = 0, valueName: String = "a value")
     throws(CastError) -> (receiver: String?, values: [String])

@@ -14,8 +14,9 @@ func withReceiver<T>(
     _ body: (ReceiverConnection, [String]) throws(CastError) -> T
 ) throws(CastError) -> T {
     let (name, values) = try receiverAndValues(arguments, verb: verb, values: values, valueName: valueName)
-    let receiver = try resolveReceiver(name, arguments)
-    let connection = try ReceiverConnection.open(receiver, configDirectory: senderConfigDirectory(), senderName: senderName())
+    guard case .connected(let connection) = try reachReceiver(name, arguments) else {
+        preconditionFailure("a speaker is reached only when speakers are asked for")
+    }
     defer { connection.close() }
     return try body(connection, values)
 }

@@ -113,7 +113,21 @@ final class Playlist: Sendable {
         if credentials != nil && !sources.contains(where: Self.isURL) {
             throw CastError(.usage, "--user goes only with an http(s) URL")
         }
-        let receiver = try resolveReceiver(arguments.options["to"], arguments, includingSpeakers: true)
+        var order = Array(sources.indices)
+        if arguments.has("shuffle") { order.shuffle() }
+        // A first file that cannot be opened is a usage error before any receiver is reached.
+        if let first = order.first.map({ sources[$0] }), !Self.isURL(first) { _ = try MediaFile.open(first) }
+        let receiver: ReceiverDescription
+        // The connection made while finding the receiver serves the first source; later ones connect afresh.
+        var reached: ReceiverConnection?
+        switch try reachReceiver(arguments.options["to"], arguments, includingSpeakers: true) {
+        case .connected(let connection):
+            receiver = connection.receiver
+            reached = connection
+        case .speaker(let speaker):
+            receiver = speaker
+        }
+        defer { reached?.close() }
         if receiver.kind == .speaker {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
             if sources.contains(where: Self.isURL) {
@@ -127,8 +141,6 @@ final class Playlist: Sendable {
         let live = !json && isatty(1) == 1
         installControls(keys: live && !arguments.has("no-interactive"))
 
-        var order = Array(sources.indices)
-        if arguments.has("shuffle") { order.shuffle() }
         var failures: [String] = []
         var index = 0
         var playedThisRound = false
@@ -140,10 +152,12 @@ final class Playlist: Sendable {
                     ? JSONLine.track(index: position, count: order.count, title: source)
                     : "\(live ? "\r\u{1B}[2K" : "")track \(position)/\(order.count): \(source)")
             }
+            let connection = reached
+            reached = nil
             let outcome = try play(
-                source, on: receiver, credentials: credentials, startTime: index == 0 && !playedThisRound ? startTime : nil,
-                volume: volume, languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json,
-                live: live)
+                source, on: receiver, over: connection, credentials: credentials,
+                startTime: index == 0 && !playedThisRound ? startTime : nil, volume: volume,
+                languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json, live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
             volume = receiver.kind == .speaker ? controls.withLock { $0.volume } : nil
@@ -186,9 +200,9 @@ final class Playlist: Sendable {
 
     /// Plays one source to its finish.
     private func play(
-        _ source: String, on receiver: ReceiverDescription, credentials: (username: String, password: String)?,
-        startTime: Double?, volume: Double?, languages: (audio: String?, subtitles: String?), subtitles: MediaFile?,
-        json: Bool, live: Bool
+        _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?,
+        credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
+        languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
         let title: String
@@ -199,17 +213,31 @@ final class Playlist: Sendable {
             playback = speaker
         } else if Self.isURL(source) {
             title = RemotePlayback.splitCredentials(source).url
-            playback = try RemotePlayback.start(
-                url: source, username: credentials?.username, password: credentials?.password, on: receiver,
-                configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime, volume: volume,
-                audioLanguage: languages.audio, subtitleLanguage: languages.subtitles)
+            let (username, password) = (credentials?.username, credentials?.password)
+            if let connection {
+                playback = try RemotePlayback.start(
+                    url: source, username: username, password: password, over: connection, startTime: startTime,
+                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles)
+            } else {
+                playback = try RemotePlayback.start(
+                    url: source, username: username, password: password, on: receiver,
+                    configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime,
+                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles)
+            }
         } else {
             let file = try MediaFile.open(source)
             title = file.title
-            playback = try RemotePlayback.start(
-                file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
-                startTime: startTime, volume: volume, audioLanguage: languages.audio,
-                subtitleLanguage: languages.subtitles, subtitles: subtitles)
+            if let connection {
+                playback = try RemotePlayback.start(
+                    file, over: connection, configDirectory: senderConfigDirectory(), startTime: startTime,
+                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles,
+                    subtitles: subtitles)
+            } else {
+                playback = try RemotePlayback.start(
+                    file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
+                    startTime: startTime, volume: volume, audioLanguage: languages.audio,
+                    subtitleLanguage: languages.subtitles, subtitles: subtitles)
+            }
         }
         defer {
             controls.withLock { $0.playback = nil }

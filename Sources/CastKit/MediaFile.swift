@@ -67,20 +67,19 @@ public final class MediaFile: @unchecked Sendable {
     /// The subtitle file's description in a play request.
     var subtitleFile: SubtitleFile { SubtitleFile(size: descriptor.size ?? 0, nameHint: descriptor.nameHint) }
 
-    /// Reads up to `length` bytes at `offset`. A file returns fewer bytes only at its end; a stream
-    /// returns what one read gives (none at its end) and only reads in order: another offset is an error.
-    func read(offset: Int64, length: Int) throws(CastError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: length)
+    /// Reads up to `buffer.count` bytes at `offset` into `buffer`; returns how many. A file returns fewer bytes only
+    /// at its end; a stream returns what one read gives (none at its end) and only reads in order: another offset is
+    /// an error.
+    func read(offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(CastError) -> Int {
+        let length = buffer.count
         var filled = 0
         if !descriptor.seekable && offset != streamPosition {
             throw CastError(.playback, "the receiver asked for offset \(offset) of a stream that is at \(streamPosition)")
         }
         while filled < length {
-            let n = bytes.withUnsafeMutableBytes { buffer -> Int in
-                let base = buffer.baseAddress! + filled
-                return descriptor.seekable
-                    ? pread(fd, base, length - filled, off_t(offset) + off_t(filled)) : Glibc.read(fd, base, length - filled)
-            }
+            let base = buffer.baseAddress! + filled
+            let n = descriptor.seekable
+                ? pread(fd, base, length - filled, off_t(offset) + off_t(filled)) : Glibc.read(fd, base, length - filled)
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw CastError(.playback, "cannot read \(title): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
@@ -89,6 +88,6 @@ public final class MediaFile: @unchecked Sendable {
             if !descriptor.seekable { break }
         }
         if !descriptor.seekable { streamPosition += Int64(filled) }
-        return Array(bytes.prefix(filled))
+        return filled
     }
 }

@@ -14,20 +14,22 @@ public enum ReceiverBrowser {
     public static func receivers(timeout: Duration = .seconds(2), includingSpeakers: Bool = false) throws(CastError)
         -> [ReceiverDescription]
     {
-        try receivers(timeout: timeout, until: nil, includingSpeakers: includingSpeakers)
+        try receivers(timeout: timeout, until: nil, includingSpeakers: includingSpeakers, cancellation: nil)
     }
 
     /// The DNS-SD service type of AirPlay 1 speakers.
     public static let speakerServiceType = "_raop._tcp"
 
     private static func receivers(
-        timeout: Duration, until stop: (@Sendable (ReceiverDescription) -> Bool)?, includingSpeakers: Bool
+        timeout: Duration, until stop: (@Sendable (ReceiverDescription) -> Bool)?, includingSpeakers: Bool,
+        cancellation: BrowseCancellation?
     ) throws(CastError) -> [ReceiverDescription] {
         // The two browses run at once, each with its own avahi client: a listing takes as long as one. A Cast
         // receiver that is what the caller looks for ends the speaker browse too (it would win over a speaker of
-        // the same name anyway), so that a send by exact name does not wait out the speakers' listing.
+        // the same name anyway), so that a send by exact name does not wait out the speakers' listing. A caller's
+        // `cancellation` ends both (the Cast browse is returning anyway when the speaker browse is ended for it).
         let speakers = Mutex<Result<[DiscoveredReceiver], any Error>>(.success([]))
-        let speakerBrowse = BrowseCancellation()
+        let speakerBrowse = cancellation ?? BrowseCancellation()
         let speakersDone = DispatchSemaphore(value: 0)
         if includingSpeakers {
             let thread = Thread {
@@ -54,7 +56,7 @@ public enum ReceiverBrowser {
                         if isFound { speakerBrowse.cancel() }
                         return isFound
                     }
-                })
+                }, cancellation: cancellation)
         } catch {
             speakerBrowse.cancel()
             speakersDone.wait()
@@ -88,6 +90,13 @@ public enum ReceiverBrowser {
     public static func resolve(_ query: String?, timeout: Duration = .seconds(2), includingSpeakers: Bool = false)
         throws(CastError) -> ReceiverDescription
     {
+        try resolve(query, timeout: timeout, includingSpeakers: includingSpeakers, cancellation: nil)
+    }
+
+    /// `resolve`, ended early (with what is in sight by then) when `cancellation` is cancelled.
+    static func resolve(
+        _ query: String?, timeout: Duration, includingSpeakers: Bool, cancellation: BrowseCancellation?
+    ) throws(CastError) -> ReceiverDescription {
         if let query, case .address(let host, let port) = ReceiverQuery(query) {
             return ReceiverDescription(name: query, id: "", host: host, port: port, requested: query)
         }
@@ -99,7 +108,9 @@ public enum ReceiverBrowser {
             }
         }
         var found = try ReceiverQuery.match(
-            query, in: receivers(timeout: timeout, until: stop, includingSpeakers: includingSpeakers))
+            query,
+            in: receivers(
+                timeout: timeout, until: stop, includingSpeakers: includingSpeakers, cancellation: cancellation))
         found.requested = query
         return found
     }

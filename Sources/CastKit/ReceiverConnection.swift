@@ -42,15 +42,30 @@ public final class ReceiverConnection: Sendable {
         _ receiver: ReceiverDescription, configDirectory: String, senderName: String,
         timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReceiverConnection {
+        let (tls, peerID) = try connectChecked(receiver, configDirectory: configDirectory, timeout: timeout)
+        return try greet(receiver, over: tls, peerID: peerID, configDirectory: configDirectory, senderName: senderName,
+            timeout: timeout)
+    }
+
+    /// TCP, TLS, and the key check (`checkPinnedIdentity`): a connection on which nothing has been sent yet.
+    static func connectChecked(_ receiver: ReceiverDescription, configDirectory: String, timeout: Duration)
+        throws(CastError) -> (TLSConnection, peerID: String)
+    {
         let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: timeout)
         // The key is checked before anything is sent: an impostor learns nothing, not even the hello.
-        let peerID: String
         do {
-            peerID = try checkPinnedIdentity(receiver, peerKey: tls.peerPublicKey, configDirectory: configDirectory)
+            return (tls, try checkPinnedIdentity(receiver, peerKey: tls.peerPublicKey, configDirectory: configDirectory))
         } catch {
             tls.close()
             throw error
         }
+    }
+
+    /// The hello exchange on a connection whose key `connectChecked` proved.
+    static func greet(
+        _ receiver: ReceiverDescription, over tls: TLSConnection, peerID: String, configDirectory: String,
+        senderName: String, timeout: Duration
+    ) throws(CastError) -> ReceiverConnection {
         let reader = FrameReader(tls: tls, receiverName: receiver.name)
         do {
             try tls.write(Message.hello(Hello(name: senderName, software: "cast \(castVersion)")).frame().encoded())

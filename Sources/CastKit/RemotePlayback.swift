@@ -31,6 +31,20 @@ public final class RemotePlayback: Sendable {
         subtitles: MediaFile? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        return try start(
+            file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
+            audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, subtitles: subtitles, autoplay: autoplay)
+    }
+
+    /// Asks the receiver at the other end of `connection` (open, its key checked: `ReceiverConnection.reach`) to
+    /// play `file`, and serves it. The playback owns the connection from here, and closes it on failure too.
+    /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
+    public static func start(
+        _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
+        volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil, subtitles: MediaFile? = nil,
+        autoplay: Bool = true
+    ) throws(CastError) -> RemotePlayback {
+        let receiver = connection.receiver
         do throws(CastError) {
             var request = PlayRequest(title: file.title, media: file.descriptor, startTime: startTime)
             request.audioLanguage = audioLanguage
@@ -70,6 +84,18 @@ public final class RemotePlayback: Sendable {
         configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
         audioLanguage: String? = nil, subtitleLanguage: String? = nil, autoplay: Bool = true
     ) throws(CastError) -> RemotePlayback {
+        let request = try urlRequest(
+            url: url, username: username, password: password, for: receiver, startTime: startTime,
+            audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, autoplay: autoplay)
+        let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        return try start(request, over: connection, volume: volume)
+    }
+
+    /// The play request for an http(s) URL, its credentials moved out of it, checked before anything is sent.
+    private static func urlRequest(
+        url: String, username: String?, password: String?, for receiver: ReceiverDescription, startTime: Double?,
+        audioLanguage: String?, subtitleLanguage: String?, autoplay: Bool
+    ) throws(CastError) -> PlayRequest {
         let split = splitCredentials(url)
         if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
         let username = username ?? split.username
@@ -86,7 +112,30 @@ public final class RemotePlayback: Sendable {
         request.audioLanguage = audioLanguage
         request.subtitleLanguage = subtitleLanguage
         request.autoplay = autoplay ? nil : false
-        let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
+        return request
+    }
+
+    /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it.
+    public static func start(
+        url: String, username: String? = nil, password: String? = nil, over connection: ReceiverConnection,
+        startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
+        autoplay: Bool = true
+    ) throws(CastError) -> RemotePlayback {
+        let request: PlayRequest
+        do throws(CastError) {
+            request = try urlRequest(
+                url: url, username: username, password: password, for: connection.receiver, startTime: startTime,
+                audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, autoplay: autoplay)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return try start(request, over: connection, volume: volume)
+    }
+
+    private static func start(_ request: PlayRequest, over connection: ReceiverConnection, volume: Double?)
+        throws(CastError) -> RemotePlayback
+    {
         do throws(CastError) {
             let (_, level) = try requestPlay(request, on: connection, volume: volume)
             let playback = RemotePlayback(connection: connection, media: nil, volume: level)
@@ -198,8 +247,15 @@ final class MediaServer: Sendable {
 
     func close() { tls.close() }
 
+    /// Where an answer's frame is built: its header, then the bytes read from the file straight after it, the same
+    /// memory for every answer (fresh megabytes cost a page fault per 4 KiB).
+    private static let answerHeaderSize = Frame.headerSize + 1 + 8
+
     private static func serve(_ tls: TLSConnection, _ file: MediaFile, _ subtitles: MediaFile?) {
         var decoder = FrameDecoder()
+        let answer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: answerHeaderSize + MediaRead.maximumLength, alignment: 16)
+        defer { answer.deallocate() }
         while true {
             guard let bytes = try? tls.read(maxCount: 64 * 1024, timeout: nil), !bytes.isEmpty else { return }
             decoder.feed(bytes)
@@ -207,16 +263,25 @@ final class MediaServer: Sendable {
                 while let frame = try decoder.nextFrame() {
                     switch try Message(frame) {
                     case .mediaRead(let read):
-                        let reply: Message
+                        let body = UnsafeMutableRawBufferPointer(
+                            rebasing: answer[answerHeaderSize..<(answerHeaderSize + read.length)])
+                        let count: Int
                         do throws(CastError) {
                             let served = read.resource == MediaRead.subtitles ? subtitles : file
                             guard let served else { throw CastError(.playback, "no subtitle file was sent") }
-                            let bytes = try served.read(offset: read.offset, length: read.length)
-                            reply = .mediaData(MediaData(offset: read.offset, bytes: bytes))
+                            count = try served.read(offset: read.offset, into: body)
                         } catch {
-                            reply = .error(ErrorMessage(code: .mediaUnreadable, message: error.message))
+                            let reply = Message.error(ErrorMessage(code: .mediaUnreadable, message: error.message))
+                            try tls.write(reply.frame().encoded())
+                            continue
                         }
-                        try tls.write(reply.frame().encoded())
+                        // Frame.encoded's layout: length of type + payload, the type, mediaData's 8-byte offset.
+                        answer.storeBytes(of: UInt32(1 + 8 + count).bigEndian, toByteOffset: 0, as: UInt32.self)
+                        answer[Frame.headerSize] = MessageType.mediaData.rawValue
+                        answer.storeBytes(
+                            of: UInt64(bitPattern: read.offset).bigEndian, toByteOffset: Frame.headerSize + 1,
+                            as: UInt64.self)
+                        try tls.write(UnsafeRawBufferPointer(rebasing: answer[..<(answerHeaderSize + count)]))
                     case .error:
                         return
                     default:

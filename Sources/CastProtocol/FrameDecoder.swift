@@ -29,9 +29,25 @@ public struct FrameDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
-    /// The next complete frame, nil when more bytes are needed.
-    /// - Throws: `ProtocolError` when the length prefix is zero or above the limit; the stream is unusable after that.
-    public mutating func nextFrame() throws(ProtocolError) -> Frame? {
+    /// Appends bytes received from the peer, from memory the caller keeps.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        feed(UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+    }
+
+    /// The next complete frame handed to `body` as its type and a view of its payload, without copying it (valid
+    /// only inside `body`); nil when more bytes are needed. Checks and throws as `nextFrame()` does.
+    public mutating func nextFrame<Result>(
+        _ body: (_ type: UInt8, _ payload: UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result? {
+        guard let (start, length) = try nextFrameBounds() else { return nil }
+        defer { consume(through: start + length) }
+        return try buffer.withUnsafeBytes { bytes in
+            try body(bytes[start], UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(start + length)]))
+        }
+    }
+
+    /// Where the next complete frame's body lies in `buffer` (its type byte, then its payload); nil when incomplete.
+    private func nextFrameBounds() throws(ProtocolError) -> (start: Int, length: Int)? {
         let available = buffer.count - readIndex
         guard available >= Frame.headerSize else { return nil }
         let length =
@@ -42,9 +58,12 @@ public struct FrameDecoder: Sendable {
             throw ProtocolError(.frameTooLarge, "frame length \(length) exceeds the limit of \(maximumFrameLength)")
         }
         guard available >= Frame.headerSize + length else { return nil }
-        let body = readIndex + Frame.headerSize
-        let frame = Frame(type: buffer[body], payload: Array(buffer[(body + 1)..<(body + length)]))
-        readIndex = body + length
+        return (readIndex + Frame.headerSize, length)
+    }
+
+    /// Drops the bytes of frames already taken, up to `end`.
+    private mutating func consume(through end: Int) {
+        readIndex = end
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
@@ -52,6 +71,14 @@ public struct FrameDecoder: Sendable {
             buffer.removeFirst(readIndex)
             readIndex = 0
         }
+    }
+
+    /// The next complete frame, nil when more bytes are needed.
+    /// - Throws: `ProtocolError` when the length prefix is zero or above the limit; the stream is unusable after that.
+    public mutating func nextFrame() throws(ProtocolError) -> Frame? {
+        guard let (start, length) = try nextFrameBounds() else { return nil }
+        let frame = Frame(type: buffer[start], payload: Array(buffer[(start + 1)..<(start + length)]))
+        consume(through: start + length)
         return frame
     }
 }

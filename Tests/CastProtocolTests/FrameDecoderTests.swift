@@ -73,4 +73,23 @@ final class FrameDecoderTests: XCTestCase {
         XCTAssertEqual(try decoder.nextFrame(), Frame(type: 9, payload: []))
         XCTAssertFalse(decoder.hasPartialFrame)
     }
+
+    /// The borrowing `nextFrame` sees the same frames as the copying one, checks the same limits, and consumes each.
+    func testBorrowedFramesAreTheSameFrames() throws {
+        let frames = [Frame(type: 12, payload: Array(0..<200)), Frame(type: 3, payload: []), Frame(type: 7, payload: [1])]
+        var decoder = FrameDecoder(maximumFrameLength: 300)
+        let bytes = frames.flatMap { $0.encoded() }
+        bytes.withUnsafeBytes { decoder.feed(UnsafeRawBufferPointer(rebasing: $0[..<10])) }
+        XCTAssertNil(try decoder.nextFrame { _, _ in XCTFail("not complete yet") })
+        bytes.withUnsafeBytes { decoder.feed(UnsafeRawBufferPointer(rebasing: $0[10...])) }
+        var seen: [Frame] = []
+        while let frame = try decoder.nextFrame({ type, payload in Frame(type: type, payload: Array(payload)) }) {
+            seen.append(frame)
+        }
+        XCTAssertEqual(seen, frames)
+        XCTAssertFalse(decoder.hasPartialFrame)
+        var small = FrameDecoder(maximumFrameLength: 100)
+        small.feed(frames[0].encoded())
+        XCTAssertThrowsError(try small.nextFrame { _, _ in 0 })
+    }
 }

@@ -243,4 +243,28 @@ final class WorkerMessageTests: XCTestCase {
             payload: Array(text.replacingOccurrences(of: #""window":"window""#, with: #""window":"kiosk""#).utf8))
         XCTAssertThrowsError(try WorkerMessage.fromCastd(forged))
     }
+
+    /// `sendData` writes the bytes from the caller's memory, and they arrive as exactly the frame `send(.data)` writes.
+    func testSendDataIsTheDataFrame() throws {
+        let (one, other) = try WorkerChannel.socketPair()
+        let sender = WorkerChannel(fd: one, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
+        let receiver = WorkerChannel(fd: other, incoming: WorkerMessage.maximumToWorker, decode: WorkerMessage.fromCastd)
+        let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let reading = Thread {
+            try? bytes.withUnsafeBytes { try sender.sendData(offset: 1 << 33, bytes: $0) }
+            try? sender.send(.data(MediaData(offset: 5, bytes: [9])))
+        }
+        reading.start()
+        XCTAssertEqual(try receiver.receive(), .data(MediaData(offset: 1 << 33, bytes: bytes)))
+        XCTAssertEqual(try receiver.receive(), .data(MediaData(offset: 5, bytes: [9])))
+        var encoded: [UInt8] = []
+        let (a, b) = try WorkerChannel.socketPair()
+        let writer = WorkerChannel(fd: a, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
+        try [UInt8]([1, 2, 3]).withUnsafeBytes { try writer.sendData(offset: 7, bytes: $0) }
+        var chunk = [UInt8](repeating: 0, count: 64)
+        let count = chunk.withUnsafeMutableBytes { recv(b, $0.baseAddress, $0.count, 0) }
+        encoded = Array(chunk[0..<count])
+        close(b)
+        XCTAssertEqual(encoded, WorkerMessage.data(MediaData(offset: 7, bytes: [1, 2, 3])).encoded())
+    }
 }

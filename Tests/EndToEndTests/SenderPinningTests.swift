@@ -19,7 +19,8 @@ final class SenderPinningTests: LabTestCase {
             on: .box,
             [Paths.castd, "--name", name, "--port", String(port), "--state-dir", "\(work!)/\(state)", "--video-out",
              "framemd5:\(work!)/\(state).md5", "--audio-device", "none", "--events", "\(work!)/\(state).jsonl"] + extra)
-        XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
+        let started = extra.contains("--no-advertise") ? "listening on port" : "advertised as"
+        XCTAssertNotNil(daemon.waitForLine(containing: started), "\(daemon.output)")
         return daemon
     }
 
@@ -81,5 +82,45 @@ final class SenderPinningTests: LabTestCase {
         let played = try cast(["send", clip, "--to", "Living Room"])
         XCTAssertEqual(played.status, 0, played.stderr)
         XCTAssertNotNil(back.output.first { $0.contains(" plays ") })
+    }
+
+    /// A paired receiver is tried at the address it was last reached at while discovery runs beside it (issue #17),
+    /// with the same key check: reached there when it does not advertise at all; found by discovery when it moved
+    /// (and its new address kept); an impostor at the last address gets nothing, alone or beside the real one.
+    func testThePairedReceiversLastAddressIsTriedBesideDiscovery() throws {
+        let clip = try Media.clip("last-address.mp4", seconds: 1)
+        let box = lab.address(.box)
+        let real = try startCastd("Living Room", port: 7100, state: "real")
+        try pair(with: real)
+        real.stop()
+
+        // Not advertised: only the last address can lead to it.
+        let quiet = try startCastd("Living Room", port: 7100, state: "real", extra: ["--no-advertise"])
+        let fast = try cast(["send", clip, "--to", "Living Room"])
+        XCTAssertEqual(fast.status, 0, fast.stderr)
+        XCTAssertNotNil(quiet.output.first { $0.contains(" plays ") }, "\(quiet.output)")
+        quiet.stop()
+
+        // Moved to another port: nothing listens at the last address; discovery finds it, and the address is kept.
+        let moved = try startCastd("Living Room", port: 7102, state: "real")
+        let found = try cast(["send", clip, "--to", "living room"])
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertNotNil(moved.output.first { $0.contains(" plays ") }, "\(moved.output)")
+        let store = try String(contentsOfFile: "\(work!)/sender/cast/known-receivers.json", encoding: .utf8)
+        XCTAssertTrue(store.contains("\(box):7102"), store)
+        moved.stop()
+
+        // An impostor at the last address, the real receiver away: refused before anything is sent.
+        let impostor = try startCastd("Den", port: 7102, state: "impostor-last", extra: ["--auth", "none"])
+        assertRefused(
+            try cast(["send", clip, "--to", "Living Room"]), by: impostor, state: "impostor-last", "last address")
+        // The real one back elsewhere, advertised: discovery reaches it; the impostor still gets nothing.
+        let back = try startCastd("Living Room", port: 7100, state: "real")
+        let played = try cast(["send", clip, "--to", "Living Room"])
+        XCTAssertEqual(played.status, 0, played.stderr)
+        XCTAssertNotNil(back.output.first { $0.contains(" plays ") }, "\(back.output)")
+        XCTAssertFalse(impostor.output.contains { $0.contains("connected from") || $0.contains(" plays ") }, "\(impostor.output)")
+        impostor.stop()
+        back.stop()
     }
 }

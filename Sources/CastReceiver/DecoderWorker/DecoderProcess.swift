@@ -241,7 +241,7 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
                 return closed ? nil : reads.removeFirst()
             }
             guard let read = next else { return }
-            do { try channel.send(server.answer(read)) } catch { return }
+            do { try server.answer(read, on: channel) } catch { return }
         }
     }
 

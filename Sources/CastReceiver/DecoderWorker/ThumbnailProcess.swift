@@ -251,7 +251,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
                 return worker.ended || closed ? nil : worker.reads.removeFirst()
             }
             guard let read = next else { return }
-            do { try worker.channel.send(server.answer(read)) } catch { return }
+            do { try server.answer(read, on: worker.channel) } catch { return }
         }
     }
 

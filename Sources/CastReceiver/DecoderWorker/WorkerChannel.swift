@@ -65,29 +65,60 @@ final class WorkerChannel: @unchecked Sendable {
     /// Writes one message whole.
     func send(_ message: WorkerMessage) throws {
         let bytes = message.encoded()
+        try sendLock.withLock { try bytes.withUnsafeBytes { try write($0) } }
+    }
+
+    /// Writes `.data(MediaData(offset:bytes:))` whole, the bytes straight from the caller's memory: the same frame as
+    /// `send`, without building it in a fresh megabyte first.
+    func sendData(offset: Int64, bytes: UnsafeRawBufferPointer) throws {
+        // Frame.encoded's layout: the length of type + payload (big-endian), the type, then mediaData's payload.
+        var header = withUnsafeBytes(of: UInt32(1 + 8 + bytes.count).bigEndian) { Array($0) }
+        header.append(WorkerMessage.Kind.data.rawValue)
+        header += withUnsafeBytes(of: UInt64(bitPattern: offset).bigEndian) { Array($0) }
         try sendLock.withLock {
-            var written = 0
-            while written < bytes.count {
-                let count = bytes.withUnsafeBytes { buffer in
-                    Glibc.send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+            try header.withUnsafeBytes { try write($0) }
+            try write(bytes)
+        }
+    }
+
+    /// Sends all of `bytes`; called under `sendLock`.
+    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var written = 0
+        while written < bytes.count {
+            let count = Glibc.send(fd, bytes.baseAddress! + written, bytes.count - written, Int32(MSG_NOSIGNAL))
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    throw WorkerFailure("the channel is full: the peer stopped reading")
                 }
-                if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    if code == EAGAIN || code == EWOULDBLOCK {
-                        throw WorkerFailure("the channel is full: the peer stopped reading")
-                    }
-                    throw WorkerFailure("send: \(String(cString: strerror(code)))")
-                }
-                written += count
+                throw WorkerFailure("send: \(String(cString: strerror(code)))")
             }
+            written += count
         }
     }
 
     /// The next message; nil when the peer closed the channel. Throws when the peer broke the channel's rules.
     func receive() throws -> WorkerMessage? {
+        try receive(onData: nil)
+    }
+
+    /// `receive()`, except that the bytes of each `data` message go to `onData` (its offset, and a view of the bytes
+    /// valid only inside it) instead of into a message of their own, and `receive` goes on to the next message.
+    func receive(onData: ((Int64, UnsafeRawBufferPointer) -> Void)?) throws -> WorkerMessage? {
         while true {
-            if let frame = try decoder.nextFrame() { return try decode(frame) }
+            let next = try decoder.nextFrame { type, payload throws -> WorkerMessage? in
+                if let onData, type == WorkerMessage.Kind.data.rawValue, payload.count >= 8 {
+                    // The frame's limit (`incoming`) already bounds the bytes to the longest read.
+                    onData(Int64(bigEndian: payload.loadUnaligned(as: Int64.self)), UnsafeRawBufferPointer(rebasing: payload[8...]))
+                    return nil
+                }
+                return try decode(Frame(type: type, payload: Array(payload)))
+            }
+            if let next {
+                guard let message = next else { continue }
+                return message
+            }
             let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0 {
                 if errno == EINTR { continue }

@@ -121,32 +121,42 @@ public final class TLSConnection: @unchecked Sendable {
     /// if `close()` is called before or during the read.
     public func read(maxCount: Int, timeout: Duration?) throws -> [UInt8] {
         precondition(maxCount > 0, "maxCount must be positive")
-        let deadline = timeout.map { ContinuousClock.now + $0 }
         // Not zero-filled: a large read allocates fresh pages, and clearing them cost more than decrypting into them.
         return try [UInt8](unsafeUninitializedCapacity: maxCount) { storage, initialized in
-            initialized = 0
-            while initialized < maxCount {
-                let outcome: Outcome
-                do {
-                    outcome = try withSSL { ssl in
-                        var count = 0
-                        let result = SSL_read_ex(ssl, storage.baseAddress! + initialized, maxCount - initialized, &count)
-                        if result == 1 { return .done(count) }
-                        return try interpret(result, function: "SSL_read_ex", during: "TLS read", endOfStream: .done(0))
-                    }
-                } catch where initialized > 0 {
-                    // The bytes already read are the caller's; the failure repeats on the next read.
-                    return
+            initialized = try read(into: UnsafeMutableRawBufferPointer(storage), timeout: timeout)
+        }
+    }
+
+    /// `read(maxCount:timeout:)` into memory the caller keeps (a buffer used again for every read costs no fresh
+    /// pages): returns how many bytes were written at its start, 0 at the end of the stream.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Duration?) throws -> Int {
+        let maxCount = buffer.count
+        precondition(maxCount > 0, "the buffer must not be empty")
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let base = buffer.baseAddress!
+        var initialized = 0
+        while initialized < maxCount {
+            let outcome: Outcome
+            do {
+                outcome = try withSSL { ssl in
+                    var count = 0
+                    let result = SSL_read_ex(ssl, base + initialized, maxCount - initialized, &count)
+                    if result == 1 { return .done(count) }
+                    return try interpret(result, function: "SSL_read_ex", during: "TLS read", endOfStream: .done(0))
                 }
-                switch outcome {
-                case .done(0): return
-                case .done(let count): initialized += count
-                case .wait where initialized > 0: return
-                case .wait(let events):
-                    try wait(events: events, deadline: deadline, limit: timeout, operation: "TLS read")
-                }
+            } catch where initialized > 0 {
+                // The bytes already read are the caller's; the failure repeats on the next read.
+                return initialized
+            }
+            switch outcome {
+            case .done(0): return initialized
+            case .done(let count): initialized += count
+            case .wait where initialized > 0: return initialized
+            case .wait(let events):
+                try wait(events: events, deadline: deadline, limit: timeout, operation: "TLS read")
             }
         }
+        return initialized
     }
 
     /// Encrypts and sends all of `bytes`, waiting while the socket is full, at most `timeout` (`nil`: forever).
@@ -154,14 +164,17 @@ public final class TLSConnection: @unchecked Sendable {
     /// After a `.timedOut` error part of a record may have been sent, so the connection must be closed.
     /// Throws (e.g. `EPIPE` as `.tls` with `errno`) if the peer has gone; never raises SIGPIPE.
     public func write(_ bytes: [UInt8], timeout: Duration? = nil) throws {
+        try bytes.withUnsafeBytes { try write($0, timeout: timeout) }
+    }
+
+    /// `write(_:timeout:)` from memory the caller keeps.
+    public func write(_ bytes: UnsafeRawBufferPointer, timeout: Duration? = nil) throws {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         var offset = 0
         while offset < bytes.count {
             let outcome: Outcome = try withSSL { ssl in
                 var count = 0
-                let result = bytes.withUnsafeBytes {
-                    SSL_write_ex(ssl, $0.baseAddress! + offset, $0.count - offset, &count)
-                }
+                let result = SSL_write_ex(ssl, bytes.baseAddress! + offset, bytes.count - offset, &count)
                 if result == 1 { return .done(count) }
                 return try interpret(result, function: "SSL_write_ex", during: "TLS write", endOfStream: nil)
             }

@@ -8,9 +8,11 @@ import FoundationNetworking
 enum StoredCredentials {
     /// The user and password `storage` holds for `url`'s server: a protection space with the URL's host (case
     /// insensitive), port (80 or 443 when the URL has none) and protocol, of any realm, since the realm is only known
-    /// from the server's challenge. Where several match, the space's default credential wins, then the realm's and
-    /// user's order (so that the choice does not depend on a dictionary's order). Nil for a URL that carries its own
-    /// userinfo, which wins, and for anything other than http(s).
+    /// from the server's challenge. Each space gives its default credential, else its first by user name; where
+    /// several spaces match, the lowest realm, then user name, is taken, so the choice never depends on a
+    /// dictionary's order. (swift-corelibs-foundation keeps every URLProtectionSpace instance apart, equal or not, and
+    /// makes a space's only credential its default: a program should store one credential per server.) Nil for a URL
+    /// that carries its own userinfo, which wins, and for anything other than http(s).
     static func lookup(for url: URL, in storage: URLCredentialStorage = .shared) -> (user: String, password: String)? {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.user == nil, let host = url.host?.lowercased()
@@ -20,14 +22,13 @@ enum StoredCredentials {
             space.host.lowercased() == host && space.port == port && space.protocol?.lowercased() == scheme
                 && !space.isProxy()
         }
-        for space in spaces.sorted(by: { ($0.realm ?? "") < ($1.realm ?? "") }) {
+        let candidates = spaces.compactMap { space -> (realm: String, user: String, password: String)? in
             let chosen = storage.defaultCredential(for: space)
                 ?? storage.credentials(for: space)?.sorted(by: { $0.key < $1.key }).first?.value
-            if let chosen, let user = chosen.user, !user.contains(":") {
-                return (user, chosen.password ?? "")
-            }
+            guard let chosen, let user = chosen.user, !user.contains(":") else { return nil }
+            return (space.realm ?? "", user, chosen.password ?? "")
         }
-        return nil
+        return candidates.min { ($0.realm, $0.user) < ($1.realm, $1.user) }.map { ($0.user, $0.password) }
     }
 
     /// `url` with the stored credentials for it as its userinfo (percent-encoded), for FFmpeg's http client; `url`

@@ -196,8 +196,8 @@ final class SubtitleTests: LabTestCase {
         }
     }
 
-    /// Bitmap subtitles: PGS in Matroska (a `.sup` made here) and VobSub (dvdsub, which ffmpeg makes from the PGS
-    /// pictures). The pictures are on the frames their times say and on no other (those are the plain video's, bit for
+    /// Bitmap subtitles: PGS in Matroska (a `.sup` made here), VobSub (dvdsub) and DVB (dvbsub), which ffmpeg makes from
+    /// the PGS pictures. The pictures are on the frames their times say and on no other (those are the plain video's, bit for
     /// bit); where shown, each frame is within a small mean difference of ffmpeg's `[0:v][0:s]overlay` (FFmpeg's
     /// overlay
     /// filter converts the picture with swscale and blends differently, so not bit-exact: measured 0.06–0.08 per byte;
@@ -207,6 +207,7 @@ final class SubtitleTests: LabTestCase {
         try Self.pgs().write(to: URL(fileURLWithPath: sup))
         let pgs = "\(work!)/pgs.mkv"
         let vob = "\(work!)/vobsub.mkv"
+        let dvb = "\(work!)/dvb.mkv"
         for command in [
             [
                 "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-i",
@@ -219,12 +220,18 @@ final class SubtitleTests: LabTestCase {
                 "ffmpeg", "-v", "error", "-y", "-i", pgs, "-map", "0", "-c:v", "copy", "-c:s", "dvdsub",
                 "-disposition:s:0", "default", vob,
             ],
+            // The dvbsub encoder needs each picture's end (-fix_sub_duration: until the next), or every time after
+            // the first comes out as 2^32 ms.
+            [
+                "ffmpeg", "-v", "error", "-y", "-fix_sub_duration", "-i", pgs, "-map", "0", "-c:v", "copy", "-c:s",
+                "dvbsub", "-disposition:s:0", "default", dvb,
+            ],
         ] {
             let made = try runCommand(command)
             XCTAssertEqual(made.status, 0, made.stderr)
         }
         let frameBytes = 320 * 240 * 3 / 2
-        for (film, shown) in [(pgs, Set(0..<25).union(38..<63)), (vob, Set(0..<100))] {
+        for (film, shown) in [(pgs, Set(0..<25).union(38..<63)), (vob, Set(0..<100)), (dvb, Set(0..<25).union(38..<63))] {
             let plain = try Media.ffmpegFrameMD5(film).filter { !$0.hasPrefix("#") }
             let frames = try presented(film).filter { !$0.hasPrefix("#") }
             XCTAssertEqual(frames.count, 100, film)

@@ -31,6 +31,9 @@ let noInteractiveOption = OptionSpec(
 /// What `[NAME]` means, in every verb's help.
 let receiverNote = "NAME is a receiver's name, id, unique prefix, an alias (cast config), or HOST:PORT; without it, the default receiver (cast config default), else the only one in sight."
 
+/// The width of the verb column in `cast --help`: the longest verb and two spaces, so that no verb runs into its text.
+var verbColumn: Int { (verbs.map(\.name.count).max() ?? 0) + 2 }
+
 let verbs: [Verb] = [
     Verb(
         name: "list", synopsis: "cast list [--json] [--timeout SEC]",
@@ -150,7 +153,7 @@ let toolUsage = """
     Send media to Cast receivers and control them.
 
     verbs:
-    \(verbs.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    \(verbs.map { "  " + $0.name.padding(toLength: verbColumn, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
     Run 'cast VERB --help' for a verb's options, 'man cast' for the whole manual.
     exit codes: 0 done, 1 playback error, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost,

@@ -150,6 +150,8 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         player.prepareToPlay()
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.readyForDisplay }, "\(log.names)")
         XCTAssertEqual(player.currentPlaybackTime, 0, accuracy: 0.05)
+        // readyForDisplay comes as the output holds its first picture; its framemd5 line follows as it is shown.
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { !MovieFixtures.frameTimes(md5).isEmpty })
         XCTAssertEqual(MovieFixtures.frameTimes(md5).first, 0)
         player.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })

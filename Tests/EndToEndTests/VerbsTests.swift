@@ -98,7 +98,9 @@ final class VerbsTests: XCTestCase {
     }
 
     func testControlVerbsPrintTheStatusAsJSONAndTheirExitCodes() throws {
-        let clip = try Media.clip("verbs.mp4", seconds: 6)
+        // Long enough to outlast eight `cast` runs on a loaded machine (a 6 s clip ended before the seek in CI); the
+        // test stops it.
+        let clip = try Media.clip("verbs-40.mp4", seconds: 40)
         let sender = try lab.start(on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"], environment: environment)
         defer { sender.stop() }
         XCTAssertNotNil(sender.waitForLine(containing: #""event":"position""#), "\(sender.output)")
@@ -108,11 +110,11 @@ final class VerbsTests: XCTestCase {
         XCTAssertEqual(listed.status, 0, listed.stderr)
         let entries = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
         let entry = try XCTUnwrap(entries.first { $0["name"] as? String == "Living Room" }, listed.stdout)
-        XCTAssertEqual(entry["playing"] as? [String: String], ["state": "playing", "title": "verbs.mp4"])
+        XCTAssertEqual(entry["playing"] as? [String: String], ["state": "playing", "title": "verbs-40.mp4"])
         XCTAssertEqual(Set(entry.keys), ["name", "id", "host", "port", "address", "paired", "txt", "playing", "kind"])
         let table = try cast(["list"]).stdout.split(separator: "\n").map(String.init)
         XCTAssertTrue(table.first?.hasSuffix("PAIRED  PLAYING") == true, "\(table)")
-        XCTAssertTrue(table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs.mp4 (playing)") }, "\(table)")
+        XCTAssertTrue(table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs-40.mp4 (playing)") }, "\(table)")
 
         let keys: Set<String> = [
             "name", "id", "address", "state", "tls", "title", "position", "duration", "volume", "muted", "loadState",
@@ -122,7 +124,7 @@ final class VerbsTests: XCTestCase {
         XCTAssertEqual(Set(paused.keys), keys)
         XCTAssertEqual(paused["state"] as? String, "paused")
         XCTAssertEqual(paused["tls"] as? String, "TLSv1.3")
-        XCTAssertEqual(paused["title"] as? String, "verbs.mp4")
+        XCTAssertEqual(paused["title"] as? String, "verbs-40.mp4")
         // The clip's one audio track (AAC), playing.
         let tracks = try XCTUnwrap(paused["tracks"] as? [[String: Any]])
         XCTAssertEqual(tracks.count, 1)

@@ -133,7 +133,9 @@ final class WindowTests: XCTestCase {
         let lab = try XCTUnwrap(lab)
         let display = try XCTUnwrap(display)
         _ = try startFullscreenReceiver(lab, on: display)
-        let song = try Media.songWithCoverArt(in: work, seconds: 8)
+        // Long enough for the screen to settle and its text to be read on a loaded machine (an 8 s song ended first
+        // in CI); the end is waited for below.
+        let song = try Media.songWithCoverArt(in: work, seconds: 20)
         let send = try lab.start(
             on: .phone, [Paths.cast, "send", song, "--to", "Living Room", "--json"],
             environment: ["XDG_CONFIG_HOME": "\(work)/sender"])
@@ -152,7 +154,7 @@ final class WindowTests: XCTestCase {
         XCTAssertNil(send.exitStatus, "the song was still playing: \(send.output.suffix(3))")
 
         // The end: the idle screen, with no caption left behind.
-        XCTAssertEqual(send.waitForExit(timeout: 20), 0, "\(send.output)")
+        XCTAssertEqual(send.waitForExit(timeout: 40), 0, "\(send.output)")
         let idle = try waitForScreen(display, settled: true) {
             $0.litColumns(y: Self.nameBand) != nil && $0.fraction(of: .blue, x: 0..<1280, y: 0..<720, step: 16) == 0
         }

@@ -50,7 +50,9 @@ final class ReadAheadSourceTests: XCTestCase {
                 target = Int64.random(in: lowest...position, using: &random)
             case 2:  // Far ahead of anything buffered, or far behind when there is no room ahead.
                 let ahead = position + Int64(capacity) + Int64.random(in: 1...1_000_000, using: &random)
-                let behind = position - Int64(capacity + backBuffer)
+                // The source stands at most at the end however far past it a read asked: a window ends there, and
+                // a target just short of (position past the end) − (capacity + backBuffer) could still be in it.
+                let behind = min(position, 5_000_000) - Int64(capacity + backBuffer)
                 target = ahead < 5_000_000 ? ahead : Int64.random(in: 0..<behind, using: &random)
             default:  // Anywhere, including beyond the end.
                 target = Int64.random(in: 0...5_001_000, using: &random)

@@ -195,7 +195,9 @@ extension Player {
             ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: input.rate,
             mediaByteRate: buffering.byteRate, inputEnded: ended,
             playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate)
-        return (measurement, max(upTo, position))
+        // The clock may stand past the end (the last frame held for its duration): playable stops at the end.
+        let playable = max(upTo, position)
+        return (measurement, duration.map { min(playable, $0) } ?? playable)
     }
 
     /// Sends `buffered` when it moved by a quarter second or more, at most every `bufferedEventInterval`. Call under

@@ -159,8 +159,11 @@ extension Player {
             let streamName = videoDecoder.streamName
             // Cover art is shown as a media box shows a song: the picture, with the title and artist under it.
             let caption = coverArt == nil ? [] : [metadata.items["title"], metadata.items["artist"]].compactMap { $0 }
+            // Without sound, the pictures pace the clock (ffplay's video master).
+            let leadsClock = audioStream == nil || audioDecoder == nil
             spawnThread(named: "CastMedia.video-out") { [self, timing] in
-                runVideoOutput(frames: frames, timing: timing, streamName: streamName, caption: caption)
+                runVideoOutput(
+                    frames: frames, timing: timing, streamName: streamName, caption: caption, leadsClock: leadsClock)
             }
         }
         if let audioStream, let audioDecoder {

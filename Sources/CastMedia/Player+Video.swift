@@ -3,6 +3,10 @@ import CastProtocol
 import Foundation
 
 extension Player {
+    /// How late (seconds) a frame may be presented before the pictures move the clock back, when they lead it:
+    /// ffplay's AV_SYNC_THRESHOLD_MAX.
+    static let videoLeadLateness = 0.1
+
     /// Changes how `.window` and `.fullscreen` fit pictures to the screen, at once, also for the picture on screen.
     /// The window is the process's one window, so the mode applies to it, not only to this player's stream.
     /// Does nothing for other video outputs.
@@ -17,9 +21,20 @@ extension Player {
     /// A window drops a frame that is so late that the next one is already due (ffplay's rule in video_refresh), and
     /// counts it (`droppedVideoFrames`); framemd5 drops nothing (it must see every frame): a late frame is presented
     /// at once.
-    func runVideoOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String, caption: [String] = []) {
+    ///
+    /// `leadsClock`: the media has no sound to pace the clock, so the pictures do (ffplay's video master): a frame
+    /// presented later than `Player.videoLeadLateness` after it was due moves the clock back to it. A decoder slower
+    /// than real time then plays the film slower instead of letting the clock run away from the pictures (to the end
+    /// of the media while frames are still being decoded, with the position standing there and looking to the
+    /// worker's CPU budget like no progress at all), and the buffering rule does not take a slow decoder for a slow
+    /// network.
+    func runVideoOutput(
+        frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String, caption: [String] = [],
+        leadsClock: Bool = false
+    ) {
         do {
-            try presentVideo(frames: frames, timing: timing, streamName: streamName, caption: caption)
+            try presentVideo(
+                frames: frames, timing: timing, streamName: streamName, caption: caption, leadsClock: leadsClock)
         } catch is Stopped {
         } catch {
             fail(error)
@@ -28,7 +43,7 @@ extension Player {
 
     /// Plays segment after segment (one per seek) until every output reached the end of the same one.
     private func presentVideo(
-        frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String, caption: [String]
+        frames: BoundedQueue<Frame>, timing: StreamTiming, streamName: String, caption: [String], leadsClock: Bool
     ) throws {
         let presenters = try makePresenters(timing: timing, streamName: streamName, caption: caption)
         defer { for presenter in presenters { presenter.close() } }
@@ -77,7 +92,7 @@ extension Player {
                     timeline.begin(at: anchor)
                     try play(
                         from: first, timeline: timeline, reader: &reader, presenters: presenters, timing: timing,
-                        shownSize: &shownSize)
+                        shownSize: &shownSize, leadsClock: leadsClock)
                 }
             } catch is Superseded {
                 reader.catchUp()
@@ -96,7 +111,7 @@ extension Player {
     /// where `timeline` places it: at its timestamp, except after a timestamp discontinuity (PresentationTimeline).
     private func play(
         from first: Frame, timeline: PresentationTimeline, reader: inout SegmentReader,
-        presenters: [any VideoPresenter], timing: StreamTiming, shownSize: inout DisplaySize?
+        presenters: [any VideoPresenter], timing: StreamTiming, shownSize: inout DisplaySize?, leadsClock: Bool
     ) throws {
         let serial = reader.segment.serial
         var timeline = timeline
@@ -126,8 +141,10 @@ extension Player {
                 // The first size was announced from the stream's parameters when it opened.
                 if let shown = shownSize, shown != size, size.width > 0 { emit(.naturalSize(width: size.width, height: size.height)) }
                 shownSize = size
-                timingLog?.video(pts: timing.seconds(of: frame) ?? due, at: Monotonic.now())
+                let presented = Monotonic.now()
+                timingLog?.video(pts: timing.seconds(of: frame) ?? due, at: presented)
                 videoBecameActive()
+                if leadsClock { clock.follow(due, at: presented, tolerance: Self.videoLeadLateness * clock.rate) }
             }
             first = false
             guard let item = reader.next() else { throw Stopped() }

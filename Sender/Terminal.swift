@@ -88,17 +88,13 @@ func clock(_ seconds: Double?) -> String {
 
 /// The live status line of `cast send` on a terminal (mpv-like): state, position / duration, bar.
 struct StatusLine {
-    var state: PlaybackState = .stopped
-    var position: Double?
-    var duration: Double?
-    var volume: Double?
-    /// The input cannot keep up (load state `stalled`): shown as "buffering".
-    var stalled = false
-    /// Seconds buffered ahead of the position (the `buffered` event), shown as "buf Ns".
-    var bufferedAhead: Double?
+    /// What the events said so far.
+    var playback = PlaybackSnapshot()
     var title: String
 
     func render(width: Int = 24) -> String {
+        let (state, duration, position) = (playback.state, playback.duration, playback.position?.seconds)
+        let volume = playback.volume.map { $0.muted ? 0 : $0.level }
         let symbol: String
         switch state {
         case .playing: symbol = "▶"
@@ -114,7 +110,8 @@ struct StatusLine {
             bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
         let level = volume.map { String(format: "  vol %d%%", Int(($0 * 100).rounded())) } ?? ""
-        let buffering = (stalled ? "  buffering" : "") + (bufferedAhead.map { "  buf \(Int($0))s" } ?? "")
+        let buffering =
+            (playback.isStalled ? "  buffering" : "") + (playback.bufferedAhead.map { "  buf \(Int($0))s" } ?? "")
         return "\(symbol) \(state.rawValue)\(buffering)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
     }
 }

@@ -251,8 +251,8 @@ final class Playlist: Sendable {
         if stopAtOnce { try? playback.control(.stop) }
 
         var line = StatusLine(title: title)
-        line.volume = playback.startVolume.muted ? 0 : playback.startVolume.level
-        line.duration = playback.knownDuration
+        line.playback.volume = (playback.startVolume.level, playback.startVolume.muted)
+        line.playback.duration = playback.knownDuration
         while true {
             let event: PlaybackEvent
             do {
@@ -262,19 +262,14 @@ final class Playlist: Sendable {
                 throw CastError(.connectionLost, playback.lostMessage(error))
             }
             if json { output(event.jsonLine) }
+            line.playback.apply(event)
             switch event {
             case .playbackState(let state):
-                line.state = state
                 controls.withLock { $0.state = state }
                 if !json && !live { output("\(state.rawValue)") }
-            case .loadState(let load): line.stalled = load.contains(.stalled)
-            case .buffered(_, let ahead): line.bufferedAhead = ahead
-            case .durationAvailable(let duration): line.duration = duration
             case .position(let seconds, _):
-                line.position = seconds
                 controls.withLock { $0.position = seconds }
-            case .volume(let level, let muted):
-                line.volume = muted ? 0 : level
+            case .volume(let level, _):
                 controls.withLock { $0.volume = level }
             case .finished(_, _, .receiverShutdown?):
                 // Not a playback failure: the receiver went away (exit 5, as for a lost connection).

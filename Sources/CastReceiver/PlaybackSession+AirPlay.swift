@@ -1,5 +1,6 @@
 import CastAirPlay
 import CastProtocol
+import Foundation
 
 extension PlaybackSession {
     /// What an AirPlay client is told about this session (`/playback-info`, `/scrub`).
@@ -13,17 +14,17 @@ extension PlaybackSession {
             if finish.reason == .playbackError { return .failed(AirPlayPlayback.failureMessage) }
             return .idle
         }
-        switch now.playbackState {
+        switch now.state {
         case .stopped:
             return .loading
         case .playing, .paused, .interrupted, .seekingForward, .seekingBackward:
             let duration = now.duration ?? 0
-            var position = max(0, now.position ?? 0)
+            var position = max(0, now.position(now: Date().timeIntervalSince1970) ?? 0)
             if duration > 0 { position = min(position, duration) }
-            let rate = now.playbackState == .playing ? now.rate : 0
+            let rate = now.state == .playing ? now.rate : 0
             return .active(
                 duration: duration, position: position, rate: rate,
-                stalled: now.loadState.contains(.stalled) || now.playbackState == .interrupted)
+                stalled: now.isStalled || now.state == .interrupted)
         }
     }
 }

@@ -40,21 +40,12 @@ final class PlaybackSession: Sendable {
         /// Set when the receiver ends the session for its own reason (sender lost, take-over):
         /// the engine's own finish is replaced by this one.
         var overrideFinish: PlaybackEvent?
-        var playbackState: PlaybackState = .stopped
-        var duration: Double?
-        var position: (seconds: Double, at: Double)?
-        var rate = 1.0
-        var loadState: LoadState = []
-        /// How it finished, once it has.
-        var finish: (reason: FinishReason, error: String?)?
+        /// The playback as its events (in order) tell it.
+        var playback = PlaybackSnapshot()
         /// Whether `startFraction` was turned into a seek.
         var startApplied = false
         /// The receiver's output level, applied when the engine starts.
         var volume: (level: Double, muted: Bool) = (1, false)
-        /// The media time up to which media is buffered (the last `buffered` event).
-        var playableDuration: Double?
-        /// The media's audio and subtitle tracks (the last `tracks` event).
-        var tracks: [MediaTrack]?
         /// Where served media comes from: the media connection's peer.
         var mediaPeer: String?
         /// Makes images of the media for thumbnail requests; opened on the first request.
@@ -300,43 +291,22 @@ final class PlaybackSession: Sendable {
         }
     }
 
-    /// The session's playback as it stands now, the position extrapolated to now while playing.
-    struct Snapshot: Sendable {
-        var playbackState: PlaybackState
-        var duration: Double?
-        var position: Double?
-        var rate: Double
-        var loadState: LoadState
-        /// The media time up to which media is buffered, once reported.
-        var playableDuration: Double?
-        /// The media's tracks, once reported.
-        var tracks: [MediaTrack]?
-        /// How it finished; nil while it runs.
-        var finish: (reason: FinishReason, error: String?)?
-    }
-
-    /// The session's playback now.
-    func snapshot() -> Snapshot {
+    /// The session's playback now (its finish, once finished, is never nil: the engine's, or the receiver's own).
+    func snapshot() -> PlaybackSnapshot {
         state.withLock { state in
-            // Only a playing clock moves, and at the rate (0.5 to 2 on castd's engine; 0 from an AirPlay client).
-            let position = state.position.map { p in
-                PositionEstimate.position(
-                    reported: p.seconds, at: p.at, now: Date().timeIntervalSince1970,
-                    rate: state.playbackState == .playing ? state.rate : 0, duration: state.duration)
-            }
-            return Snapshot(
-                playbackState: state.playbackState, duration: state.duration, position: position, rate: state.rate,
-                loadState: state.loadState, playableDuration: state.playableDuration, tracks: state.tracks,
-                finish: state.finished ? (state.finish ?? (.playbackEnded, nil)) : nil)
+            var now = state.playback
+            if state.finished && now.finish == nil { now.finish = .init(reason: .playbackEnded) }
+            return now
         }
     }
 
     /// What `status` reports while this session runs.
     func status(name: String, id: String) -> ReceiverStatus {
         let now = snapshot()
+        // Only a playing clock moves, and at the rate (0.5 to 2 on castd's engine; 0 from an AirPlay client).
         var status = ReceiverStatus(
-            name: name, id: id, state: now.playbackState, title: request.title, position: now.position,
-            duration: now.duration)
+            name: name, id: id, state: now.state, title: request.title,
+            position: now.position(now: Date().timeIntervalSince1970), duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration
         status.tracks = now.tracks
@@ -349,13 +319,6 @@ final class PlaybackSession: Sendable {
         let (deliver, ended, source) = state.withLock { state -> (Bool, Bool, RemoteSource?) in
             guard !state.finished else { return (false, false, nil) }
             switch event {
-            case .playbackState(let playback): state.playbackState = playback
-            case .durationAvailable(let duration): state.duration = duration
-            case .position(let seconds, let at): state.position = (seconds, at)
-            case .rate(let rate): state.rate = rate
-            case .loadState(let load): state.loadState = load
-            case .buffered(let playable, _): state.playableDuration = playable
-            case .tracks(let tracks): state.tracks = tracks
             case .accessLog(var entry):
                 entry.uri = request.url.map(URLInput.redacted) ?? request.title
                 entry.serverAddress = entry.serverAddress ?? state.mediaPeer
@@ -374,14 +337,13 @@ final class PlaybackSession: Sendable {
                             serverAddress: state.mediaPeer, domain: "receiver", comment: message ?? "playback error")
                     }
                 }
-                if case .finished(let reason, let error, _) = event { state.finish = (reason, error) }
+                state.playback.apply(event)
                 state.finished = true
-                state.playbackState = .stopped
                 state.player = nil
                 state.thumbnailer?.close()
                 state.thumbnailer = nil
                 return (true, true, state.source)
-            default: break
+            default: state.playback.apply(event)
             }
             return (true, false, nil)
         }

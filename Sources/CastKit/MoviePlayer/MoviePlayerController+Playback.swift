@@ -118,7 +118,7 @@ extension MoviePlayerController {
     /// Forgets what was known about the movie.
     func resetMovie() {
         if !state.movie.loadState.isEmpty {
-            state.movie.loadState = []
+            state.movie.facts.loadState = []
             announce(.loadStateDidChange([]))
         }
         if state.movie.readyForDisplay { announce(.readyForDisplayDidChange(false)) }
@@ -215,39 +215,32 @@ extension MoviePlayerController {
 
     private func apply(_ event: PlaybackEvent) {
         let remote = state.playback?.route != nil
+        // While a move starts the new playback, it reports the load states again from `playable`: not a change.
+        if case .loadState(let load) = event, !state.clockStarted && load.isSubset(of: state.movie.loadState) { return }
+        // The facts, in the reducer every consumer of events shares; what follows is this player's policy: what it
+        // announces (some facts once per movie), its own state and position, and the finish.
+        let changed = state.movie.facts.apply(event)
         switch event {
         case .loadState(let load):
-            // While a move starts the new playback, it reports the load states again from `playable`: not a change.
-            if !state.clockStarted && load.isSubset(of: state.movie.loadState) { return }
-            guard load != state.movie.loadState else { return }
-            state.movie.loadState = load
-            announce(.loadStateDidChange(load))
+            if changed.contains(.loadState) { announce(.loadStateDidChange(load)) }
         case .durationAvailable(let seconds):
-            state.movie.duration = seconds
             guard !state.movie.durationAnnounced else { return }
             state.movie.durationAnnounced = true
             announce(.durationAvailable(seconds))
-        case .mediaTypes(let types):
-            var mask: MediaTypes = []
-            if types.contains(.audio) { mask.insert(.audio) }
-            if types.contains(.video) { mask.insert(.video) }
-            state.movie.mediaTypes = mask
+        case .mediaTypes:
+            let mask = state.movie.mediaTypes
             if !state.movie.mediaTypesAnnounced {
                 state.movie.mediaTypesAnnounced = true
                 announce(.mediaTypesAvailable(mask))
             }
             if remote && mask.contains(.video) { setAirPlayVideoActive(true) }
-        case .naturalSize(let width, let height):
+        case .naturalSize:
             // Announced whenever it changes (a stream that switches resolution), as the seeds post it again.
-            let size = CGSize(width: width, height: height)
-            guard size != state.movie.naturalSize || !state.movie.naturalSizeAnnounced else { return }
-            state.movie.naturalSize = size
+            guard changed.contains(.naturalSize) || !state.movie.naturalSizeAnnounced else { return }
             state.movie.naturalSizeAnnounced = true
-            announce(.naturalSizeAvailable(size))
+            announce(.naturalSizeAvailable(state.movie.naturalSize))
         case .readyForDisplay:
-            guard !state.movie.readyForDisplay else { return }
-            state.movie.readyForDisplay = true
-            announce(.readyForDisplayDidChange(true))
+            if changed.contains(.readyForDisplay) { announce(.readyForDisplayDidChange(true)) }
         case .playbackState(let new):
             applyPlaybackState(new)
         case .position(let seconds, _):
@@ -263,19 +256,13 @@ extension MoviePlayerController {
             }
         case .videoActive(let active):
             if remote { setAirPlayVideoActive(active) }
-        case .buffered(let playable, _):
-            state.movie.bufferedUpTo = playable
         case .accessLog(let entry):
             state.movie.accessLog.append(entry)
         case .errorLog(let entry):
             state.movie.errorLog.append(entry)
-        case .tracks(let tracks):
-            state.movie.tracks = tracks
         case .metadata(let metadata):
-            guard state.movie.timedMetadata != metadata else { return }
-            state.movie.timedMetadata = metadata
-            announce(.timedMetadataUpdated(metadata))
-        case .volume, .rate:
+            if changed.contains(.metadata) { announce(.timedMetadataUpdated(metadata)) }
+        case .buffered, .tracks, .volume, .rate:
             break
         case .finished(.playbackError, _, _) where remote:
             // Another sender took the receiver over, or it could not play the movie: play on here,

@@ -69,22 +69,30 @@ extension MoviePlayerController {
         case paused
     }
 
-    /// What is known about the loaded movie; each fact is announced once per movie.
+    /// What is known about the loaded movie: the facts its playback's events told (the one reducer every consumer
+    /// of events shares), what was announced of them, and its logs.
     struct Movie {
-        var loadState: LoadState = []
-        var duration: TimeInterval = 0
+        var facts = PlaybackSnapshot()
         var durationAnnounced = false
-        var naturalSize: CGSize = .zero
         var naturalSizeAnnounced = false
-        var mediaTypes: MediaTypes = []
         var mediaTypesAnnounced = false
-        var readyForDisplay = false
-        /// The media time buffered up to (the last `buffered` event); nil until one arrives.
-        var bufferedUpTo: Double?
         var accessLog: [AccessLogEntry] = []
         var errorLog: [ErrorLogEntry] = []
-        var timedMetadata: TimedMetadata?
-        var tracks: [MediaTrack] = []
+
+        var loadState: LoadState { facts.loadState }
+        var duration: TimeInterval { facts.duration ?? 0 }
+        var naturalSize: CGSize { facts.naturalSize.map { CGSize(width: $0.width, height: $0.height) } ?? .zero }
+        var mediaTypes: MediaTypes {
+            var mask: MediaTypes = []
+            if facts.mediaTypes?.contains(.audio) == true { mask.insert(.audio) }
+            if facts.mediaTypes?.contains(.video) == true { mask.insert(.video) }
+            return mask
+        }
+        var readyForDisplay: Bool { facts.readyForDisplay }
+        /// The media time buffered up to (the last `buffered` event); nil until one arrives.
+        var bufferedUpTo: Double? { facts.playableDuration }
+        var timedMetadata: TimedMetadata? { facts.metadata }
+        var tracks: [MediaTrack] { facts.tracks ?? [] }
     }
 
     /// The position as last reported, running on at the rate while playing, so that reading it needs no round trip

@@ -14,7 +14,8 @@ final class AVSyncTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
         let clip = "\(work)/flashbeep.mp4"
-        let seconds = 12
+        // 24 pairs, so that the p95 is a p95 (of 12 it was the largest: a start-up pair on a loaded machine decided).
+        let seconds = 24
         let made = try runCommand(
             ["ffmpeg", "-v", "error", "-y",
              "-f", "lavfi", "-i",
@@ -65,12 +66,15 @@ final class AVSyncTests: XCTestCase {
             "A/V offset (video − audio) over \(offsets.count) pairs, ms: "
                 + offsets.map { String(format: "%.2f", $0) }.joined(separator: " ")
                 + String(format: "; p50 %.2f, p95 |offset| %.2f, max %.2f", p50, p95, sorted.last ?? 0))
-        XCTAssertGreaterThanOrEqual(offsets.count, 8)
+        XCTAssertGreaterThanOrEqual(offsets.count, 20)
         // The goal (p95 within 10 ms) is measured by scripts/soak, on a quiet machine; a test on a loaded one
         // (the suite, other builds) saw 13.9 ms at the first flash. The bound here catches what a user would see:
         // lip sync is noticed from about 45 ms of sound ahead (ITU-R BT.1359), and a lost or doubled device latency
         // is 50 ms or more.
         XCTAssertLessThanOrEqual(p95, 30, "A/V offsets \(offsets)")
+        // No pair, the first included (30.3 ms in a suite beside other tests on the 2-core machine), where a viewer
+        // would notice it.
+        XCTAssertLessThanOrEqual(sorted.last ?? 0, 45, "A/V offsets \(offsets)")
     }
 
     private func decodeAudio(_ clip: String, into path: String) throws -> Data {

@@ -36,8 +36,9 @@ struct CPUBudget {
     /// Renews the budget when `event` is a position other than the last one, at most every `renewalInterval`
     /// seconds (the engine reports positions five times a second). Between two renewals a worker may use what all
     /// the machine's cores give it in that time on top of the budget: renewing with every position keeps that small
-    /// beside the budget on a machine with many cores (a 3 s budget and a second between renewals killed a 1080p60
-    /// film decoding on four), and the floor bounds what a worker that floods castd with positions costs it.
+    /// beside the budget on a machine with many cores (with a second between renewals, eight cores decoding a film
+    /// could use 8 s, past a 3 s budget, while it moved on), and the floor bounds what a worker that floods castd
+    /// with positions costs it.
     mutating func note(_ event: PlaybackEvent) {
         guard case .position(let position, _) = event, position != lastPosition else { return }
         lastPosition = position

@@ -18,6 +18,10 @@ import Synchronization
 public final class Receiver: Sendable {
     /// The configuration it runs with.
     public let configuration: ReceiverConfiguration
+    /// The session rules, owners named by their connection and sessions by their token.
+    typealias Rules = SessionRules<ObjectIdentifier, String>
+    /// Where the receiver's monotonic time (`clockNow()`) counts from.
+    private let epoch = ContinuousClock.now
     /// The receiver's id: the fingerprint of its public key.
     public let id: String
     private let identity: Identity
@@ -29,10 +33,14 @@ public final class Receiver: Sendable {
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        init(name: String, scaling: ScalingMode, admission: ConnectionAdmission) {
+        init(
+            name: String, scaling: ScalingMode, admission: ConnectionAdmission,
+            rules: Rules
+        ) {
             self.name = name
             self.scaling = scaling
             self.admission = admission
+            self.rules = rules
         }
 
         var listenFD: Int32 = -1
@@ -60,6 +68,8 @@ public final class Receiver: Sendable {
         var name: String
         /// The session that owns the screen and the speakers, if any. One at a time.
         var session: PlaybackSession?
+        /// Who may play, and when a session is ended for the receiver's own reasons (SessionRules).
+        var rules: Rules
         /// The window held open between sessions (video out `window` or `fullscreen`), showing the idle screen; hidden
         /// while a decoder worker shows a session's video in a window of its own.
         var window: VideoWindow?
@@ -79,8 +89,15 @@ public final class Receiver: Sendable {
             limits: .init(
                 maximumAdmitted: limits.maximumConnections, maximumUnadmitted: limits.maximumUnadmittedConnections,
                 maximumUnadmittedPerSource: limits.maximumUnadmittedPerSource))
+        let rules = Rules(
+            policy: configuration.takeover,
+            limits: .init(
+                mediaConnection: configuration.limits.mediaConnectionTimeout,
+                senderSilence: configuration.limits.senderTimeout))
         self.state = Mutex(
-            State(name: configuration.name, scaling: configuration.engine.scalingMode, admission: admission))
+            State(
+                name: configuration.name, scaling: configuration.engine.scalingMode, admission: admission,
+                rules: rules))
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
@@ -286,43 +303,41 @@ public final class Receiver: Sendable {
                 events?.write(event)
                 self?.tellWatchers(event, except: session)
                 if case .finished(let reason, let error, _) = event {
+                    self?.state.withLock { $0.rules.finished(session.token) }
                     logger.info("\"\(session.request.title)\" from \(session.senderName) finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
                 }
             },
             onEnd: { [weak self] session in
                 self?.state.withLock { state in
+                    state.rules.finished(session.token)
                     if state.session === session { state.session = nil }
                 }
             })
-        let policy = configuration.takeover
-        let (previous, refused) = state.withLock { state -> (PlaybackSession?, Bool) in
-            if let current = state.session, policy == .deny, !current.isFinished, !current.belongs(to: owner) {
-                return (current, true)
-            }
-            defer { state.session = session }
-            return (state.session, false)
+        let now = clockNow()
+        let (previous, decision) = state.withLock { state -> (PlaybackSession?, Rules.Decision) in
+            let decision = state.rules.request(
+                session.token, by: owner.identity, needsMedia: request.url == nil, watchesSender: owner.writer != nil,
+                now: now)
+            let previous = state.session
+            if case .start = decision { state.session = session }
+            return (previous, decision)
         }
-        if refused {
+        switch decision {
+        case .refuse:
             logger.info("\(senderName) asked to play; refused: busy with \(previous?.senderName ?? "another sender") (takeover deny)")
             return nil
-        }
-        if let previous {
-            logger.info("\(senderName) takes over from \(previous.senderName)")
-            previous.interrupt(by: senderName)
-        }
-        logger.info("\(senderName) plays \"\(request.title)\"")
-        let timeout = configuration.limits.mediaConnectionTimeout
-        // A URL is opened by the engine once the sender has the acceptance (`accepted(token:)`): no media connection.
-        if request.url == nil {
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [weak session] in
-                guard let session, !session.hasMedia else { return }
-                session.end(with: .finished(reason: .playbackError, error: "the media connection did not arrive within \(timeout)"))
+        case .start(let interrupted):
+            if let previous, previous.token == interrupted {
+                logger.info("\(senderName) takes over from \(previous.senderName)")
+                previous.interrupt(by: senderName)
             }
         }
+        logger.info("\(senderName) plays \"\(request.title)\"")
         let level = state.withLock { $0.volume }
         session.apply(volume: level.level, muted: level.muted, announce: false)
-        // A Cast sender says something every few seconds; an AirPlay client's session ends with its connection.
-        if let writer = owner.writer { watchSender(of: session, writer: writer, name: senderName) }
+        // The media connection's deadline; a Cast sender's silence (an AirPlay client's session ends with its
+        // connection).
+        watch(session, writer: owner.writer)
         return session
     }
 
@@ -338,7 +353,12 @@ public final class Receiver: Sendable {
 
     /// Hands a media connection to the session whose token it presented; false when there is none.
     func attachMedia(token: String, tls: TLSConnection, peer: String? = nil) -> Bool {
-        guard let session = state.withLock({ $0.session }), session.token == token else { return false }
+        let session = state.withLock { state -> PlaybackSession? in
+            guard let session = state.session, session.token == token else { return nil }
+            state.rules.mediaArrived(token)
+            return session
+        }
+        guard let session else { return false }
         watchAdmitted(tls, sender: session.senderName, peer: peer ?? "?")
         session.attach(tls, peer: peer)
         return true
@@ -367,20 +387,31 @@ public final class Receiver: Sendable {
         }
     }
 
-    /// Ends the session when its sender falls silent for longer than the sender timeout (a phone
-    /// that slept mid-stream never closes its connection). Checks once a second while it runs.
-    private func watchSender(of session: PlaybackSession, writer: MessageWriter, name: String) {
-        let limit = configuration.limits.senderTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self, weak session] in
-            guard let self, let session, !session.isFinished else { return }
-            if writer.silence > limit {
-                logger.warning("the sender \(name) has been silent for \(limit); stopping")
-                session.end(with: .finished(reason: .playbackError, error: "the sender was lost"))
-                return
+    /// Carries out the session rules for `session` until it ends: asks them when they say, and ends the session with
+    /// their reason (a media connection that did not arrive in time, a sender silent for too long).
+    private func watch(_ session: PlaybackSession, writer: MessageWriter?) {
+        let now = clockNow()
+        let (verdict, next) = state.withLock { state in
+            state.rules.current?.token == session.token
+                ? (state.rules.check(now: now, senderSilence: writer?.silence), state.rules.nextCheck(now: now))
+                : (nil, nil)
+        }
+        if let verdict {
+            if case .senderLost(let limit) = verdict.ending {
+                logger.warning("the sender \(session.senderName) has been silent for \(limit); stopping")
             }
-            watchSender(of: session, writer: writer, name: name)
+            session.end(with: .finished(reason: .playbackError, error: verdict.ending.message))
+            return
+        }
+        guard let next else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + (next - now).timeInterval) { [weak self, weak session] in
+            guard let self, let session, !session.isFinished else { return }
+            watch(session, writer: writer)
         }
     }
+
+    /// The receiver's monotonic time, as the session rules take it.
+    private func clockNow() -> Duration { ContinuousClock.now - epoch }
 
     /// How often the pairing store is looked at for senders unpaired while connected: an `lstat` of the store,
     /// and a read only when another process replaced it, so that `castd --unpair` takes effect within this.

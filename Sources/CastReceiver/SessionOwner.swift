@@ -13,6 +13,14 @@ enum SessionOwner: Sendable {
         if case .castSender(let writer) = self { writer } else { nil }
     }
 
+    /// The connection's identity: equal for the same Cast sender's connection or the same AirPlay client.
+    var identity: ObjectIdentifier {
+        switch self {
+        case .castSender(let writer): ObjectIdentifier(writer)
+        case .airPlayClient(let client): ObjectIdentifier(client)
+        }
+    }
+
     /// Whether both name the same connection.
     func isSame(as other: SessionOwner) -> Bool {
         switch (self, other) {

@@ -38,7 +38,8 @@ public struct ClockProbe: Sendable {
         for _ in 0..<exchanges {
             let (sent, reply, returned) = try transport.exchange()
             guard reply.sent == sent else {
-                throw ProtocolError(.unexpectedMessage, "timeReply echoes \(reply.sent), the request was stamped \(sent)")
+                throw ProtocolError(
+                    .unexpectedMessage, "timeReply echoes \(reply.sent), the request was stamped \(sent)")
             }
             let exchange = ClockEstimator.Exchange(
                 sent: Self.seconds(sent), received: Self.seconds(reply.received), replied: Self.seconds(reply.replied),

@@ -126,7 +126,8 @@ final class ControlConnection {
                 return true
             case .timeReply(let request):
                 guard timeRequests.admit(at: Double(readAt) / 1e9) else {
-                    try writer.send(.error(ErrorMessage(code: .tooManyRequests, message: "more than 20 time requests a second")))
+                    let refusal = ErrorMessage(code: .tooManyRequests, message: "more than 20 time requests a second")
+                    try writer.send(.error(refusal))
                     return true
                 }
                 try writer.sendTimeReply(to: request, received: readAt)

@@ -35,7 +35,8 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin, peerIsPaired: true)
         _ = machine.receive(Fixtures.hello)
         XCTAssertEqual(machine.receive(request), .timeReply(TimeRequest(sent: 42)))
-        assertClosed(machine.receive(Message.timeReply(TimeReply(sent: 1, received: 2, replied: 3)).frame()), .unexpectedMessage)
+        let reply = Message.timeReply(TimeReply(sent: 1, received: 2, replied: 3))
+        assertClosed(machine.receive(reply.frame()), .unexpectedMessage)
     }
 
     func testMediaHelloMakesAMediaConnection() {

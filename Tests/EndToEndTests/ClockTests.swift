@@ -31,19 +31,22 @@ final class ClockTests: LabTestCase {
     /// Skips, naming the kernel feature, where time namespaces do not exist (Linux < 5.6, CONFIG_TIME_NS off).
     private func requireTimeNamespaces() throws {
         guard FileManager.default.fileExists(atPath: "/proc/self/timens_offsets") else {
-            throw XCTSkip("this kernel has no time namespaces (CONFIG_TIME_NS, Linux ≥ 5.6): /proc/self/timens_offsets is missing")
+            throw XCTSkip(
+                "this kernel has no time namespaces (CONFIG_TIME_NS, Linux ≥ 5.6): /proc/self/timens_offsets is missing")
         }
     }
 
     private func cast(_ arguments: [String]) throws -> CommandResult {
-        try lab.run(on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 30)
+        try lab.run(
+            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 30)
     }
 
     /// `cast status --json`'s clock object: (offsetSeconds, roundTripSeconds).
     private func measuredClock() throws -> (offset: Double, roundTrip: Double) {
         let result = try cast(["status", "Living Room", "--json"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.stdout)
+        let object = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.stdout)
         let clock = try XCTUnwrap(object["clock"] as? [String: Any], "no clock in \(result.stdout)")
         let offset = try XCTUnwrap(clock["offsetSeconds"] as? Double, result.stdout)
         let roundTrip = try XCTUnwrap(clock["roundTripSeconds"] as? Double, result.stdout)
@@ -103,7 +106,9 @@ final class ClockTests: LabTestCase {
         let start = MonotonicClock.nanoseconds()
         for index in 0..<8 {
             try client.send(.timeRequest(TimeRequest(sent: MonotonicClock.nanoseconds())))
-            guard case .timeReply? = try client.next(timeout: 10) else { return XCTFail("no reply to request \(index)") }
+            guard case .timeReply? = try client.next(timeout: 10) else {
+                return XCTFail("no reply to request \(index)")
+            }
         }
         let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
         print("clock exchange: 8 exchanges in \(String(format: "%.2f", elapsed * 1000)) ms")

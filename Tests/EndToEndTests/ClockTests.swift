@@ -65,6 +65,7 @@ final class ClockTests: LabTestCase {
         XCTAssertEqual(monotonic?.dropFirst().first, "\(shift)", offsets)
 
         let idle = try measuredClock()
+        print("clock in a namespace \(shift) s ahead, idle: offset \(idle.offset) s, round trip \(idle.roundTrip) s")
         XCTAssertEqual(idle.offset, Double(shift), accuracy: 0.001, "idle: \(idle)")
         XCTAssertGreaterThan(idle.roundTrip, 0)
         XCTAssertLessThan(idle.roundTrip, 0.5)
@@ -87,6 +88,7 @@ final class ClockTests: LabTestCase {
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 30), "\(sender.output)")
         let playing = try measuredClock()
+        print("clock in a namespace \(shift) s ahead, playing: offset \(playing.offset) s, round trip \(playing.roundTrip) s")
         XCTAssertEqual(playing.offset, Double(shift), accuracy: 0.001, "playing: \(playing)")
         let status = try cast(["status", "Living Room", "--json"])
         XCTAssertTrue(status.stdout.contains(#""state":"playing""#), status.stdout)
@@ -98,6 +100,7 @@ final class ClockTests: LabTestCase {
     func testStatusFindsNoOffsetWithoutATimeNamespace() throws {
         let (_, port, _) = try startReceiver(shifted: false)
         let measured = try measuredClock()
+        print("clock without a namespace: offset \(measured.offset) s, round trip \(measured.roundTrip) s")
         XCTAssertEqual(measured.offset, 0, accuracy: 0.001, "\(measured)")
 
         let identity = try Identity.loadOrCreate(directory: "\(work!)/client")

@@ -77,7 +77,19 @@ func nowPlaying(on receivers: [ReceiverDescription], paired: Set<String>) -> [Re
 func status(_ arguments: ParsedArguments) throws(CastError) {
     try withReceiver(arguments, verb: "status") { connection, _ throws(CastError) in
         let status = try connection.status()
-        guard !arguments.has("json") else { return output(json(statusObject(status, of: connection))) }
+        let measured = receiverClock(connection)
+        guard !arguments.has("json") else {
+            var object = statusObject(status, of: connection)
+            switch measured {
+            case .success(let measurement):
+                object["clock"] = [
+                    "offsetSeconds": measurement.estimate.offset, "roundTripSeconds": measurement.roundTrip,
+                    "exchanges": measurement.exchanges,
+                ]
+            case .failure(let error): object["clockError"] = error.message
+            }
+            return output(json(object))
+        }
         output("name: \(printable(status.name))")
         output("id: \(status.id)")
         output("address: \(connection.receiver.address)")
@@ -87,6 +99,25 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
+        switch measured {
+        case .success(let measurement):
+            let offset = String(format: "%+.6f", measurement.estimate.offset)
+            output("clock: offset \(offset) s, round trip \(String(format: "%.2f", measurement.roundTrip * 1000)) ms")
+        case .failure(let error): output("clock: not measured (\(error.message))")
+        }
+    }
+}
+
+/// The receiver's clock against ours (CLOCK_MONOTONIC, theirs − ours) from 8 exchanges on the status connection.
+/// A receiver that cannot tell its time (an older castd refuses the request and closes) still has its status shown.
+func receiverClock(_ connection: ReceiverConnection) -> Result<ClockProbe.Measurement, CastError> {
+    do {
+        guard let measurement = try connection.measureClock(exchanges: 8) else {
+            return .failure(CastError(.connectionLost, "no believable time reply"))
+        }
+        return .success(measurement)
+    } catch {
+        return .failure(error)
     }
 }
 

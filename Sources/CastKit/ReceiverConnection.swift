@@ -94,9 +94,13 @@ public final class ReceiverConnection: Sendable {
 
     /// Sends one message.
     public func send(_ message: Message) throws(CastError) {
-        let bytes = message.frame().encoded()
+        try send { message }
+    }
+
+    /// Sends the message `make` makes once the write lock is held (a time request stamps itself there).
+    func send(_ make: () -> Message) throws(CastError) {
         do {
-            try writeLock.withLock { _ in try tls.write(bytes, timeout: Self.replyTimeout) }
+            try writeLock.withLock { _ in try tls.write(make().frame().encoded(), timeout: Self.replyTimeout) }
         } catch {
             throw CastError(.connectionLost, "lost \(printable(welcome.name)): \(error)")
         }

@@ -44,6 +44,9 @@ public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable, CustomSt
     public static let unknownSession = ErrorCode(rawValue: "unknownSession")
     /// The sender could not read its media at the offset the receiver asked for.
     public static let mediaUnreadable = ErrorCode(rawValue: "mediaUnreadable")
+    /// More requests of one kind than the receiver answers per second on one connection (time requests: 20 a
+    /// second); the extra one is not answered otherwise.
+    public static let tooManyRequests = ErrorCode(rawValue: "tooManyRequests")
     /// castd could not read the media for its decoder worker (worker channel only).
     public static let readFailed = ErrorCode(rawValue: "readFailed")
 }

@@ -37,6 +37,10 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case thumbnailCancel = 15
     /// Receiver → sender: part of an image, or an error, for one time of a request (`ThumbnailPart`).
     case thumbnail = 16
+    /// Sender → receiver: the receiver's clock, please (`TimeRequest`).
+    case timeRequest = 17
+    /// Receiver → sender: the answer to `timeRequest`, stamped when it arrived and when it left (`TimeReply`).
+    case timeReply = 18
     /// Sender → receiver: start pairing (`PairingStart`).
     case pairingStart = 30
     /// Receiver → sender: salt and B (`PairingChallenge`).
@@ -190,6 +194,10 @@ public enum Message: Sendable, Equatable {
     case thumbnailCancel
     /// See `ThumbnailPart`.
     case thumbnail(ThumbnailPart)
+    /// See `TimeRequest`.
+    case timeRequest(TimeRequest)
+    /// See `TimeReply`.
+    case timeReply(TimeReply)
     /// A pairing message (types 30–39), see `PairingMessage`.
     case pairing(PairingMessage)
 
@@ -212,6 +220,8 @@ public enum Message: Sendable, Equatable {
         case .thumbnailRequest: .thumbnailRequest
         case .thumbnailCancel: .thumbnailCancel
         case .thumbnail: .thumbnail
+        case .timeRequest: .timeRequest
+        case .timeReply: .timeReply
         case .pairing(let message): MessageType(pairing: message.type)
         }
     }
@@ -230,6 +240,8 @@ extension Message {
         case .statusRequest, .watch, .thumbnailCancel: payload = Array("{}".utf8)
         case .thumbnailRequest(let body): payload = JSONPayload.encode(body)
         case .thumbnail(let body): payload = JSONPayload.encode(body)
+        case .timeRequest(let body): payload = JSONPayload.encode(body)
+        case .timeReply(let body): payload = JSONPayload.encode(body)
         case .status(let body): payload = JSONPayload.encode(body)
         case .error(let body): payload = JSONPayload.encode(body)
         case .play(let body): payload = JSONPayload.encode(body)
@@ -286,6 +298,14 @@ extension Message {
             let body = try decode(ThumbnailPart.self)
             if let problem = body.problem { throw ProtocolError(.malformedMessage, "thumbnail \(problem)") }
             self = .thumbnail(body)
+        case .timeRequest:
+            let body = try decode(TimeRequest.self)
+            if let problem = body.problem { throw ProtocolError(.malformedMessage, "timeRequest \(problem)") }
+            self = .timeRequest(body)
+        case .timeReply:
+            let body = try decode(TimeReply.self)
+            if let problem = body.problem { throw ProtocolError(.malformedMessage, "timeReply \(problem)") }
+            self = .timeReply(body)
         case .status:
             let body = try decode(ReceiverStatus.self)
             try Self.check(text: body.name, field: "status.name")

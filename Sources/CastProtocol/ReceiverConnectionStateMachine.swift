@@ -29,6 +29,9 @@ public struct ReceiverConnectionStateMachine: Sendable {
         case thumbnails(ThumbnailRequest)
         /// Cancel this connection's thumbnail requests not answered yet.
         case cancelThumbnails
+        /// Answer with a `timeReply` stamped when the request's frame was read and just before the reply is written
+        /// (within the connection's rate limit for time requests, else `error {code: tooManyRequests}`).
+        case timeReply(TimeRequest)
         /// This is a media connection for `session`: hand the connection to that session's source;
         /// from here on the session reads it, not this machine.
         case attachMedia(session: String)
@@ -191,6 +194,8 @@ public struct ReceiverConnectionStateMachine: Sendable {
             return .thumbnails(request)
         case (.established, .thumbnailCancel):
             return .cancelThumbnails
+        case (.established, .timeRequest(let request)):
+            return .timeReply(request)
         case (.established, .error):
             throw ProtocolError(.unexpectedMessage, "the sender reported an error")
         case (.established, let other):

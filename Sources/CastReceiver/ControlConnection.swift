@@ -64,6 +64,9 @@ final class ControlConnection {
         let clock = ContinuousClock()
         var helloDeadline = clock.now + limits.helloTimeout
         var frameDeadline: ContinuousClock.Instant?
+        /// When the last bytes were read (CLOCK_MONOTONIC ns): the receive stamp of a time request in them.
+        var readAt: Int64 = 0
+        var timeRequests = RequestRateLimit.timeRequests
         /// The pairing attempt open on this connection, if any.
         var attempt: PairingAttempt?
         defer { if let attempt { receiver.pairing.abandon(attempt) } }
@@ -121,6 +124,14 @@ final class ControlConnection {
             case .cancelThumbnails:
                 receiver.cancelThumbnails()
                 return true
+            case .timeReply(let request):
+                guard timeRequests.admit(at: Double(readAt) / 1e9) else {
+                    let refusal = ErrorMessage(code: .tooManyRequests, message: "more than 20 time requests a second")
+                    try writer.send(.error(refusal))
+                    return true
+                }
+                try writer.sendTimeReply(to: request, received: readAt)
+                return true
             case .watch:
                 receiver.addWatcher(writer)
                 try writer.send(.status(receiver.currentStatus()))
@@ -158,6 +169,7 @@ final class ControlConnection {
                 do {
                     if timeout == .zero { throw ReadTimedOut() }
                     bytes = try tls.read(maxCount: 16 * 1024, timeout: timeout)
+                    readAt = MonotonicClock.nanoseconds()
                 } catch let error as SecurityError where error.kind == .timedOut {
                     throw ReadTimedOut()
                 }

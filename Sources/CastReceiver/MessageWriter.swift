@@ -26,10 +26,24 @@ final class MessageWriter: Sendable {
     /// Writes one message; a write that cannot finish within 10 s fails (a sender that stopped reading).
     func send(_ message: Message) throws {
         let bytes = message.frame().encoded()
+        try write { bytes }
+    }
+
+    /// Answers a time request read at `received` (CLOCK_MONOTONIC ns): the reply stamp is taken once the lock is
+    /// held, just before the write, so that an event being written meanwhile does not count as turnaround.
+    func sendTimeReply(to request: TimeRequest, received: Int64) throws {
+        try write {
+            let reply = TimeReply(sent: request.sent, received: received, replied: MonotonicClock.nanoseconds())
+            return Message.timeReply(reply).frame().encoded()
+        }
+    }
+
+    /// Writes the bytes `frame` makes, under the lock.
+    private func write(_ frame: () -> [UInt8]) throws {
         try broken.withLock { broken in
             guard !broken else { throw ConnectionGone() }
             do {
-                try tls.write(bytes, timeout: .seconds(10))
+                try tls.write(frame(), timeout: .seconds(10))
             } catch {
                 broken = true
                 throw error

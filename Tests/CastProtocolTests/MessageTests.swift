@@ -45,6 +45,8 @@ final class MessageTests: XCTestCase {
                     request: 7, index: 0, time: 1.5, actualTime: 1.52, width: 640, height: 360, part: 0, parts: 2,
                     data: Array(repeating: 0xAB, count: ThumbnailPart.maximumPartBytes))),
             .mediaRead(MediaRead(offset: 1 << 40, length: MediaRead.maximumLength)),
+            .timeRequest(TimeRequest(sent: 123_456_789)), .timeRequest(TimeRequest(sent: .max)),
+            .timeReply(TimeReply(sent: 1, received: 7_000_000_123, replied: 7_000_000_456)),
             .mediaData(MediaData(offset: 5, bytes: [1, 2, 3])), .mediaData(MediaData(offset: 99, bytes: [])),
             .pairing(.start(PairingStart(name: "bob", publicKey: Array(repeating: 1, count: 32)))),
             .pairing(.challenge(PairingChallenge(salt: [1, 2], B: [3, 4]))),
@@ -59,7 +61,7 @@ final class MessageTests: XCTestCase {
     }
 
     func testWireIdsAreStable() {
-        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...16) + Array(30...34))
+        XCTAssertEqual(MessageType.allCases.map(\.rawValue), Array(1...18) + Array(30...34))
     }
 
     func testHelloPayloadIsJSON() throws {
@@ -176,6 +178,24 @@ final class MessageTests: XCTestCase {
     private func assertRejected(_ frame: Frame, _ code: ProtocolError.Code, line: UInt = #line) {
         XCTAssertThrowsError(try Message(frame), line: line) { error in
             XCTAssertEqual((error as? ProtocolError)?.code, code, line: line)
+        }
+    }
+
+    /// Stamps are CLOCK_MONOTONIC nanoseconds as JSON integers: exact up to Int64's range, never negative, a reply
+    /// never leaving before its request arrived; anything else (a fraction, a string, beyond 64 bits) is malformed.
+    func testTimeMessagesCarryExactNanosecondsAndAreBounded() throws {
+        let reply = Message.timeReply(TimeReply(sent: 9_223_372_036_854_775_807, received: 5, replied: 6))
+        XCTAssertEqual(
+            String(decoding: reply.frame().payload, as: UTF8.self),
+            #"{"received":5,"replied":6,"sent":9223372036854775807}"#)
+        for json in [#"{"sent":-1}"#, #"{"sent":1.5}"#, #"{"sent":"1"}"#, #"{"sent":9223372036854775808}"#, #"{}"#] {
+            assertRejected(Frame(type: MessageType.timeRequest.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        for json in [
+            #"{"sent":1,"received":5,"replied":4}"#, #"{"sent":-1,"received":5,"replied":6}"#,
+            #"{"sent":1,"received":-5,"replied":6}"#, #"{"sent":1,"received":5}"#,
+        ] {
+            assertRejected(Frame(type: MessageType.timeReply.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
     }
 

@@ -27,6 +27,18 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
         assertClosed(machine.receive(Message.mediaHello(MediaHello(session: "s")).frame()), .unexpectedMessage)
     }
 
+    /// A time request is answered on an admitted connection only; a stranger's is refused from its type byte.
+    func testTimeRequestsAreAnsweredOnlyAfterHello() {
+        let request = Message.timeRequest(TimeRequest(sent: 42)).frame()
+        var stranger = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
+        assertClosed(stranger.receive(request), .unexpectedMessage)
+        var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin, peerIsPaired: true)
+        _ = machine.receive(Fixtures.hello)
+        XCTAssertEqual(machine.receive(request), .timeReply(TimeRequest(sent: 42)))
+        let reply = Message.timeReply(TimeReply(sent: 1, received: 2, replied: 3))
+        assertClosed(machine.receive(reply.frame()), .unexpectedMessage)
+    }
+
     func testMediaHelloMakesAMediaConnection() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         XCTAssertEqual(machine.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .attachMedia(session: "s1"))

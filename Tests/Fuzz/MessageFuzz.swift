@@ -4,7 +4,8 @@
 // malformedMessage; a decoded message re-encodes (`frame()` must not trap) to a frame of the same type
 // that decodes to an equal message, and that encoding is canonical (encoding again gives the same bytes);
 // text fields of accepted messages are within `maximumTextLength`; thumbnail requests and parts are within their
-// bounds (times, width, part size and count); a play request has exactly one of media
+// bounds (times, width, part size and count); time stamps are ≥ 0 (a reply not before its request arrived);
+// a play request has exactly one of media
 // and url, and a url is http(s), printable ASCII, with a host and no credentials in it.
 import Foundation
 
@@ -50,6 +51,9 @@ private func checkTexts(_ message: Message) {
         invariant(body.data.count <= ThumbnailPart.maximumPartBytes, "thumbnail part of \(body.data.count) bytes accepted")
         invariant(body.part >= 0 && body.part < body.parts && body.parts <= ThumbnailPart.maximumParts, "bad part accepted")
         invariant((body.error == nil) != body.data.isEmpty, "thumbnail part with both or neither of data and error")
+    case .timeRequest(let body): invariant(body.sent >= 0, "negative timeRequest.sent accepted")
+    case .timeReply(let body):
+        invariant(body.sent >= 0 && body.received >= 0 && body.replied >= body.received, "bad timeReply accepted")
     default: break
     }
 }

@@ -66,7 +66,7 @@ private func drive(_ events: [Event], auth: AuthMode, peerIsPaired: Bool, verdic
             welcomed = true
         case .send(let message):
             invariant(false, "unexpected message sent: \(message); \(context)")
-        case .sendStatus, .play, .control, .watch, .thumbnails, .cancelThumbnails:
+        case .sendStatus, .play, .control, .watch, .thumbnails, .cancelThumbnails, .timeReply:
             invariant(welcomed && admitted, "a request took effect before welcome; \(context)")
         case .attachMedia:
             invariant(admitted, "an unpaired media connection was attached; \(context)")

@@ -46,6 +46,11 @@ final class LabClient {
         try tls.write(message.frame().encoded())
     }
 
+    /// Sends the messages in one write: they reach the receiver together (a burst).
+    func send(_ messages: [Message]) throws {
+        try tls.write(messages.flatMap { $0.frame().encoded() })
+    }
+
     /// The next message, or nil when none came within `timeout` seconds or the receiver closed.
     func next(timeout: Double) throws -> Message? {
         let deadline = Date().addingTimeInterval(timeout)

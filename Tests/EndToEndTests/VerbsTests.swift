@@ -40,6 +40,16 @@ final class VerbsTests: XCTestCase {
             .filter { if case .finished = $0 { true } else { false } }
     }
 
+    /// Whether castd's event log says `playing` after its last finish (a new round of a queue has begun).
+    private func playingSinceLastFinish() -> Bool {
+        let text = (try? String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8)) ?? ""
+        let events = text.split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8))
+        }
+        let lastFinish = events.lastIndex { if case .finished = $0 { true } else { false } } ?? -1
+        return events[(lastFinish + 1)...].contains(.playbackState(.playing))
+    }
+
     private func waitUntil(_ seconds: Double, _ done: () throws -> Bool) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -219,13 +229,17 @@ final class VerbsTests: XCTestCase {
         XCTAssertEqual(titles.sorted(), [first, broken, second].sorted())
         XCTAssertEqual(shuffled.stdout.components(separatedBy: "playbackEnded").count - 1, 2, shuffled.stdout)
 
-        // --repeat one plays the first source again until someone stops it.
+        // --repeat one plays the first source again until someone stops it. Its rounds are 4 s long and the stop
+        // waits for a round to be playing: a stop in the gap between two rounds finds nothing playing and exits 1 (the
+        // user guide says so), and with 1 s rounds a slow `cast stop` landed there.
+        let long = try Media.clip("first-4s.mp4", seconds: 4)
         let repeating = try lab.start(
-            on: .phone, [Paths.cast, "queue", first, second, "--to", "Living Room", "--repeat", "one", "--json"],
+            on: .phone, [Paths.cast, "queue", long, second, "--to", "Living Room", "--repeat", "one", "--json"],
             environment: environment)
         defer { repeating.stop() }
         let before = loggedFinishes().count
-        XCTAssertTrue(waitUntil(15) { loggedFinishes().count >= before + 2 }, "\(repeating.output)")
+        XCTAssertTrue(waitUntil(30) { loggedFinishes().count >= before + 2 }, "\(repeating.output)")
+        XCTAssertTrue(waitUntil(10) { playingSinceLastFinish() }, "\(repeating.output)")
         XCTAssertEqual(try cast(["stop", "Living Room"]).status, 0)
         XCTAssertEqual(repeating.waitForExit(timeout: 5), 0, "\(repeating.output)")
         let announced = repeating.output.filter { $0.contains(#""event":"track""#) }

@@ -1,5 +1,5 @@
 internal import CFFmpeg
-import CastProtocol
+public import CastProtocol
 import Foundation
 
 extension Player {

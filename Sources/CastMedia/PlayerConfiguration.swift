@@ -1,3 +1,4 @@
+public import CastProtocol
 public import Foundation
 
 /// Where the engine sends audio.

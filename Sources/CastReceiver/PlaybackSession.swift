@@ -34,7 +34,7 @@ final class PlaybackSession: Sendable {
 
     private struct State: ~Copyable {
         /// The engine, once the media connection arrived (or the URL was opened).
-        var player: (any PlaybackEngine)?
+        var player: (any PlaybackDriver)?
         var source: RemoteSource?
         var finished = false
         /// Set when the receiver ends the session for its own reason (sender lost, take-over):
@@ -133,8 +133,8 @@ final class PlaybackSession: Sendable {
             return
         }
         let volume = state.withLock { $0.volume }
-        player.setVolume(volume.level)
-        player.setMuted(volume.muted)
+        player.perform(.volume(volume.level))
+        player.perform(.mute(volume.muted))
         player.start()
     }
 
@@ -150,8 +150,8 @@ final class PlaybackSession: Sendable {
         }
         guard start else { return }
         let volume = state.withLock { $0.volume }
-        player.setVolume(volume.level)
-        player.setMuted(volume.muted)
+        player.perform(.volume(volume.level))
+        player.perform(.mute(volume.muted))
         player.start()
     }
 
@@ -160,7 +160,7 @@ final class PlaybackSession: Sendable {
     /// strongly on purpose: a session that another sender took over is no longer held by the receiver, yet must live
     /// to deliver its finish. The cycle (session → engine → its event closure → session) is broken when the finish
     /// arrives.
-    private func makeEngine(source: RemoteSource?, url: String?) -> any PlaybackEngine {
+    private func makeEngine(source: RemoteSource?, url: String?) -> any PlaybackDriver {
         if case .on(let limits) = isolation {
             let volume = state.withLock { $0.volume }
             let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
@@ -239,22 +239,18 @@ final class PlaybackSession: Sendable {
     func control(_ action: PlaybackControl.Action) {
         let player = state.withLock { $0.player }
         switch action {
-        case .pause: player?.pause()
-        case .resume: player?.resume()
         case .stop: end(with: .finished(reason: .userExited, error: nil))
-        case .seek(let position, let exact): player?.seek(to: position, exact: exact)
         case .rate(let rate):
-            player?.setRate(rate)
+            player?.perform(action)
             handle(.rate(rate))
         case .accessLog:
-            // A worker answers later, with an `accessLog` event of its own.
+            // The engine answers with an `accessLog` event; before it runs, the session answers itself.
             guard let player else {
                 handle(.accessLog(AccessLogEntry(playbackStartDate: Date().timeIntervalSince1970)))
                 return
             }
-            if let entry = player.requestAccessLog() { handle(.accessLog(entry)) }
-        case .subtitles(let language): player?.selectSubtitles(language)
-        case .audio(let language): player?.selectAudio(language)
+            player.perform(action)
+        case .pause, .resume, .seek, .subtitles, .audio: player?.perform(action)
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }
@@ -262,28 +258,28 @@ final class PlaybackSession: Sendable {
 
     /// Fits the session's pictures by `mode` from now on (the receiver's setting; see `Receiver.control`).
     func setScalingMode(_ mode: ScalingMode) {
-        state.withLock { $0.player }?.setScalingMode(mode)
+        state.withLock { $0.player }?.perform(.scaling(mode))
     }
 
     /// Sets the output level (the receiver's, which this session plays at) and tells the sender.
     func apply(volume: Double, muted: Bool, announce: Bool) {
-        let player = state.withLock { state -> (any PlaybackEngine)? in
+        let player = state.withLock { state -> (any PlaybackDriver)? in
             state.volume = (volume, muted)
             return state.player
         }
-        player?.setVolume(volume)
-        player?.setMuted(muted)
+        player?.perform(.volume(volume))
+        player?.perform(.mute(muted))
         if announce { handle(.volume(volume, muted: muted)) }
     }
 
     /// Ends the session for a reason of the receiver's; the sender (and the log) see `finish`.
     func end(with finish: PlaybackEvent) {
-        let player = state.withLock { state -> (any PlaybackEngine)? in
+        let player = state.withLock { state -> (any PlaybackDriver)? in
             if state.overrideFinish == nil, !state.finished { state.overrideFinish = finish }
             return state.player
         }
         if let player {
-            player.stop()
+            player.perform(.stop)
         } else {
             // No media connection yet: nothing runs, so finish here.
             handle(.playbackState(.stopped))
@@ -367,11 +363,11 @@ final class PlaybackSession: Sendable {
     /// seek there (the engine holds a seek asked for before it plays and starts from there).
     private func applyStartFraction(duration: Double) {
         guard let fraction = startFraction, fraction > 0, duration > 0 else { return }
-        let player = state.withLock { state -> (any PlaybackEngine)? in
+        let player = state.withLock { state -> (any PlaybackDriver)? in
             guard !state.startApplied else { return nil }
             state.startApplied = true
             return state.player
         }
-        player?.seek(to: fraction * duration, exact: false)
+        player?.perform(.seek(position: fraction * duration, exact: false))
     }
 }

@@ -378,7 +378,7 @@ public final class Receiver: Sendable {
             session?.apply(volume: level.0, muted: level.1, announce: true)
             return true
         case .scaling(let word):
-            if let mode = ScalingMode(rawValue: word.rawValue) { setScalingMode(mode) }
+            setScalingMode(word)
             return true
         default:
             guard let session = state.withLock({ $0.session }) else { return false }

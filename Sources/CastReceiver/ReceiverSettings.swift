@@ -1,6 +1,6 @@
 public import CastCommandLine
 public import CastMedia
-import CastProtocol
+public import CastProtocol
 import Foundation
 
 /// castd's settings: its flags over its config file, every value validated once, here. `castd`'s `main.swift` only

@@ -45,13 +45,5 @@ final class LocalMoviePlayback: MoviePlayback {
         }
     }
 
-    func pause() { player?.pause() }
-    func resume() { player?.resume() }
-    func stop() { player?.stop() }
-    func seek(to seconds: Double) { player?.seek(to: seconds, exact: true) }
-    func setRate(_ rate: Double) { player?.setRate(rate) }
-    func setVolume(_ volume: Double) { player?.setVolume(volume) }
-    func setScalingMode(_ mode: ScalingMode) { player?.setScalingMode(mode) }
-    func selectSubtitles(_ language: String) { player?.selectSubtitles(language) }
-    func selectAudio(_ language: String) { player?.selectAudio(language) }
+    func perform(_ action: PlaybackControl.Action) { player?.perform(action) }
 }

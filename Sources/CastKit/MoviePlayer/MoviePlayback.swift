@@ -4,31 +4,15 @@ import CastProtocol
 /// Where a loaded movie plays: the engine on this machine or a receiver. A movie player holds one at a time and
 /// replaces it to move playback.
 ///
+/// Driven in the wire's vocabulary (`PlaybackDriver`): `start()` opens the movie and plays it from the start time given
+/// at creation; seeks are exact; `volume` on a receiver is the receiver's level; `scaling` fits a local window (a
+/// receiver keeps its own); `stop` ends playback, and what it reports afterwards may be ignored.
+///
 /// Contract (the player calls these under its lock): no method blocks or reports synchronously; reports arrive in
 /// order, on a thread of the playback's own.
-protocol MoviePlayback: AnyObject, Sendable {
+protocol MoviePlayback: PlaybackDriver {
     /// The receiver it plays on; nil for local playback.
     var route: ReceiverDescription? { get }
-    /// Opens the movie and plays it from the start time given at creation.
-    func start()
-    /// Pauses; playback stays where it is.
-    func pause()
-    /// Resumes after `pause()`.
-    func resume()
-    /// Ends playback; what it reports afterwards may be ignored.
-    func stop()
-    /// Seeks exactly to `seconds`.
-    func seek(to seconds: Double)
-    /// Sets the rate, 0.5...2.
-    func setRate(_ rate: Double)
-    /// Sets the output level, 0...1 (on a receiver: the receiver's level).
-    func setVolume(_ volume: Double)
-    /// Sets how pictures fit the screen (local windows; a receiver keeps its own).
-    func setScalingMode(_ mode: ScalingMode)
-    /// Shows the subtitle track in `language` (ISO 639), or none for "off", from now on.
-    func selectSubtitles(_ language: String)
-    /// Plays the audio track in `language` (ISO 639) from now on.
-    func selectAudio(_ language: String)
 }
 
 /// What a playback reports to its player.

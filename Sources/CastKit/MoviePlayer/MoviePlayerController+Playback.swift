@@ -44,7 +44,7 @@ extension MoviePlayerController {
 
     /// Repeat one: the movie starts again from `initialPlaybackTime`, playing, without a finish.
     func replay() {
-        state.playback?.stop()
+        state.playback?.perform(.stop)
         let start = state.movieStart
         state.position = PositionEstimate(seconds: start)
         state.position.rate = state.rate
@@ -77,15 +77,15 @@ extension MoviePlayerController {
             }
         state.playback = playback
         playback.start()
-        if state.rate != 1 { playback.setRate(state.rate) }
-        if state.volume != 1 { playback.setVolume(state.volume) }
+        if state.rate != 1 { playback.perform(.rate(state.rate)) }
+        if state.volume != 1 { playback.perform(.volume(state.volume)) }
         if let language = state.subtitleLanguage, Self.isTrackChoice(language, allowsOff: true) {
-            playback.selectSubtitles(language)
+            playback.perform(.subtitles(language))
         }
         if let language = state.audioLanguage, Self.isTrackChoice(language, allowsOff: false) {
-            playback.selectAudio(language)
+            playback.perform(.audio(language))
         }
-        if state.intent == .paused { playback.pause() }
+        if state.intent == .paused { playback.perform(.pause) }
     }
 
     /// Moves a loaded movie to where it should play, at its position and in its playback state.
@@ -94,7 +94,7 @@ extension MoviePlayerController {
         let route = wantedRoute
         guard old.route != route else { return }
         let seconds = currentTime()
-        old.stop()
+        old.perform(.stop)
         if route == nil { setAirPlayVideoActive(false) }
         // The estimate stands until the new playback's clock starts.
         state.position = PositionEstimate(seconds: seconds)
@@ -106,7 +106,7 @@ extension MoviePlayerController {
     /// `finishing` (a finish follows and says `stopped`).
     func unload(finishing: Bool = false) {
         guard let playback = state.playback else { return }
-        playback.stop()
+        playback.perform(.stop)
         state.playback = nil
         state.reconnection = nil
         state.generation += 1

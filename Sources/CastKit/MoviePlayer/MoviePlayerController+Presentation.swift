@@ -1,6 +1,6 @@
 public import CastMedia
 public import Foundation
-import CastProtocol
+public import CastProtocol
 
 extension MoviePlayerController {
     /// How the movie repeats (MPMovieRepeatMode).
@@ -42,7 +42,7 @@ extension MoviePlayerController {
             lock.withLock {
                 guard state.scalingMode != newValue else { return }
                 state.scalingMode = newValue
-                state.playback?.setScalingMode(newValue)
+                state.playback?.perform(.scaling(newValue))
                 announce(.scalingModeDidChange(newValue))
             }
         }
@@ -54,7 +54,7 @@ extension MoviePlayerController {
     /// the next ones; setting nil changes nothing until the next movie. A language no track has keeps what shows.
     public var subtitleLanguage: String? {
         get { lock.withLock { state.subtitleLanguage } }
-        set { choose(\.subtitleLanguage, newValue, allowsOff: true) { $0.selectSubtitles($1) } }
+        set { choose(\.subtitleLanguage, newValue, allowsOff: true) { $0.perform(.subtitles($1)) } }
     }
 
     /// The audio track played, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track; nil (the
@@ -63,7 +63,7 @@ extension MoviePlayerController {
     /// movie. A language no track has keeps what plays. `tracks` lists the languages.
     public var audioLanguage: String? {
         get { lock.withLock { state.audioLanguage } }
-        set { choose(\.audioLanguage, newValue, allowsOff: false) { $0.selectAudio($1) } }
+        set { choose(\.audioLanguage, newValue, allowsOff: false) { $0.perform(.audio($1)) } }
     }
 
     /// Keeps a track choice and applies it to the movie playing, when it is one the engine takes: a language code, or
@@ -192,7 +192,7 @@ extension MoviePlayerController {
             guard let playback = state.playback else { return }
             if seeking.resumePlaying {
                 state.intent = .playing
-                playback.resume()
+                playback.perform(.resume)
                 setPlaybackState(.playing)
             } else {
                 setPlaybackState(.paused)
@@ -210,7 +210,7 @@ extension MoviePlayerController {
             let resume = state.intent == .playing
             state.intent = .paused
             state.position.rebase(running: false)
-            playback.pause()
+            playback.perform(.pause)
             let timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
             timer.setEventHandler { [weak self] in self?.scrubStep() }
@@ -228,7 +228,7 @@ extension MoviePlayerController {
             target = max(0, target)
             if state.movie.duration > 0 { target = min(target, state.movie.duration) }
             state.position = PositionEstimate(seconds: target)
-            playback.seek(to: target)
+            playback.perform(.seek(position: target, exact: true))
         }
     }
 
@@ -236,7 +236,7 @@ extension MoviePlayerController {
     private func restartHere() {
         guard let old = state.playback else { return }
         let seconds = currentTime()
-        old.stop()
+        old.perform(.stop)
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
         load(from: seconds, playing: state.intent == .playing)

@@ -51,7 +51,7 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     deinit {
         MoviePlayerRegistry.shared.remove(ObjectIdentifier(self))
-        state.playback?.stop()
+        state.playback?.perform(.stop)
         for continuation in state.subscribers.values { continuation.finish() }
     }
 
@@ -153,7 +153,7 @@ public final class MoviePlayerController: @unchecked Sendable {
     private func resumeOrLoad() -> Bool {
         if let playback = state.playback {
             state.intent = .playing
-            playback.resume()
+            playback.perform(.resume)
         } else {
             load(from: startPosition(), playing: true)
         }
@@ -174,7 +174,7 @@ public final class MoviePlayerController: @unchecked Sendable {
             guard let playback = state.playback else { return }
             state.intent = .paused
             state.position.rebase(running: false)
-            playback.pause()
+            playback.perform(.pause)
         }
         releasePlayback()
     }
@@ -205,7 +205,7 @@ public final class MoviePlayerController: @unchecked Sendable {
                     return
                 }
                 state.position = PositionEstimate(seconds: target)
-                playback.seek(to: target)
+                playback.perform(.seek(position: target, exact: true))
             }
         }
     }
@@ -234,7 +234,7 @@ public final class MoviePlayerController: @unchecked Sendable {
                 state.position.rebase(running: state.position.running)
                 state.rate = min(max(Double(newValue), 0.5), 2)
                 state.position.rate = state.rate
-                state.playback?.setRate(state.rate)
+                state.playback?.perform(.rate(state.rate))
             }
         }
     }
@@ -246,7 +246,7 @@ public final class MoviePlayerController: @unchecked Sendable {
             guard newValue.isFinite else { return }
             lock.withLock {
                 state.volume = min(max(newValue, 0), 1)
-                state.playback?.setVolume(state.volume)
+                state.playback?.perform(.volume(state.volume))
             }
         }
     }
@@ -325,7 +325,7 @@ public final class MoviePlayerController: @unchecked Sendable {
             guard let playback = state.playback, state.intent == .playing else { return false }
             state.intent = .paused
             state.position.rebase(running: false)
-            playback.pause()
+            playback.perform(.pause)
             state.interrupted = true
             setPlaybackState(.interrupted)
             signal(.interruptionBegan)

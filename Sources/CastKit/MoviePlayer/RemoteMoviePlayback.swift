@@ -181,17 +181,17 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
         }
     }
 
-    func pause() { control(.pause) }
-    func resume() { control(.resume) }
-    func seek(to seconds: Double) { control(.seek(position: seconds, exact: true)) }
-    func setRate(_ rate: Double) { control(.rate(rate)) }
-    func setVolume(_ volume: Double) { control(.volume(volume)) }
-    /// A receiver fits pictures by its own setting.
-    func setScalingMode(_ mode: ScalingMode) {}
-    func selectSubtitles(_ language: String) { control(.subtitles(language)) }
-    func selectAudio(_ language: String) { control(.audio(language)) }
+    /// Controls wait until the receiver accepted the movie (`releaseHeldControls`); a receiver fits pictures by its
+    /// own setting, so `scaling` is not sent.
+    func perform(_ action: PlaybackControl.Action) {
+        switch action {
+        case .stop: stop()
+        case .scaling: break
+        case .pause, .resume, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio: control(action)
+        }
+    }
 
-    func stop() {
+    private func stop() {
         lock.withLock { state.stopped = true }
         work.async { [self] in
             guard let playback = lock.withLock({ state.playback }) else { return }

@@ -1,14 +1,8 @@
-/// How a picture is fitted into a screen whose shape differs from it (the seeds' `MPMovieScalingMode`).
-public enum ScalingMode: String, Sendable, CaseIterable {
-    /// At its natural size, centred; cropped where it is larger than the screen.
-    case none
-    /// As large as fits whole, keeping its aspect ratio; the rest of the screen is black bars.
-    case aspectFit
-    /// As small as covers the screen, keeping its aspect ratio; the overflow is cropped.
-    case aspectFill
-    /// Stretched to the screen's shape.
-    case fill
-}
+public import CastProtocol
+
+/// How a picture is fitted into a screen whose shape differs from it (the seeds' `MPMovieScalingMode`): the wire's
+/// `VideoScalingMode` itself, so that the engine, castd and CastKit speak of one type.
+public typealias ScalingMode = VideoScalingMode
 
 /// A rectangle in pixels.
 struct PixelRect: Equatable, Sendable {

@@ -1,3 +1,4 @@
+public import CastProtocol
 import Foundation
 
 /// The process's video window, held open while this object lives: between playbacks it shows the idle screen, and a

@@ -17,7 +17,7 @@ import Glibc
 /// never wait behind media bytes).
 ///
 /// Thread-safety: the mutable state is guarded by `condition`; the channel is thread-safe for sending.
-final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
+final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
     // Invariant: the `let`s never change; every `var` is read and written only under `condition`.
     private let source: RemoteSource?
     private let onEvent: @Sendable (PlaybackEvent) -> Void
@@ -89,40 +89,31 @@ final class DecoderProcess: PlaybackEngine, @unchecked Sendable {
         if source != nil { spawnThread("castd.decoder.server") { self.runServer(channel) } }
     }
 
-    func pause() { send(.pause) }
-    func resume() { send(.resume) }
-    func seek(to seconds: Double, exact: Bool) { send(.seek(position: seconds, exact: exact)) }
-    func setRate(_ rate: Double) { send(.rate(rate)) }
-    func selectSubtitles(_ language: String) { send(.subtitles(language)) }
-    func selectAudio(_ language: String) { send(.audio(language)) }
-    func setScalingMode(_ mode: ScalingMode) {
-        if let word = VideoScalingMode(rawValue: mode.rawValue) { send(.scaling(word)) }
-    }
-
-    func setVolume(_ volume: Double) {
-        let before = condition.withLock { () -> Bool in
-            startMessage.volume = volume
-            return !started
+    /// Sends `action` to the worker. The level and mute asked for before it starts go in its start message; `stop`
+    /// also unblocks a media read in progress and kills a worker that does not finish in time; `accessLog` is
+    /// answered by the worker with an event.
+    func perform(_ action: PlaybackControl.Action) {
+        switch action {
+        case .volume(let volume):
+            let before = condition.withLock { () -> Bool in
+                startMessage.volume = volume
+                return !started
+            }
+            if !before { send(action) }
+        case .mute(let muted):
+            let before = condition.withLock { () -> Bool in
+                startMessage.muted = muted
+                return !started
+            }
+            if !before { send(action) }
+        case .stop: stop()
+        case .pause, .resume, .seek, .rate, .accessLog, .scaling, .subtitles, .audio: send(action)
         }
-        if !before { send(.volume(volume)) }
-    }
-
-    func setMuted(_ muted: Bool) {
-        let before = condition.withLock { () -> Bool in
-            startMessage.muted = muted
-            return !started
-        }
-        if !before { send(.mute(muted)) }
-    }
-
-    func requestAccessLog() -> AccessLogEntry? {
-        send(.accessLog)
-        return nil
     }
 
     /// Asks the worker to stop (it finishes with `userExited`) and unblocks a media read in progress; a worker that
     /// has not finished after `stopGrace` is killed.
-    func stop() {
+    private func stop() {
         let (wasStarted, first) = condition.withLock { () -> (Bool, Bool) in
             defer { stopping = true }
             return (started, !stopping)

@@ -60,7 +60,7 @@ public enum SessionWorker {
             input = .url(start.url ?? "", proxy: start.urlProxy)
         }
         let player = Player(input: input, configuration: configuration, onEvent: send)
-        for control in early { apply(control.action, to: player, send: send) }
+        for control in early { player.perform(control.action) }
         player.setVolume(start.volume)
         player.setMuted(start.muted)
         let reader = Thread {
@@ -78,7 +78,7 @@ public enum SessionWorker {
                     return
                 }
                 switch message {
-                case .control(let control): apply(control.action, to: player, send: send)
+                case .control(let control): player.perform(control.action)
                 case .data, .readFailed: served?.deliver(message)
                 case .confine, .confined, .start, .read, .event, .thumbnailRequest, .thumbnailCancel, .thumbnail: break
                 }
@@ -89,24 +89,6 @@ public enum SessionWorker {
         player.start()
         done.wait()
         exit(0)
-    }
-
-    private static func apply(
-        _ action: PlaybackControl.Action, to player: Player, send: @Sendable (PlaybackEvent) -> Void
-    ) {
-        switch action {
-        case .pause: player.pause()
-        case .resume: player.resume()
-        case .stop: player.stop()
-        case .seek(let position, let exact): player.seek(to: position, exact: exact)
-        case .volume(let volume): player.setVolume(volume)
-        case .mute(let muted): player.setMuted(muted)
-        case .rate(let rate): player.setRate(rate)
-        case .scaling(let word): if let mode = ScalingMode(rawValue: word.rawValue) { player.setScalingMode(mode) }
-        case .accessLog: send(.accessLog(player.accessLog()))
-        case .subtitles(let language): player.selectSubtitles(language)
-        case .audio(let language): player.selectAudio(language)
-        }
     }
 
     private static func refuse(_ message: String) -> Never {

@@ -33,10 +33,7 @@ public final class Receiver: Sendable {
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        init(
-            name: String, scaling: ScalingMode, admission: ConnectionAdmission,
-            rules: Rules
-        ) {
+        init(name: String, scaling: ScalingMode, admission: ConnectionAdmission, rules: Rules) {
             self.name = name
             self.scaling = scaling
             self.admission = admission

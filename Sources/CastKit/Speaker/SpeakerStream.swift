@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 import CastRAOP
+import CastSecurity
 import Foundation
 import Synchronization
 
@@ -70,7 +71,8 @@ final class SpeakerStream: @unchecked Sendable {
         self.control = control
         self.timing = timing
         clock = SpeakerClock(
-            wallNanoseconds: Int64(Date().timeIntervalSince1970 * 1e9), monotonicNanoseconds: monotonicNow())
+            wallNanoseconds: Int64(Date().timeIntervalSince1970 * 1e9),
+            monotonicNanoseconds: MonotonicClock.nanoseconds())
         ssrc = UInt32.random(in: 0...UInt32.max)
         firstSequence = UInt16.random(in: 0...UInt16.max)
         firstTimestamp = UInt32.random(in: 0...UInt32.max)
@@ -156,7 +158,7 @@ final class SpeakerStream: @unchecked Sendable {
 
     /// Sleeps until `nanoseconds` (monotonic) or until a control arrives.
     private func wait(until nanoseconds: Int64) {
-        let seconds = Double(nanoseconds - monotonicNow()) / 1e9
+        let seconds = Double(nanoseconds - MonotonicClock.nanoseconds()) / 1e9
         guard seconds > 0 else { return }
         lock.lock()
         if commands.isEmpty { _ = lock.wait(until: Date().addingTimeInterval(min(seconds, 1))) }
@@ -214,14 +216,14 @@ final class SpeakerStream: @unchecked Sendable {
                 defer { helpersDone.leave() }
                 while !helpersStop.load(ordering: .relaxed) {
                     guard let (bytes, source) = socket.receive() else { continue }
-                    let received = monotonicNow()
+                    let received = MonotonicClock.nanoseconds()
                     // Only the speaker may ask: anyone else could use us to reflect packets.
                     guard source.withUnsafeBytes({ speakerAddress.sameHost(as: $0) }) else { continue }
                     guard let packet = try? SpeakerPacket.decode(bytes) else { continue }
                     if socket === timing, case .timingRequest = packet {
                         let reply = SpeakerPacket.reply(
                             to: packet, received: clock.ntp(monotonicNanoseconds: received),
-                            sent: clock.ntp(monotonicNanoseconds: monotonicNow()))!
+                            sent: clock.ntp(monotonicNanoseconds: MonotonicClock.nanoseconds()))!
                         // The reply goes back where the request came from (shairport sends from its timing port).
                         socket.sendReply(reply.encoded, to: source)
                         timingAnswered.add(1, ordering: .releasing)
@@ -294,11 +296,11 @@ final class SpeakerStream: @unchecked Sendable {
         // The speaker asks for our time right after SETUP; until one answer reached it, it ignores sync packets
         // and the first audio would have no reference. Wait for one (briefly: a speaker that never asks still
         // gets the stream, with sync repeated every second).
-        let asked = monotonicNow()
-        while timingAnswered.load(ordering: .acquiring) == 0 && monotonicNow() - asked < 1_000_000_000 {
-            wait(until: monotonicNow() + 10_000_000)
+        let asked = MonotonicClock.nanoseconds()
+        while timingAnswered.load(ordering: .acquiring) == 0 && MonotonicClock.nanoseconds() - asked < 1_000_000_000 {
+            wait(until: MonotonicClock.nanoseconds() + 10_000_000)
         }
-        let start = monotonicNow()
+        let start = MonotonicClock.nanoseconds()
         var p = Progress(
             timeline: StreamTimeline(rate: Int(rate), firstTimestamp: firstTimestamp, startingAt: start),
             sequence: firstSequence)
@@ -334,7 +336,7 @@ final class SpeakerStream: @unchecked Sendable {
 
         while true {
             for command in takeCommands() {
-                let now = monotonicNow()
+                let now = MonotonicClock.nanoseconds()
                 switch command {
                 case .stop:
                     _ = try? exchange(machine.stop())
@@ -393,7 +395,7 @@ final class SpeakerStream: @unchecked Sendable {
                 }
             }
 
-            let now = monotonicNow()
+            let now = MonotonicClock.nanoseconds()
             if now >= nextCheck {
                 guard try connection.isAlive() else {
                     throw SpeakerSocketError(message: "the speaker closed the connection")
@@ -486,11 +488,4 @@ extension UDPSocket {
             }
         }
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-func monotonicNow() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
 }

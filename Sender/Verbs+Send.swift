@@ -120,14 +120,29 @@ final class Playlist: Sendable {
         let receiver: ReceiverDescription
         // The connection made while finding the receiver serves the first source; later ones connect afresh.
         var reached: ReceiverConnection?
-        switch try reachReceiver(arguments.options["to"], arguments, includingSpeakers: true) {
-        case .connected(let connection):
-            receiver = connection.receiver
-            reached = connection
-        case .speaker(let speaker):
-            receiver = speaker
+        // Several --to: a group (docs/multiroom.md), every member reached before anything plays.
+        let targets = arguments.values("to")
+        var members: [ReceiverDescription] = []
+        var reachedMembers: [ReceiverConnection]?
+        if targets.count > 1 {
+            try checkGroup(targets, subtitles: subtitles, languages: (audioLanguage, subtitleLanguage))
+            let connections = try reachMembers(targets)
+            members = connections.map(\.receiver)
+            reachedMembers = connections
+            receiver = connections[0].receiver
+        } else {
+            switch try reachReceiver(arguments.options["to"], arguments, includingSpeakers: true) {
+            case .connected(let connection):
+                receiver = connection.receiver
+                reached = connection
+            case .speaker(let speaker):
+                receiver = speaker
+            }
         }
-        defer { reached?.close() }
+        defer {
+            reached?.close()
+            reachedMembers?.forEach { $0.close() }
+        }
         if receiver.kind == .speaker {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
             if sources.contains(where: Self.isURL) {
@@ -154,8 +169,10 @@ final class Playlist: Sendable {
             }
             let connection = reached
             reached = nil
+            let memberConnections = reachedMembers
+            reachedMembers = nil
             let outcome = try play(
-                source, on: receiver, over: connection, credentials: credentials,
+                source, on: receiver, over: connection, group: (members, memberConnections), credentials: credentials,
                 startTime: index == 0 && !playedThisRound ? startTime : nil, volume: volume,
                 languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json, live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
@@ -188,6 +205,39 @@ final class Playlist: Sendable {
         try finish(failures)
     }
 
+    /// A group plays local files with what every member does alike: no URL, standard input, subtitle file or
+    /// track choice yet.
+    private func checkGroup(_ targets: [String], subtitles: MediaFile?, languages: (String?, String?)) throws(CastError) {
+        if sources.contains(where: Self.isURL) || sources.contains("-") {
+            throw CastError(.usage, "a group (several --to) plays files, not URLs or standard input (yet)")
+        }
+        if subtitles != nil || languages.0 != nil || languages.1 != nil {
+            throw CastError(.usage, "a group (several --to) takes no --subtitles, --audio-lang or --sub-lang (yet)")
+        }
+        guard Set(targets).count == targets.count else { throw CastError(.usage, "a receiver is named twice in --to") }
+    }
+
+    /// Reaches every member of a group, one after another; none is an AirPlay speaker (not in groups yet).
+    private func reachMembers(_ targets: [String]) throws(CastError) -> [ReceiverConnection] {
+        var connections: [ReceiverConnection] = []
+        do throws(CastError) {
+            for target in targets {
+                switch try reachReceiver(target, arguments) {
+                case .connected(let connection): connections.append(connection)
+                case .speaker(let speaker):
+                    throw CastError(.usage, "\(printable(speaker.name)) is an AirPlay speaker: speakers cannot join a group yet")
+                }
+            }
+            guard Set(connections.compactMap(\.peerID)).count == connections.count else {
+                throw CastError(.usage, "two --to name the same receiver")
+            }
+        } catch {
+            connections.forEach { $0.close() }
+            throw error
+        }
+        return connections
+    }
+
     private func finish(_ failures: [String]) throws(CastError) {
         guard failures.isEmpty else {
             throw CastError(.playback, failures.count == 1 ? failures[0] : "\(failures.count) sources failed to play")
@@ -201,12 +251,31 @@ final class Playlist: Sendable {
     /// Plays one source to its finish.
     private func play(
         _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?,
-        credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
+        group: (members: [ReceiverDescription], connections: [ReceiverConnection]?), credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
         languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
         let title: String
-        if receiver.kind == .speaker {
+        if !group.members.isEmpty {
+            let file = try MediaFile.open(source)
+            title = file.title
+            var connections = group.connections ?? []
+            do throws(CastError) {
+                for member in group.members.dropFirst(connections.count) {
+                    connections.append(
+                        try ReceiverConnection.open(member, configDirectory: senderConfigDirectory(), senderName: senderName()))
+                }
+            } catch {
+                connections.forEach { $0.close() }
+                throw error
+            }
+            let live = live
+            playback = try GroupPlayback.start(
+                file, over: connections, configDirectory: senderConfigDirectory(), startTime: startTime, volume: volume
+            ) { name, why in
+                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")cast: \(name) left the group: \(why)\n".utf8))
+            }
+        } else if receiver.kind == .speaker {
             title = try MediaFile.open(source).title  // missing or unreadable: a usage error, before connecting
             let speaker = try SpeakerPlayback.start(path: source, on: receiver, volume: volume)
             if let startTime, startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
@@ -377,4 +446,11 @@ extension SpeakerPlayback: FollowedPlayback {
     var startVolume: (level: Double, muted: Bool) { (initialVolume, false) }
     var knownDuration: Double? { duration }
     func lostMessage(_ error: CastError) -> String { error.message }
+}
+
+extension GroupPlayback: FollowedPlayback {
+    var routeName: String { memberNames.joined(separator: " + ") }
+    var startVolume: (level: Double, muted: Bool) { initialVolume }
+    var knownDuration: Double? { nil }
+    func lostMessage(_ error: CastError) -> String { "lost every receiver of the group: \(error.message)" }
 }

@@ -31,8 +31,11 @@ public struct OptionSpec: Sendable {
 
 /// The command line, parsed: options by name and the positional arguments in order.
 public struct ParsedArguments: Sendable, Equatable {
-    /// Option values by long name; a flag has the value "".
+    /// Option values by long name (the last one given, when an option is given more than once); a flag has the
+    /// value "".
     public var options: [String: String] = [:]
+    /// Every value given to each option, in order (`cast send --to kitchen --to study`).
+    public var allValues: [String: [String]] = [:]
     /// Positional arguments (`-` is one).
     public var positionals: [String] = []
 
@@ -41,6 +44,9 @@ public struct ParsedArguments: Sendable, Equatable {
 
     /// Whether a flag or option was given.
     public func has(_ name: String) -> Bool { options[name] != nil }
+
+    /// Every value given to option `name`, in order; empty when it was not given.
+    public func values(_ name: String) -> [String] { allValues[name] ?? [] }
 }
 
 /// A mistake in the command line: the message is one line; the exit code is 2.
@@ -88,6 +94,7 @@ public func parseArguments(_ arguments: some Sequence<String>, options specs: [O
             result.options[name] = ""
         } else if let value = inlineValue ?? iterator.next() {
             result.options[name] = value
+            result.allValues[name, default: []].append(value)
         } else {
             throw UsageError("option '--\(name)' needs a value (\(spec.value!))")
         }

@@ -30,7 +30,7 @@ extension ReceiverConnection {
 
 /// The control connection as the clock probe's transport: events pushed meanwhile (a playing or watching
 /// connection) are passed over; anything else in place of the reply is an error.
-private struct ReceiverClockTransport: ClockTransport {
+struct ReceiverClockTransport: ClockTransport {
     let connection: ReceiverConnection
 
     func exchange() throws -> (sent: Int64, reply: TimeReply, returned: Int64) {

@@ -211,15 +211,26 @@ public final class RemotePlayback: Sendable {
     /// receiver from going unnoticed: their replies stop, and the connection breaks).
     /// - Throws: `CastError` `.connectionLost` when the receiver goes away.
     public func nextEvent() throws(CastError) -> PlaybackEvent {
+        try nextEvent(timeReply: nil)
+    }
+
+    /// `nextEvent`, handing each `timeReply` on the way to `timeReply` with its arrival stamp (CLOCK_MONOTONIC ns):
+    /// a group member's connection carries its clock exchange beside the events (GroupPlayback).
+    func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent {
         while true {
-            switch try connection.receive(timeout: .seconds(15)) {
+            let message = try connection.receive(timeout: .seconds(15))
+            switch message {
             case .event(let event): return event
             case .status: continue
             case .error(let error) where error.code == .notPlaying: continue
+            case .timeReply(let reply) where timeReply != nil: timeReply?(reply, MonotonicClock.nanoseconds())
             case let other: throw connection.unexpected(other, waitingFor: "event")
             }
         }
     }
+
+    /// Sends a `timeRequest` on the control connection; returns its stamp (the reply comes through `nextEvent`).
+    func sendTimeRequest() throws(CastError) -> Int64 { try connection.sendTimeRequest() }
 
     /// Sends a control (pause, resume, stop, seek, volume, mute, rate).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {

@@ -7,6 +7,7 @@ extension Player: PlaybackDriver {
         switch action {
         case .pause: pause()
         case .resume: resume()
+        case .resumeAt(let instant): resume(at: UInt64(max(instant, 0)))
         case .stop: stop()
         case .seek(let position, let exact): seek(to: position, exact: exact)
         case .volume(let volume): setVolume(volume)

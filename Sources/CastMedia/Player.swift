@@ -30,6 +30,9 @@ public final class Player: @unchecked Sendable {
         var finished = false
         /// Between a seek and the moment every output holds its first frame of the new segment: the clock stands.
         var seeking = false
+        /// A scheduled resume's instant (CLOCK_MONOTONIC ns), taken by whatever starts the clock next
+        /// (`takeResumeInstant`): the resume itself, the start barrier, the end of a stall.
+        var resumeAt: UInt64?
         /// A seek asked for before playback started, carried out as soon as it starts.
         var pendingSeek: (seconds: Double, exact: Bool)?
         /// Software volume (0...1) and mute, applied to the samples before they reach the device.
@@ -136,13 +139,17 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Resumes after `pause()`, from the sample where the pause stopped.
-    public func resume() {
+    /// Resumes after a pause; with `instant` (CLOCK_MONOTONIC nanoseconds), so that playback goes on exactly then: the
+    /// clock stands until that instant and the outputs begin their samples and pictures by it (a group's start,
+    /// docs/multiroom.md). `playing` is reported at once.
+    public func resume(at instant: UInt64? = nil) {
         lock.withLock {
             guard state.started, !state.finished, control.set(.playing) == .paused else { return }
+            state.resumeAt = instant
             // While seeking the clock stands until the new segment starts it; while stalled, until the buffer
             // refilled (playback stays interrupted until then).
             let stalled = state.buffering.rule.isStalled
-            if state.clockStarted && !state.seeking && !stalled { clock.resume() }
+            if state.clockStarted && !state.seeking && !stalled { clock.resume(time: takeResumeInstant()) }
             emit(.playbackState(stalled ? .interrupted : .playing))
         }
     }
@@ -307,8 +314,8 @@ public final class Player: @unchecked Sendable {
                 anchor = times.max() ?? target
             }
             anchor = max(anchor, 0)
-            clock.start(at: anchor)
             let paused = control.current == .paused
+            clock.start(at: anchor, time: paused ? Monotonic.now() : takeResumeInstant())
             if paused { clock.pause() }
             if segment.serial == 0 {
                 state.clockStarted = true

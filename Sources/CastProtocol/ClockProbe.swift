@@ -37,19 +37,27 @@ public struct ClockProbe: Sendable {
         var roundTrip = Double.infinity
         for _ in 0..<exchanges {
             let (sent, reply, returned) = try transport.exchange()
-            guard reply.sent == sent else {
-                throw ProtocolError(
-                    .unexpectedMessage, "timeReply echoes \(reply.sent), the request was stamped \(sent)")
-            }
-            let exchange = ClockEstimator.Exchange(
-                sent: Self.seconds(sent), received: Self.seconds(reply.received), replied: Self.seconds(reply.replied),
-                returned: Self.seconds(returned))
-            guard estimator.add(exchange) else { continue }
+            guard let exchange = try add(sent: sent, reply: reply, returned: returned) else { continue }
             accepted += 1
             roundTrip = min(roundTrip, exchange.delay)
         }
         guard accepted > 0, let estimate = estimator.estimate else { return nil }
         return Measurement(estimate: estimate, roundTrip: roundTrip, exchanges: accepted)
+    }
+
+    /// Feeds one exchange (its request stamped `sent`, its reply stamped `returned` on arrival, nanoseconds) to the
+    /// estimator: how a member kept in step feeds the exchanges it runs while playing. Returns the exchange when the
+    /// estimator believed it, nil when it was impossible; throws `ProtocolError(.unexpectedMessage)` for a reply that
+    /// echoes another request's stamp.
+    @discardableResult
+    public mutating func add(sent: Int64, reply: TimeReply, returned: Int64) throws -> ClockEstimator.Exchange? {
+        guard reply.sent == sent else {
+            throw ProtocolError(.unexpectedMessage, "timeReply echoes \(reply.sent), the request was stamped \(sent)")
+        }
+        let exchange = ClockEstimator.Exchange(
+            sent: Self.seconds(sent), received: Self.seconds(reply.received), replied: Self.seconds(reply.replied),
+            returned: Self.seconds(returned))
+        return estimator.add(exchange) ? exchange : nil
     }
 
     /// Nanoseconds of CLOCK_MONOTONIC as seconds (a double keeps 0.1 µs up to 30 years of uptime).

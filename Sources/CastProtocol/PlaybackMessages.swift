@@ -143,6 +143,10 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case pause
         /// Resume after a pause.
         case resume
+        /// Resume so that playback goes on at this instant of the receiver's CLOCK_MONOTONIC, in nanoseconds (wire:
+        /// `resume` with `at`): how a group starts every member at once (docs/multiroom.md). An instant already
+        /// past resumes at once; one more than `maximumScheduleAhead` ahead is taken as that far ahead.
+        case resumeAt(Int64)
         /// Stop; the session finishes with `userExited`.
         case stop
         /// Seek to a position in seconds: `exact` shows the frame at that time (decoding forward
@@ -169,7 +173,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         public var word: String {
             switch self {
             case .pause: "pause"
-            case .resume: "resume"
+            case .resume, .resumeAt: "resume"
             case .stop: "stop"
             case .seek: "seek"
             case .volume: "volume"
@@ -188,13 +192,17 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
 
-    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode, language }
+    /// The furthest ahead a scheduled action (`resumeAt`) is carried out: 10 s (nanoseconds).
+    public static let maximumScheduleAhead: Int64 = 10_000_000_000
+
+    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode, language, at }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(action.word, forKey: .action)
         switch action {
         case .pause, .resume, .stop, .accessLog: break
+        case .resumeAt(let instant): try c.encode(instant, forKey: .at)
         case .seek(let position, let exact):
             try c.encode(position, forKey: .position)
             try c.encode(exact, forKey: .exact)
@@ -218,7 +226,15 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         }
         switch try c.decode(String.self, forKey: .action) {
         case "pause": action = .pause
-        case "resume": action = .resume
+        case "resume":
+            if let instant = try c.decodeIfPresent(Int64.self, forKey: .at) {
+                guard instant >= 0 else {
+                    throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "a negative instant")
+                }
+                action = .resumeAt(instant)
+            } else {
+                action = .resume
+            }
         case "stop": action = .stop
         case "accessLog": action = .accessLog
         case "seek": action = .seek(position: try bounded(.position, 0...1e7), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)

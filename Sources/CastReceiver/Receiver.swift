@@ -379,6 +379,10 @@ public final class Receiver: Sendable {
             return true
         default:
             guard let session = state.withLock({ $0.session }) else { return false }
+            if case .resumeAt(let instant) = action {
+                let ahead = Double(instant - MonotonicClock.nanoseconds()) / 1e6
+                logger.info("resume scheduled at \(instant) (CLOCK_MONOTONIC ns, \(String(format: "%.1f", ahead)) ms ahead)")
+            }
             session.control(action)
             return true
         }

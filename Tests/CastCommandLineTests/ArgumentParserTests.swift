@@ -14,6 +14,15 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(parsed.options, ["port": "7", "json": "", "audio-device": "hw:0"])
     }
 
+    /// `cast send a.flac --to kitchen --to study`: every value, in order; `options` keeps the last.
+    func testRepeatedOptionsKeepEveryValue() throws {
+        let parsed = try parseArguments(["--port", "7", "x", "--port=8", "--json", "--port", "9"], options: specs)
+        XCTAssertEqual(parsed.values("port"), ["7", "8", "9"])
+        XCTAssertEqual(parsed.options["port"], "9")
+        XCTAssertEqual(parsed.values("audio-device"), [])
+        XCTAssertEqual(parsed.values("json"), [], "a flag has no values")
+    }
+
     func testDoubleDashEndsOptions() throws {
         let parsed = try parseArguments(["--", "--json"], options: specs)
         XCTAssertEqual(parsed.positionals, ["--json"])

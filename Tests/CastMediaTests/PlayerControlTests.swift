@@ -204,6 +204,29 @@ final class PlayerControlTests: XCTestCase {
         XCTAssertEqual(Double(samples.count / 2) / 48_000, 5, accuracy: 0.05)
     }
 
+    // MARK: Scheduled resume (a group's start)
+
+    /// `resume(at:)` holds playback until the instant: loaded paused, told to go on 0.8 s from now, the device gets
+    /// nothing until its buffer's lead (100 ms) before the instant, then all of it. Without the schedule the audio
+    /// would start at once.
+    func testAScheduledResumeWaitsForItsInstant() throws {
+        let (clip, _) = try ControlFixtures.keyFramesEverySecond(video: false)
+        let session = try Session(clip: clip, video: false, autoplay: false)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !session.states.contains(.paused) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(session.states, [.paused], "not loaded paused")
+        let instant = Monotonic.nanoseconds() + 800_000_000
+        session.player.resume(at: instant)
+        // A generous margin under the instant minus the device's lead: the file PCM writes as soon as it is given.
+        Thread.sleep(forTimeInterval: max(Double(Int64(instant) - Int64(Monotonic.nanoseconds())) / 1e9 - 0.35, 0))
+        XCTAssertEqual(session.capturedBytes, 0, "audio reached the device long before its instant")
+        XCTAssertEqual(session.states, [.paused, .playing])
+        session.player.waitUntilFinished()
+        XCTAssertGreaterThanOrEqual(Monotonic.nanoseconds(), instant + 4_500_000_000, "5 s played in less than 4.5 s")
+        XCTAssertEqual(session.log.finish?.reason, .playbackEnded)
+        XCTAssertEqual(Double(session.capturedSamples().count / 2) / 48_000, 5, accuracy: 0.05)
+    }
+
     // MARK: Rate
 
     func testDoubleRatePlaysInHalfTheTimeAtTheSamePitch() throws {
@@ -254,7 +277,7 @@ private final class Session: @unchecked Sendable {
     let md5: String
     let capture: String
 
-    init(clip: String, video: Bool = true) throws {
+    init(clip: String, video: Bool = true, autoplay: Bool = true) throws {
         let folder = try Fixtures.folder()
         md5 = folder.appendingPathComponent("out.framemd5").path
         capture = folder.appendingPathComponent("out.raw").path
@@ -262,7 +285,8 @@ private final class Session: @unchecked Sendable {
         player = Player(
             source: try FileSource(path: clip),
             configuration: PlayerConfiguration(
-                audio: .alsa(device: Fixtures.captureDevice(capture)), video: video ? .framemd5(path: md5) : .none)
+                audio: .alsa(device: Fixtures.captureDevice(capture)), video: video ? .framemd5(path: md5) : .none,
+                autoplay: autoplay)
         ) { log.append($0) }
         player.start()
     }
@@ -388,5 +412,11 @@ private enum ControlFixtures {
 }
 
 private enum Monotonic {
-    static func seconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    /// CLOCK_MONOTONIC, the clock `Player.resume(at:)` takes.
+    static func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+    static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
 }

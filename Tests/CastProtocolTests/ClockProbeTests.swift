@@ -115,4 +115,20 @@ final class ClockProbeTests: XCTestCase {
         var probe = ClockProbe()
         XCTAssertThrowsError(try probe.measure(over: Failing())) { XCTAssertTrue($0 is Lost) }
     }
+
+    /// A group member's exchanges come one at a time through its event reader (`add`): they feed the same estimator
+    /// as `measure`, and a reply echoing another stamp is refused without touching it.
+    func testExchangesFedOneAtATimeJoinTheEstimate() throws {
+        let receiver = SimulatedReceiver(offset: 7.25, skew: 0)
+        var probe = ClockProbe(exchanges: 4)
+        _ = try XCTUnwrap(try probe.measure(over: receiver))
+        for _ in 0..<4 {
+            let (sent, reply, returned) = try receiver.exchange()
+            XCTAssertNotNil(try probe.add(sent: sent, reply: reply, returned: returned))
+        }
+        let (sent, reply, returned) = try receiver.exchange()
+        XCTAssertThrowsError(try probe.add(sent: sent + 1, reply: reply, returned: returned))
+        let estimate = try XCTUnwrap(probe.estimate)
+        XCTAssertEqual(estimate.offset, 7.25, accuracy: 1e-6)
+    }
 }

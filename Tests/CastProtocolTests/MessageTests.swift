@@ -36,7 +36,7 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.seek(position: 12.5, exact: false))), .control(PlaybackControl(.volume(0.25))),
             .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
             .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch,
-            .control(PlaybackControl(.scaling(.aspectFill))),
+            .control(PlaybackControl(.scaling(.aspectFill))), .control(PlaybackControl(.resumeAt(7_000_123_456_789))),
             .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
             .thumbnailRequest(ThumbnailRequest(request: 8, times: [0], exact: false)), .thumbnailCancel,
             .thumbnail(ThumbnailPart(request: 7, index: 1, time: 30, error: "cancelled")),
@@ -121,6 +121,7 @@ final class MessageTests: XCTestCase {
         for json in [
             #"{"action":"seek","position":-1}"#, #"{"action":"volume","volume":1.5}"#, #"{"action":"rate","rate":4}"#,
             #"{"action":"rate","rate":0.1}"#, #"{"action":"dance"}"#, #"{"action":"mute"}"#,
+            #"{"action":"resume","at":-1}"#, #"{"action":"resume","at":1.5}"#, #"{"action":"resume","at":"soon"}"#,
         ] {
             assertRejected(Frame(type: MessageType.control.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
@@ -131,6 +132,12 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(try Message(scaling), .control(PlaybackControl(.scaling(.fill))))
         let seek = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"seek","position":3}"#.utf8))
         XCTAssertEqual(try Message(seek), .control(PlaybackControl(.seek(position: 3, exact: true))), "exact by default")
+        // A group's scheduled start: `resume` with the receiver's CLOCK_MONOTONIC instant; without it, at once.
+        let scheduled = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"resume","at":42}"#.utf8))
+        XCTAssertEqual(try Message(scheduled), .control(PlaybackControl(.resumeAt(42))))
+        XCTAssertEqual(PlaybackControl(.resumeAt(42)).action.word, "resume")
+        let now = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"resume"}"#.utf8))
+        XCTAssertEqual(try Message(now), .control(PlaybackControl(.resume)))
     }
 
     func testPlayRejectsNegativeSizesAndStartTimes() {

@@ -28,14 +28,6 @@ final class ClockTests: LabTestCase {
         return (daemon, port, pid)
     }
 
-    /// Skips, naming the kernel feature, where time namespaces do not exist (Linux < 5.6, CONFIG_TIME_NS off).
-    private func requireTimeNamespaces() throws {
-        guard FileManager.default.fileExists(atPath: "/proc/self/timens_offsets") else {
-            throw XCTSkip(
-                "this kernel has no time namespaces (CONFIG_TIME_NS, Linux ≥ 5.6): /proc/self/timens_offsets is missing")
-        }
-    }
-
     private func cast(_ arguments: [String]) throws -> CommandResult {
         try lab.run(
             on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 30)

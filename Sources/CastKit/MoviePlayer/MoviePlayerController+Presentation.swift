@@ -1,4 +1,4 @@
-public import CastMedia
+import CastMedia
 public import Foundation
 public import CastProtocol
 

@@ -352,7 +352,7 @@ final class SpeakerStream: @unchecked Sendable {
                     _ = try exchange(machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
                     emit(.position(seconds: Double(p.mediaSent) / Double(rate), at: wallNow()))
                     emit(.playbackState(.paused))
-                case .resume:
+                case .resume, .resumeAt:
                     guard machine.resume() else { continue }
                     p.timeline.reanchor(frame: p.frame, at: now)
                     p.leadIn = Self.leadInFrames

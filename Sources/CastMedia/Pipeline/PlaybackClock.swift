@@ -1,9 +1,18 @@
 import Foundation
 
-/// The monotonic clock, in nanoseconds (CLOCK_MONOTONIC, which never jumps).
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The monotonic clock, in nanoseconds: CLOCK_MONOTONIC itself, read with clock_gettime, because a group's scheduled
+/// instants (`PlaybackControl.Action.resumeAt`) are given in it; it never jumps.
 enum Monotonic {
     /// Now, in nanoseconds.
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    static func now() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
 }
 
 /// The media clock: which media time is presented at which monotonic time.
@@ -32,8 +41,10 @@ final class PlaybackClock: @unchecked Sendable {
         lock.withLock { positionLocked(at: now) }
     }
 
+    /// Before a start scheduled ahead (`start(at:time:)`, `resume(time:)` with a later time) the clock stands at its
+    /// anchor.
     private func positionLocked(at now: UInt64) -> Double {
-        guard running else { return anchorMedia }
+        guard running, now > anchorTime else { return anchorMedia }
         return anchorMedia + Double(Int64(bitPattern: now &- anchorTime)) / 1e9 * speed
     }
 
@@ -53,7 +64,7 @@ final class PlaybackClock: @unchecked Sendable {
 
     /// Media seconds played so far: the time the clock ran, times its rate (seeks and stalls do not count).
     func played(at now: UInt64 = Monotonic.now()) -> Double {
-        lock.withLock { watched + (running ? Double(Int64(bitPattern: now &- countedUntil)) / 1e9 * speed : 0) }
+        lock.withLock { watched + (running ? max(Double(Int64(bitPattern: now &- countedUntil)) / 1e9, 0) * speed : 0) }
     }
 
     /// Adds the time run since `countedUntil` to `watched`. Call locked, before `running` or `speed` change.
@@ -62,7 +73,8 @@ final class PlaybackClock: @unchecked Sendable {
         countedUntil = time
     }
 
-    /// Starts (or restarts) the clock: media time `position` is presented at monotonic time `time`.
+    /// Starts (or restarts) the clock: media time `position` is presented at monotonic time `time`, which may be
+    /// ahead (a scheduled start: the position stands until then).
     func start(at position: Double, time: UInt64 = Monotonic.now()) {
         lock.withLock {
             count(until: time)
@@ -81,7 +93,7 @@ final class PlaybackClock: @unchecked Sendable {
         }
     }
 
-    /// Resumes a paused clock from where it stood.
+    /// Resumes a paused clock from where it stood, at `time` (ahead: a scheduled resume).
     func resume(time: UInt64 = Monotonic.now()) {
         lock.withLock {
             guard !running else { return }

@@ -1,22 +1,26 @@
 import Foundation
 import XCTest
 
-/// A two-host network lab (namespaces `<name>-box` and `<name>-phone`, each with its own D-Bus and
-/// avahi-daemon), made by `scripts/lab` for one test and torn down after it. mDNS never leaves it.
+/// A network lab (namespaces `<name>-box` and `<name>-phone`, and with `rooms` more receiver hosts `<name>-room1`…,
+/// each with its own D-Bus and avahi-daemon), made by `scripts/lab` for one test and torn down after it. mDNS never
+/// leaves it.
 final class Lab {
     enum Host: String {
         case box
         case phone
+        /// Receiver hosts of a lab made with rooms (a group's members), each linked to the phone.
+        case room1, room2, room3
     }
 
     let name: String
     private(set) var daemons: [Daemon] = []
 
-    /// Brings the lab up; skips the test when it cannot exist here (not root, no `ip netns`).
-    init(_ name: String) throws {
+    /// Brings the lab up, with `rooms` (0…3) receiver hosts beside the box; skips the test when it cannot exist here
+    /// (not root, no `ip netns`).
+    init(_ name: String, rooms: Int = 0) throws {
         guard getuid() == 0 else { throw XCTSkip("the network lab needs root") }
         self.name = name
-        let result = try runCommand([Paths.lab, "up", name], timeout: 60)
+        let result = try runCommand([Paths.lab, "up", name, "", "\(rooms)"], timeout: 60)
         guard result.status == 0 else {
             _ = try? runCommand([Paths.lab, "down", name], timeout: 30)
             throw LabError(message: "lab up \(name) failed: \(result.stderr)")
@@ -189,11 +193,21 @@ class LabTestCase: XCTestCase {
 
     /// A few letters that name this suite's lab (at most 14 with the pid).
     class var labPrefix: String { "e2x" }
+    /// Receiver hosts beside the box (`Lab.Host.room1`…).
+    class var labRooms: Int { 0 }
 
     override func setUpWithError() throws {
-        lab = try Lab("\(Self.labPrefix)\(getpid() % 100000)")
+        lab = try Lab("\(Self.labPrefix)\(getpid() % 100000)", rooms: Self.labRooms)
         work = NSTemporaryDirectory() + "cast-\(Self.labPrefix)-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+
+    /// Skips, naming the kernel feature, where time namespaces do not exist (Linux < 5.6, CONFIG_TIME_NS off).
+    func requireTimeNamespaces() throws {
+        guard FileManager.default.fileExists(atPath: "/proc/self/timens_offsets") else {
+            throw XCTSkip(
+                "this kernel has no time namespaces (CONFIG_TIME_NS, Linux ≥ 5.6): /proc/self/timens_offsets is missing")
+        }
     }
 
     override func tearDown() {

@@ -1,0 +1,364 @@
+public import CastProtocol
+import CastSecurity
+import Foundation
+
+/// One file played by several Cast receivers in step: a group (docs/multiroom.md).
+///
+/// The group's clock is this process's CLOCK_MONOTONIC. Each member's clock is measured against it over the member's
+/// own control connection (the clock exchange: 8 exchanges before it starts, then one a second for as long as it
+/// plays). Nothing starts on a member's own: every start is prepared, then scheduled. Each member loads the media
+/// paused (`autoplay: false`), or seeks there while paused, and says when it is ready (`paused`, its position); then
+/// every member is told to resume at the same instant of the group clock, each in its own clock (`resumeAt`), a
+/// little ahead (`startMargin`). A pause acts at once everywhere; a resume, a seek and a rate change go through
+/// "pause, seek every member to the same position, resume at one instant", so that the members meet again exactly.
+///
+/// The first member that still plays leads: its events are the group's (the status line follows it). A member that
+/// finishes early, fails or is lost leaves the group (`onMemberLeft`), and the others play on undisturbed; the group
+/// finishes when the last member does.
+///
+/// Thread-safety: one thread takes events with `nextEvent`; `control` may be called from any thread (controls are
+/// carried out one at a time, and a scheduled one blocks its caller until every member is ready, at most
+/// `readyTimeout`). Each member's connection is read by a thread of its own; what they learn is kept in `State`,
+/// under `lock` (an NSCondition, so that a control can wait for the members).
+public final class GroupPlayback: @unchecked Sendable {
+    // Invariant: `members` and `onMemberLeft` are set in init and never change; `state` is read and written only
+    // under `lock`; `controlling` serialises whole controls (it is never taken while `lock` is held).
+    private let members: [Member]
+    private let onMemberLeft: @Sendable (_ name: String, _ why: String) -> Void
+    private let lock = NSCondition()
+    private var state: State
+    private let controlling = NSLock()
+    private let clockTimer: any DispatchSourceTimer
+
+    /// How far ahead of the moment every member is ready a scheduled start is put (nanoseconds): enough for the
+    /// control to reach each member and for its audio output to wake and write its first period ahead of the
+    /// instant.
+    public static let startMargin: Int64 = 400_000_000
+    /// How long a member may take to be ready (loaded, or seeked while paused) before it is left out (seconds).
+    public static let readyTimeout = 30.0
+    /// How often each member's clock is measured while the group plays (seconds).
+    static let clockInterval = 1
+
+    private struct Member: Sendable {
+        let name: String
+        let playback: RemotePlayback
+    }
+
+    /// What a control waits for from a member.
+    private enum Awaiting {
+        /// The media loaded paused: `paused`.
+        case load
+        /// A pause carried out: a position reported while paused.
+        case pause
+        /// A seek carried out while paused: a position reported after a seeking state, while paused.
+        case seek(sawSeeking: Bool)
+    }
+
+    private struct MemberState {
+        var snapshot = PlaybackSnapshot()
+        var awaiting: Awaiting?
+        /// Finished, failed or lost: out of the group.
+        var gone = false
+        var clock: ClockProbe
+        /// The stamp of the time request in flight, if any.
+        var pendingTimeRequest: Int64?
+    }
+
+    private enum Item {
+        case event(member: Int, PlaybackEvent)
+        case lost(member: Int, CastError)
+    }
+
+    private struct State {
+        var members: [MemberState]
+        var queue: [Item] = []
+        var closed = false
+        /// The finish of the last member that finished, reported when the last one does.
+        var lastFinish: PlaybackEvent?
+
+        /// The member whose events are the group's: the first one still in it.
+        var leader: Int? { members.firstIndex { !$0.gone } }
+        var isEmpty: Bool { leader == nil }
+    }
+
+    private init(
+        members: [Member], clocks: [ClockProbe], onMemberLeft: @escaping @Sendable (String, String) -> Void
+    ) {
+        self.members = members
+        self.onMemberLeft = onMemberLeft
+        self.state = State(members: clocks.map { MemberState(clock: $0) })
+        self.clockTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastKit.GroupPlayback.clock"))
+    }
+
+    /// The members' names, in the order given.
+    public var memberNames: [String] { members.map(\.name) }
+
+    /// Names of the members still playing.
+    public var playingMembers: [String] {
+        lock.withLock { zip(members, state.members).filter { !$0.1.gone }.map(\.0.name) }
+    }
+
+    /// The level the group starts at: the leader's.
+    public var initialVolume: (level: Double, muted: Bool) { members[0].playback.initialVolume }
+
+    /// Plays `file` on every receiver at the other end of `connections` (open, their keys checked), in step, and
+    /// serves it to each. The group owns the connections from here, and closes them on failure too. Returns once
+    /// every member is ready and their start is scheduled.
+    /// - Throws: `CastError`: the first member's failure to measure its clock (`.connectionLost`) or to accept the
+    ///   media (`.busy`, `.notAuthorised`, a refusal); every connection is closed then.
+    public static func start(
+        _ file: MediaFile, over connections: [ReceiverConnection], configDirectory: String, startTime: Double? = nil,
+        volume: Double? = nil, onMemberLeft: @escaping @Sendable (_ name: String, _ why: String) -> Void
+    ) throws(CastError) -> GroupPlayback {
+        precondition(!connections.isEmpty, "a group has at least one member")
+        var clocks: [ClockProbe] = []
+        var members: [Member] = []
+        do throws(CastError) {
+            for connection in connections {
+                var probe = ClockProbe(exchanges: 8)
+                let measured: ClockProbe.Measurement?
+                do {
+                    measured = try probe.measure(over: ReceiverClockTransport(connection: connection))
+                } catch let error as CastError {
+                    throw error
+                } catch {
+                    throw CastError(.connectionLost, "\(printable(connection.welcome.name)) broke the clock exchange: \(error)")
+                }
+                guard measured != nil else {
+                    throw CastError(.connectionLost, "\(printable(connection.welcome.name)) gave no believable clock")
+                }
+                clocks.append(probe)
+            }
+            for connection in connections {
+                let playback = try RemotePlayback.start(
+                    file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                    autoplay: false)
+                members.append(Member(name: printable(connection.welcome.name), playback: playback))
+            }
+        } catch {
+            for member in members { member.playback.close() }
+            for connection in connections.dropFirst(members.count) { connection.close() }
+            throw error
+        }
+        let group = GroupPlayback(members: members, clocks: clocks, onMemberLeft: onMemberLeft)
+        group.lock.withLock { for index in members.indices { group.state.members[index].awaiting = .load } }
+        group.startThreads()
+        group.scheduleResumeWhenReady()
+        return group
+    }
+
+    private func startThreads() {
+        for index in members.indices {
+            let thread = Thread { [self] in read(member: index) }
+            thread.name = "cast group member \(index)"
+            thread.start()
+        }
+        clockTimer.schedule(deadline: .now() + .seconds(Self.clockInterval), repeating: .seconds(Self.clockInterval))
+        clockTimer.setEventHandler { [self] in measureClocks() }
+        clockTimer.resume()
+    }
+
+    /// A member's reader: events and clock replies until its connection ends or it finishes.
+    private func read(member index: Int) {
+        let playback = members[index].playback
+        while true {
+            let event: PlaybackEvent
+            do {
+                event = try playback.nextEvent { [self] reply, returned in
+                    lock.withLock {
+                        guard state.members[index].pendingTimeRequest == reply.sent else { return }
+                        state.members[index].pendingTimeRequest = nil
+                        _ = try? state.members[index].clock.add(sent: reply.sent, reply: reply, returned: returned)
+                    }
+                }
+            } catch {
+                lock.withLock {
+                    if !state.members[index].gone && !state.closed { state.queue.append(.lost(member: index, error)) }
+                    lock.broadcast()
+                }
+                return
+            }
+            let finished = lock.withLock { () -> Bool in
+                var member = state.members[index]
+                _ = member.snapshot.apply(event)
+                switch (member.awaiting, event) {
+                case (.load?, .playbackState(.paused)): member.awaiting = nil
+                case (.pause?, .position) where member.snapshot.state == .paused: member.awaiting = nil
+                case (.seek?, .playbackState(.seekingForward)), (.seek?, .playbackState(.seekingBackward)):
+                    member.awaiting = .seek(sawSeeking: true)
+                case (.seek(true)?, .position) where member.snapshot.state == .paused: member.awaiting = nil
+                default: break
+                }
+                state.members[index] = member
+                state.queue.append(.event(member: index, event))
+                lock.broadcast()
+                if case .finished = event { return true }
+                return false
+            }
+            if finished { return }
+        }
+    }
+
+    /// One clock exchange with every member still in the group (their replies come through their readers).
+    private func measureClocks() {
+        for (index, member) in members.enumerated() {
+            guard lock.withLock({ !state.members[index].gone && !state.closed }) else { continue }
+            // The stamp is recorded before the reply can arrive: under the lock, which the reader needs for it.
+            lock.withLock {
+                state.members[index].pendingTimeRequest = try? member.playback.sendTimeRequest()
+            }
+        }
+    }
+
+    /// The next event of the group: the leader's, the finish when the last member finished.
+    /// - Throws: `CastError` `.connectionLost` when the last member was lost.
+    public func nextEvent() throws(CastError) -> PlaybackEvent {
+        while true {
+            let item = lock.withLock { () -> Item in
+                while state.queue.isEmpty { lock.wait() }
+                return state.queue.removeFirst()
+            }
+            switch item {
+            case .event(let index, let event):
+                let (leader, wasGone) = lock.withLock { (state.leader, state.members[index].gone) }
+                guard !wasGone else { continue }
+                if case .finished(let reason, let error, _) = event {
+                    let last = lock.withLock { () -> Bool in
+                        state.members[index].gone = true
+                        state.lastFinish = event
+                        lock.broadcast()
+                        return state.isEmpty
+                    }
+                    if last { return event }
+                    onMemberLeft(members[index].name, "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
+                    continue
+                }
+                if index == leader { return event }
+            case .lost(let index, let error):
+                let last = lock.withLock { () -> Bool in
+                    state.members[index].gone = true
+                    lock.broadcast()
+                    return state.isEmpty
+                }
+                if last {
+                    if let finish = lock.withLock({ state.lastFinish }) { return finish }
+                    throw error
+                }
+                onMemberLeft(members[index].name, "lost: \(error.message)")
+            }
+        }
+    }
+
+    /// Carries out `action` on the whole group. `pause`, `stop`, the volume, mute and the others act at once on every
+    /// member; `resume`, `seek` and `rate` go through a scheduled start (see the type's notes), so the call returns
+    /// when every member is ready again (or left out after `readyTimeout`).
+    /// - Throws: `CastError` `.connectionLost` only when no member is left to act on.
+    public func control(_ action: PlaybackControl.Action) throws(CastError) {
+        controlling.lock()
+        defer { controlling.unlock() }
+        switch action {
+        case .resume, .resumeAt:
+            // Members that all play already have nothing to resume.
+            let paused = lock.withLock { state.members.contains { !$0.gone && $0.snapshot.state == .paused } }
+            if paused { regroup(at: leaderPosition(), applying: nil, play: true) }
+        case .seek(let position, _):
+            let playing = lock.withLock { state.leader.map { state.members[$0].snapshot.state != .paused } ?? false }
+            regroup(at: position, applying: nil, play: playing)
+        case .rate:
+            let playing = lock.withLock { state.leader.map { state.members[$0].snapshot.state != .paused } ?? false }
+            regroup(at: nil, applying: action, play: playing)
+        case .pause:
+            sendToAll(.pause)
+        default:
+            sendToAll(action)
+        }
+        if lock.withLock({ state.isEmpty }) { throw CastError(.connectionLost, "no member of the group is left") }
+    }
+
+    /// The leader's position now (its last report moved on while playing).
+    private func leaderPosition() -> Double {
+        lock.withLock {
+            state.leader.flatMap { state.members[$0].snapshot.position(now: Date().timeIntervalSince1970) } ?? 0
+        }
+    }
+
+    /// Pauses every member (waiting until each says where it stopped), applies `action`, seeks every member to the
+    /// same position (`position`, else where the leader stopped), waits until each is ready there, and when `play`,
+    /// schedules their resume at one instant.
+    private func regroup(at position: Double?, applying action: PlaybackControl.Action?, play: Bool) {
+        let playing = lock.withLock { state.members.indices.filter { isActive($0) && state.members[$0].snapshot.state != .paused } }
+        if !playing.isEmpty {
+            send(.pause, to: playing, awaiting: .pause)
+            waitUntilReady()
+        }
+        if let action { sendToAll(action) }
+        let target = position ?? leaderPosition()
+        send(.seek(position: target, exact: true), to: activeMembers(), awaiting: .seek(sawSeeking: false))
+        waitUntilReady()
+        if play { scheduleResumeWhenReady() }
+    }
+
+    private func isActive(_ index: Int) -> Bool { !state.members[index].gone }
+
+    private func activeMembers() -> [Int] { lock.withLock { state.members.indices.filter { isActive($0) } } }
+
+    private func sendToAll(_ action: PlaybackControl.Action) { send(action, to: activeMembers(), awaiting: nil) }
+
+    private func send(_ action: PlaybackControl.Action, to indices: [Int], awaiting: Awaiting?) {
+        for index in indices {
+            lock.withLock { state.members[index].awaiting = awaiting }
+            do {
+                try members[index].playback.control(action)
+            } catch {
+                // Its reader sees the connection end and takes it out of the group.
+                lock.withLock { state.members[index].awaiting = nil }
+            }
+        }
+    }
+
+    /// Waits until no member still in the group awaits anything; leaves out (stops) the members not ready within
+    /// `readyTimeout`.
+    private func waitUntilReady() {
+        let deadline = Date().addingTimeInterval(Self.readyTimeout)
+        let late = lock.withLock { () -> [Int] in
+            func waiting() -> [Int] {
+                state.members.indices.filter { isActive($0) && state.members[$0].awaiting != nil }
+            }
+            while !waiting().isEmpty && !state.closed && lock.wait(until: deadline) {}
+            let late = waiting()
+            for index in late { state.members[index].gone = true }
+            return late
+        }
+        for index in late {
+            try? members[index].playback.control(.stop)
+            onMemberLeft(members[index].name, "not ready within \(Int(Self.readyTimeout)) s")
+        }
+    }
+
+    /// Once every member is ready: resume them all at one instant, `startMargin` from now on the group clock, each
+    /// told the instant in its own clock.
+    private func scheduleResumeWhenReady() {
+        waitUntilReady()
+        let instant = MonotonicClock.nanoseconds() + Self.startMargin
+        let schedule = lock.withLock { () -> [(Int, Int64)] in
+            state.members.indices.compactMap { index -> (Int, Int64)? in
+                guard isActive(index), let estimate = state.members[index].clock.estimate else { return nil }
+                let theirs = estimate.theirs(atOurs: Double(instant) / 1e9)
+                return (index, Int64((theirs * 1e9).rounded()))
+            }
+        }
+        for (index, theirs) in schedule {
+            try? members[index].playback.control(.resumeAt(theirs))
+        }
+    }
+
+    /// Closes every member's connections; their readers end.
+    public func close() {
+        clockTimer.cancel()
+        lock.withLock {
+            state.closed = true
+            lock.broadcast()
+        }
+        for member in members { member.playback.close() }
+    }
+}

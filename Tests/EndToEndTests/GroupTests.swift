@@ -1,0 +1,207 @@
+import CastSecurity
+import Foundation
+import XCTest
+
+/// Groups end to end (docs/multiroom.md): three castd on three hosts of the lab (rooms), each in a time namespace of its
+/// own (CLOCK_MONOTONIC 3, 7 and 11 s ahead of the machine's, as three boxes' clocks would be), play one file sent
+/// with `cast send FILE --to A --to B --to C` from the phone.
+///
+/// How far apart they play is measured from outside castd: each one's ALSA output is a FIFO that this test reads,
+/// stamping every read with its own CLOCK_MONOTONIC on arrival. castd writes each period when its clock says it is due
+/// (one device buffer ahead), so for member i the arrival of byte c is `s_i + c / bytes per second` plus the wake-up
+/// jitter of castd and of this reader, which is never negative: `s_i`, the least of `arrival − c / rate` over a
+/// member's hundreds of reads, is when its stream began. The members' `s_i` differ by how well the group scheduled
+/// their start; and each `s_i` lies where its castd was told to start (the instant it logs, in its own clock, less
+/// its namespace's shift): a member that ignored the schedule would begin when the resume arrived, the start margin
+/// (0.4 s) earlier, and one told an instant in the wrong clock would begin seconds off or at once.
+final class GroupTests: LabTestCase {
+    override class var labPrefix: String { "grp" }
+    override class var labRooms: Int { 3 }
+
+    /// Bytes per second of the capture: S16 stereo at 48 kHz.
+    private let rate = 192_000.0
+    private let seconds = 6
+
+    private struct Member {
+        let name: String
+        let daemon: Daemon
+        let capture: FIFOCapture
+        let shift: Int
+
+        /// The start instant castd was told (its log line), on this test's clock (s).
+        func scheduledStart() -> Double? {
+            guard let line = daemon.output.last(where: { $0.contains("resume scheduled at ") }),
+                let word = line.components(separatedBy: "resume scheduled at ").last?.split(separator: " ").first,
+                let instant = Int64(word)
+            else { return nil }
+            return Double(instant) / 1e9 - Double(shift)
+        }
+    }
+
+    /// castd named `name` on `host`, its monotonic clock `shift` s ahead, playing into a FIFO this test reads.
+    private func startMember(_ name: String, on host: Lab.Host, shift: Int) throws -> Member {
+        let folder = "\(work!)/\(shift)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
+        let daemon = try lab.start(
+            on: host,
+            ["unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
+             "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state", "--video-out", "none",
+             "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2"],
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+        _ = try daemon.listeningPort()
+        XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
+        // The premise: this castd really reads a clock of its own.
+        let castd = try XCTUnwrap(Processes.castd(under: daemon.pid), "no castd under \(daemon.pid)")
+        let offsets = try String(contentsOfFile: "/proc/\(castd)/timens_offsets", encoding: .utf8)
+        let monotonic = offsets.split(separator: "\n").first { $0.hasPrefix("monotonic") }?.split(separator: " ")
+        XCTAssertEqual(monotonic?.dropFirst().first, "\(shift)", offsets)
+        return Member(name: name, daemon: daemon, capture: capture, shift: shift)
+    }
+
+    private func startGroup() throws -> [Member] {
+        try requireTimeNamespaces()
+        return [
+            try startMember("Kitchen", on: .room1, shift: 3), try startMember("Living Room", on: .room2, shift: 7),
+            try startMember("Study", on: .room3, shift: 11),
+        ]
+    }
+
+    private func send(_ clip: String, to members: [Member]) throws -> Daemon {
+        try lab.start(
+            on: .phone, [Paths.cast, "send", clip] + members.flatMap { ["--to", $0.name] },
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+    }
+
+    /// When each member's stream began on this test's clock (s), and the jitter of its reads after that (p50, p99).
+    private func streamStart(_ reads: [FIFOCapture.Read]) -> (start: Double, p50: Double, p99: Double)? {
+        // The steady part: not the first quarter second (the FIFO may hold what came while this reader was scheduled
+        // late), nor the last (the file PCM writes what it still holds at once when castd closes the device).
+        let end = reads.last?.total ?? 0
+        let steady = reads.filter { $0.total > 48_000 && $0.total < end - 48_000 }
+        guard steady.count > 20 else { return nil }
+        let lateness = steady.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }
+        let start = lateness.min()!
+        let sorted = lateness.map { $0 - start }.sorted()
+        return (start, sorted[sorted.count / 2], sorted[Int(Double(sorted.count - 1) * 0.99)])
+    }
+
+    /// `cast send FILE --to A --to B --to C`: the three play the whole file and begin within a millisecond of one
+    /// another, though their clocks are seconds apart, each when it was told in its own clock.
+    func testThreeReceiversWithTheirOwnClocksStartTogether() throws {
+        let members = try startGroup()
+        let clip = try Media.clip("group-tone.m4a", seconds: seconds, video: false, extra: ["-ar", "48000"])
+        let sender = try send(clip, to: members)
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertTrue(sender.output.contains("finished: playbackEnded"), "\(sender.output)")
+        var starts: [Double] = []
+        for member in members {
+            let reads = member.capture.stop(atLeast: Int(rate) * seconds)
+            let total = reads.last?.total ?? 0
+            XCTAssertEqual(Double(total) / rate, Double(seconds), accuracy: 0.1, "\(member.name): \(total) bytes")
+            let start = try XCTUnwrap(streamStart(reads), "\(member.name): \(reads.count) reads")
+            let scheduled = try XCTUnwrap(member.scheduledStart(), "\(member.name) logged no scheduled resume")
+            print(String(
+                format: "group member %@: began at %.6f s, %.3f ms after the instant it was told; read jitter p50 %.3f ms, p99 %.3f ms (%d reads)",
+                member.name, start.start, (start.start - scheduled) * 1000, start.p50 * 1000, start.p99 * 1000,
+                reads.count))
+            // castd writes a period one device buffer (100 ms) before it is due, and the file PCM passes it on one
+            // buffer later: the stream begins about at the instant.
+            XCTAssertEqual(start.start, scheduled, accuracy: 0.1, "\(member.name) did not begin when it was told")
+            starts.append(start.start)
+        }
+        let spread = starts.max()! - starts.min()!
+        print(String(format: "group start: the three members began within %.3f ms of one another", spread * 1000))
+        XCTAssertLessThan(spread, 0.001, "members began \(starts) (s, this test's clock)")
+    }
+
+    /// A member killed while the group plays leaves it: the others play to the end in step, and `cast` says who left
+    /// and finishes normally.
+    func testAMemberLostLeavesTheOthersPlaying() throws {
+        let members = try startGroup()
+        let clip = try Media.clip("group-tone.m4a", seconds: seconds, video: false, extra: ["-ar", "48000"])
+        let sender = try send(clip, to: members)
+        // Playing: the leader's bytes are flowing.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let lost = try XCTUnwrap(Processes.castd(under: members[1].daemon.pid))
+        XCTAssertEqual(kill(lost, SIGKILL), 0)
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertTrue(sender.output.contains { $0.contains("Living Room left the group") }, "\(sender.output)")
+        var starts: [Double] = []
+        for member in [members[0], members[2]] {
+            let reads = member.capture.stop(atLeast: Int(rate) * seconds)
+            XCTAssertEqual(Double(reads.last?.total ?? 0) / rate, Double(seconds), accuracy: 0.1, member.name)
+            starts.append(try XCTUnwrap(streamStart(reads)).start)
+        }
+        _ = members[1].capture.stop(atLeast: 0)
+        XCTAssertLessThan(abs(starts[0] - starts[1]), 0.001, "\(starts)")
+    }
+}
+
+/// A FIFO that castd's ALSA file PCM writes into and this test reads on a thread of its own, stamping each read with
+/// CLOCK_MONOTONIC as it arrives. The FIFO is opened read-write here, so castd's open never blocks and a read never
+/// sees an end of file between two streams.
+final class FIFOCapture: @unchecked Sendable {
+    // Invariant: `fd` and `path` are set in init; `state` is read and written only under `lock`.
+    struct Read: Sendable {
+        /// When the read returned (CLOCK_MONOTONIC ns, this process's namespace).
+        let arrival: Int64
+        /// Bytes read so far, this read's included.
+        let total: Int
+    }
+
+    let path: String
+    private let fd: Int32
+    private let lock = NSLock()
+    private var state: (reads: [Read], stopped: Bool) = ([], false)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(path: String) throws {
+        self.path = path
+        guard mkfifo(path, 0o666) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        chmod(path, 0o666)
+        fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        let thread = Thread { [self] in run() }
+        thread.name = "fifo capture"
+        thread.start()
+    }
+
+    var reads: [Read] { lock.withLock { state.reads } }
+
+    private func run() {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var total = 0
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while !lock.withLock({ state.stopped }) {
+            guard poll(&poller, 1, 50) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let arrival = MonotonicClock.nanoseconds()
+            guard n > 0 else { continue }
+            total += n
+            lock.withLock { state.reads.append(Read(arrival: arrival, total: total)) }
+        }
+        done.signal()
+    }
+
+    /// Stops reading once `atLeast` bytes arrived (the device's last bytes come when castd closes it, after the
+    /// sender heard the finish), or 5 s passed, and returns every read.
+    func stop(atLeast expected: Int) -> [Read] {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while (reads.last?.total ?? 0) < expected && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let first = lock.withLock { () -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        if first {
+            done.wait()
+            close(fd)
+        }
+        return reads
+    }
+
+    deinit { _ = stop(atLeast: 0) }
+}

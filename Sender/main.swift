@@ -24,6 +24,9 @@ let timeoutOption = OptionSpec("timeout", value: "SEC", help: "how long to look 
 let helpOption = OptionSpec("help", help: "show this help")
 
 let toOption = OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix, alias or HOST:PORT")
+/// `--to` of the verbs that play: given again, a group playing in step (docs/multiroom.md).
+let groupToOption = OptionSpec(
+    "to", value: "RECEIVER", help: "receiver name, id, unique prefix, alias or HOST:PORT; several --to: a group, in step")
 let volumeOption = OptionSpec("volume", value: "LEVEL", help: "set the receiver's volume (0 to 1) as playback starts")
 let noInteractiveOption = OptionSpec(
     "no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek, ↑/↓ volume, q stop)")
@@ -43,10 +46,10 @@ let verbs: [Verb] = [
     Verb(
         name: "send",
         synopsis:
-            "cast send SOURCE [--to RECEIVER] [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--sub-lang LANG|off] [--subtitles FILE] [--loop] [--user USER:PASS] [--json]",
+            "cast send SOURCE [--to RECEIVER]... [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--sub-lang LANG|off] [--subtitles FILE] [--loop] [--user USER:PASS] [--json]",
         abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
         options: [
-            toOption,
+            groupToOption,
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
             volumeOption,
             OptionSpec("audio-lang", value: "LANG", help: "the audio track in this language (ISO 639: fra or fr), when there are several"),
@@ -65,12 +68,13 @@ let verbs: [Verb] = [
             "cast send film.mkv --to \"Living Room\" --audio-lang fra",
             "cast send film.mkv --to \"Living Room\" --sub-lang eng",
             "cast send film.mkv --to \"Living Room\" --subtitles film.srt",
+            "cast send album.flac --to kitchen --to \"Living Room\"",
         ], run: send),
     Verb(
-        name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER] [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",
+        name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER]... [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",
         abstract: "Play files (or http(s) URLs) one after another on a receiver: a music queue. 'cast play' is the same verb.",
         options: [
-            toOption,
+            groupToOption,
             OptionSpec("shuffle", help: "play in a random order (a new one each round with --repeat all)"),
             OptionSpec("repeat", value: "one|all", help: "repeat the current source, or the whole queue, until stopped"),
             volumeOption, noInteractiveOption, jsonOption, timeoutOption, helpOption,

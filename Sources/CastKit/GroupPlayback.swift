@@ -12,6 +12,9 @@ import Foundation
 /// little ahead (`startMargin`). A pause acts at once everywhere; a resume, a seek and a rate change go through
 /// "pause, seek every member to the same position, resume at one instant", so that the members meet again exactly.
 ///
+/// A change one member makes on its own (`cast pause kitchen` from another terminal, its remote, a seek on it) is the
+/// group's: the group follows it, pausing, resuming or seeking every member in step.
+///
 /// The first member that still plays leads: its events are the group's (the status line follows it). A member that
 /// finishes early, fails or is lost leaves the group (`onMemberLeft`), and the others play on undisturbed; the group
 /// finishes when the last member does.
@@ -29,6 +32,8 @@ public final class GroupPlayback: @unchecked Sendable {
     private var state: State
     private let controlling = NSLock()
     private let clockTimer: any DispatchSourceTimer
+    /// Where the group follows what a member did on its own (never on a reader thread: a control waits for them).
+    private let reactions = DispatchQueue(label: "CastKit.GroupPlayback.reactions")
 
     /// How far ahead of the moment every member is ready a scheduled start is put (nanoseconds): enough for the
     /// control to reach each member and for its audio output to wake and write its first period ahead of the
@@ -52,6 +57,8 @@ public final class GroupPlayback: @unchecked Sendable {
         case pause
         /// A seek carried out while paused: a position reported after a seeking state, while paused.
         case seek(sawSeeking: Bool)
+        /// A seek the member made on its own: its next position.
+        case ownSeek
     }
 
     private struct MemberState {
@@ -75,6 +82,10 @@ public final class GroupPlayback: @unchecked Sendable {
         var closed = false
         /// The finish of the last member that finished, reported when the last one does.
         var lastFinish: PlaybackEvent?
+        /// What the group does: paused until its first start, playing from then on unless paused.
+        var intent = PlaybackState.paused
+        /// A control is being carried out: what the members report meanwhile is its doing, not theirs.
+        var operating = false
 
         /// The member whose events are the group's: the first one still in it.
         var leader: Int? { members.firstIndex { !$0.gone } }
@@ -141,9 +152,13 @@ public final class GroupPlayback: @unchecked Sendable {
             throw error
         }
         let group = GroupPlayback(members: members, clocks: clocks, onMemberLeft: onMemberLeft)
-        group.lock.withLock { for index in members.indices { group.state.members[index].awaiting = .load } }
+        group.lock.withLock {
+            for index in members.indices { group.state.members[index].awaiting = .load }
+            group.state.operating = true
+        }
         group.startThreads()
         group.scheduleResumeWhenReady()
+        group.lock.withLock { group.state.operating = false }
         return group
     }
 
@@ -187,15 +202,60 @@ public final class GroupPlayback: @unchecked Sendable {
                 case (.seek?, .playbackState(.seekingForward)), (.seek?, .playbackState(.seekingBackward)):
                     member.awaiting = .seek(sawSeeking: true)
                 case (.seek(true)?, .position) where member.snapshot.state == .paused: member.awaiting = nil
+                case (.ownSeek?, .position): member.awaiting = nil
                 default: break
                 }
                 state.members[index] = member
                 state.queue.append(.event(member: index, event))
                 lock.broadcast()
+                if let reaction = ownChange(of: index, event) { reactions.async { [self] in follow(reaction) } }
                 if case .finished = event { return true }
                 return false
             }
             if finished { return }
+        }
+    }
+
+    /// What the group does when a member changed on its own.
+    private enum Reaction {
+        case pause, resume
+        /// Seek every member to where this one seeked.
+        case seek(member: Int)
+    }
+
+    /// A member's own change (not one a control of the group asked for): nil when the event is not one, or belongs
+    /// to a control. Call under `lock`.
+    private func ownChange(of index: Int, _ event: PlaybackEvent) -> Reaction? {
+        guard !state.operating, !state.closed, !state.members[index].gone, state.members[index].awaiting == nil,
+            case .playbackState(let now) = event
+        else { return nil }
+        switch now {
+        case .paused where state.intent == .playing: return .pause
+        case .playing where state.intent == .paused: return .resume
+        case .seekingForward, .seekingBackward:
+            // Its position after the seek says where the group goes.
+            state.members[index].awaiting = .ownSeek
+            return .seek(member: index)
+        default: return nil
+        }
+    }
+
+    /// Carries out a reaction as the control it stands for.
+    private func follow(_ reaction: Reaction) {
+        switch reaction {
+        case .pause: try? control(.pause)
+        case .resume: try? control(.resume)
+        case .seek(let index):
+            // Wait for the member's position after its seek (or its leaving), then take the group there.
+            let position = lock.withLock { () -> Double? in
+                let deadline = Date().addingTimeInterval(Self.readyTimeout)
+                while state.members[index].awaiting != nil && !state.members[index].gone && !state.closed
+                    && lock.wait(until: deadline)
+                {}
+                state.members[index].awaiting = nil
+                return state.members[index].gone ? nil : state.members[index].snapshot.position?.seconds
+            }
+            if let position { try? control(.seek(position: position, exact: true)) }
         }
     }
 
@@ -255,19 +315,24 @@ public final class GroupPlayback: @unchecked Sendable {
     /// - Throws: `CastError` `.connectionLost` only when no member is left to act on.
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
         controlling.lock()
-        defer { controlling.unlock() }
+        lock.withLock { state.operating = true }
+        defer {
+            lock.withLock { state.operating = false }
+            controlling.unlock()
+        }
         switch action {
         case .resume, .resumeAt:
-            // Members that all play already have nothing to resume.
-            let paused = lock.withLock { state.members.contains { !$0.gone && $0.snapshot.state == .paused } }
-            if paused { regroup(at: leaderPosition(), applying: nil, play: true) }
+            // A group that plays has nothing to resume; one member resumed on its own is taken back in step.
+            let paused = lock.withLock {
+                state.intent == .paused || state.members.contains { !$0.gone && $0.snapshot.state == .paused }
+            }
+            if paused { regroup(at: nil, applying: nil, play: true) }
         case .seek(let position, _):
-            let playing = lock.withLock { state.leader.map { state.members[$0].snapshot.state != .paused } ?? false }
-            regroup(at: position, applying: nil, play: playing)
+            regroup(at: position, applying: nil, play: lock.withLock { state.intent == .playing })
         case .rate:
-            let playing = lock.withLock { state.leader.map { state.members[$0].snapshot.state != .paused } ?? false }
-            regroup(at: nil, applying: action, play: playing)
+            regroup(at: nil, applying: action, play: lock.withLock { state.intent == .playing })
         case .pause:
+            lock.withLock { state.intent = .paused }
             sendToAll(.pause)
         default:
             sendToAll(action)
@@ -287,6 +352,7 @@ public final class GroupPlayback: @unchecked Sendable {
     /// schedules their resume at one instant.
     private func regroup(at position: Double?, applying action: PlaybackControl.Action?, play: Bool) {
         let playing = lock.withLock { state.members.indices.filter { isActive($0) && state.members[$0].snapshot.state != .paused } }
+        lock.withLock { state.intent = .paused }
         if !playing.isEmpty {
             send(.pause, to: playing, awaiting: .pause)
             waitUntilReady()
@@ -347,6 +413,7 @@ public final class GroupPlayback: @unchecked Sendable {
                 return (index, Int64((theirs * 1e9).rounded()))
             }
         }
+        lock.withLock { state.intent = .playing }
         for (index, theirs) in schedule {
             try? members[index].playback.control(.resumeAt(theirs))
         }

@@ -115,6 +115,83 @@ final class GroupTests: LabTestCase {
         XCTAssertLessThan(spread, 0.001, "members began \(starts) (s, this test's clock)")
     }
 
+    /// `cast pause Kitchen` from another terminal pauses the whole group; `cast resume Study` resumes it, every
+    /// member from the same position at the same instant. Where each member is after the resume is read from the
+    /// signal itself: a 10 ms beep starts every second of the file, so a beep's onset at byte b of a member's capture
+    /// was written at `s_i + b / rate` (`s_i` of the reads after the resume); the same beep must come at the same
+    /// time on every member.
+    func testAPauseFromAnotherTerminalPausesTheGroupAndItResumesInStep() throws {
+        let members = try startGroup()
+        let clip = "\(work!)/beeps.flac"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=12", "-ac", "2", "-c:a",
+            "flac", clip,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let sender = try send(clip, to: members)
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 3 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let pause = try lab.run(
+            on: .phone, [Paths.cast, "pause", "Kitchen"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(pause.status, 0, pause.stderr)
+        // Every member stops: nothing more arrives over a second, once the pause had time to reach them all.
+        Thread.sleep(forTimeInterval: 1)
+        let before = members.map { $0.capture.reads.last?.total ?? 0 }
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(members.map { $0.capture.reads.last?.total ?? 0 }, before, "a member plays on after the pause")
+        let resumedAt = MonotonicClock.nanoseconds()
+        let resume = try lab.run(
+            on: .phone, [Paths.cast, "resume", "Study"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(resume.status, 0, resume.stderr)
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+
+        var heard: [Double] = []
+        for member in members {
+            _ = member.capture.stop(atLeast: 0)
+            let reads = member.capture.reads.filter { $0.arrival > resumedAt }
+            let bytes = member.capture.bytes
+            let after = try XCTUnwrap(streamStart(reads), "\(member.name): \(reads.count) reads after the resume")
+            // The first beep half a second into what came after the resume.
+            let from = (reads.first?.total ?? 0) + Int(rate) / 2
+            let onset = try XCTUnwrap(Self.beepOnset(in: bytes, from: from), "\(member.name): no beep after \(from)")
+            heard.append(after.start + Double(onset) / rate)
+            print(String(format: "group member %@ after the resume: a beep at byte %d, written at %.6f s", member.name,
+                onset, heard.last!))
+        }
+        // The beeps are a second apart: compare within one.
+        let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
+        let spread = apart.max()! - apart.min()!
+        print(String(format: "group after a pause and resume: the members within %.3f ms of one another", spread * 1000))
+        XCTAssertLessThan(spread, 0.001, "\(apart)")
+    }
+
+    /// The byte offset of the first beep onset at or after byte `from` of an S16 stereo capture (channel 0): the first
+    /// sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of full
+    /// scale follows within 10.
+    private static func beepOnset(in bytes: Data, from: Int) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            let frames = raw.count / 4
+            func sample(_ frame: Int) -> Int {
+                abs(Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self))))
+            }
+            var quiet = 0
+            for frame in (from / 4)..<frames {
+                if sample(frame) < 328 {
+                    quiet += 1
+                    continue
+                }
+                if quiet >= 100, (frame..<min(frame + 10, frames)).contains(where: { sample($0) > 3277 }) {
+                    return frame * 4
+                }
+                quiet = 0
+            }
+            return nil
+        }
+    }
+
     /// A member killed while the group plays leaves it: the others play to the end in step, and `cast` says who left
     /// and finishes normally.
     func testAMemberLostLeavesTheOthersPlaying() throws {
@@ -156,7 +233,7 @@ final class FIFOCapture: @unchecked Sendable {
     let path: String
     private let fd: Int32
     private let lock = NSLock()
-    private var state: (reads: [Read], stopped: Bool) = ([], false)
+    private var state: (reads: [Read], bytes: Data, stopped: Bool) = ([], Data(), false)
     private let done = DispatchSemaphore(value: 0)
 
     init(path: String) throws {
@@ -171,6 +248,8 @@ final class FIFOCapture: @unchecked Sendable {
     }
 
     var reads: [Read] { lock.withLock { state.reads } }
+    /// Every byte read so far.
+    var bytes: Data { lock.withLock { state.bytes } }
 
     private func run() {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -182,7 +261,10 @@ final class FIFOCapture: @unchecked Sendable {
             let arrival = MonotonicClock.nanoseconds()
             guard n > 0 else { continue }
             total += n
-            lock.withLock { state.reads.append(Read(arrival: arrival, total: total)) }
+            lock.withLock {
+                state.reads.append(Read(arrival: arrival, total: total))
+                state.bytes.append(contentsOf: buffer[..<n])
+            }
         }
         done.signal()
     }

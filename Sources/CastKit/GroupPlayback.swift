@@ -41,6 +41,8 @@ public final class GroupPlayback: @unchecked Sendable {
     public static let startMargin: Int64 = 400_000_000
     /// How long a member may take to be ready (loaded, or seeked while paused) before it is left out (seconds).
     public static let readyTimeout = 30.0
+    /// The span of exchanges from which a member's clock rate is estimated (seconds).
+    static let rateSpan = 3.0
     /// How often each member's clock is measured while the group plays (seconds).
     static let clockInterval = 1
 
@@ -86,6 +88,8 @@ public final class GroupPlayback: @unchecked Sendable {
         var intent = PlaybackState.paused
         /// A control is being carried out: what the members report meanwhile is its doing, not theirs.
         var operating = false
+        /// The instant (our clock, ns) of the last scheduled start: where the timeline each member follows began.
+        var timelineStart: Int64?
 
         /// The member whose events are the group's: the first one still in it.
         var leader: Int? { members.firstIndex { !$0.gone } }
@@ -126,7 +130,10 @@ public final class GroupPlayback: @unchecked Sendable {
         var members: [Member] = []
         do throws(CastError) {
             for connection in connections {
-                var probe = ClockProbe(exchanges: 8)
+                // The rate from 3 s of exchanges on: a member's clock may run 100 ppm off, and until its rate is
+                // known the offset lags behind by that much a second (10 s, the estimator's default, is for one
+                // measurement's accuracy, not for following).
+                var probe = ClockProbe(exchanges: 8, estimator: ClockEstimator(minimumRateSpan: Self.rateSpan))
                 let measured: ClockProbe.Measurement?
                 do {
                     measured = try probe.measure(over: ReceiverClockTransport(connection: connection))
@@ -259,7 +266,10 @@ public final class GroupPlayback: @unchecked Sendable {
         }
     }
 
-    /// One clock exchange with every member still in the group (their replies come through their readers).
+    /// Once a second: one clock exchange with every member still in the group (their replies come through their
+    /// readers), and, while the group plays, where each member should be by its clock (`align`): the group time since
+    /// the last scheduled start, at an instant given in the member's clock. Members trim their rate by it, so that
+    /// boxes whose clocks run apart stay in step.
     private func measureClocks() {
         for (index, member) in members.enumerated() {
             guard lock.withLock({ !state.members[index].gone && !state.closed }) else { continue }
@@ -268,6 +278,20 @@ public final class GroupPlayback: @unchecked Sendable {
                 state.members[index].pendingTimeRequest = try? member.playback.sendTimeRequest()
             }
         }
+        // Never in the middle of a control: an alignment must belong to the timeline the member follows.
+        controlling.lock()
+        defer { controlling.unlock() }
+        let now = MonotonicClock.nanoseconds()
+        let alignments = lock.withLock { () -> [(Int, PlaybackControl.Action)] in
+            guard state.intent == .playing, !state.operating, let start = state.timelineStart, now > start else { return [] }
+            let elapsed = Double(now - start) / 1e9
+            return state.members.indices.compactMap { index in
+                guard isActive(index), let estimate = state.members[index].clock.estimate else { return nil }
+                let theirs = Int64((estimate.theirs(atOurs: Double(now) / 1e9) * 1e9).rounded())
+                return (index, .align(elapsed: elapsed, at: theirs))
+            }
+        }
+        for (index, action) in alignments { try? members[index].playback.control(action) }
     }
 
     /// The next event of the group: the leader's, the finish when the last member finished.
@@ -413,7 +437,10 @@ public final class GroupPlayback: @unchecked Sendable {
                 return (index, Int64((theirs * 1e9).rounded()))
             }
         }
-        lock.withLock { state.intent = .playing }
+        lock.withLock {
+            state.intent = .playing
+            state.timelineStart = instant
+        }
         for (index, theirs) in schedule {
             try? members[index].playback.control(.resumeAt(theirs))
         }

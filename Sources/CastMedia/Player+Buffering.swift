@@ -121,21 +121,12 @@ extension Player {
                 emit(.loadState(load))
                 // A user's pause during the stall stays a pause.
                 if control.current == .playing && state.clockStarted && !state.seeking {
-                    clock.resume(time: takeResumeInstant())
+                    startClock { clock.resume(time: $0) }
                     emit(.playbackState(.playing))
                 }
             }
             reportBufferedLocked(playable: playable, ahead: measurement.ahead, now: now)
         }
-    }
-
-    /// When the clock starts or resumes next: now, or the instant of a scheduled resume still ahead (at most
-    /// `maximumScheduleAhead` from now). The instant is used once. Call under `lock`.
-    func takeResumeInstant() -> UInt64 {
-        let now = Monotonic.now()
-        defer { state.resumeAt = nil }
-        guard let instant = state.resumeAt, instant > now else { return now }
-        return min(instant, now + UInt64(CastProtocol.PlaybackControl.maximumScheduleAhead))
     }
 
     /// Restarts the clock when it should run but stands: the audio output paused it at the device's position while
@@ -144,7 +135,7 @@ extension Player {
         lock.withLock {
             guard state.clockStarted, !state.seeking, !state.buffering.rule.isStalled, control.current == .playing
             else { return }
-            clock.resume(time: takeResumeInstant())
+            startClock { clock.resume(time: $0) }
         }
     }
 

@@ -33,6 +33,9 @@ public final class Player: @unchecked Sendable {
         /// A scheduled resume's instant (CLOCK_MONOTONIC ns), taken by whatever starts the clock next
         /// (`takeResumeInstant`): the resume itself, the start barrier, the end of a stall.
         var resumeAt: UInt64?
+        /// Where the group's timeline began for this member (its last scheduled resume), and the first alignment
+        /// since (Player+Group.swift); nil when no scheduled resume started playback, or a seek left that timeline.
+        var alignment: GroupAlignment?
         /// A seek asked for before playback started, carried out as soon as it starts.
         var pendingSeek: (seconds: Double, exact: Bool)?
         /// Software volume (0...1) and mute, applied to the samples before they reach the device.
@@ -132,6 +135,8 @@ public final class Player: @unchecked Sendable {
         lock.withLock {
             guard state.started, !state.finished, control.set(.paused) == .playing else { return }
             if state.clockStarted { clock.pause() }
+            // A group resumes its members at a new instant: the timeline they followed ends here.
+            state.alignment = nil
             // Emitted under the lock, so that they keep their order with a seek's events.
             emit(.playbackState(.paused))
             emit(.position(seconds: max(clock.position(), 0), at: Date().timeIntervalSince1970))
@@ -149,7 +154,7 @@ public final class Player: @unchecked Sendable {
             // While seeking the clock stands until the new segment starts it; while stalled, until the buffer
             // refilled (playback stays interrupted until then).
             let stalled = state.buffering.rule.isStalled
-            if state.clockStarted && !state.seeking && !stalled { clock.resume(time: takeResumeInstant()) }
+            if state.clockStarted && !state.seeking && !stalled { startClock { clock.resume(time: $0) } }
             emit(.playbackState(stalled ? .interrupted : .playing))
         }
     }
@@ -315,8 +320,13 @@ public final class Player: @unchecked Sendable {
             }
             anchor = max(anchor, 0)
             let paused = control.current == .paused
-            clock.start(at: anchor, time: paused ? Monotonic.now() : takeResumeInstant())
-            if paused { clock.pause() }
+            if paused {
+                clock.start(at: anchor)
+                clock.pause()
+            } else {
+                startClock { clock.start(at: anchor, time: $0) }
+            }
+            if segment.serial > 0 { state.alignment = nil }
             if segment.serial == 0 {
                 state.clockStarted = true
                 state.log.firstFrame = Date()

@@ -147,6 +147,11 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// `resume` with `at`): how a group starts every member at once (docs/multiroom.md). An instant already
         /// past resumes at once; one more than `maximumScheduleAhead` ahead is taken as that far ahead.
         case resumeAt(Int64)
+        /// Keeps a group's member in step (wire: `align` with `elapsed` and `at`): at instant `at` of the receiver's
+        /// CLOCK_MONOTONIC (nanoseconds), `elapsed` seconds of the group's clock will have passed since the member's
+        /// last scheduled resume (`resumeAt`). The receiver trims its clock's rate (at most ±0.1 %) so that its
+        /// position follows the group's (docs/multiroom.md); ignored unless a scheduled resume started the playback.
+        case align(elapsed: Double, at: Int64)
         /// Stop; the session finishes with `userExited`.
         case stop
         /// Seek to a position in seconds: `exact` shows the frame at that time (decoding forward
@@ -174,6 +179,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             switch self {
             case .pause: "pause"
             case .resume, .resumeAt: "resume"
+            case .align: "align"
             case .stop: "stop"
             case .seek: "seek"
             case .volume: "volume"
@@ -195,7 +201,9 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// The furthest ahead a scheduled action (`resumeAt`) is carried out: 10 s (nanoseconds).
     public static let maximumScheduleAhead: Int64 = 10_000_000_000
 
-    private enum Key: String, CodingKey { case action, position, exact, volume, muted, rate, mode, language, at }
+    private enum Key: String, CodingKey {
+        case action, position, exact, volume, muted, rate, mode, language, at, elapsed
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
@@ -203,6 +211,9 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         switch action {
         case .pause, .resume, .stop, .accessLog: break
         case .resumeAt(let instant): try c.encode(instant, forKey: .at)
+        case .align(let elapsed, let instant):
+            try c.encode(elapsed, forKey: .elapsed)
+            try c.encode(instant, forKey: .at)
         case .seek(let position, let exact):
             try c.encode(position, forKey: .position)
             try c.encode(exact, forKey: .exact)
@@ -235,6 +246,12 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             } else {
                 action = .resume
             }
+        case "align":
+            let instant = try c.decode(Int64.self, forKey: .at)
+            guard instant >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "a negative instant")
+            }
+            action = .align(elapsed: try bounded(.elapsed, 0...1e7), at: instant)
         case "stop": action = .stop
         case "accessLog": action = .accessLog
         case "seek": action = .seek(position: try bounded(.position, 0...1e7), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)

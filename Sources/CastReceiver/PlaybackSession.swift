@@ -250,7 +250,7 @@ final class PlaybackSession: Sendable {
                 return
             }
             player.perform(action)
-        case .pause, .resume, .resumeAt, .seek, .subtitles, .audio: player?.perform(action)
+        case .pause, .resume, .resumeAt, .align, .seek, .subtitles, .audio: player?.perform(action)
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }

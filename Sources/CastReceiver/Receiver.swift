@@ -133,6 +133,10 @@ public final class Receiver: Sendable {
             $0.port = port
         }
         logger.info("listening on port \(port) (address \(configuration.listenAddress), id \(id), auth \(configuration.auth.rawValue))")
+        if MonotonicClock.testSkew != 0 {
+            logger.warning(
+                "test only: this castd's CLOCK_MONOTONIC runs \(MonotonicClock.testSkew * 1e6) ppm off (CAST_TEST_CLOCK_SKEW_PPM); never set it on a real box")
+        }
         let thread = Thread { [self] in acceptLoop(fd) }
         thread.name = "castd accept"
         thread.start()

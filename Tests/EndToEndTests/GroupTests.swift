@@ -1,4 +1,4 @@
-import CastSecurity
+import CastProtocol
 import Foundation
 import XCTest
 
@@ -38,8 +38,9 @@ final class GroupTests: LabTestCase {
         }
     }
 
-    /// castd named `name` on `host`, its monotonic clock `shift` s ahead, playing into a FIFO this test reads.
-    private func startMember(_ name: String, on host: Lab.Host, shift: Int) throws -> Member {
+    /// castd named `name` on `host`, its monotonic clock `shift` s ahead (and `skew` ppm fast, test only), playing into
+    /// a FIFO this test reads.
+    private func startMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int = 0) throws -> Member {
         let folder = "\(work!)/\(shift)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
@@ -48,7 +49,7 @@ final class GroupTests: LabTestCase {
             ["unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
              "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state", "--video-out", "none",
              "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2"],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig, "CAST_TEST_CLOCK_SKEW_PPM": "\(skew)"])
         _ = try daemon.listeningPort()
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
         // The premise: this castd really reads a clock of its own.
@@ -59,12 +60,45 @@ final class GroupTests: LabTestCase {
         return Member(name: name, daemon: daemon, capture: capture, shift: shift)
     }
 
-    private func startGroup() throws -> [Member] {
+    /// The three members; with `drifting`, the kitchen's clock runs 100 ppm fast and the living room's 100 ppm slow.
+    private func startGroup(drifting: Bool = false) throws -> [Member] {
         try requireTimeNamespaces()
         return [
-            try startMember("Kitchen", on: .room1, shift: 3), try startMember("Living Room", on: .room2, shift: 7),
+            try startMember("Kitchen", on: .room1, shift: 3, skew: drifting ? 100 : 0),
+            try startMember("Living Room", on: .room2, shift: 7, skew: drifting ? -100 : 0),
             try startMember("Study", on: .room3, shift: 11),
         ]
+    }
+
+    /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
+    private func beeps(seconds: Int) throws -> String {
+        let clip = "\(work!)/beeps.flac"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=\(seconds)", "-ac", "2",
+            "-c:a", "flac", clip,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return clip
+    }
+
+    /// When each beep of a capture was written on this test's clock (s): its onset's byte b, placed by the reads around
+    /// it (half a second each side: `least(arrival − bytes / rate) + b / rate`, as `streamStart` does for a whole
+    /// stream, but local, since a member keeping in step writes a little faster or slower than the nominal rate).
+    private func beepTimes(_ capture: FIFOCapture) -> [Double] {
+        let bytes = capture.bytes
+        let reads = capture.reads
+        let end = reads.last?.total ?? 0
+        var times: [Double] = []
+        var from = 0
+        while let onset = Self.beepOnset(in: bytes, from: from) {
+            from = onset + Int(rate) / 2
+            let near = reads.filter { abs($0.total - onset) < Int(rate) / 2 && $0.total < end - 48_000 }
+            guard near.count >= 5 else { continue }
+            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min()!
+            times.append(start + Double(onset) / rate)
+        }
+        return times
     }
 
     private func send(_ clip: String, to members: [Member]) throws -> Daemon {
@@ -122,13 +156,7 @@ final class GroupTests: LabTestCase {
     /// time on every member.
     func testAPauseFromAnotherTerminalPausesTheGroupAndItResumesInStep() throws {
         let members = try startGroup()
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=12", "-ac", "2", "-c:a",
-            "flac", clip,
-        ])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: 12)
         let sender = try send(clip, to: members)
         let playing = Date(timeIntervalSinceNow: 30)
         while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 3 && Date() < playing {
@@ -190,6 +218,34 @@ final class GroupTests: LabTestCase {
             }
             return nil
         }
+    }
+
+    /// Two members whose clocks run 200 ppm apart (the kitchen's 100 ppm fast, the living room's 100 ppm slow:
+    /// `CAST_TEST_CLOCK_SKEW_PPM`, test only) stay in step: each is told once a second where it should be by its own
+    /// clock (`align`) and trims its rate. Left alone they would drift 0.2 ms a second apart, 6 ms over this play.
+    func testMembersWhoseClocksDriftApartStayInStep() throws {
+        let members = try startGroup(drifting: true)
+        XCTAssertNotNil(members[0].daemon.output.first { $0.contains("test only: this castd's CLOCK_MONOTONIC runs 100") })
+        let clip = try beeps(seconds: 32)
+        let sender = try send(clip, to: members)
+        XCTAssertEqual(sender.waitForExit(timeout: 90), 0, "\(sender.output)")
+        var times: [[Double]] = []
+        for member in members {
+            _ = member.capture.stop(atLeast: Int(rate) * 32)
+            times.append(beepTimes(member.capture))
+        }
+        XCTAssertEqual(times.map(\.count), [31, 31, 31], "beeps found in each capture")
+        let beeps = times.map(\.count).min() ?? 0
+        let spreads = (0..<beeps).map { k in times.map { $0[k] }.max()! - times.map { $0[k] }.min()! }
+        print("group with clocks 200 ppm apart, spread of each beep (ms): "
+            + spreads.map { String(format: "%.3f", $0 * 1000) }.joined(separator: " "))
+        // The first seconds are the group learning the rates; from 10 s on, within a millisecond.
+        let settled = spreads.dropFirst(10).sorted()
+        let p50 = settled[settled.count / 2]
+        let worst = settled.last ?? 0
+        print(String(format: "group with clocks 200 ppm apart, from 10 s on: p50 %.3f ms, worst %.3f ms", p50 * 1000,
+            worst * 1000))
+        XCTAssertLessThan(worst, 0.001, "\(spreads)")
     }
 
     /// A member killed while the group plays leaves it: the others play to the end in step, and `cast` says who left

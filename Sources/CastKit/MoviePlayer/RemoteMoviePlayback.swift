@@ -187,7 +187,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
         switch action {
         case .stop: stop()
         case .scaling: break
-        case .pause, .resume, .resumeAt, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio: control(action)
+        case .pause, .resume, .resumeAt, .align, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio: control(action)
         }
     }
 

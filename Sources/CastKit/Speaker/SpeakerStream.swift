@@ -389,8 +389,8 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate, .accessLog, .scaling, .subtitles, .audio:
-                    // A speaker has no engine access log, no picture to scale and no subtitles.
+                case .rate, .accessLog, .scaling, .subtitles, .audio, .align:
+                    // A speaker has no engine access log, no picture to scale and no subtitles, and joins no group yet.
                     continue
                 }
             }

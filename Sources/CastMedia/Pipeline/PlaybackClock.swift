@@ -1,18 +1,11 @@
+import CastProtocol
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// The monotonic clock, in nanoseconds: CLOCK_MONOTONIC itself, read with clock_gettime, because a group's scheduled
-/// instants (`PlaybackControl.Action.resumeAt`) are given in it; it never jumps.
+/// The monotonic clock, in nanoseconds: CLOCK_MONOTONIC itself (`MonotonicClock`, the clock exchange's), because a
+/// group's scheduled instants (`PlaybackControl.Action.resumeAt`, `.align`) are given in it; it never jumps.
 enum Monotonic {
     /// Now, in nanoseconds.
-    static func now() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
+    static func now() -> UInt64 { UInt64(max(MonotonicClock.nanoseconds(), 0)) }
 }
 
 /// The media clock: which media time is presented at which monotonic time.
@@ -29,6 +22,9 @@ final class PlaybackClock: @unchecked Sendable {
     private var running = false
     /// Media seconds per second (the playback rate).
     private var speed = 1.0
+    /// A group member's trim of its rate (1 ± 0.001, `setTrim`): the clock runs at speed × trim, so that it follows
+    /// the group's clock however fast this box's runs.
+    private var trim = 1.0
     /// Media seconds played while the clock ran, up to `countedUntil` (the access log's duration watched).
     private var watched = 0.0
     private var countedUntil: UInt64 = 0
@@ -45,14 +41,14 @@ final class PlaybackClock: @unchecked Sendable {
     /// anchor.
     private func positionLocked(at now: UInt64) -> Double {
         guard running, now > anchorTime else { return anchorMedia }
-        return anchorMedia + Double(Int64(bitPattern: now &- anchorTime)) / 1e9 * speed
+        return anchorMedia + Double(Int64(bitPattern: now &- anchorTime)) / 1e9 * speed * trim
     }
 
     /// The monotonic time at which media time `media` is due; nil while the clock stands still.
     func dueTime(of media: Double) -> UInt64? {
         lock.withLock {
             guard running else { return nil }
-            let offset = (media - anchorMedia) / speed * 1e9
+            let offset = (media - anchorMedia) / (speed * trim) * 1e9
             return offset <= 0
                 ? anchorTime &- UInt64(min(-offset, Double(anchorTime)))
                 : anchorTime &+ UInt64(offset)
@@ -64,12 +60,14 @@ final class PlaybackClock: @unchecked Sendable {
 
     /// Media seconds played so far: the time the clock ran, times its rate (seeks and stalls do not count).
     func played(at now: UInt64 = Monotonic.now()) -> Double {
-        lock.withLock { watched + (running ? max(Double(Int64(bitPattern: now &- countedUntil)) / 1e9, 0) * speed : 0) }
+        lock.withLock {
+            watched + (running ? max(Double(Int64(bitPattern: now &- countedUntil)) / 1e9, 0) * speed * trim : 0)
+        }
     }
 
     /// Adds the time run since `countedUntil` to `watched`. Call locked, before `running` or `speed` change.
     private func count(until time: UInt64) {
-        if running { watched += max(Double(Int64(bitPattern: time &- countedUntil)) / 1e9, 0) * speed }
+        if running { watched += max(Double(Int64(bitPattern: time &- countedUntil)) / 1e9, 0) * speed * trim }
         countedUntil = time
     }
 
@@ -113,6 +111,17 @@ final class PlaybackClock: @unchecked Sendable {
             anchorMedia = positionLocked(at: time)
             anchorTime = time
             speed = rate
+        }
+    }
+
+    /// Runs the clock at `trim` × its rate from `time` on, keeping the media time at `time` (a group member keeping
+    /// in step, `Player.align`).
+    func setTrim(_ trim: Double, time: UInt64 = Monotonic.now()) {
+        lock.withLock {
+            count(until: time)
+            anchorMedia = positionLocked(at: time)
+            anchorTime = time
+            self.trim = trim
         }
     }
 

@@ -107,7 +107,7 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
             }
             if !before { send(action) }
         case .stop: stop()
-        case .pause, .resume, .resumeAt, .seek, .rate, .accessLog, .scaling, .subtitles, .audio: send(action)
+        case .pause, .resume, .resumeAt, .align, .seek, .rate, .accessLog, .scaling, .subtitles, .audio: send(action)
         }
     }
 

@@ -25,7 +25,8 @@ import Foundation
 /// under `lock` (an NSCondition, so that a control can wait for the members).
 public final class GroupPlayback: @unchecked Sendable {
     // Invariant: `members` and `onMemberLeft` are set in init and never change; `state` is read and written only
-    // under `lock`; `controlling` serialises whole controls (it is never taken while `lock` is held).
+    // under `lock`; `controlling` serialises whole controls (it is never taken while `lock` is held); `ticks` belongs
+    // to the clock timer's serial queue.
     private let members: [Member]
     private let onMemberLeft: @Sendable (_ name: String, _ why: String) -> Void
     private let lock = NSCondition()
@@ -34,6 +35,8 @@ public final class GroupPlayback: @unchecked Sendable {
     private let clockTimer: any DispatchSourceTimer
     /// Where the group follows what a member did on its own (never on a reader thread: a control waits for them).
     private let reactions = DispatchQueue(label: "CastKit.GroupPlayback.reactions")
+    /// Measurements so far; read and written on the clock timer's queue only.
+    private var ticks = 0
 
     /// How far ahead of the moment every member is ready a scheduled start is put (nanoseconds): enough for the
     /// control to reach each member and for its audio output to wake and write its first period ahead of the
@@ -43,8 +46,13 @@ public final class GroupPlayback: @unchecked Sendable {
     public static let readyTimeout = 30.0
     /// The span of exchanges from which a member's clock rate is estimated (seconds).
     static let rateSpan = 3.0
-    /// How often each member's clock is measured while the group plays (seconds).
-    static let clockInterval = 1
+    /// How often each member's clock is measured while the group plays (milliseconds): 4 a second, a fifth of what
+    /// castd answers, so that a rate is known to a few ppm within seconds.
+    static let clockInterval = 250
+    /// Every how many measurements a member is told where it should be (`align`): once a second.
+    static let alignEvery = 4
+    /// The exchanges a member's estimate is made of: the last minute's.
+    static let clockWindow = 240
 
     private struct Member: Sendable {
         let name: String
@@ -74,7 +82,8 @@ public final class GroupPlayback: @unchecked Sendable {
     }
 
     private enum Item {
-        case event(member: Int, PlaybackEvent)
+        /// An event, and whether its member led the group when it came.
+        case event(member: Int, PlaybackEvent, leading: Bool)
         case lost(member: Int, CastError)
     }
 
@@ -133,7 +142,8 @@ public final class GroupPlayback: @unchecked Sendable {
                 // The rate from 3 s of exchanges on: a member's clock may run 100 ppm off, and until its rate is
                 // known the offset lags behind by that much a second (10 s, the estimator's default, is for one
                 // measurement's accuracy, not for following).
-                var probe = ClockProbe(exchanges: 8, estimator: ClockEstimator(minimumRateSpan: Self.rateSpan))
+                var probe = ClockProbe(
+                    exchanges: 8, estimator: ClockEstimator(window: Self.clockWindow, minimumRateSpan: Self.rateSpan))
                 let measured: ClockProbe.Measurement?
                 do {
                     measured = try probe.measure(over: ReceiverClockTransport(connection: connection))
@@ -175,7 +185,8 @@ public final class GroupPlayback: @unchecked Sendable {
             thread.name = "cast group member \(index)"
             thread.start()
         }
-        clockTimer.schedule(deadline: .now() + .seconds(Self.clockInterval), repeating: .seconds(Self.clockInterval))
+        clockTimer.schedule(
+            deadline: .now() + .milliseconds(Self.clockInterval), repeating: .milliseconds(Self.clockInterval))
         clockTimer.setEventHandler { [self] in measureClocks() }
         clockTimer.resume()
     }
@@ -195,7 +206,10 @@ public final class GroupPlayback: @unchecked Sendable {
                 }
             } catch {
                 lock.withLock {
-                    if !state.members[index].gone && !state.closed { state.queue.append(.lost(member: index, error)) }
+                    if !state.members[index].gone && !state.closed {
+                        state.members[index].gone = true
+                        state.queue.append(.lost(member: index, error))
+                    }
                     lock.broadcast()
                 }
                 return
@@ -213,7 +227,13 @@ public final class GroupPlayback: @unchecked Sendable {
                 default: break
                 }
                 state.members[index] = member
-                state.queue.append(.event(member: index, event))
+                let leading = state.leader == index
+                if case .finished = event {
+                    // Out of the group at once: a control waiting for it must not wait any longer.
+                    state.members[index].gone = true
+                    state.lastFinish = event
+                }
+                state.queue.append(.event(member: index, event, leading: leading))
                 lock.broadcast()
                 if let reaction = ownChange(of: index, event) { reactions.async { [self] in follow(reaction) } }
                 if case .finished = event { return true }
@@ -266,10 +286,10 @@ public final class GroupPlayback: @unchecked Sendable {
         }
     }
 
-    /// Once a second: one clock exchange with every member still in the group (their replies come through their
-    /// readers), and, while the group plays, where each member should be by its clock (`align`): the group time since
-    /// the last scheduled start, at an instant given in the member's clock. Members trim their rate by it, so that
-    /// boxes whose clocks run apart stay in step.
+    /// Every `clockInterval`: one clock exchange with every member still in the group (their replies come through
+    /// their readers); every `alignEvery`, while the group plays, where each member should be by its clock (`align`):
+    /// the group time since the last scheduled start, at an instant given in the member's clock. Members trim their
+    /// rate by it, so that boxes whose clocks run apart stay in step. Runs on the timer's queue only.
     private func measureClocks() {
         for (index, member) in members.enumerated() {
             guard lock.withLock({ !state.members[index].gone && !state.closed }) else { continue }
@@ -278,6 +298,8 @@ public final class GroupPlayback: @unchecked Sendable {
                 state.members[index].pendingTimeRequest = try? member.playback.sendTimeRequest()
             }
         }
+        ticks += 1
+        guard ticks % Self.alignEvery == 0 else { return }
         // Never in the middle of a control: an alignment must belong to the timeline the member follows.
         controlling.lock()
         defer { controlling.unlock() }
@@ -298,33 +320,26 @@ public final class GroupPlayback: @unchecked Sendable {
     /// - Throws: `CastError` `.connectionLost` when the last member was lost.
     public func nextEvent() throws(CastError) -> PlaybackEvent {
         while true {
-            let item = lock.withLock { () -> Item in
+            let (item, over) = lock.withLock { () -> (Item, Bool) in
                 while state.queue.isEmpty { lock.wait() }
-                return state.queue.removeFirst()
+                return (state.queue.removeFirst(), state.isEmpty)
             }
             switch item {
-            case .event(let index, let event):
-                let (leader, wasGone) = lock.withLock { (state.leader, state.members[index].gone) }
-                guard !wasGone else { continue }
-                if case .finished(let reason, let error, _) = event {
-                    let last = lock.withLock { () -> Bool in
-                        state.members[index].gone = true
-                        state.lastFinish = event
-                        lock.broadcast()
-                        return state.isEmpty
-                    }
-                    if last { return event }
+            case .event(_, let event, _) where over:
+                // The group is over: its finish is the last member's.
+                if case .finished = event { return event }
+                if lock.withLock({ state.queue.isEmpty }), let finish = lock.withLock({ state.lastFinish }) {
+                    return finish
+                }
+            case .event(let index, .finished(let reason, let error, _), _):
+                // Reaching the end a moment before the others is not leaving.
+                if reason != .playbackEnded {
                     onMemberLeft(members[index].name, "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
-                    continue
                 }
-                if index == leader { return event }
+            case .event(_, let event, let leading):
+                if leading { return event }
             case .lost(let index, let error):
-                let last = lock.withLock { () -> Bool in
-                    state.members[index].gone = true
-                    lock.broadcast()
-                    return state.isEmpty
-                }
-                if last {
+                if over {
                     if let finish = lock.withLock({ state.lastFinish }) { return finish }
                     throw error
                 }

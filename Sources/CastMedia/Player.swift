@@ -31,7 +31,7 @@ public final class Player: @unchecked Sendable {
         /// Between a seek and the moment every output holds its first frame of the new segment: the clock stands.
         var seeking = false
         /// A scheduled resume's instant (CLOCK_MONOTONIC ns), taken by whatever starts the clock next
-        /// (`takeResumeInstant`): the resume itself, the start barrier, the end of a stall.
+        /// (`startClock`): the resume itself, the start barrier, the end of a stall.
         var resumeAt: UInt64?
         /// Where the group's timeline began for this member (its last scheduled resume), and the first alignment
         /// since (Player+Group.swift); nil when no scheduled resume started playback, or a seek left that timeline.
@@ -143,10 +143,9 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    /// Resumes after `pause()`, from the sample where the pause stopped.
-    /// Resumes after a pause; with `instant` (CLOCK_MONOTONIC nanoseconds), so that playback goes on exactly then: the
-    /// clock stands until that instant and the outputs begin their samples and pictures by it (a group's start,
-    /// docs/multiroom.md). `playing` is reported at once.
+    /// Resumes after `pause()`, from the sample where the pause stopped; with `instant` (CLOCK_MONOTONIC nanoseconds),
+    /// exactly then: the clock stands until that instant and the outputs begin their samples and pictures by it (a
+    /// group's start, docs/multiroom.md). `playing` is reported at once.
     public func resume(at instant: UInt64? = nil) {
         lock.withLock {
             guard state.started, !state.finished, control.set(.playing) == .paused else { return }

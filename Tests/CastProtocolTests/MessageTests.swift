@@ -37,6 +37,7 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
             .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch,
             .control(PlaybackControl(.scaling(.aspectFill))), .control(PlaybackControl(.resumeAt(7_000_123_456_789))),
+            .control(PlaybackControl(.align(elapsed: 12.5, at: 7_000_123_456_789))),
             .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
             .thumbnailRequest(ThumbnailRequest(request: 8, times: [0], exact: false)), .thumbnailCancel,
             .thumbnail(ThumbnailPart(request: 7, index: 1, time: 30, error: "cancelled")),
@@ -122,6 +123,8 @@ final class MessageTests: XCTestCase {
             #"{"action":"seek","position":-1}"#, #"{"action":"volume","volume":1.5}"#, #"{"action":"rate","rate":4}"#,
             #"{"action":"rate","rate":0.1}"#, #"{"action":"dance"}"#, #"{"action":"mute"}"#,
             #"{"action":"resume","at":-1}"#, #"{"action":"resume","at":1.5}"#, #"{"action":"resume","at":"soon"}"#,
+            #"{"action":"align","elapsed":1}"#, #"{"action":"align","at":5}"#,
+            #"{"action":"align","elapsed":-1,"at":5}"#, #"{"action":"align","elapsed":1,"at":-5}"#,
         ] {
             assertRejected(Frame(type: MessageType.control.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }

@@ -111,8 +111,8 @@ final class GroupTests: LabTestCase {
     private func streamStart(_ reads: [FIFOCapture.Read]) -> (start: Double, p50: Double, p99: Double)? {
         // The steady part: not the first quarter second (the FIFO may hold what came while this reader was scheduled
         // late), nor the last (the file PCM writes what it still holds at once when castd closes the device).
-        let end = reads.last?.total ?? 0
-        let steady = reads.filter { $0.total > 48_000 && $0.total < end - 48_000 }
+        let (begin, end) = (reads.first?.total ?? 0, reads.last?.total ?? 0)
+        let steady = reads.filter { $0.total > begin + 48_000 && $0.total < end - 48_000 }
         guard steady.count > 20 else { return nil }
         let lateness = steady.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }
         let start = lateness.min()!
@@ -151,12 +151,12 @@ final class GroupTests: LabTestCase {
         XCTAssertLessThan(spread, 0.001, "members began \(starts) (s, this test's clock)")
     }
 
-    /// `cast pause Kitchen` from another terminal pauses the whole group; `cast resume Study` resumes it, every
-    /// member from the same position at the same instant. Where each member is after the resume is read from the
-    /// signal itself: a 10 ms beep starts every second of the file, so a beep's onset at byte b of a member's capture
-    /// was written at `s_i + b / rate` (`s_i` of the reads after the resume); the same beep must come at the same
-    /// time on every member.
-    func testAPauseFromAnotherTerminalPausesTheGroupAndItResumesInStep() throws {
+    /// `cast pause Kitchen` from another terminal pauses the whole group; `cast resume Study` resumes it, and
+    /// `cast seek Kitchen 9` moves it, every member from the same position at the same instant. Where each member is
+    /// after the resume and after the seek is read from the signal itself: a 10 ms beep starts every second of the
+    /// file, so a beep's onset at byte b of a member's capture was written at `s_i + b / rate` (`s_i` of the reads
+    /// since); the same beep must come at the same time on every member.
+    func testControlsFromAnotherTerminalActOnTheWholeGroupInStep() throws {
         let members = try startGroup()
         let clip = try beeps(seconds: 12)
         let sender = try send(clip, to: members)
@@ -164,38 +164,49 @@ final class GroupTests: LabTestCase {
         while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 3 && Date() < playing {
             Thread.sleep(forTimeInterval: 0.05)
         }
-        let pause = try lab.run(
-            on: .phone, [Paths.cast, "pause", "Kitchen"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        XCTAssertEqual(pause.status, 0, pause.stderr)
+        try verb(["pause", "Kitchen"])
         // Every member stops: nothing more arrives over a second, once the pause had time to reach them all.
         Thread.sleep(forTimeInterval: 1)
         let before = members.map { $0.capture.reads.last?.total ?? 0 }
         Thread.sleep(forTimeInterval: 1)
         XCTAssertEqual(members.map { $0.capture.reads.last?.total ?? 0 }, before, "a member plays on after the pause")
-        let resumedAt = MonotonicClock.nanoseconds()
-        let resume = try lab.run(
-            on: .phone, [Paths.cast, "resume", "Study"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        XCTAssertEqual(resume.status, 0, resume.stderr)
+        let resumed = MonotonicClock.nanoseconds()
+        try verb(["resume", "Study"])
+        Thread.sleep(forTimeInterval: 3)
+        let seeked = MonotonicClock.nanoseconds()
+        try verb(["seek", "Kitchen", "9"])
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        for member in members { _ = member.capture.stop(atLeast: 0) }
 
+        let afterResume = try spread(members, between: resumed, and: seeked)
+        print(String(format: "group after a pause and resume: the members within %.3f ms of one another", afterResume * 1000))
+        XCTAssertLessThan(afterResume, 0.001)
+        let afterSeek = try spread(members, between: seeked, and: .max)
+        print(String(format: "group after a seek: the members within %.3f ms of one another", afterSeek * 1000))
+        XCTAssertLessThan(afterSeek, 0.001)
+    }
+
+    /// `cast VERB…` from the phone, as another terminal would; it must succeed.
+    private func verb(_ arguments: [String]) throws {
+        let result = try lab.run(
+            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(result.status, 0, "cast \(arguments): \(result.stderr)")
+    }
+
+    /// How far apart the members wrote the first beep that came half a second or more after `from` (and before
+    /// `to`), on this test's clock (s). The beeps are a second apart: compared within one.
+    private func spread(_ members: [Member], between from: Int64, and to: Int64) throws -> Double {
         var heard: [Double] = []
         for member in members {
-            _ = member.capture.stop(atLeast: 0)
-            let reads = member.capture.reads.filter { $0.arrival > resumedAt }
-            let bytes = member.capture.bytes
-            let after = try XCTUnwrap(streamStart(reads), "\(member.name): \(reads.count) reads after the resume")
-            // The first beep half a second into what came after the resume.
-            let from = (reads.first?.total ?? 0) + Int(rate) / 2
-            let onset = try XCTUnwrap(Self.beepOnset(in: bytes, from: from), "\(member.name): no beep after \(from)")
+            let reads = member.capture.reads.filter { $0.arrival > from && $0.arrival < to }
+            let after = try XCTUnwrap(streamStart(reads), "\(member.name): \(reads.count) reads")
+            let first = (reads.first?.total ?? 0) + Int(rate) / 2
+            let onset = try XCTUnwrap(Self.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
+            XCTAssertLessThan(onset, reads.last?.total ?? 0, "\(member.name): the beep after \(first) came too late")
             heard.append(after.start + Double(onset) / rate)
-            print(String(format: "group member %@ after the resume: a beep at byte %d, written at %.6f s", member.name,
-                onset, heard.last!))
         }
-        // The beeps are a second apart: compare within one.
         let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
-        let spread = apart.max()! - apart.min()!
-        print(String(format: "group after a pause and resume: the members within %.3f ms of one another", spread * 1000))
-        XCTAssertLessThan(spread, 0.001, "\(apart)")
+        return apart.max()! - apart.min()!
     }
 
     /// The byte offset of the first beep onset at or after byte `from` of an S16 stereo capture (channel 0): the first
@@ -248,6 +259,23 @@ final class GroupTests: LabTestCase {
         print(String(format: "group with clocks 200 ppm apart, from 10 s on: p50 %.3f ms, worst %.3f ms", p50 * 1000,
             worst * 1000))
         XCTAssertLessThan(worst, 0.001, "\(spreads)")
+    }
+
+    /// `cast queue A B --to X --to Y`: a queue plays on a group too, each source started in step on every member (the
+    /// second over connections made afresh).
+    func testAQueuePlaysOnTheGroup() throws {
+        let members = Array(try startGroup().prefix(2))
+        let first = try Media.clip("group-a.m4a", seconds: 2, video: false, extra: ["-ar", "48000"])
+        let second = try Media.clip("group-b.m4a", seconds: 3, video: false, extra: ["-ar", "48000"])
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "queue", first, second] + members.flatMap { ["--to", $0.name] },
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertEqual(sender.output.filter { $0.hasPrefix("track ") }, ["track 1/2: \(first)", "track 2/2: \(second)"])
+        for member in members {
+            let total = member.capture.stop(atLeast: Int(rate) * 5).last?.total ?? 0
+            XCTAssertEqual(Double(total) / rate, 5, accuracy: 0.1, "\(member.name): \(total) bytes")
+        }
     }
 
     /// A member killed while the group plays leaves it: the others play to the end in step, and `cast` says who left

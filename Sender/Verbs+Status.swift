@@ -99,6 +99,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
+        if let sync = status.sync { output("group: \(syncText(offset: sync.offset, trim: sync.trim))") }
         switch measured {
         case .success(let measurement):
             let offset = String(format: "%+.6f", measurement.estimate.offset)
@@ -134,6 +135,7 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let muted = status.muted { object["muted"] = muted }
     if let load = status.loadState { object["loadState"] = load.wordList }
     if let playable = status.playableDuration { object["playableDuration"] = playable }
+    if let sync = status.sync { object["sync"] = ["offsetSeconds": sync.offset, "trimPPM": sync.trim] }
     if let tracks = status.tracks {
         object["tracks"] = tracks.map { track -> [String: Any] in
             var entry: [String: Any] = [

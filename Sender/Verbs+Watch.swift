@@ -52,6 +52,11 @@ func trackText(_ track: MediaTrack) -> String {
 }
 
 /// One line for a person about an event.
+/// A group member's step: "0.042 ms ahead of the group, rate trimmed −99.8 ppm".
+func syncText(offset: Double, trim: Double) -> String {
+    String(format: "%.3f ms %@ of the group, rate trimmed %+.1f ppm", abs(offset) * 1000, offset < 0 ? "behind" : "ahead", trim)
+}
+
 func describe(_ event: PlaybackEvent) -> String {
     switch event {
     case .playbackState(let state): "state: \(state.rawValue)"
@@ -70,6 +75,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .metadata(let metadata):
         "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
     case .tracks(let tracks): "tracks: \(tracks.map(trackText).joined(separator: "; "))"
+    case .sync(let offset, let trim): "group: \(syncText(offset: offset, trim: trim))"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

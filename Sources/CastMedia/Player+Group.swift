@@ -46,8 +46,10 @@ extension Player {
             let error = clock.position(at: instant) - expected
             if abs(error) > Self.alignJump {
                 clock.follow(expected, at: instant, tolerance: 0)
+                clock.setTrim(1)
                 alignment.first = nil
                 state.alignment = alignment
+                emit(.sync(offset: error, trim: 0))
                 return
             }
             var ratio = 1.0
@@ -58,9 +60,10 @@ extension Player {
             } else {
                 alignment.first = (elapsed, instant)
             }
-            let trim = ratio * (1 - error / Self.alignSettle)
-            clock.setTrim(min(max(trim, 1 - Self.maximumTrim), 1 + Self.maximumTrim))
+            let trim = min(max(ratio * (1 - error / Self.alignSettle), 1 - Self.maximumTrim), 1 + Self.maximumTrim)
+            clock.setTrim(trim)
             state.alignment = alignment
+            emit(.sync(offset: error, trim: (trim - 1) * 1e6))
         }
     }
 }

@@ -126,6 +126,23 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var playableDuration: Double?
     /// The media's audio and subtitle tracks (the last `tracks` event), when something plays.
     public var tracks: [MediaTrack]?
+    /// How far from its group's timeline the receiver was, and its rate's trim (the last `sync` event), while it
+    /// plays in a group.
+    public var sync: Sync?
+
+    /// A group member's step (the `sync` event's fields).
+    public struct Sync: Codable, Sendable, Equatable {
+        /// Seconds ahead of the group's timeline (negative: behind), before the latest correction.
+        public var offset: Double
+        /// The trim of its clock's rate, parts per million.
+        public var trim: Double
+
+        /// Creates one.
+        public init(offset: Double, trim: Double) {
+            self.offset = offset
+            self.trim = trim
+        }
+    }
 
     /// Creates a status.
     public init(

@@ -6,7 +6,7 @@ import Foundation
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks
+            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim
     }
 
     /// The `event` word of each kind.
@@ -27,6 +27,7 @@ extension PlaybackEvent: Codable {
         case .errorLog: "errorLog"
         case .metadata: "metadata"
         case .tracks: "tracks"
+        case .sync: "sync"
         case .finished: "finished"
         }
     }
@@ -59,6 +60,9 @@ extension PlaybackEvent: Codable {
         // Flat: `metadata` (the items) and `artwork` sit beside `event`.
         case .metadata(let metadata): try metadata.encode(to: encoder)
         case .tracks(let tracks): try c.encode(tracks, forKey: .tracks)
+        case .sync(let offset, let trim):
+            try c.encode(offset, forKey: .offset)
+            try c.encode(trim, forKey: .trim)
         case .finished(let reason, let error, let code):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
@@ -114,6 +118,13 @@ extension PlaybackEvent: Codable {
                     forKey: .tracks, in: c, debugDescription: "at most \(MediaTrack.maximumCount) tracks, short texts")
             }
             self = .tracks(tracks)
+        case "sync":
+            let (offset, trim) = (try finite(.offset), try finite(.trim))
+            // Within what a member may do: jump beyond 50 ms, trim at most 1000 ppm.
+            guard abs(offset) <= 1e7, abs(trim) <= 1000 else {
+                throw DecodingError.dataCorruptedError(forKey: .trim, in: c, debugDescription: "out of range")
+            }
+            self = .sync(offset: offset, trim: trim)
         case "finished":
             // A code this version does not know is no code: the reason alone still says what happened.
             let code = try c.decodeIfPresent(String.self, forKey: .code).flatMap(FinishCode.init(rawValue:))

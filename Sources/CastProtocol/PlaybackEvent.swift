@@ -129,6 +129,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// The media's audio and subtitle tracks, which of them are selected: when the media opens, and again when the
     /// choice changes (`subtitles` control).
     case tracks([MediaTrack])
+    /// A group member keeping in step (docs/multiroom.md), after each `align`: how far its position was from the
+    /// group's timeline (seconds, positive ahead) and how much its clock's rate is trimmed now (parts per million).
+    case sync(offset: Double, trim: Double)
     /// Playback finished; `error` is set for `playbackError`, `code` when a sender may act on why.
     case finished(reason: FinishReason, error: String?, code: FinishCode? = nil)
 }

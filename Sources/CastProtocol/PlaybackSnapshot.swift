@@ -49,6 +49,7 @@ public struct PlaybackSnapshot: Sendable, Equatable {
         public static let metadata = Changes(rawValue: 1 << 11)
         public static let tracks = Changes(rawValue: 1 << 12)
         public static let finish = Changes(rawValue: 1 << 13)
+        public static let sync = Changes(rawValue: 1 << 14)
     }
 
     public var state: PlaybackState = .stopped
@@ -75,6 +76,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     public var metadata: TimedMetadata?
     /// The media's audio and subtitle tracks; nil until reported.
     public var tracks: [MediaTrack]?
+    /// A group member's last step (`sync`); nil outside a group.
+    public var sync: ReceiverStatus.Sync?
     /// Set by the last event, `finished`; the state is then `stopped`.
     public var finish: Finish?
 
@@ -117,6 +120,7 @@ public struct PlaybackSnapshot: Sendable, Equatable {
             return set(\.playableDuration, playable, .buffered).union(set(\.bufferedAhead, ahead, .buffered))
         case .metadata(let value): return set(\.metadata, value, .metadata)
         case .tracks(let value): return set(\.tracks, value, .tracks)
+        case .sync(let offset, let trim): return set(\.sync, ReceiverStatus.Sync(offset: offset, trim: trim), .sync)
         case .finished(let reason, let error, let code):
             let stopped = set(\.state, .stopped, .state)
             return stopped.union(set(\.finish, Finish(reason: reason, error: error, code: code), .finish))

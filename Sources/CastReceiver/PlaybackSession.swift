@@ -306,6 +306,7 @@ final class PlaybackSession: Sendable {
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration
         status.tracks = now.tracks
+        status.sync = now.sync
         return status
     }
 

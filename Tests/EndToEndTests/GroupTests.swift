@@ -247,6 +247,22 @@ final class GroupTests: LabTestCase {
         XCTAssertNotNil(members[0].daemon.output.first { $0.contains("test only: this castd's CLOCK_MONOTONIC runs 100") })
         let clip = try beeps(seconds: 32)
         let sender = try send(clip, to: members)
+        // Each member says how it keeps in step (`cast status`: its offset from the group, its trim): the kitchen,
+        // whose clock runs 100 ppm fast, slows its clock by about that much, and the living room speeds its up.
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 15 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        for (member, expected) in [(members[0], -100.0), (members[1], 100.0)] {
+            let status = try lab.run(
+                on: .phone, [Paths.cast, "status", member.name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            let object = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
+            let sync = try XCTUnwrap(object["sync"] as? [String: Double], "\(member.name): \(status.stdout)")
+            print("group member \(member.name) at 15 s: \(sync)")
+            XCTAssertEqual(sync["trimPPM"] ?? 0, expected, accuracy: 30, member.name)
+            XCTAssertLessThan(abs(sync["offsetSeconds"] ?? 1), 0.001, member.name)
+        }
         XCTAssertEqual(sender.waitForExit(timeout: 90), 0, "\(sender.output)")
         var times: [[Double]] = []
         for member in members {

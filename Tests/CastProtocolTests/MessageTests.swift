@@ -35,7 +35,7 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.pause)), .mediaHello(MediaHello(session: "abc")),
             .control(PlaybackControl(.seek(position: 12.5, exact: false))), .control(PlaybackControl(.volume(0.25))),
             .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
-            .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch,
+            .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch, .event(.sync(offset: -0.000036, trim: -92.5)),
             .control(PlaybackControl(.scaling(.aspectFill))), .control(PlaybackControl(.resumeAt(7_000_123_456_789))),
             .control(PlaybackControl(.align(elapsed: 12.5, at: 7_000_123_456_789))),
             .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
@@ -116,6 +116,18 @@ final class MessageTests: XCTestCase {
         var request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: "a.mkv"))
         request.subtitles = SubtitleFile(size: 8 << 20, nameHint: "a.srt")
         XCTAssertEqual(try Message(Message.play(request).frame()), .play(request))
+    }
+
+    /// A group member's `sync` event: finite, its trim within what a member may do.
+    func testSyncEventsAreBounded() {
+        for json in [
+            #"{"event":"sync","offset":0.001}"#, #"{"event":"sync","offset":0,"trim":1500}"#,
+            #"{"event":"sync","offset":"x","trim":1}"#,
+        ] {
+            assertRejected(Frame(type: MessageType.event.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        let sync = Frame(type: MessageType.event.rawValue, payload: Array(#"{"event":"sync","offset":-0.5,"trim":99}"#.utf8))
+        XCTAssertEqual(try Message(sync), .event(.sync(offset: -0.5, trim: 99)))
     }
 
     func testControlsAreBounded() {

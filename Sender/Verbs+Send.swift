@@ -207,7 +207,9 @@ final class Playlist: Sendable {
 
     /// A group plays local files with what every member does alike: no URL, standard input, subtitle file or
     /// track choice yet.
-    private func checkGroup(_ targets: [String], subtitles: MediaFile?, languages: (String?, String?)) throws(CastError) {
+    private func checkGroup(_ targets: [String], subtitles: MediaFile?, languages: (String?, String?))
+        throws(CastError)
+    {
         if sources.contains(where: Self.isURL) || sources.contains("-") {
             throw CastError(.usage, "a group (several --to) plays files, not URLs or standard input (yet)")
         }
@@ -225,7 +227,8 @@ final class Playlist: Sendable {
                 switch try reachReceiver(target, arguments) {
                 case .connected(let connection): connections.append(connection)
                 case .speaker(let speaker):
-                    throw CastError(.usage, "\(printable(speaker.name)) is an AirPlay speaker: speakers cannot join a group yet")
+                    throw CastError(
+                        .usage, "\(printable(speaker.name)) is an AirPlay speaker: speakers cannot join a group yet")
                 }
             }
             guard Set(connections.compactMap(\.peerID)).count == connections.count else {
@@ -251,7 +254,8 @@ final class Playlist: Sendable {
     /// Plays one source to its finish.
     private func play(
         _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?,
-        group: (members: [ReceiverDescription], connections: [ReceiverConnection]?), credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
+        group: (members: [ReceiverDescription], connections: [ReceiverConnection]?),
+        credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
         languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
@@ -263,7 +267,8 @@ final class Playlist: Sendable {
             do throws(CastError) {
                 for member in group.members.dropFirst(connections.count) {
                     connections.append(
-                        try ReceiverConnection.open(member, configDirectory: senderConfigDirectory(), senderName: senderName()))
+                        try ReceiverConnection.open(
+                            member, configDirectory: senderConfigDirectory(), senderName: senderName()))
                 }
             } catch {
                 connections.forEach { $0.close() }
@@ -273,7 +278,8 @@ final class Playlist: Sendable {
             playback = try GroupPlayback.start(
                 file, over: connections, configDirectory: senderConfigDirectory(), startTime: startTime, volume: volume
             ) { name, why in
-                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")cast: \(name) left the group: \(why)\n".utf8))
+                let clear = live ? "\r\u{1B}[2K" : ""
+                FileHandle.standardError.write(Data("\(clear)cast: \(name) left the group: \(why)\n".utf8))
             }
         } else if receiver.kind == .speaker {
             title = try MediaFile.open(source).title  // missing or unreadable: a usage error, before connecting

@@ -54,7 +54,9 @@ func trackText(_ track: MediaTrack) -> String {
 /// One line for a person about an event.
 /// A group member's step: "0.042 ms ahead of the group, rate trimmed −99.8 ppm".
 func syncText(offset: Double, trim: Double) -> String {
-    String(format: "%.3f ms %@ of the group, rate trimmed %+.1f ppm", abs(offset) * 1000, offset < 0 ? "behind" : "ahead", trim)
+    String(
+        format: "%.3f ms %@ of the group, rate trimmed %+.1f ppm", abs(offset) * 1000, offset < 0 ? "behind" : "ahead",
+        trim)
 }
 
 func describe(_ event: PlaybackEvent) -> String {

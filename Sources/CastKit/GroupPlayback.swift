@@ -150,7 +150,8 @@ public final class GroupPlayback: @unchecked Sendable {
                 } catch let error as CastError {
                     throw error
                 } catch {
-                    throw CastError(.connectionLost, "\(printable(connection.welcome.name)) broke the clock exchange: \(error)")
+                    throw CastError(
+                        .connectionLost, "\(printable(connection.welcome.name)) broke the clock exchange: \(error)")
                 }
                 guard measured != nil else {
                     throw CastError(.connectionLost, "\(printable(connection.welcome.name)) gave no believable clock")
@@ -305,7 +306,9 @@ public final class GroupPlayback: @unchecked Sendable {
         defer { controlling.unlock() }
         let now = MonotonicClock.nanoseconds()
         let alignments = lock.withLock { () -> [(Int, PlaybackControl.Action)] in
-            guard state.intent == .playing, !state.operating, let start = state.timelineStart, now > start else { return [] }
+            guard state.intent == .playing, !state.operating, let start = state.timelineStart, now > start else {
+                return []
+            }
             let elapsed = Double(now - start) / 1e9
             return state.members.indices.compactMap { index in
                 guard isActive(index), let estimate = state.members[index].clock.estimate else { return nil }
@@ -390,7 +393,9 @@ public final class GroupPlayback: @unchecked Sendable {
     /// same position (`position`, else where the leader stopped), waits until each is ready there, and when `play`,
     /// schedules their resume at one instant.
     private func regroup(at position: Double?, applying action: PlaybackControl.Action?, play: Bool) {
-        let playing = lock.withLock { state.members.indices.filter { isActive($0) && state.members[$0].snapshot.state != .paused } }
+        let playing = lock.withLock {
+            state.members.indices.filter { isActive($0) && state.members[$0].snapshot.state != .paused }
+        }
         lock.withLock { state.intent = .paused }
         if !playing.isEmpty {
             send(.pause, to: playing, awaiting: .pause)

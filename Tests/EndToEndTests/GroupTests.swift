@@ -46,9 +46,11 @@ final class GroupTests: LabTestCase {
         let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
         let daemon = try lab.start(
             on: host,
-            ["unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
-             "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state", "--video-out", "none",
-             "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2"],
+            [
+                "unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
+                "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state", "--video-out", "none",
+                "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2",
+            ],
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig, "CAST_TEST_CLOCK_SKEW_PPM": "\(skew)"])
         _ = try daemon.listeningPort()
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
@@ -136,18 +138,23 @@ final class GroupTests: LabTestCase {
             XCTAssertEqual(Double(total) / rate, Double(seconds), accuracy: 0.1, "\(member.name): \(total) bytes")
             let start = try XCTUnwrap(streamStart(reads), "\(member.name): \(reads.count) reads")
             let scheduled = try XCTUnwrap(member.scheduledStart(), "\(member.name) logged no scheduled resume")
-            print(String(
-                format: "group member %@: began at %.6f s, %.3f ms after the instant it was told; read jitter p50 %.3f ms, p99 %.3f ms (%d reads)",
-                member.name, start.start, (start.start - scheduled) * 1000, start.p50 * 1000, start.p99 * 1000,
-                reads.count))
+            print(
+                String(
+                    format:
+                        "group member %@: began at %.6f s, %.3f ms after the instant it was told; read jitter p50 %.3f ms, p99 %.3f ms (%d reads)",
+                    member.name, start.start, (start.start - scheduled) * 1000, start.p50 * 1000, start.p99 * 1000,
+                    reads.count))
             // castd writes a period one device buffer (100 ms) before it is due, and the file PCM passes it on one
             // buffer later: the stream begins about at the instant.
             XCTAssertEqual(start.start, scheduled, accuracy: 0.1, "\(member.name) did not begin when it was told")
             starts.append(start.start)
         }
         let spread = starts.max()! - starts.min()!
-        print(String(format: "group start: the three members began within %.3f ms of one another, %.0f ms after cast send was spawned",
-            spread * 1000, (starts.min()! - spawned) * 1000))
+        print(
+            String(
+                format:
+                    "group start: the three members began within %.3f ms of one another, %.0f ms after cast send was spawned",
+                spread * 1000, (starts.min()! - spawned) * 1000))
         XCTAssertLessThan(spread, 0.001, "members began \(starts) (s, this test's clock)")
     }
 
@@ -179,7 +186,10 @@ final class GroupTests: LabTestCase {
         for member in members { _ = member.capture.stop(atLeast: 0) }
 
         let afterResume = try spread(members, between: resumed, and: seeked)
-        print(String(format: "group after a pause and resume: the members within %.3f ms of one another", afterResume * 1000))
+        print(
+            String(
+                format: "group after a pause and resume: the members within %.3f ms of one another", afterResume * 1000)
+        )
         XCTAssertLessThan(afterResume, 0.001)
         let afterSeek = try spread(members, between: seeked, and: .max)
         print(String(format: "group after a seek: the members within %.3f ms of one another", afterSeek * 1000))
@@ -244,7 +254,8 @@ final class GroupTests: LabTestCase {
     /// clock (`align`) and trims its rate. Left alone they would drift 0.2 ms a second apart, 6 ms over this play.
     func testMembersWhoseClocksDriftApartStayInStep() throws {
         let members = try startGroup(drifting: true)
-        XCTAssertNotNil(members[0].daemon.output.first { $0.contains("test only: this castd's CLOCK_MONOTONIC runs 100") })
+        XCTAssertNotNil(
+            members[0].daemon.output.first { $0.contains("test only: this castd's CLOCK_MONOTONIC runs 100") })
         let clip = try beeps(seconds: 32)
         let sender = try send(clip, to: members)
         // Each member says how it keeps in step (`cast status`: its offset from the group, its trim): the kitchen,
@@ -255,7 +266,8 @@ final class GroupTests: LabTestCase {
         }
         for (member, expected) in [(members[0], -100.0), (members[1], 100.0)] {
             let status = try lab.run(
-                on: .phone, [Paths.cast, "status", member.name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+                on: .phone, [Paths.cast, "status", member.name, "--json"],
+                environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
             let object = try XCTUnwrap(
                 JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
             let sync = try XCTUnwrap(object["sync"] as? [String: Double], "\(member.name): \(status.stdout)")
@@ -272,14 +284,17 @@ final class GroupTests: LabTestCase {
         XCTAssertEqual(times.map(\.count), [31, 31, 31], "beeps found in each capture")
         let beeps = times.map(\.count).min() ?? 0
         let spreads = (0..<beeps).map { k in times.map { $0[k] }.max()! - times.map { $0[k] }.min()! }
-        print("group with clocks 200 ppm apart, spread of each beep (ms): "
-            + spreads.map { String(format: "%.3f", $0 * 1000) }.joined(separator: " "))
+        print(
+            "group with clocks 200 ppm apart, spread of each beep (ms): "
+                + spreads.map { String(format: "%.3f", $0 * 1000) }.joined(separator: " "))
         // The first seconds are the group learning the rates; from 10 s on, within a millisecond.
         let settled = spreads.dropFirst(10).sorted()
         let p50 = settled[settled.count / 2]
         let worst = settled.last ?? 0
-        print(String(format: "group with clocks 200 ppm apart, from 10 s on: p50 %.3f ms, worst %.3f ms", p50 * 1000,
-            worst * 1000))
+        print(
+            String(
+                format: "group with clocks 200 ppm apart, from 10 s on: p50 %.3f ms, worst %.3f ms", p50 * 1000,
+                worst * 1000))
         XCTAssertLessThan(worst, 0.001, "\(spreads)")
     }
 
@@ -293,7 +308,8 @@ final class GroupTests: LabTestCase {
             on: .phone, [Paths.cast, "queue", first, second] + members.flatMap { ["--to", $0.name] },
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
-        XCTAssertEqual(sender.output.filter { $0.hasPrefix("track ") }, ["track 1/2: \(first)", "track 2/2: \(second)"])
+        XCTAssertEqual(
+            sender.output.filter { $0.hasPrefix("track ") }, ["track 1/2: \(first)", "track 2/2: \(second)"])
         for member in members {
             let total = member.capture.stop(atLeast: Int(rate) * 5).last?.total ?? 0
             XCTAssertEqual(Double(total) / rate, 5, accuracy: 0.1, "\(member.name): \(total) bytes")

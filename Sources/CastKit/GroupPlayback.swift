@@ -99,6 +99,8 @@ public final class GroupPlayback: @unchecked Sendable {
         var operating = false
         /// The instant (our clock, ns) of the last scheduled start: where the timeline each member follows began.
         var timelineStart: Int64?
+        /// The group was told to stop: its members' finishes are the group's, not members leaving.
+        var stopping = false
 
         /// The member whose events are the group's: the first one still in it.
         var leader: Int? { members.firstIndex { !$0.gone } }
@@ -335,8 +337,8 @@ public final class GroupPlayback: @unchecked Sendable {
                     return finish
                 }
             case .event(let index, .finished(let reason, let error, _), _):
-                // Reaching the end a moment before the others is not leaving.
-                if reason != .playbackEnded {
+                // Reaching the end a moment before the others is not leaving, nor stopping with the group.
+                if reason != .playbackEnded && !lock.withLock({ state.stopping }) {
                     onMemberLeft(members[index].name, "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
                 }
             case .event(_, let event, let leading):
@@ -376,6 +378,9 @@ public final class GroupPlayback: @unchecked Sendable {
         case .pause:
             lock.withLock { state.intent = .paused }
             sendToAll(.pause)
+        case .stop:
+            lock.withLock { state.stopping = true }
+            sendToAll(.stop)
         default:
             sendToAll(action)
         }

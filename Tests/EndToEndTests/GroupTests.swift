@@ -316,6 +316,27 @@ final class GroupTests: LabTestCase {
         }
     }
 
+    /// `cast stop Kitchen` from another terminal takes the kitchen out of the group: the others play to the end, and
+    /// `cast send` says who left and finishes normally.
+    func testAStopFromAnotherTerminalTakesThatMemberOut() throws {
+        let members = Array(try startGroup().prefix(2))
+        let clip = try Media.clip("group-tone.m4a", seconds: seconds, video: false, extra: ["-ar", "48000"])
+        let sender = try send(clip, to: members)
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        try verb(["stop", "Kitchen"])
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertTrue(
+            sender.output.contains { $0.contains("Kitchen left the group: finished: userExited") }, "\(sender.output)")
+        XCTAssertTrue(sender.output.contains("finished: playbackEnded"), "\(sender.output)")
+        let kitchen = members[0].capture.stop(atLeast: 0).last?.total ?? 0
+        let livingRoom = members[1].capture.stop(atLeast: Int(rate) * seconds).last?.total ?? 0
+        XCTAssertLessThan(Double(kitchen) / rate, Double(seconds) - 1, "the kitchen played on")
+        XCTAssertEqual(Double(livingRoom) / rate, Double(seconds), accuracy: 0.1, "the living room stopped too")
+    }
+
     /// A member killed while the group plays leaves it: the others play to the end in step, and `cast` says who left
     /// and finishes normally.
     func testAMemberLostLeavesTheOthersPlaying() throws {

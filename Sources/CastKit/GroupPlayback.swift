@@ -119,11 +119,6 @@ public final class GroupPlayback: @unchecked Sendable {
     /// The members' names, in the order given.
     public var memberNames: [String] { members.map(\.name) }
 
-    /// Names of the members still playing.
-    public var playingMembers: [String] {
-        lock.withLock { zip(members, state.members).filter { !$0.1.gone }.map(\.0.name) }
-    }
-
     /// The level the group starts at: the leader's.
     public var initialVolume: (level: Double, muted: Bool) { members[0].playback.initialVolume }
 

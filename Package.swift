@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "CastAirPlay", dependencies: ["CastProtocol"], swiftSettings: strict),
 
         // MARK: Wrappers around one C library each
-        .target(name: "CastSecurity", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "CastSecurity", dependencies: ["COpenSSL", "CastProtocol"], swiftSettings: strict),
         .target(name: "CastDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
         .target(name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
 
@@ -60,16 +60,29 @@ let package = Package(
                 "CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox", "CastCommandLine",
             ],
             swiftSettings: strict),
+        // The sender's core: discovery, pairing, the connection, remote playback, groups, AirPlay speakers. No
+        // FFmpeg, SDL or ALSA, so that `cast` starts fast (a speaker's audio is decoded by `cast-decode`).
+        .target(
+            name: "CastSender",
+            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastRAOP"],
+            swiftSettings: strict),
+        // The library for programs: the core, and the players, which play locally with the engine.
         .target(
             name: "CastKit",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastMedia", "CastRAOP"],
+            dependencies: ["CastSender", "CastProtocol", "CastSecurity", "CastMedia", "CastRAOP"],
             swiftSettings: strict),
 
         // MARK: Executables (thin)
         .executableTarget(
             name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver",
             exclude: ["castd.service"], swiftSettings: strict),
-        .executableTarget(name: "cast", dependencies: ["CastKit", "CastCommandLine"], path: "Sender", swiftSettings: strict),
+        .executableTarget(
+            name: "cast", dependencies: ["CastSender", "CastProtocol", "CastCommandLine"], path: "Sender",
+            swiftSettings: strict),
+        // `cast`'s speaker decoder (a helper process: FFmpeg stays out of `cast`).
+        .executableTarget(
+            name: "cast-decode", dependencies: ["CastMedia", "CastProtocol", "CastSecurity"], path: "SenderDecoder",
+            swiftSettings: strict),
 
         // MARK: Examples (built with everything else, so CI keeps them compiling)
         .executableTarget(name: "movie-player", dependencies: ["CastKit"], path: "Examples/MoviePlayer", swiftSettings: strict),
@@ -81,6 +94,7 @@ let package = Package(
         .testTarget(name: "CastRAOPTests", dependencies: ["CastRAOP"], swiftSettings: strict),
         .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
+        .testTarget(name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict),
         .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
         // Imports CastKit alone: what a program using the library sees.
         .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),

@@ -1,6 +1,6 @@
 // cast --man: the manual page, made from the verb table that --help prints.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 
 @MainActor func manualPage() -> ManualPage {

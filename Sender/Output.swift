@@ -1,6 +1,6 @@
 // Output and environment of cast: printing, JSON, where the sender keeps its identity.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

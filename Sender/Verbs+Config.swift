@@ -1,6 +1,6 @@
 // cast config: the default receiver and aliases.
 import CastCommandLine
-import CastKit
+import CastSender
 import Foundation
 
 /// `cast config`                        show the settings

@@ -1,6 +1,6 @@
 // cast pause, resume, stop, seek and volume: controls of whatever plays on a receiver.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

@@ -1,6 +1,6 @@
 // cast pair and cast unpair.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

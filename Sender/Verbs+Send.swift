@@ -1,6 +1,6 @@
 // cast send and cast queue/play: serve files (or URLs) to a receiver and follow them, with a status line and keys.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

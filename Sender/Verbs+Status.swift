@@ -1,6 +1,6 @@
 // cast list and cast status.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

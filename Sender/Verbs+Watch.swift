@@ -1,6 +1,6 @@
 // cast watch: follow a receiver's events.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

@@ -1,6 +1,6 @@
 // cast: the Cast command line sender. Arguments and output; the work is CastKit.
 import CastCommandLine
-import CastKit
+import CastSender
 import CastProtocol
 import Foundation
 import Synchronization

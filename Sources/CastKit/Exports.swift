@@ -1,3 +1,4 @@
+@_exported public import CastSender
 public import CastMedia
 public import CastProtocol
 

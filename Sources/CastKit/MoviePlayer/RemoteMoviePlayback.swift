@@ -64,7 +64,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
             let playback: any RouteSession
             do throws(CastError) {
                 if receiver.kind == .speaker {
-                    let speaker = try SpeakerPlayback.start(path: path, on: receiver)
+                    let speaker = try SpeakerPlayback.start(decodingInProcess: path, on: receiver)
                     if startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
                     playback = speaker
                 } else if let url = URL(string: path), url.scheme == "http" || url.scheme == "https" {

@@ -11,7 +11,7 @@ public final class RemotePlayback: Sendable {
     private let media: MediaServer?
 
     /// The receiver's id as computed from the key it presented (what a reconnection pins).
-    var receiverID: String? { connection.peerID }
+    package var receiverID: String? { connection.peerID }
 
     /// The receiver's output level when playback started (0...1, muted).
     public let initialVolume: (level: Double, muted: Bool)

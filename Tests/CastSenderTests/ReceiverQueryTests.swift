@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import CastKit
+@testable import CastSender
 
 final class ReceiverQueryTests: XCTestCase {
     private enum Fixtures {

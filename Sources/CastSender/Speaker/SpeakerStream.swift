@@ -1,4 +1,3 @@
-import CastMedia
 import CastProtocol
 import CastRAOP
 import CastSecurity
@@ -43,7 +42,7 @@ final class SpeakerStream: @unchecked Sendable {
     private let timingAnswered = Atomic<Int>(0)
     private let helpersDone = DispatchGroup()
 
-    private let reader: PCMReader
+    private let reader: any PCMSource
     private let speakerName: String
     private let connection: SpeakerConnection
     private var machine: SpeakerSessionStateMachine
@@ -60,7 +59,7 @@ final class SpeakerStream: @unchecked Sendable {
     private var muted = false
 
     private init(
-        reader: PCMReader, speakerName: String, connection: SpeakerConnection, address: SocketAddress,
+        reader: any PCMSource, speakerName: String, connection: SpeakerConnection, address: SocketAddress,
         audio: UDPSocket, control: UDPSocket, timing: UDPSocket
     ) {
         self.reader = reader
@@ -86,7 +85,7 @@ final class SpeakerStream: @unchecked Sendable {
     }
 
     /// Connects, sets the stream up, and starts the threads.
-    static func open(reader: PCMReader, speaker: ReceiverDescription, volume: Double?) throws(CastError)
+    static func open(reader: any PCMSource, speaker: ReceiverDescription, volume: Double?) throws(CastError)
         -> SpeakerStream
     {
         let stream: SpeakerStream
@@ -247,6 +246,20 @@ final class SpeakerStream: @unchecked Sendable {
 
     // MARK: The session thread
 
+    /// A failure of the audio's source (a file that stops decoding): the stream finishes with `playbackError`.
+    private struct SourceFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// `body`, a call into the source, whose failure becomes a `SourceFailure`.
+    private func source<Result>(_ body: () throws -> Result) throws(SourceFailure) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw SourceFailure(description: "\(error)")
+        }
+    }
+
     private func run() {
         var outcome: Result<FinishReason, any Error>
         do {
@@ -260,7 +273,7 @@ final class SpeakerStream: @unchecked Sendable {
             case .success(let reason):
                 events.append(.playbackState(.stopped))
                 events.append(.finished(reason: reason, error: nil))
-            case .failure(let error as MediaError):
+            case .failure(let error as SourceFailure):
                 events.append(.playbackState(.stopped))
                 events.append(.finished(reason: .playbackError, error: "\(error)"))
             case .failure(let error):
@@ -367,7 +380,7 @@ final class SpeakerStream: @unchecked Sendable {
                     if wasStreaming {
                         _ = try exchange(machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
                     }
-                    try reader.seek(to: position)
+                    try source { try reader.seek(to: position) }
                     replay.removeAll()
                     recent.removeAll()
                     p.mediaSent = Int64((position * Double(rate)).rounded())
@@ -454,7 +467,7 @@ final class SpeakerStream: @unchecked Sendable {
                 samples += replay.prefix(fromReplay)
                 replay.removeFirst(fromReplay)
                 if samples.count < packetFrames * 2 {
-                    samples += try reader.read(frames: packetFrames - samples.count / 2)
+                    samples += try source { try reader.read(frames: packetFrames - samples.count / 2) }
                 }
                 p.mediaSent += Int64(samples.count / 2 - silence)
                 recent += samples[(silence * 2)...]

@@ -1,5 +1,4 @@
 public import CastProtocol
-import CastMedia
 import CastRAOP
 import Foundation
 import Synchronization
@@ -34,24 +33,32 @@ public final class SpeakerPlayback: Sendable {
         self.stream = stream
     }
 
-    /// Opens `path`, connects to `speaker` (a `ReceiverDescription` of kind `.speaker`), sets up the stream
-    /// (ANNOUNCE, SETUP, RECORD, then the volume: `volume` 0...1, or 1) and starts streaming.
-    /// - Throws: `CastError` `.playback` when the file has no audio FFmpeg can decode, `.connectionLost` when
-    ///   the speaker cannot be reached or breaks the protocol, `.busy` when it plays for another sender,
-    ///   `.notAuthorised` when it wants a password.
+    /// Connects to `speaker` (a `ReceiverDescription` of kind `.speaker`), sets up the stream (ANNOUNCE, SETUP,
+    /// RECORD, then the volume: `volume` 0...1, or 1) and starts streaming `source`'s audio.
+    /// - Throws: `CastError` `.connectionLost` when the speaker cannot be reached or breaks the protocol, `.busy`
+    ///   when it plays for another sender, `.notAuthorised` when it wants a password.
+    public static func start(source: any PCMSource, on speaker: ReceiverDescription, volume: Double? = nil)
+        throws(CastError) -> SpeakerPlayback
+    {
+        let stream = try SpeakerStream.open(reader: source, speaker: speaker, volume: volume)
+        return SpeakerPlayback(
+            speakerName: speaker.name, duration: source.duration, initialVolume: volume ?? 1, stream: stream)
+    }
+
+    /// Plays the file at `path` on `speaker`, decoded by the helper process `cast-decode` (`PCMDecoderProcess`):
+    /// for programs that link no FFmpeg, such as `cast`. CastKit's players decode in process.
+    /// - Throws: `CastError` `.playback` when the file has no audio FFmpeg can decode, else as
+    ///   `start(source:on:volume:)`.
     public static func start(path: String, on speaker: ReceiverDescription, volume: Double? = nil) throws(CastError)
         -> SpeakerPlayback
     {
-        let reader: PCMReader
+        let source: PCMDecoderProcess
         do {
-            reader = try PCMReader(
-                path: path, sampleRate: SpeakerAnnouncement.sampleRate, channels: SpeakerAnnouncement.channels)
+            source = try PCMDecoderProcess.open(path)
         } catch {
-            throw CastError(.playback, "cannot play the audio of \(path): \(error)")
+            throw CastError(.playback, "cannot play the audio of \(path): \(error.message)")
         }
-        let stream = try SpeakerStream.open(reader: reader, speaker: speaker, volume: volume)
-        return SpeakerPlayback(
-            speakerName: speaker.name, duration: reader.duration, initialVolume: volume ?? 1, stream: stream)
+        return try start(source: source, on: speaker, volume: volume)
     }
 
     /// The next event; waits as long as it takes.

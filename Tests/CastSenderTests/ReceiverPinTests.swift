@@ -3,7 +3,7 @@ import CastSecurity
 import Foundation
 import XCTest
 
-@testable import CastKit
+@testable import CastSender
 
 /// The sender's pin rule: what the user asked for (and how the receiver was found) decides which paired key must
 /// answer, never the name the receiver gives itself.

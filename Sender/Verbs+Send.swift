@@ -275,12 +275,25 @@ final class Playlist: Sendable {
                 throw error
             }
             let live = live
-            playback = try GroupPlayback.start(
-                file, over: connections, configDirectory: senderConfigDirectory(), startTime: startTime, volume: volume
-            ) { name, why in
-                let clear = live ? "\r\u{1B}[2K" : ""
-                FileHandle.standardError.write(Data("\(clear)cast: \(name) left the group: \(why)\n".utf8))
+            let members = group.members
+            let (configDirectory, sender) = (senderConfigDirectory(), senderName())
+            @Sendable func say(_ line: String) {
+                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n".utf8))
             }
+            playback = try GroupPlayback.start(
+                file, over: connections, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                reconnect: { index throws(CastError) in
+                    // By its id: the receiver that left, wherever it is now (a restarted castd may have a new port).
+                    let reached = try ReceiverConnection.reach(
+                        members[index].id, browseTimeout: .seconds(1), configDirectory: configDirectory,
+                        senderName: sender)
+                    guard case .connected(let connection) = reached else {
+                        throw CastError(.connectionLost, "\(members[index].name) is not a Cast receiver now")
+                    }
+                    return connection
+                },
+                onMemberJoined: { name in say("\(name) rejoined the group") },
+                onMemberLeft: { name, why in say("\(name) left the group: \(why)") })
         } else if receiver.kind == .speaker {
             title = try MediaFile.open(source).title  // missing or unreadable: a usage error, before connecting
             let speaker = try SpeakerPlayback.start(path: source, on: receiver, volume: volume)

@@ -17,18 +17,29 @@ import Foundation
 ///
 /// The first member that still plays leads: its events are the group's (the status line follows it). A member that
 /// finishes early, fails or is lost leaves the group (`onMemberLeft`), and the others play on undisturbed; the group
-/// finishes when the last member does.
+/// finishes when the last member does. A member that was lost (its connection broke: castd killed, the link down) is
+/// looked for again once a second, when the group was given a way to reach it (`reconnect`), and rejoins in step.
+///
+/// A member joins a group that plays (`add`, or a rejoin) without disturbing the others: it loads the media paused
+/// where the group will be a moment later, and is told to resume at the instant the group's timeline reaches the
+/// position it reports; from then on it is aligned as the others are.
 ///
 /// Thread-safety: one thread takes events with `nextEvent`; `control` may be called from any thread (controls are
 /// carried out one at a time, and a scheduled one blocks its caller until every member is ready, at most
 /// `readyTimeout`). Each member's connection is read by a thread of its own; what they learn is kept in `State`,
 /// under `lock` (an NSCondition, so that a control can wait for the members).
 public final class GroupPlayback: @unchecked Sendable {
-    // Invariant: `members` and `onMemberLeft` are set in init and never change; `state` is read and written only
-    // under `lock`; `controlling` serialises whole controls (it is never taken while `lock` is held); `ticks` belongs
-    // to the clock timer's serial queue.
-    private let members: [Member]
+    // Invariant: `members` only grows (a member's index never changes), under `lock`; the `let`s are set in init;
+    // `state` is read and written only under `lock`; `controlling` serialises whole controls and joins (it is never
+    // taken while `lock` is held); `ticks` belongs to the clock timer's serial queue.
+    private var members: [Member]
     private let onMemberLeft: @Sendable (_ name: String, _ why: String) -> Void
+    private let onMemberJoined: (@Sendable (_ name: String) -> Void)?
+    /// How a lost member is reached again: given its index among the first members; nil: lost members stay out.
+    private let reconnect: (@Sendable (_ member: Int) throws(CastError) -> ReceiverConnection)?
+    /// What every member plays, served to each (a regular file: members read it at their own offsets).
+    private let file: MediaFile
+    private let configDirectory: String
     private let lock = NSCondition()
     private var state: State
     private let controlling = NSLock()
@@ -53,10 +64,31 @@ public final class GroupPlayback: @unchecked Sendable {
     static let alignEvery = 4
     /// The exchanges a member's estimate is made of: the last minute's.
     static let clockWindow = 240
+    /// How far ahead of the group a joining member loads (seconds): its session's start (a decoder worker that is
+    /// ready, the probe, the first packets) is a few hundred milliseconds; a member that is late all the same seeks
+    /// further ahead and tries again.
+    static let joinLead = 1.0
+    /// The attempts a joining member gets to be ready before the group reaches it.
+    static let joinAttempts = 3
+    /// How often a lost member is looked for (seconds).
+    static let rejoinInterval = 1.0
 
     private struct Member: Sendable {
         let name: String
         let playback: RemotePlayback
+        /// Its index among the first members (a rejoined member keeps its first one's), for `reconnect`; nil for
+        /// one added later.
+        let origin: Int?
+    }
+
+    /// Where the group is on the media: `position` at `instant` (our clock, ns), moving at `rate`.
+    private struct Timeline {
+        var instant: Int64
+        var position: Double
+        var rate: Double
+
+        func position(at instant: Int64) -> Double { position + Double(instant - self.instant) / 1e9 * rate }
+        func instant(of position: Double) -> Int64 { instant + Int64(((position - self.position) / rate * 1e9).rounded()) }
     }
 
     /// What a control waits for from a member.
@@ -79,6 +111,10 @@ public final class GroupPlayback: @unchecked Sendable {
         var clock: ClockProbe
         /// The stamp of the time request in flight, if any.
         var pendingTimeRequest: Int64?
+        /// The instant (our clock, ns) it was told to resume at last: where its `align`s count from.
+        var anchor: Int64?
+        /// Lost (its connection broke), as opposed to finished or stopped: it may rejoin.
+        var lost = false
     }
 
     private enum Item {
@@ -97,8 +133,8 @@ public final class GroupPlayback: @unchecked Sendable {
         var intent = PlaybackState.paused
         /// A control is being carried out: what the members report meanwhile is its doing, not theirs.
         var operating = false
-        /// The instant (our clock, ns) of the last scheduled start: where the timeline each member follows began.
-        var timelineStart: Int64?
+        /// The group's timeline since its last scheduled start (nil before the first).
+        var timeline: Timeline?
         /// The group was told to stop: its members' finishes are the group's, not members leaving.
         var stopping = false
 
@@ -108,81 +144,102 @@ public final class GroupPlayback: @unchecked Sendable {
     }
 
     private init(
-        members: [Member], clocks: [ClockProbe], onMemberLeft: @escaping @Sendable (String, String) -> Void
+        members: [Member], clocks: [ClockProbe], file: MediaFile, configDirectory: String,
+        reconnect: (@Sendable (Int) throws(CastError) -> ReceiverConnection)?,
+        onMemberLeft: @escaping @Sendable (String, String) -> Void, onMemberJoined: (@Sendable (String) -> Void)?
     ) {
         self.members = members
+        self.memberNames = members.map(\.name)
+        self.file = file
+        self.configDirectory = configDirectory
+        self.reconnect = reconnect
         self.onMemberLeft = onMemberLeft
+        self.onMemberJoined = onMemberJoined
         self.state = State(members: clocks.map { MemberState(clock: $0) })
         self.clockTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastKit.GroupPlayback.clock"))
     }
 
-    /// The members' names, in the order given.
-    public var memberNames: [String] { members.map(\.name) }
+    /// The names of the members the group started with, in the order given.
+    public let memberNames: [String]
 
     /// The level the group starts at: the leader's.
-    public var initialVolume: (level: Double, muted: Bool) { members[0].playback.initialVolume }
+    public var initialVolume: (level: Double, muted: Bool) { member(0).playback.initialVolume }
+
+    /// The member at `index` (any thread; not under `lock`).
+    private func member(_ index: Int) -> Member { lock.withLock { members[index] } }
 
     /// Plays `file` on every receiver at the other end of `connections` (open, their keys checked), in step, and
     /// serves it to each. The group owns the connections from here, and closes them on failure too. Returns once
     /// every member is ready and their start is scheduled.
+    ///
+    /// `reconnect`, when given, reaches the member that was `connections[index]` again (its key checked); a member
+    /// that is lost is then looked for once a second and rejoins the group in step (`onMemberJoined`).
     /// - Throws: `CastError`: the first member's failure to measure its clock (`.connectionLost`) or to accept the
     ///   media (`.busy`, `.notAuthorised`, a refusal); every connection is closed then.
     public static func start(
         _ file: MediaFile, over connections: [ReceiverConnection], configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, onMemberLeft: @escaping @Sendable (_ name: String, _ why: String) -> Void
+        volume: Double? = nil, reconnect: (@Sendable (_ index: Int) throws(CastError) -> ReceiverConnection)? = nil,
+        onMemberJoined: (@Sendable (_ name: String) -> Void)? = nil,
+        onMemberLeft: @escaping @Sendable (_ name: String, _ why: String) -> Void
     ) throws(CastError) -> GroupPlayback {
         precondition(!connections.isEmpty, "a group has at least one member")
         var clocks: [ClockProbe] = []
         var members: [Member] = []
         do throws(CastError) {
-            for connection in connections {
-                // The rate from 3 s of exchanges on: a member's clock may run 100 ppm off, and until its rate is
-                // known the offset lags behind by that much a second (10 s, the estimator's default, is for one
-                // measurement's accuracy, not for following).
-                var probe = ClockProbe(
-                    exchanges: 8, estimator: ClockEstimator(window: Self.clockWindow, minimumRateSpan: Self.rateSpan))
-                let measured: ClockProbe.Measurement?
-                do {
-                    measured = try probe.measure(over: ReceiverClockTransport(connection: connection))
-                } catch let error as CastError {
-                    throw error
-                } catch {
-                    throw CastError(
-                        .connectionLost, "\(printable(connection.welcome.name)) broke the clock exchange: \(error)")
-                }
-                guard measured != nil else {
-                    throw CastError(.connectionLost, "\(printable(connection.welcome.name)) gave no believable clock")
-                }
-                clocks.append(probe)
-            }
-            for connection in connections {
+            for connection in connections { clocks.append(try measureClock(of: connection)) }
+            for (index, connection) in connections.enumerated() {
                 let playback = try RemotePlayback.start(
                     file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
                     autoplay: false)
-                members.append(Member(name: printable(connection.welcome.name), playback: playback))
+                members.append(Member(name: printable(connection.welcome.name), playback: playback, origin: index))
             }
         } catch {
             for member in members { member.playback.close() }
             for connection in connections.dropFirst(members.count) { connection.close() }
             throw error
         }
-        let group = GroupPlayback(members: members, clocks: clocks, onMemberLeft: onMemberLeft)
+        let group = GroupPlayback(
+            members: members, clocks: clocks, file: file, configDirectory: configDirectory, reconnect: reconnect,
+            onMemberLeft: onMemberLeft, onMemberJoined: onMemberJoined)
         group.lock.withLock {
             for index in members.indices { group.state.members[index].awaiting = .load }
             group.state.operating = true
         }
-        group.startThreads()
+        for index in members.indices { group.startReader(index) }
+        group.startClockTimer()
         group.scheduleResumeWhenReady()
         group.lock.withLock { group.state.operating = false }
         return group
     }
 
-    private func startThreads() {
-        for index in members.indices {
-            let thread = Thread { [self] in read(member: index) }
-            thread.name = "cast group member \(index)"
-            thread.start()
+    /// The first measurement of a member's clock: 8 exchanges.
+    private static func measureClock(of connection: ReceiverConnection) throws(CastError) -> ClockProbe {
+        // The rate from 3 s of exchanges on: a member's clock may run 100 ppm off, and until its rate is known the
+        // offset lags behind by that much a second (10 s, the estimator's default, is for one measurement's
+        // accuracy, not for following).
+        var probe = ClockProbe(
+            exchanges: 8, estimator: ClockEstimator(window: Self.clockWindow, minimumRateSpan: Self.rateSpan))
+        let measured: ClockProbe.Measurement?
+        do {
+            measured = try probe.measure(over: ReceiverClockTransport(connection: connection))
+        } catch let error as CastError {
+            throw error
+        } catch {
+            throw CastError(.connectionLost, "\(printable(connection.welcome.name)) broke the clock exchange: \(error)")
         }
+        guard measured != nil else {
+            throw CastError(.connectionLost, "\(printable(connection.welcome.name)) gave no believable clock")
+        }
+        return probe
+    }
+
+    private func startReader(_ index: Int) {
+        let thread = Thread { [self] in read(member: index) }
+        thread.name = "cast group member \(index)"
+        thread.start()
+    }
+
+    private func startClockTimer() {
         clockTimer.schedule(
             deadline: .now() + .milliseconds(Self.clockInterval), repeating: .milliseconds(Self.clockInterval))
         clockTimer.setEventHandler { [self] in measureClocks() }
@@ -191,7 +248,7 @@ public final class GroupPlayback: @unchecked Sendable {
 
     /// A member's reader: events and clock replies until its connection ends or it finishes.
     private func read(member index: Int) {
-        let playback = members[index].playback
+        let playback = member(index).playback
         while true {
             let event: PlaybackEvent
             do {
@@ -203,12 +260,18 @@ public final class GroupPlayback: @unchecked Sendable {
                     }
                 }
             } catch {
-                lock.withLock {
-                    if !state.members[index].gone && !state.closed {
-                        state.members[index].gone = true
-                        state.queue.append(.lost(member: index, error))
-                    }
-                    lock.broadcast()
+                let mayRejoin = lock.withLock { () -> Bool in
+                    defer { lock.broadcast() }
+                    guard !state.members[index].gone && !state.closed else { return false }
+                    state.members[index].gone = true
+                    state.members[index].lost = true
+                    state.queue.append(.lost(member: index, error))
+                    return !state.isEmpty && !state.stopping
+                }
+                if mayRejoin, reconnect != nil, let origin = member(index).origin {
+                    let thread = Thread { [self] in rejoin(origin: origin) }
+                    thread.name = "cast group rejoin \(origin)"
+                    thread.start()
                 }
                 return
             }
@@ -284,12 +347,114 @@ public final class GroupPlayback: @unchecked Sendable {
         }
     }
 
+    // MARK: Joining
+
+    /// Adds the receiver at the other end of `connection` (open, its key checked) to the group, which owns the
+    /// connection from here. While the group plays, the member loads the media where the group will be a moment later
+    /// and is scheduled to start when the group gets there; while it is paused, it waits paused at the group's
+    /// position and resumes with it. Returns once it is scheduled (or paused in place); other controls wait meanwhile.
+    /// - Throws: `CastError`: it broke the clock exchange or refused the media (the refusal), it was not ready in
+    ///   time or could not catch up (`.playback`), or the group is over (`.connectionLost`).
+    public func add(_ connection: ReceiverConnection) throws(CastError) {
+        try join(connection, origin: nil)
+    }
+
+    private func join(_ connection: ReceiverConnection, origin: Int?) throws(CastError) {
+        let clock: ClockProbe
+        do {
+            clock = try Self.measureClock(of: connection)
+        } catch {
+            connection.close()
+            throw error
+        }
+        controlling.lock()
+        lock.withLock { state.operating = true }
+        defer {
+            lock.withLock { state.operating = false }
+            controlling.unlock()
+        }
+        let joinAt = MonotonicClock.nanoseconds() + Int64(Self.joinLead * 1e9)
+        let (timeline, position, volume, over) = lock.withLock {
+            () -> (Timeline?, Double, (level: Double, muted: Bool)?, Bool) in
+            let leader = state.leader.map { state.members[$0].snapshot }
+            let timeline = state.intent == .playing ? state.timeline : nil
+            let position = timeline?.position(at: joinAt) ?? leader?.position?.seconds ?? 0
+            return (timeline, position, leader?.volume, state.closed || state.isEmpty || state.stopping)
+        }
+        guard !over else {
+            connection.close()
+            throw CastError(.connectionLost, "the group is over")
+        }
+        let playback = try RemotePlayback.start(
+            file, over: connection, configDirectory: configDirectory, startTime: position, volume: volume?.level,
+            autoplay: false)
+        if volume?.muted == true { try? playback.control(.mute(true)) }
+        let index = lock.withLock { () -> Int in
+            members.append(Member(name: printable(connection.welcome.name), playback: playback, origin: origin))
+            var member = MemberState(clock: clock)
+            member.awaiting = .load
+            state.members.append(member)
+            return members.count - 1
+        }
+        startReader(index)
+        waitUntilReady()
+        guard let timeline else {
+            if lock.withLock({ isActive(index) }) { return }
+            throw CastError(.playback, "\(printable(connection.welcome.name)) was not ready in time")
+        }
+        // Ready, paused at some position: it starts when the group's timeline reaches that position, if that is far
+        // enough ahead for the control to arrive; a member that was slower than that seeks further ahead.
+        for attempt in 1...Self.joinAttempts {
+            let scheduled = lock.withLock { () -> Int64? in
+                guard isActive(index), let at = state.members[index].snapshot.position?.seconds else { return nil }
+                let instant = timeline.instant(of: at)
+                guard instant > MonotonicClock.nanoseconds() + Self.startMargin / 2,
+                    let theirs = theirInstant(instant, member: index)
+                else { return nil }
+                state.members[index].anchor = instant
+                return theirs
+            }
+            if let scheduled {
+                try? playback.control(.resumeAt(scheduled))
+                return
+            }
+            guard attempt < Self.joinAttempts, lock.withLock({ isActive(index) }) else { break }
+            let later = MonotonicClock.nanoseconds() + Int64(Self.joinLead * Double(attempt + 1) * 1e9)
+            send(.seek(position: timeline.position(at: later), exact: true), to: [index], awaiting: .seek(sawSeeking: false))
+            waitUntilReady()
+        }
+        lock.withLock { state.members[index].gone = true }
+        try? playback.control(.stop)
+        throw CastError(.playback, "\(printable(connection.welcome.name)) could not catch up with the group")
+    }
+
+    /// Looks for a lost member once every `rejoinInterval` and joins it again, for as long as the group lasts.
+    private func rejoin(origin: Int) {
+        guard let reconnect else { return }
+        while true {
+            let over = lock.withLock { () -> Bool in
+                let deadline = Date().addingTimeInterval(Self.rejoinInterval)
+                while !state.closed && lock.wait(until: deadline) {}
+                return state.closed || state.isEmpty || state.stopping
+            }
+            if over { return }
+            guard let connection = try? reconnect(origin) else { continue }
+            do {
+                try join(connection, origin: origin)
+            } catch {
+                continue
+            }
+            onMemberJoined?(printable(connection.welcome.name))
+            return
+        }
+    }
+
     /// Every `clockInterval`: one clock exchange with every member still in the group (their replies come through
     /// their readers); every `alignEvery`, while the group plays, where each member should be by its clock (`align`):
     /// the group time since the last scheduled start, at an instant given in the member's clock. Members trim their
     /// rate by it, so that boxes whose clocks run apart stay in step. Runs on the timer's queue only.
     private func measureClocks() {
-        for (index, member) in members.enumerated() {
+        for (index, member) in lock.withLock({ members }).enumerated() {
             guard lock.withLock({ !state.members[index].gone && !state.closed }) else { continue }
             // The stamp is recorded before the reply can arrive: under the lock, which the reader needs for it.
             lock.withLock {
@@ -302,18 +467,17 @@ public final class GroupPlayback: @unchecked Sendable {
         controlling.lock()
         defer { controlling.unlock() }
         let now = MonotonicClock.nanoseconds()
-        let alignments = lock.withLock { () -> [(Int, PlaybackControl.Action)] in
-            guard state.intent == .playing, !state.operating, let start = state.timelineStart, now > start else {
-                return []
-            }
-            let elapsed = Double(now - start) / 1e9
+        let alignments = lock.withLock { () -> [(RemotePlayback, PlaybackControl.Action)] in
+            guard state.intent == .playing, !state.operating else { return [] }
             return state.members.indices.compactMap { index in
-                guard isActive(index), let estimate = state.members[index].clock.estimate else { return nil }
+                guard isActive(index), let anchor = state.members[index].anchor, now > anchor,
+                    let estimate = state.members[index].clock.estimate
+                else { return nil }
                 let theirs = Int64((estimate.theirs(atOurs: Double(now) / 1e9) * 1e9).rounded())
-                return (index, .align(elapsed: elapsed, at: theirs))
+                return (members[index].playback, .align(elapsed: Double(now - anchor) / 1e9, at: theirs))
             }
         }
-        for (index, action) in alignments { try? members[index].playback.control(action) }
+        for (playback, action) in alignments { try? playback.control(action) }
     }
 
     /// The next event of the group: the leader's, the finish when the last member finished.
@@ -334,7 +498,7 @@ public final class GroupPlayback: @unchecked Sendable {
             case .event(let index, .finished(let reason, let error, _), _):
                 // Reaching the end a moment before the others is not leaving, nor stopping with the group.
                 if reason != .playbackEnded && !lock.withLock({ state.stopping }) {
-                    onMemberLeft(members[index].name, "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
+                    onMemberLeft(member(index).name, "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
                 }
             case .event(_, let event, let leading):
                 if leading { return event }
@@ -343,7 +507,7 @@ public final class GroupPlayback: @unchecked Sendable {
                     if let finish = lock.withLock({ state.lastFinish }) { return finish }
                     throw error
                 }
-                onMemberLeft(members[index].name, "lost: \(error.message)")
+                onMemberLeft(member(index).name, "lost: \(error.message)")
             }
         }
     }
@@ -418,7 +582,7 @@ public final class GroupPlayback: @unchecked Sendable {
         for index in indices {
             lock.withLock { state.members[index].awaiting = awaiting }
             do {
-                try members[index].playback.control(action)
+                try member(index).playback.control(action)
             } catch {
                 // Its reader sees the connection end and takes it out of the group.
                 lock.withLock { state.members[index].awaiting = nil }
@@ -440,8 +604,8 @@ public final class GroupPlayback: @unchecked Sendable {
             return late
         }
         for index in late {
-            try? members[index].playback.control(.stop)
-            onMemberLeft(members[index].name, "not ready within \(Int(Self.readyTimeout)) s")
+            try? member(index).playback.control(.stop)
+            onMemberLeft(member(index).name, "not ready within \(Int(Self.readyTimeout)) s")
         }
     }
 
@@ -450,20 +614,26 @@ public final class GroupPlayback: @unchecked Sendable {
     private func scheduleResumeWhenReady() {
         waitUntilReady()
         let instant = MonotonicClock.nanoseconds() + Self.startMargin
-        let schedule = lock.withLock { () -> [(Int, Int64)] in
-            state.members.indices.compactMap { index -> (Int, Int64)? in
-                guard isActive(index), let estimate = state.members[index].clock.estimate else { return nil }
-                let theirs = estimate.theirs(atOurs: Double(instant) / 1e9)
-                return (index, Int64((theirs * 1e9).rounded()))
+        let schedule = lock.withLock { () -> [(RemotePlayback, Int64)] in
+            state.intent = .playing
+            if let leader = state.leader {
+                // Every member is paused at the same position: the leader's says where the timeline begins.
+                let snapshot = state.members[leader].snapshot
+                state.timeline = Timeline(
+                    instant: instant, position: snapshot.position?.seconds ?? 0, rate: snapshot.rate > 0 ? snapshot.rate : 1)
+            }
+            return state.members.indices.compactMap { index -> (RemotePlayback, Int64)? in
+                guard isActive(index), let theirs = theirInstant(instant, member: index) else { return nil }
+                state.members[index].anchor = instant
+                return (members[index].playback, theirs)
             }
         }
-        lock.withLock {
-            state.intent = .playing
-            state.timelineStart = instant
-        }
-        for (index, theirs) in schedule {
-            try? members[index].playback.control(.resumeAt(theirs))
-        }
+        for (playback, theirs) in schedule { try? playback.control(.resumeAt(theirs)) }
+    }
+
+    /// `instant` of our clock in a member's clock, when its clock is known. Call under `lock`.
+    private func theirInstant(_ instant: Int64, member index: Int) -> Int64? {
+        state.members[index].clock.estimate.map { Int64(($0.theirs(atOurs: Double(instant) / 1e9) * 1e9).rounded()) }
     }
 
     /// Closes every member's connections; their readers end.
@@ -473,6 +643,6 @@ public final class GroupPlayback: @unchecked Sendable {
             state.closed = true
             lock.broadcast()
         }
-        for member in members { member.playback.close() }
+        for member in lock.withLock({ members }) { member.playback.close() }
     }
 }

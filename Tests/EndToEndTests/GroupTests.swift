@@ -43,7 +43,14 @@ final class GroupTests: LabTestCase {
     private func startMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int = 0) throws -> Member {
         let folder = "\(work!)/\(shift)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
+        return try launchMember(name, on: host, shift: shift, skew: skew, capture: FIFOCapture(path: "\(folder)/audio.fifo"))
+    }
+
+    /// castd as `startMember` starts it, writing into `capture` (a restarted member: the same name, state and FIFO).
+    private func launchMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int, capture: FIFOCapture) throws
+        -> Member
+    {
+        let folder = "\(work!)/\(shift)"
         let daemon = try lab.start(
             on: host,
             [
@@ -360,6 +367,88 @@ final class GroupTests: LabTestCase {
         }
         _ = members[1].capture.stop(atLeast: 0)
         XCTAssertLessThan(abs(starts[0] - starts[1]), 0.001, "\(starts)")
+    }
+
+    /// A member lost while the group plays (its castd killed) comes back by itself: castd started again on its host
+    /// (same name and key, a new port), the sender finds it by its key, and it rejoins in step with the member that
+    /// played on, at the same place in the file; the group plays to the end.
+    func testALostMemberRejoinsInStepWhenItComesBack() throws {
+        try requireTimeNamespaces()
+        let kitchen = try startMember("Kitchen", on: .room1, shift: 3)
+        let lost = try startMember("Living Room", on: .room2, shift: 7)
+        let clip = try beeps(seconds: 16)
+        let sender = try send(clip, to: [kitchen, lost])
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertEqual(kill(try XCTUnwrap(Processes.castd(under: lost.daemon.pid)), SIGKILL), 0)
+        XCTAssertNotNil(sender.waitForLine(containing: "Living Room left the group", timeout: 20), "\(sender.output)")
+        XCTAssertNotNil(lost.daemon.waitForExit(timeout: 10))
+        let livingRoom = try launchMember("Living Room", on: .room2, shift: 7, skew: 0, capture: lost.capture)
+        let advertised = MonotonicClock.nanoseconds()
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "Living Room rejoined the group", timeout: 20), "\(sender.output)")
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var back: FIFOCapture.Read?
+        while back == nil && Date() < deadline {
+            back = livingRoom.capture.reads.first { $0.arrival > advertised }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let first = try XCTUnwrap(back, "the living room wrote nothing after it came back")
+        print(String(format: "rejoin: castd advertised → its first samples in %.0f ms", Double(first.arrival - advertised) / 1e6))
+        // At the same place in the file, which the beeps (a second apart) cannot tell: the positions castd reports.
+        Thread.sleep(forTimeInterval: 1.5)
+        let positions = try ["Kitchen", "Living Room"].map { name -> Double in
+            let result = try lab.run(
+                on: .phone, [Paths.cast, "status", name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            return try XCTUnwrap(object?["position"] as? Double, "\(name): \(result.stdout) \(result.stderr)")
+        }
+        XCTAssertEqual(positions[0], positions[1], accuracy: 0.25, "the members play different parts of the file")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        _ = kitchen.capture.stop(atLeast: Int(rate) * 16)
+        _ = livingRoom.capture.stop(atLeast: 0)
+        let apart = try spread([kitchen, livingRoom], between: first.arrival, and: .max)
+        print(String(format: "group after a rejoin: the members within %.3f ms of one another", apart * 1000))
+        XCTAssertLessThan(apart, 0.001)
+    }
+
+    /// `cast volume Kitchen 0.25` from another terminal sets the kitchen's volume alone: its samples fall to a quarter
+    /// while the living room's stay, and the group plays on in step (a member's volume is its own, as with AirPlay 2).
+    func testAMembersVolumeIsItsOwn() throws {
+        let members = Array(try startGroup().prefix(2))
+        let clip = try beeps(seconds: 8)
+        let sender = try send(clip, to: members)
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let changed = MonotonicClock.nanoseconds()
+        try verb(["volume", "Kitchen", "0.25"])
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        let peaks = members.map { member -> (before: Int, after: Int) in
+            let reads = member.capture.stop(atLeast: Int(rate) * 8)
+            // The loudest sample of the first two seconds, and of everything written from a second after the change.
+            let later = reads.first { $0.arrival > changed + 1_000_000_000 }?.total ?? Int.max
+            return (Self.peak(member.capture.bytes, 0..<Int(rate) * 2), Self.peak(member.capture.bytes, later..<Int.max))
+        }
+        print("member volume: peaks before/after, kitchen \(peaks[0]), living room \(peaks[1])")
+        XCTAssertGreaterThan(peaks[0].before, 10_000)
+        XCTAssertEqual(Double(peaks[0].after) / Double(peaks[0].before), 0.25, accuracy: 0.03, "the kitchen's volume")
+        XCTAssertEqual(Double(peaks[1].after) / Double(peaks[1].before), 1, accuracy: 0.03, "the living room's volume")
+        XCTAssertLessThan(try spread(members, between: changed, and: .max), 0.001)
+    }
+
+    /// The largest absolute sample of channel 0 among `range` bytes of an S16 stereo capture.
+    private static func peak(_ bytes: Data, _ range: Range<Int>) -> Int {
+        bytes.withUnsafeBytes { raw in
+            let lower = max(range.lowerBound, 0) / 4
+            let frames = lower..<max(lower, min(range.upperBound, raw.count) / 4)
+            return frames.reduce(0) { peak, frame in
+                max(peak, abs(Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self)))))
+            }
+        }
     }
 }
 

@@ -99,7 +99,11 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
-        if let sync = status.sync { output("group: \(syncText(offset: sync.offset, trim: sync.trim))") }
+        if status.group != nil || status.sync != nil {
+            let members = status.group.map { $0.map(printable).joined(separator: " + ") }
+            let step = status.sync.map { syncText(offset: $0.offset, trim: $0.trim) }
+            output("group: \([members, step].compactMap { $0 }.joined(separator: "; "))")
+        }
         switch measured {
         case .success(let measurement):
             let offset = String(format: "%+.6f", measurement.estimate.offset)
@@ -136,6 +140,7 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let load = status.loadState { object["loadState"] = load.wordList }
     if let playable = status.playableDuration { object["playableDuration"] = playable }
     if let sync = status.sync { object["sync"] = ["offsetSeconds": sync.offset, "trimPPM": sync.trim] }
+    if let group = status.group { object["group"] = group }
     if let tracks = status.tracks {
         object["tracks"] = tracks.map { track -> [String: Any] in
             var entry: [String: Any] = [

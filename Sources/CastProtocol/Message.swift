@@ -129,6 +129,8 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     /// How far from its group's timeline the receiver was, and its rate's trim (the last `sync` event), while it
     /// plays in a group.
     public var sync: Sync?
+    /// The group it plays in (the play request's `group`: its members' names as the sender gave them).
+    public var group: [String]?
 
     /// A group member's step (the `sync` event's fields).
     public struct Sync: Codable, Sendable, Equatable {
@@ -327,6 +329,12 @@ extension Message {
             let body = try decode(ReceiverStatus.self)
             try Self.check(text: body.name, field: "status.name")
             try Self.check(text: body.title ?? "", field: "status.title")
+            if let group = body.group {
+                guard group.count <= PlayRequest.maximumGroupSize else {
+                    throw ProtocolError(.malformedMessage, "status.group names too many receivers")
+                }
+                for name in group { try Self.check(text: name, field: "status.group") }
+            }
             self = .status(body)
         case .error:
             let body = try decode(ErrorMessage.self)
@@ -372,6 +380,12 @@ extension Message {
             }
             if let language = body.audioLanguage, !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")
+            }
+            if let group = body.group {
+                guard (1...PlayRequest.maximumGroupSize).contains(group.count) else {
+                    throw ProtocolError(.malformedMessage, "play.group must name 1...\(PlayRequest.maximumGroupSize) receivers")
+                }
+                for name in group { try Self.check(text: name, field: "play.group") }
             }
             if let language = body.subtitleLanguage, language != "off", !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(

@@ -27,7 +27,12 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// receiver over the same media connection as resource 1 (`MediaRead.resource`) and shown instead of the media's
     /// own tracks. Only with `media`.
     public var subtitles: SubtitleFile?
+    /// The receivers this one plays in step with, itself included, as the sender names them (`cast send --to A --to
+    /// B`): shown by `status`, nothing else. At most `maximumGroupSize` names.
+    public var group: [String]?
 
+    /// The most names `group` holds.
+    public static let maximumGroupSize = 16
     /// The longest `url` accepted.
     public static let maximumURLLength = 4096
     /// The URL schemes a receiver opens.

@@ -307,6 +307,7 @@ final class PlaybackSession: Sendable {
         status.playableDuration = now.playableDuration
         status.tracks = now.tracks
         status.sync = now.sync
+        status.group = request.group
         return status
     }
 

@@ -187,10 +187,11 @@ public final class GroupPlayback: @unchecked Sendable {
         var members: [Member] = []
         do throws(CastError) {
             for connection in connections { clocks.append(try measureClock(of: connection)) }
+            let names = connections.map { printable($0.welcome.name) }
             for (index, connection) in connections.enumerated() {
                 let playback = try RemotePlayback.start(
                     file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
-                    autoplay: false)
+                    autoplay: false, group: names)
                 members.append(Member(name: printable(connection.welcome.name), playback: playback, origin: index))
             }
         } catch {
@@ -374,12 +375,13 @@ public final class GroupPlayback: @unchecked Sendable {
             controlling.unlock()
         }
         let joinAt = MonotonicClock.nanoseconds() + Int64(Self.joinLead * 1e9)
-        let (timeline, position, volume, over) = lock.withLock {
-            () -> (Timeline?, Double, (level: Double, muted: Bool)?, Bool) in
+        let (timeline, position, volume, names, over) = lock.withLock {
+            () -> (Timeline?, Double, (level: Double, muted: Bool)?, [String], Bool) in
             let leader = state.leader.map { state.members[$0].snapshot }
             let timeline = state.intent == .playing ? state.timeline : nil
             let position = timeline?.position(at: joinAt) ?? leader?.position?.seconds ?? 0
-            return (timeline, position, leader?.volume, state.closed || state.isEmpty || state.stopping)
+            let names = members.indices.filter { isActive($0) }.map { members[$0].name }
+            return (timeline, position, leader?.volume, names, state.closed || state.isEmpty || state.stopping)
         }
         guard !over else {
             connection.close()
@@ -387,7 +389,7 @@ public final class GroupPlayback: @unchecked Sendable {
         }
         let playback = try RemotePlayback.start(
             file, over: connection, configDirectory: configDirectory, startTime: position, volume: volume?.level,
-            autoplay: false)
+            autoplay: false, group: names + [printable(connection.welcome.name)])
         if volume?.muted == true { try? playback.control(.mute(true)) }
         let index = lock.withLock { () -> Int in
             members.append(Member(name: printable(connection.welcome.name), playback: playback, origin: origin))

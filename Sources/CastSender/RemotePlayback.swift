@@ -9,6 +9,8 @@ import Foundation
 public final class RemotePlayback: Sendable {
     private let connection: ReceiverConnection
     private let media: MediaServer?
+    /// Signalled by `close`: the heartbeat's thread ends at once instead of at its next beat.
+    private let heartbeatStop = DispatchSemaphore(value: 0)
 
     /// The receiver's id as computed from the key it presented (what a reconnection pins).
     package var receiverID: String? { connection.peerID }
@@ -42,7 +44,7 @@ public final class RemotePlayback: Sendable {
     public static func start(
         _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
         volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil, subtitles: MediaFile? = nil,
-        autoplay: Bool = true
+        autoplay: Bool = true, group: [String]? = nil
     ) throws(CastError) -> RemotePlayback {
         let receiver = connection.receiver
         do throws(CastError) {
@@ -51,6 +53,7 @@ public final class RemotePlayback: Sendable {
             request.subtitleLanguage = subtitleLanguage
             request.subtitles = subtitles?.subtitleFile
             request.autoplay = autoplay ? nil : false
+            request.group = group.map { Array($0.prefix(PlayRequest.maximumGroupSize)) }
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
             // The media connection must reach the same receiver as the control connection.
@@ -190,12 +193,13 @@ public final class RemotePlayback: Sendable {
     /// a session whose sender is silent for its sender timeout, 10 s by default).
     static let heartbeatInterval: Duration = .seconds(2)
 
-    /// The heartbeat is a `statusRequest`; its answers are skipped by `nextEvent`.
+    /// The heartbeat is a `statusRequest`; its answers are skipped by `nextEvent`. It stops when a send fails (the
+    /// connection is gone; `nextEvent` says so) or the playback is closed.
     private func startHeartbeat() {
-        let connection = self.connection
+        let (connection, stop) = (self.connection, heartbeatStop)
+        let interval = DispatchTimeInterval.seconds(Int(Self.heartbeatInterval.components.seconds))
         let thread = Thread {
-            while true {
-                Thread.sleep(forTimeInterval: Double(Self.heartbeatInterval.components.seconds))
+            while stop.wait(timeout: .now() + interval) == .timedOut {
                 do {
                     try connection.send(.statusRequest)
                 } catch {
@@ -239,6 +243,7 @@ public final class RemotePlayback: Sendable {
 
     /// Closes both connections.
     public func close() {
+        heartbeatStop.signal()
         media?.close()
         connection.close()
     }

@@ -173,6 +173,23 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    /// A group member's play request names its group (shown by `status`): 1 to 16 names, each bounded.
+    func testPlayAndStatusCarryTheGroupWithinBounds() throws {
+        var request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: nil))
+        request.group = ["Kitchen", "Living Room"]
+        XCTAssertEqual(try Message(Message.play(request).frame()), .play(request))
+        var status = ReceiverStatus(name: "Kitchen", id: "k", state: .playing)
+        status.group = ["Kitchen", "Living Room"]
+        XCTAssertEqual(try Message(Message.status(status).frame()), .status(status))
+        let long = String(repeating: "x", count: 5000)
+        for group in [[], Array(repeating: "a", count: 17), [long]] {
+            request.group = group
+            assertRejected(Message.play(request).frame(), .malformedMessage)
+        }
+        status.group = [long]
+        assertRejected(Message.status(status).frame(), .malformedMessage)
+    }
+
     func testUnknownTypeIsRejected() {
         assertRejected(Frame(type: 200, payload: Array("{}".utf8)), .unknownMessageType)
     }

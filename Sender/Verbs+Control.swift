@@ -21,14 +21,66 @@ func withReceiver<T>(
     return try body(connection, values)
 }
 
-/// Waits (briefly) until the receiver's status satisfies `done`: the engine applies a control on its own threads.
-func awaitStatus(_ connection: ReceiverConnection, _ done: (ReceiverStatus) -> Bool) throws(CastError) -> ReceiverStatus {
+/// Waits (for `seconds`, a second by default) until the receiver's status satisfies `done`: the engine applies a
+/// control on its own threads, and a receiver tells only its own sender, so the status is asked for every 20 ms.
+func awaitStatus(_ connection: ReceiverConnection, for seconds: Double = 1, _ done: (ReceiverStatus) -> Bool)
+    throws(CastError) -> ReceiverStatus
+{
     var status = try connection.status()
-    for _ in 0..<50 where !done(status) {
+    for _ in 0..<Int(seconds / 0.02) where !done(status) {
         Thread.sleep(forTimeInterval: 0.02)
         status = try connection.status()
     }
     return status
+}
+
+/// `cast join NAME --to MEMBER`: asks the sender that plays a group on MEMBER to add NAME (castd passes the request
+/// on; that sender reaches NAME with its own keys), then waits until NAME plays in the group.
+func join(_ arguments: ParsedArguments) throws(CastError) {
+    guard arguments.positionals.count == 1, let joining = arguments.positionals.first else {
+        throw CastError(.usage, "cast join takes one receiver to add, and --to a receiver of the group")
+    }
+    guard let given = arguments.options["to"] else {
+        throw CastError(.usage, "cast join needs --to: a receiver that plays in the group")
+    }
+    guard case .connected(let member) = try reachReceiver(given, arguments) else {
+        preconditionFailure("a speaker is reached only when speakers are asked for")
+    }
+    defer { member.close() }
+    let group = try member.status()
+    let memberName = printable(member.welcome.name)
+    guard group.state != .stopped else { throw CastError(.playback, "nothing plays on \(memberName)") }
+    guard group.group != nil else {
+        throw CastError(
+            .playback, "\(memberName) plays alone, not in a group (a group is sent with several --to)")
+    }
+    guard case .connected(let newcomer) = try reachReceiver(joining, arguments) else {
+        preconditionFailure("a speaker is reached only when speakers are asked for")
+    }
+    defer { newcomer.close() }
+    let name = printable(newcomer.welcome.name)
+    func named(_ one: String, _ other: String) -> Bool { one.caseInsensitiveCompare(other) == .orderedSame }
+    let before = try newcomer.status()
+    if before.state != .stopped, before.group?.contains(where: { named($0, memberName) }) == true {
+        throw CastError(.usage, "\(name) is in the group already")
+    }
+    // The group's sender knows receivers by name or id: the id is exact.
+    try member.send(.control(PlaybackControl(.join(receiver: newcomer.welcome.id))))
+    let after = try awaitStatus(newcomer, for: Double(GroupJoin.wait)) { status in
+        status.state == .playing && status.group?.contains { named($0, memberName) } == true
+    }
+    guard after.state == .playing, after.group != nil else {
+        throw CastError(
+            .playback,
+            "\(name) did not join within \(GroupJoin.wait) s (the cast send of the group says why)")
+    }
+    report(after, of: newcomer, arguments, text: "\(name) plays in the group of \(memberName)")
+}
+
+/// How long `cast join` waits for the receiver to play in the group: the group's sender looks for it (discovery),
+/// measures its clock, and starts it where the group will be a second later.
+enum GroupJoin {
+    static let wait = 15
 }
 
 /// `cast pause|resume|stop [NAME]`: acts on whatever plays on the receiver, then reports the state it reached.

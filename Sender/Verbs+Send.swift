@@ -275,25 +275,29 @@ final class Playlist: Sendable {
                 throw error
             }
             let live = live
-            let members = group.members
             let (configDirectory, sender) = (senderConfigDirectory(), senderName())
-            @Sendable func say(_ line: String) {
-                FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n".utf8))
-            }
             playback = try GroupPlayback.start(
                 file, over: connections, configDirectory: configDirectory, startTime: startTime, volume: volume,
-                reconnect: { index throws(CastError) in
-                    // By its id: the receiver that left, wherever it is now (a restarted castd may have a new port).
+                reach: { receiver throws(CastError) in
+                    // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
+                    // receiver someone asked to add by its name; its key is checked as for any send.
                     let reached = try ReceiverConnection.reach(
-                        members[index].id, browseTimeout: .seconds(1), configDirectory: configDirectory,
-                        senderName: sender)
+                        receiver, browseTimeout: .seconds(1), configDirectory: configDirectory, senderName: sender)
                     guard case .connected(let connection) = reached else {
-                        throw CastError(.connectionLost, "\(members[index].name) is not a Cast receiver now")
+                        throw CastError(.usage, "\(printable(receiver)) is not a Cast receiver")
                     }
                     return connection
                 },
-                onMemberJoined: { name in say("\(name) rejoined the group") },
-                onMemberLeft: { name, why in say("\(name) left the group: \(why)") })
+                onMemberChange: { change in
+                    let line: String
+                    switch change {
+                    case .joined(let name): line = "\(name) joined the group"
+                    case .rejoined(let name): line = "\(name) rejoined the group"
+                    case .left(let name, let why): line = "\(name) left the group: \(why)"
+                    case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
+                    }
+                    FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n".utf8))
+                })
         } else if receiver.kind == .speaker {
             title = try MediaFile.open(source).title  // missing or unreadable: a usage error, before connecting
             let speaker = try SpeakerPlayback.start(path: source, on: receiver, volume: volume)

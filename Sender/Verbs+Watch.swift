@@ -78,6 +78,7 @@ func describe(_ event: PlaybackEvent) -> String {
         "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
     case .tracks(let tracks): "tracks: \(tracks.map(trackText).joined(separator: "; "))"
     case .sync(let offset, let trim): "group: \(syncText(offset: offset, trim: trim))"
+    case .joinRequest(let receiver): "asked to add \(printable(receiver)) to the group"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

@@ -84,6 +84,11 @@ let verbs: [Verb] = [
             "cast queue intro.wav --repeat one --json",
         ], run: queue),
     Verb(
+        name: "join", synopsis: "cast join NAME --to RECEIVER [--json]",
+        abstract: "Add a receiver to the group another receiver plays in (started with several --to); it joins in step.",
+        options: [toOption, jsonOption, timeoutOption, helpOption],
+        examples: ["cast join study --to kitchen", "cast join \"Living Room\" --to kitchen --json"], run: join),
+    Verb(
         name: "status", synopsis: "cast status [NAME] [--json]",
         abstract: "Show what a receiver is doing.",
         options: [jsonOption, timeoutOption, helpOption],

@@ -6,7 +6,7 @@ import Foundation
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim
+            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim, receiver
     }
 
     /// The `event` word of each kind.
@@ -28,6 +28,7 @@ extension PlaybackEvent: Codable {
         case .metadata: "metadata"
         case .tracks: "tracks"
         case .sync: "sync"
+        case .joinRequest: "joinRequest"
         case .finished: "finished"
         }
     }
@@ -63,6 +64,7 @@ extension PlaybackEvent: Codable {
         case .sync(let offset, let trim):
             try c.encode(offset, forKey: .offset)
             try c.encode(trim, forKey: .trim)
+        case .joinRequest(let receiver): try c.encode(receiver, forKey: .receiver)
         case .finished(let reason, let error, let code):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
@@ -125,6 +127,12 @@ extension PlaybackEvent: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .trim, in: c, debugDescription: "out of range")
             }
             self = .sync(offset: offset, trim: trim)
+        case "joinRequest":
+            let receiver = try c.decode(String.self, forKey: .receiver)
+            guard PlaybackControl.isReceiverName(receiver) else {
+                throw DecodingError.dataCorruptedError(forKey: .receiver, in: c, debugDescription: "not a receiver name")
+            }
+            self = .joinRequest(receiver: receiver)
         case "finished":
             // A code this version does not know is no code: the reason alone still says what happened.
             let code = try c.decodeIfPresent(String.self, forKey: .code).flatMap(FinishCode.init(rawValue:))

@@ -132,6 +132,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// A group member keeping in step (docs/multiroom.md), after each `align`: how far its position was from the
     /// group's timeline (seconds, positive ahead) and how much its clock's rate is trimmed now (parts per million).
     case sync(offset: Double, trim: Double)
+    /// Someone asked the receiver to have the receiver of this name join the group it plays in (a `join` control
+    /// passed on to the sender that plays there: only that sender gets it). A sender that plays a group adds it.
+    case joinRequest(receiver: String)
     /// Playback finished; `error` is set for `playbackError`, `code` when a sender may act on why.
     case finished(reason: FinishReason, error: String?, code: FinishCode? = nil)
 }

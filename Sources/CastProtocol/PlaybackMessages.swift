@@ -178,6 +178,10 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case subtitles(String)
         /// Plays the audio track in this language (ISO 639) from now on, while playing.
         case audio(String)
+        /// Asks the sender that plays here, when it plays a group, to add the receiver it knows by this name (wire:
+        /// `join` with `receiver`, at most `PlaybackControl.maximumReceiverName` bytes): castd passes it on to that
+        /// sender as a `joinRequest` event (`cast join kitchen --to "living room"`, docs/multiroom.md).
+        case join(receiver: String)
 
         /// The wire word.
         public var word: String {
@@ -194,6 +198,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .scaling: "scaling"
             case .subtitles: "subtitles"
             case .audio: "audio"
+            case .join: "join"
             }
         }
     }
@@ -203,11 +208,14 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
 
+    /// The longest receiver name a `join` carries (bytes).
+    public static let maximumReceiverName = 256
+
     /// The furthest ahead a scheduled action (`resumeAt`) is carried out: 10 s (nanoseconds).
     public static let maximumScheduleAhead: Int64 = 10_000_000_000
 
     private enum Key: String, CodingKey {
-        case action, position, exact, volume, muted, rate, mode, language, at, elapsed
+        case action, position, exact, volume, muted, rate, mode, language, at, elapsed, receiver
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -227,6 +235,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .rate(let rate): try c.encode(rate, forKey: .rate)
         case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
         case .subtitles(let language), .audio(let language): try c.encode(language, forKey: .language)
+        case .join(let receiver): try c.encode(receiver, forKey: .receiver)
         }
     }
 
@@ -284,9 +293,25 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                     forKey: .language, in: c, debugDescription: "audio.language must be ISO 639 (2 or 3 letters)")
             }
             action = .audio(language)
+        case "join":
+            let receiver = try c.decode(String.self, forKey: .receiver)
+            guard Self.isReceiverName(receiver) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .receiver, in: c,
+                    debugDescription: "join.receiver must be 1...\(Self.maximumReceiverName) bytes of printable text")
+            }
+            action = .join(receiver: receiver)
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }
+    }
+}
+
+extension PlaybackControl {
+    /// A name a `join` (and a `joinRequest`) may carry: 1...`maximumReceiverName` bytes, printable (what `printable`
+    /// leaves as it is).
+    public static func isReceiverName(_ name: String) -> Bool {
+        (1...maximumReceiverName).contains(name.utf8.count) && printable(name) == name
     }
 }
 

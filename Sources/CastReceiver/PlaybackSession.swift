@@ -251,6 +251,9 @@ final class PlaybackSession: Sendable {
             }
             player.perform(action)
         case .pause, .resume, .resumeAt, .align, .seek, .subtitles, .audio: player?.perform(action)
+        case .join(let receiver):
+            // For the sender that plays here alone: it keeps the group together (docs/multiroom.md).
+            try? owner.writer?.send(.event(.joinRequest(receiver: receiver)))
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }

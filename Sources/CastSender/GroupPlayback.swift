@@ -16,9 +16,11 @@ import Foundation
 /// group's: the group follows it, pausing, resuming or seeking every member in step.
 ///
 /// The first member that still plays leads: its events are the group's (the status line follows it). A member that
-/// finishes early, fails or is lost leaves the group (`onMemberLeft`), and the others play on undisturbed; the group
-/// finishes when the last member does. A member that was lost (its connection broke: castd killed, the link down) is
-/// looked for again once a second, when the group was given a way to reach it (`reconnect`), and rejoins in step.
+/// finishes early, fails or is lost leaves the group (`onMemberChange`), and the others play on undisturbed; the
+/// group finishes when the last member does. A member that was lost (its connection broke: castd killed, the link
+/// down) is looked for again once a second, when the group was given a way to reach receivers (`reach`), and rejoins
+/// in step. With `reach`, a `joinRequest` from a member (`cast join kitchen --to "living room"` elsewhere) adds that
+/// receiver.
 ///
 /// A member joins a group that plays (`add`, or a rejoin) without disturbing the others: it loads the media paused
 /// where the group will be a moment later, and is told to resume at the instant the group's timeline reaches the
@@ -33,10 +35,10 @@ public final class GroupPlayback: @unchecked Sendable {
     // `state` is read and written only under `lock`; `controlling` serialises whole controls and joins (it is never
     // taken while `lock` is held); `ticks` belongs to the clock timer's serial queue.
     private var members: [Member]
-    private let onMemberLeft: @Sendable (_ name: String, _ why: String) -> Void
-    private let onMemberJoined: (@Sendable (_ name: String) -> Void)?
-    /// How a lost member is reached again: given its index among the first members; nil: lost members stay out.
-    private let reconnect: (@Sendable (_ member: Int) throws(CastError) -> ReceiverConnection)?
+    private let onMemberChange: @Sendable (MemberChange) -> Void
+    /// How a receiver is reached, given its id (a lost member) or a name someone asked to add; nil: lost members stay
+    /// out and join requests are refused.
+    private let reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)?
     /// What every member plays, served to each (a regular file: members read it at their own offsets).
     private let file: MediaFile
     private let configDirectory: String
@@ -67,18 +69,31 @@ public final class GroupPlayback: @unchecked Sendable {
     /// How far ahead of the group a joining member loads (seconds): its session's start (a decoder worker that is
     /// ready, the probe, the first packets) is a few hundred milliseconds; a member that is late all the same seeks
     /// further ahead and tries again.
-    static let joinLead = 1.0
+    static let joinLead = 0.6
     /// The attempts a joining member gets to be ready before the group reaches it.
     static let joinAttempts = 3
     /// How often a lost member is looked for (seconds).
     static let rejoinInterval = 1.0
+    /// The join requests waiting at once; more are refused.
+    static let maximumPendingJoins = 4
+
+    /// A member joining or leaving, for the program to say (`cast send` writes a line on standard error).
+    public enum MemberChange: Sendable, Equatable {
+        /// Added at a member's `joinRequest`.
+        case joined(String)
+        /// A lost member back in the group.
+        case rejoined(String)
+        /// Out of the group: finished early, failed, lost, or not ready in time; `why` says which.
+        case left(String, why: String)
+        /// Someone asked for it to be added, and it could not be.
+        case notAdded(String, why: String)
+    }
 
     private struct Member: Sendable {
         let name: String
         let playback: RemotePlayback
-        /// Its index among the first members (a rejoined member keeps its first one's), for `reconnect`; nil for
-        /// one added later.
-        let origin: Int?
+        /// Its receiver's id (the fingerprint of its key), by which it is reached again when lost.
+        let id: String
     }
 
     /// Where the group is on the media: `position` at `instant` (our clock, ns), moving at `rate`.
@@ -137,6 +152,8 @@ public final class GroupPlayback: @unchecked Sendable {
         var timeline: Timeline?
         /// The group was told to stop: its members' finishes are the group's, not members leaving.
         var stopping = false
+        /// The receivers asked for by `joinRequest`s not carried out yet (lowercased), at most `maximumPendingJoins`.
+        var pendingJoins: Set<String> = []
 
         /// The member whose events are the group's: the first one still in it.
         var leader: Int? { members.firstIndex { !$0.gone } }
@@ -145,16 +162,15 @@ public final class GroupPlayback: @unchecked Sendable {
 
     private init(
         members: [Member], clocks: [ClockProbe], file: MediaFile, configDirectory: String,
-        reconnect: (@Sendable (Int) throws(CastError) -> ReceiverConnection)?,
-        onMemberLeft: @escaping @Sendable (String, String) -> Void, onMemberJoined: (@Sendable (String) -> Void)?
+        reach: (@Sendable (String) throws(CastError) -> ReceiverConnection)?,
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) {
         self.members = members
         self.memberNames = members.map(\.name)
         self.file = file
         self.configDirectory = configDirectory
-        self.reconnect = reconnect
-        self.onMemberLeft = onMemberLeft
-        self.onMemberJoined = onMemberJoined
+        self.reach = reach
+        self.onMemberChange = onMemberChange
         self.state = State(members: clocks.map { MemberState(clock: $0) })
         self.clockTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastKit.GroupPlayback.clock"))
     }
@@ -172,15 +188,16 @@ public final class GroupPlayback: @unchecked Sendable {
     /// serves it to each. The group owns the connections from here, and closes them on failure too. Returns once
     /// every member is ready and their start is scheduled.
     ///
-    /// `reconnect`, when given, reaches the member that was `connections[index]` again (its key checked); a member
-    /// that is lost is then looked for once a second and rejoins the group in step (`onMemberJoined`).
+    /// `reach`, when given, connects to a receiver by its id or name (its key checked, as `ReceiverConnection.reach`
+    /// does): a member that is lost is then looked for once a second and rejoins the group in step, and a receiver a
+    /// member's `joinRequest` names is added. `onMemberChange` says who joined, rejoined or left, and who could not
+    /// be added.
     /// - Throws: `CastError`: the first member's failure to measure its clock (`.connectionLost`) or to accept the
     ///   media (`.busy`, `.notAuthorised`, a refusal); every connection is closed then.
     public static func start(
         _ file: MediaFile, over connections: [ReceiverConnection], configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, reconnect: (@Sendable (_ index: Int) throws(CastError) -> ReceiverConnection)? = nil,
-        onMemberJoined: (@Sendable (_ name: String) -> Void)? = nil,
-        onMemberLeft: @escaping @Sendable (_ name: String, _ why: String) -> Void
+        volume: Double? = nil, reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         precondition(!connections.isEmpty, "a group has at least one member")
         var clocks: [ClockProbe] = []
@@ -188,11 +205,11 @@ public final class GroupPlayback: @unchecked Sendable {
         do throws(CastError) {
             for connection in connections { clocks.append(try measureClock(of: connection)) }
             let names = connections.map { printable($0.welcome.name) }
-            for (index, connection) in connections.enumerated() {
+            for connection in connections {
                 let playback = try RemotePlayback.start(
                     file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
                     autoplay: false, group: names)
-                members.append(Member(name: printable(connection.welcome.name), playback: playback, origin: index))
+                members.append(Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
             }
         } catch {
             for member in members { member.playback.close() }
@@ -200,8 +217,8 @@ public final class GroupPlayback: @unchecked Sendable {
             throw error
         }
         let group = GroupPlayback(
-            members: members, clocks: clocks, file: file, configDirectory: configDirectory, reconnect: reconnect,
-            onMemberLeft: onMemberLeft, onMemberJoined: onMemberJoined)
+            members: members, clocks: clocks, file: file, configDirectory: configDirectory, reach: reach,
+            onMemberChange: onMemberChange)
         group.lock.withLock {
             for index in members.indices { group.state.members[index].awaiting = .load }
             group.state.operating = true
@@ -269,12 +286,17 @@ public final class GroupPlayback: @unchecked Sendable {
                     state.queue.append(.lost(member: index, error))
                     return !state.isEmpty && !state.stopping
                 }
-                if mayRejoin, reconnect != nil, let origin = member(index).origin {
-                    let thread = Thread { [self] in rejoin(origin: origin) }
-                    thread.name = "cast group rejoin \(origin)"
+                if mayRejoin, reach != nil {
+                    let id = member(index).id
+                    let thread = Thread { [self] in rejoin(id) }
+                    thread.name = "cast group rejoin \(index)"
                     thread.start()
                 }
                 return
+            }
+            if case .joinRequest(let receiver) = event {
+                requestJoin(receiver)
+                continue
             }
             let finished = lock.withLock { () -> Bool in
                 var member = state.members[index]
@@ -357,10 +379,10 @@ public final class GroupPlayback: @unchecked Sendable {
     /// - Throws: `CastError`: it broke the clock exchange or refused the media (the refusal), it was not ready in
     ///   time or could not catch up (`.playback`), or the group is over (`.connectionLost`).
     public func add(_ connection: ReceiverConnection) throws(CastError) {
-        try join(connection, origin: nil)
+        try join(connection)
     }
 
-    private func join(_ connection: ReceiverConnection, origin: Int?) throws(CastError) {
+    private func join(_ connection: ReceiverConnection) throws(CastError) {
         let clock: ClockProbe
         do {
             clock = try Self.measureClock(of: connection)
@@ -392,7 +414,7 @@ public final class GroupPlayback: @unchecked Sendable {
             autoplay: false, group: names + [printable(connection.welcome.name)])
         if volume?.muted == true { try? playback.control(.mute(true)) }
         let index = lock.withLock { () -> Int in
-            members.append(Member(name: printable(connection.welcome.name), playback: playback, origin: origin))
+            members.append(Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
             var member = MemberState(clock: clock)
             member.awaiting = .load
             state.members.append(member)
@@ -430,9 +452,42 @@ public final class GroupPlayback: @unchecked Sendable {
         throw CastError(.playback, "\(printable(connection.welcome.name)) could not catch up with the group")
     }
 
+    /// A member passed on a request to add `receiver` (`cast join kitchen --to "living room"` from anywhere): it is
+    /// reached (`reach`: its key checked, as for any send) and joined on the reactions queue, one at a time.
+    private func requestJoin(_ receiver: String) {
+        let name = printable(receiver)
+        guard let reach else { return onMemberChange(.notAdded(name, why: "this group cannot reach receivers")) }
+        let key = receiver.lowercased()
+        let accepted = lock.withLock { () -> Bool in
+            guard state.pendingJoins.count < Self.maximumPendingJoins, !state.closed else { return false }
+            return state.pendingJoins.insert(key).inserted
+        }
+        guard accepted else { return }
+        reactions.async { [self] in
+            defer { lock.withLock { _ = state.pendingJoins.remove(key) } }
+            let connection: ReceiverConnection
+            do throws(CastError) {
+                connection = try reach(receiver)
+            } catch {
+                return onMemberChange(.notAdded(name, why: error.message))
+            }
+            let member = lock.withLock { members.indices.contains { isActive($0) && members[$0].id == connection.welcome.id } }
+            guard !member else {
+                connection.close()
+                return onMemberChange(.notAdded(name, why: "it is in the group already"))
+            }
+            do throws(CastError) {
+                try join(connection)
+            } catch {
+                return onMemberChange(.notAdded(name, why: error.message))
+            }
+            onMemberChange(.joined(printable(connection.welcome.name)))
+        }
+    }
+
     /// Looks for a lost member once every `rejoinInterval` and joins it again, for as long as the group lasts.
-    private func rejoin(origin: Int) {
-        guard let reconnect else { return }
+    private func rejoin(_ id: String) {
+        guard let reach else { return }
         while true {
             let over = lock.withLock { () -> Bool in
                 let deadline = Date().addingTimeInterval(Self.rejoinInterval)
@@ -440,13 +495,13 @@ public final class GroupPlayback: @unchecked Sendable {
                 return state.closed || state.isEmpty || state.stopping
             }
             if over { return }
-            guard let connection = try? reconnect(origin) else { continue }
+            guard let connection = try? reach(id) else { continue }
             do {
-                try join(connection, origin: origin)
+                try join(connection)
             } catch {
                 continue
             }
-            onMemberJoined?(printable(connection.welcome.name))
+            onMemberChange(.rejoined(printable(connection.welcome.name)))
             return
         }
     }
@@ -500,7 +555,8 @@ public final class GroupPlayback: @unchecked Sendable {
             case .event(let index, .finished(let reason, let error, _), _):
                 // Reaching the end a moment before the others is not leaving, nor stopping with the group.
                 if reason != .playbackEnded && !lock.withLock({ state.stopping }) {
-                    onMemberLeft(member(index).name, "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
+                    onMemberChange(
+                        .left(member(index).name, why: "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"))
                 }
             case .event(_, let event, let leading):
                 if leading { return event }
@@ -509,7 +565,7 @@ public final class GroupPlayback: @unchecked Sendable {
                     if let finish = lock.withLock({ state.lastFinish }) { return finish }
                     throw error
                 }
-                onMemberLeft(member(index).name, "lost: \(error.message)")
+                onMemberChange(.left(member(index).name, why: "lost: \(error.message)"))
             }
         }
     }
@@ -607,7 +663,7 @@ public final class GroupPlayback: @unchecked Sendable {
         }
         for index in late {
             try? member(index).playback.control(.stop)
-            onMemberLeft(member(index).name, "not ready within \(Int(Self.readyTimeout)) s")
+            onMemberChange(.left(member(index).name, why: "not ready within \(Int(Self.readyTimeout)) s"))
         }
     }
 

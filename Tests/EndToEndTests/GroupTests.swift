@@ -425,6 +425,48 @@ final class GroupTests: LabTestCase {
         XCTAssertLessThan(apart, 0.001)
     }
 
+    /// `cast join Study --to Kitchen` from another terminal while the kitchen and the living room play: castd passes the
+    /// request on to the group's sender, which reaches the study and starts it in step, at the group's place in the
+    /// file; `cast join` returns once the study plays in the group.
+    func testAReceiverJoinsAPlayingGroupFromTheCommandLine() throws {
+        let members = try startGroup()
+        let clip = try beeps(seconds: 14)
+        let sender = try send(clip, to: Array(members.prefix(2)))
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let asked = MonotonicClock.nanoseconds()
+        let joined = try lab.run(
+            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(joined.status, 0, joined.stderr)
+        XCTAssertEqual(joined.stdout, "Study plays in the group of Kitchen\n")
+        XCTAssertNotNil(sender.waitForLine(containing: "cast: Study joined the group", timeout: 10), "\(sender.output)")
+        // It plays from the instant it was given: a second or so after `cast join` returned.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while members[2].capture.reads.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let first = try XCTUnwrap(members[2].capture.reads.first, "the study wrote nothing")
+        print(String(format: "join: cast join spawned → the study's first samples in %.0f ms", Double(first.arrival - asked) / 1e6))
+        // The same request again is refused: it plays in the group already.
+        let again = try lab.run(
+            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(again.status, 2, again.stderr)
+        XCTAssertTrue(again.stderr.contains("Study is in the group already"), again.stderr)
+        Thread.sleep(forTimeInterval: 1.5)
+        let positions = try ["Kitchen", "Study"].map { name -> Double in
+            let result = try lab.run(
+                on: .phone, [Paths.cast, "status", name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            return try XCTUnwrap(object?["position"] as? Double, "\(name): \(result.stdout) \(result.stderr)")
+        }
+        XCTAssertEqual(positions[0], positions[1], accuracy: 0.25, "the study plays another part of the file")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        for member in members { _ = member.capture.stop(atLeast: 0) }
+        let apart = try spread(members, between: first.arrival, and: .max)
+        print(String(format: "group after a join: the members within %.3f ms of one another", apart * 1000))
+        XCTAssertLessThan(apart, 0.001)
+    }
+
     /// `cast volume Kitchen 0.25` from another terminal sets the kitchen's volume alone: its samples fall to a quarter
     /// while the living room's stay, and the group plays on in step (a member's volume is its own, as with AirPlay 2).
     func testAMembersVolumeIsItsOwn() throws {

@@ -82,8 +82,8 @@ final class ProductTests: XCTestCase {
             .split(separator: "\n").map { String($0.dropFirst(2).prefix { $0 != " " }) }
         XCTAssertEqual(
             Set(listed),
-            ["list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "subtitles", "audio", "watch",
-             "pair", "unpair", "config"], tool.stdout)
+            ["list", "send", "queue", "join", "status", "pause", "resume", "stop", "seek", "volume", "subtitles", "audio",
+             "watch", "pair", "unpair", "config"], tool.stdout)
         // Every verb stands apart from its text (a verb as long as the column ran into it: "subtitlesShow").
         for line in tool.stdout.components(separatedBy: "verbs:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n")

@@ -187,6 +187,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
         switch action {
         case .stop: stop()
         case .scaling: break
+        case .join: break  // a movie plays on one receiver
         case .pause, .resume, .resumeAt, .align, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio: control(action)
         }
     }

@@ -402,7 +402,7 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate, .accessLog, .scaling, .subtitles, .audio, .align:
+                case .rate, .accessLog, .scaling, .subtitles, .audio, .align, .join:
                     // A speaker has no engine access log, no picture to scale and no subtitles, and joins no group yet.
                     continue
                 }

@@ -173,6 +173,18 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    /// `join` (a control castd passes on) and `joinRequest` (the event it becomes) carry a bounded, printable name.
+    func testJoinAndJoinRequestCarryABoundedName() throws {
+        let join = PlaybackControl(.join(receiver: "Study"))
+        XCTAssertEqual(try Message(Message.control(join).frame()), .control(join))
+        let request = PlaybackEvent.joinRequest(receiver: "Study")
+        XCTAssertEqual(try Message(Message.event(request).frame()), .event(request))
+        for bad in ["", String(repeating: "x", count: PlaybackControl.maximumReceiverName + 1), "Stu\u{1B}[2Jdy"] {
+            assertRejected(Message.control(PlaybackControl(.join(receiver: bad))).frame(), .malformedMessage)
+            assertRejected(Message.event(.joinRequest(receiver: bad)).frame(), .malformedMessage)
+        }
+    }
+
     /// A group member's play request names its group (shown by `status`): 1 to 16 names, each bounded.
     func testPlayAndStatusCarryTheGroupWithinBounds() throws {
         var request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: nil))

@@ -34,7 +34,7 @@ final class AVSyncTests: XCTestCase {
         receiver.stop()
 
         // The clip's own offsets: ffmpeg's decode (48 kHz stereo S16, as the capture) and ffmpeg's framemd5.
-        let referenceAudio = try decodeAudio(clip, into: "\(work)/reference.raw")
+        let referenceAudio = try Self.decodeAudio(clip, into: "\(work)/reference.raw")
         let referenceBeeps = Self.onsets(referenceAudio)
         let referenceFrames = try Media.ffmpegFrameMD5(clip).filter { !$0.hasPrefix("#") }.map(FrameLine.init)
         let white = try XCTUnwrap(referenceFrames.first?.hash, "no frames")
@@ -77,7 +77,7 @@ final class AVSyncTests: XCTestCase {
         XCTAssertLessThanOrEqual(sorted.last ?? 0, 45, "A/V offsets \(offsets)")
     }
 
-    private func decodeAudio(_ clip: String, into path: String) throws -> Data {
+    static func decodeAudio(_ clip: String, into path: String) throws -> Data {
         let result = try runCommand(
             ["ffmpeg", "-v", "error", "-y", "-i", clip, "-map", "0:a", "-f", "s16le", "-ac", "2", "-ar", "48000", path])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -100,7 +100,7 @@ final class AVSyncTests: XCTestCase {
     }
 
     /// One framemd5 line: pts (in the 1/30 time base) and hash.
-    private struct FrameLine {
+    struct FrameLine {
         let pts: Int
         let hash: String
         init(_ line: String) {
@@ -111,7 +111,7 @@ final class AVSyncTests: XCTestCase {
     }
 
     /// castd's timing log (see CastMedia's `TimingLog`).
-    private struct TimingRecord {
+    struct TimingRecord {
         var video: [(pts: Double, time: UInt64)] = []
         var audio: [(frames: Int, time: UInt64, latency: Int64)] = []
 

@@ -40,24 +40,27 @@ final class GroupTests: LabTestCase {
 
     /// castd named `name` on `host`, its monotonic clock `shift` s ahead (and `skew` ppm fast, test only), playing into
     /// a FIFO this test reads.
-    private func startMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int = 0) throws -> Member {
+    private func startMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int = 0, extra: [String] = [])
+        throws -> Member
+    {
         let folder = "\(work!)/\(shift)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return try launchMember(name, on: host, shift: shift, skew: skew, capture: FIFOCapture(path: "\(folder)/audio.fifo"))
+        return try launchMember(
+            name, on: host, shift: shift, skew: skew, capture: FIFOCapture(path: "\(folder)/audio.fifo"), extra: extra)
     }
 
     /// castd as `startMember` starts it, writing into `capture` (a restarted member: the same name, state and FIFO).
-    private func launchMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int, capture: FIFOCapture) throws
-        -> Member
-    {
+    private func launchMember(
+        _ name: String, on host: Lab.Host, shift: Int, skew: Int, capture: FIFOCapture, extra: [String] = []
+    ) throws -> Member {
         let folder = "\(work!)/\(shift)"
         let daemon = try lab.start(
             on: host,
             [
                 "unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
-                "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state", "--video-out", "none",
+                "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state",
                 "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2",
-            ],
+            ] + (extra.isEmpty ? ["--video-out", "none"] : extra),
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig, "CAST_TEST_CLOCK_SKEW_PPM": "\(skew)"])
         _ = try daemon.listeningPort()
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
@@ -465,6 +468,66 @@ final class GroupTests: LabTestCase {
         let apart = try spread(members, between: first.arrival, and: .max)
         print(String(format: "group after a join: the members within %.3f ms of one another", apart * 1000))
         XCTAssertLessThan(apart, 0.001)
+    }
+
+    /// A movie in a group: the kitchen shows it (framemd5, every frame ffmpeg decodes) while the living room plays its
+    /// sound, in lip sync across the rooms. A white flash and a 10 ms beep start each second of the clip; each flash
+    /// the kitchen showed (its timing log, on its own clock) is compared with the same second's beep as the living
+    /// room wrote it (its FIFO, on this test's clock, less the output's lead that the kitchen's own log and FIFO give).
+    func testOneMemberShowsTheMovieWhileAnotherPlaysItsSoundInLipSync() throws {
+        try requireTimeNamespaces()
+        let seconds = 10
+        let clip = "\(work!)/flashbeep.mkv"
+        let made = try runCommand([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "color=c=black:s=320x240:r=30:d=\(seconds),drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.03)'",
+            "-f", "lavfi", "-i",
+            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=\(seconds)",
+            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "30", "-c:a", "flac", "-ar", "48000", "-ac", "2", clip,
+        ])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let timing = "\(work!)/kitchen-timing.log"
+        let frames = "\(work!)/kitchen-frames.md5"
+        let kitchen = try startMember(
+            "Kitchen", on: .room1, shift: 3, extra: ["--video-out", "framemd5:\(frames)", "--timing-log", timing])
+        let livingRoom = try startMember("Living Room", on: .room2, shift: 7)
+        let sender = try send(clip, to: [kitchen, livingRoom])
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        for member in [kitchen, livingRoom] { _ = member.capture.stop(atLeast: Int(rate) * seconds) }
+
+        // Every frame ffmpeg decodes, shown in the kitchen.
+        let reference = try Media.ffmpegFrameMD5(clip).filter { !$0.hasPrefix("#") }.map(AVSyncTests.FrameLine.init)
+        let presented = try String(contentsOfFile: frames, encoding: .utf8).split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }.map { AVSyncTests.FrameLine(String($0)) }
+        XCTAssertEqual(presented.map(\.hash), reference.map(\.hash), "the kitchen's frames differ from ffmpeg's")
+        let white = try XCTUnwrap(reference.first?.hash)
+        let flashes = presented.filter { $0.hash == white }.map(\.pts)
+        XCTAssertEqual(flashes.count, seconds)
+
+        // The clip's own offset of each flash from its beep (ffmpeg's decode), so that only playback is measured.
+        let referenceBeeps = AVSyncTests.onsets(try AVSyncTests.decodeAudio(clip, into: "\(work!)/reference.raw"))
+        XCTAssertEqual(referenceBeeps.count, seconds)
+        let log = try AVSyncTests.TimingRecord(path: timing)
+        let kitchenBeeps = AVSyncTests.onsets(kitchen.capture.bytes)
+        let kitchenWritten = beepTimes(kitchen.capture)
+        let livingRoomWritten = beepTimes(livingRoom.capture)
+        var offsets: [Double] = []
+        // Not the first flash: the first picture is shown while the members wait paused for their start (as a poster,
+        // and as a movie player shows it), a moment before its sound.
+        for k in 1..<min(flashes.count, kitchenBeeps.count, kitchenWritten.count, livingRoomWritten.count, seconds) {
+            let shown = Double(try XCTUnwrap(log.videoTime(pts: Double(flashes[k]) / 30))) / 1e9 - 3
+            // When the kitchen's beep is heard (its log), less when it was written (its FIFO): the output's lead.
+            let heard = try XCTUnwrap(log.audioTime(frame: kitchenBeeps[k])) / 1e9 - 3
+            let lead = heard - kitchenWritten[k]
+            let intrinsic = Double(flashes[k]) / 30 - Double(referenceBeeps[k]) / 48000
+            offsets.append((shown - (livingRoomWritten[k] + lead) - intrinsic) * 1000)
+        }
+        print("lip sync across rooms (kitchen's picture − living room's sound), ms: "
+            + offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))
+        XCTAssertGreaterThanOrEqual(offsets.count, seconds - 3)
+        // As AVSyncTests within one box: where a viewer would notice (about 45 ms of sound ahead).
+        XCTAssertLessThanOrEqual(offsets.map(abs).max() ?? 100, 45, "\(offsets)")
+        XCTAssertLessThan(try spread([kitchen, livingRoom], between: 0, and: .max), 0.001)
     }
 
     /// `cast volume Kitchen 0.25` from another terminal sets the kitchen's volume alone: its samples fall to a quarter

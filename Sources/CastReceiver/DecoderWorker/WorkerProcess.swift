@@ -1,4 +1,5 @@
 internal import CSandbox
+import CastSecurity
 import Foundation
 import Glibc
 
@@ -22,28 +23,13 @@ enum WorkerProcess {
     /// descriptor 3 is `channel`; its standard input is /dev/null and its standard output goes to castd's standard
     /// error (castd's standard output may carry `--events -`). Returns the worker's pid.
     private static func spawnNow(channel: Int32) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, channel, channelDescriptor)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let arguments = ["castd", flag, String(getpid())]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &argv, environ)
-        guard status == 0 else {
-            throw WorkerFailure("cannot start the decoder process: \(String(cString: strerror(status)))")
+        do {
+            return try ProcessSpawn.spawn(
+                "/proc/self/exe", arguments: ["castd", flag, String(getpid())],
+                descriptors: [.duplicate(channel, to: channelDescriptor), .nullInput(0), .duplicate(2, to: 1)])
+        } catch {
+            throw WorkerFailure("cannot start the decoder process: \(error)")
         }
-        return pid
     }
 
     /// How a worker ended, once it has: waits up to `grace` for it to exit by itself (poll on a pidfd, so the wait

@@ -139,25 +139,12 @@ public final class PCMDecoderProcess: PCMSource, @unchecked Sendable {
 
     /// Starts `program path` with `channel` as its standard input and output; its standard error is ours.
     private static func spawn(_ program: String, _ path: String, channel: Int32) throws(CastError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, channel, 0)
-        posix_spawn_file_actions_adddup2(&actions, channel, 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(programName), strdup(path), nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, program, &actions, &attributes, &argv, environ)
-        guard status == 0 else {
-            throw CastError(.playback, "cannot start the decoder \(program): \(String(cString: strerror(status)))")
+        do {
+            return try ProcessSpawn.spawn(
+                program, arguments: [programName, path],
+                descriptors: [.duplicate(channel, to: 0), .duplicate(channel, to: 1)])
+        } catch {
+            throw CastError(.playback, "cannot start the decoder: \(error)")
         }
-        return pid
     }
 }

@@ -128,8 +128,6 @@ public final class GroupPlayback: @unchecked Sendable {
         var pendingTimeRequest: Int64?
         /// The instant (our clock, ns) it was told to resume at last: where its `align`s count from.
         var anchor: Int64?
-        /// Lost (its connection broke), as opposed to finished or stopped: it may rejoin.
-        var lost = false
     }
 
     private enum Item {
@@ -282,7 +280,6 @@ public final class GroupPlayback: @unchecked Sendable {
                     defer { lock.broadcast() }
                     guard !state.members[index].gone && !state.closed else { return false }
                     state.members[index].gone = true
-                    state.members[index].lost = true
                     state.queue.append(.lost(member: index, error))
                     return !state.isEmpty && !state.stopping
                 }

@@ -136,6 +136,9 @@ extension Player {
                 countDroppedFrame()
             } else {
                 try burnSubtitles(into: frame, timing: timing)
+                // A seek while this frame waited or had its subtitles drawn makes it one of the old position's: not
+                // shown. (One already being presented when a seek comes is finished, as in ffplay.)
+                if control.status(of: serial) == .superseded { throw Superseded() }
                 for presenter in presenters { try presenter.present(frame) }
                 let size = DisplaySize(of: frame.pointer.pointee)
                 // The first size was announced from the stream's parameters when it opened.

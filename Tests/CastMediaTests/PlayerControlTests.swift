@@ -339,11 +339,16 @@ private final class Session: @unchecked Sendable {
         let start = Monotonic.seconds()
         player.seek(to: seconds, exact: exact)
         while Monotonic.seconds() - start < 3 {
-            // A frame of the old position may be presented between counting and seeking: at most one, which
-            // continues the old numbering.
+            // A frame of the old position may be presented between counting and seeking (one in flight is
+            // finished): at most one, which continues the old numbering, or belongs to an earlier seek not yet shown
+            // (scrubbing), but never one of this seek's own key-frame interval before the target (key frames every
+            // second: an exact seek shows nothing before its target).
             let all = lines
             var after = all.dropFirst(before)
-            if let next = after.first, ControlFixtures.follows(next, before > 0 ? all[before - 1] : nil) {
+            if let next = after.first,
+                ControlFixtures.follows(next, before > 0 ? all[before - 1] : nil)
+                    || !ControlFixtures.isBetweenKeyFrameAndTarget(next, seconds)
+            {
                 after = after.dropFirst()
             }
             if let fresh = after.first { return (fresh, Monotonic.seconds() - start, before) }
@@ -396,6 +401,14 @@ private enum ControlFixtures {
     }
 
     /// Whether `line` is the frame right after `previous` (pts + 1).
+    /// Whether `line` lies from the key frame before `seconds` (key frames every second) up to `seconds`: where a
+    /// seek to `seconds` lands.
+    static func isBetweenKeyFrameAndTarget(_ line: String, _ seconds: Double) -> Bool {
+        guard let pts = Reference.pts(of: line) else { return false }
+        let time = Double(pts) / 25
+        return time >= seconds.rounded(.down) - 1e-6 && time <= seconds + 1e-6
+    }
+
     static func follows(_ line: String, _ previous: String?) -> Bool {
         guard let previous, let a = Reference.pts(of: previous), let b = Reference.pts(of: line) else { return false }
         return b == a + 1

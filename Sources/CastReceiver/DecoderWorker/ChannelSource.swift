@@ -63,7 +63,7 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
         defer { if locked { condition.unlock() } }
         if cancelled { throw WorkerFailure("the read was cancelled") }
         var ask: [MediaRead] = []
-        if arrivedIndex(at: position) == nil && !inFlight.contains(offset: position) {
+        if arrivedIndex(at: position) == nil && !inFlight.contains(offset: position) && receiving?.offset != position {
             // After a seek every place may be taken by reads no longer wanted: their answers make room.
             while inFlight.isFull && !cancelled { condition.wait() }
             if cancelled { throw WorkerFailure("the read was cancelled") }
@@ -242,7 +242,8 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
     /// it are on their way too; none for a stream (its next offset is known only from the answer before).
     private func plannedReads(from offset: Int64, length: Int) -> [MediaRead] {
         guard media.seekable, inFlight.limit > 1 else { return [] }
-        let known = arrived.map { (offset: $0.offset, count: $0.slot.count) }
+        // The answer being received counts as arrived: its read is no longer in flight.
+        let known = arrived.map { (offset: $0.offset, count: $0.slot.count) } + (receiving.map { [($0.offset, $0.count)] } ?? [])
         let planned = inFlight.ahead(
             of: offset, length: length, depth: inFlight.limit, size: media.size, arrived: known)
         for read in planned { inFlight.sent(read) }

@@ -122,7 +122,7 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
 
         /// Reads sent ahead of a sequential reader: each at most `MediaRead.maximumLength`, so castd holds at most
         /// this many megabytes more than the answer a reader takes.
-        static let readsAhead = 2
+        static let readsAhead = 3
 
         init(tls: TLSConnection, descriptor: MediaDescriptor) {
             self.tls = tls

@@ -40,7 +40,7 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
 
     /// Reads in flight for a session's engine (behind its read-ahead): enough for castd and the sender to work on the
     /// next range while this side takes one, each at most `MediaRead.maximumLength`.
-    static let sessionReadsInFlight = 3
+    static let sessionReadsInFlight = 4
 
     /// `readsInFlight` 1 reads one range at a time, nothing ahead (the thumbnailer, which seeks about).
     init(channel: WorkerChannel, media: WorkerStart.Media, readsInFlight: Int = 1) {

@@ -67,7 +67,8 @@ public struct FrameDecoder: Sendable {
         guard available >= Frame.headerSize + 1 + wanted else { return nil }
         let start = readIndex + Frame.headerSize + 1
         return try buffer.withUnsafeBytes { bytes in
-            try body(bytes[readIndex + Frame.headerSize], length, UnsafeRawBufferPointer(rebasing: bytes[start..<(start + wanted)]))
+            let prefix = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + wanted)])
+            return try body(bytes[readIndex + Frame.headerSize], length, prefix)
         }
     }
 

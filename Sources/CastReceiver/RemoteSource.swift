@@ -225,7 +225,8 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
                 let start = try decoder.peekFrameStart(prefix: 8) { type, length, prefix -> FrameStart in
                     guard type == MessageType.mediaData.rawValue else { return .other(length: length) }
                     guard length >= 1 + 8 else { throw MediaLost("the sender sent mediaData without its offset") }
-                    return .answer(offset: Int64(bigEndian: prefix.loadUnaligned(as: Int64.self)), count: length - 1 - 8)
+                    let offset = Int64(bigEndian: prefix.loadUnaligned(as: Int64.self))
+                    return .answer(offset: offset, count: length - 1 - 8)
                 }
                 // No more than the frame asks for, so that an answer's bytes are not decrypted into `received`.
                 var needed = Frame.headerSize + 1 + 8 - decoder.bufferedCount

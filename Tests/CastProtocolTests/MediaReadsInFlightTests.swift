@@ -64,3 +64,55 @@ final class MediaReadsInFlightTests: XCTestCase {
         XCTAssertEqual(reads.ahead(of: 500, length: 100, depth: 3, size: nil, arrived: [(offset: 500, count: 0)]), [])
     }
 }
+
+final class MediaReadCodingTests: XCTestCase {
+    /// The hand-written payload is byte for byte what the JSON encoder writes, and reads back as the decoder reads it.
+    func testTheCanonicalPayloadIsTheJSONEncodersBytes() throws {
+        var random = SystemRandomNumberGenerator()
+        var reads = [
+            MediaRead(offset: 0, length: 1), MediaRead(offset: 0, length: MediaRead.maximumLength),
+            MediaRead(offset: Int64.max / 10, length: 65536), MediaRead(offset: 7, length: 100, resource: 1),
+        ]
+        for _ in 0..<200 {
+            reads.append(
+                MediaRead(
+                    offset: Int64.random(in: 0...(1 << 50), using: &random), length: Int.random(in: 1...(1 << 20)),
+                    resource: Bool.random(using: &random) ? 1 : nil))
+        }
+        var zero = MediaRead(offset: 5, length: 5)
+        zero.resource = 0
+        reads.append(zero)
+        for read in reads {
+            XCTAssertEqual(read.canonicalPayload, JSONPayload.encode(read), "\(read)")
+            XCTAssertEqual(MediaRead.canonical(JSONPayload.encode(read)), read)
+            XCTAssertEqual(try Message(Message.mediaRead(read).frame()), .mediaRead(read))
+        }
+    }
+
+    /// Anything else is not read by hand, and the JSON rules judge it as before: accepted with spaces, keys in
+    /// another order or unknown keys; refused when negative, too long, or not a read at all.
+    func testOtherFormsAreLeftToTheJSONRules() throws {
+        let accepted: [(String, MediaRead)] = [
+            (#"{"offset":3,"length":10}"#, MediaRead(offset: 3, length: 10)),
+            (#"{ "length": 10, "offset": 3 }"#, MediaRead(offset: 3, length: 10)),
+            (#"{"length":10,"offset":3,"extra":true}"#, MediaRead(offset: 3, length: 10)),
+            (#"{"length":10.0,"offset":3}"#, MediaRead(offset: 3, length: 10)),
+        ]
+        for (text, read) in accepted {
+            XCTAssertNil(MediaRead.canonical(Array(text.utf8)), text)
+            XCTAssertEqual(
+                try Message(Frame(type: MessageType.mediaRead.rawValue, payload: Array(text.utf8))), .mediaRead(read))
+        }
+        let refused = [
+            #"{"length":10,"offset":-3}"#, #"{"length":0,"offset":3}"#, #"{"length":1048577,"offset":3}"#,
+            #"{"length":10,"offset":3,"resource":2}"#, #"{"length":10}"#, #"{"length":010,"offset":3}"#,
+            #"{"length":10,"offset":3}x"#, #"{"length":10,"offset":99999999999999999999}"#,
+        ]
+        for text in refused {
+            XCTAssertThrowsError(
+                try Message(Frame(type: MessageType.mediaRead.rawValue, payload: Array(text.utf8))), text)
+        }
+        XCTAssertNil(MediaRead.canonical(Array(#"{"length":010,"offset":3}"#.utf8)))
+        XCTAssertNil(MediaRead.canonical(Array(#"{"length":1234567890123456789,"offset":3}"#.utf8)))
+    }
+}

@@ -19,7 +19,7 @@ final class RemoteSourceTests: XCTestCase {
         try lab.answer(first)
         // The first answer taken, the next two ranges are asked for before anything else is answered.
         let ahead = [try lab.nextRead(), try lab.nextRead()]
-        XCTAssertEqual(ahead, [MediaRead(offset: Int64(chunk), length: chunk), MediaRead(offset: Int64(2 * chunk), length: chunk)])
+        XCTAssertEqual(ahead, [1, 2].map { MediaRead(offset: Int64($0 * chunk), length: chunk) })
         for read in ahead { try lab.answer(read) }
         XCTAssertEqual(try got.value(), Array(Fixtures.bytes[..<(3 * chunk)]))
     }
@@ -99,7 +99,8 @@ private enum Fixtures {
             let server = try accepted.value()
             source = RemoteSource(
                 tls: server,
-                descriptor: MediaDescriptor(size: seekable ? Int64(bytes.count) : nil, seekable: seekable, nameHint: nil))
+                descriptor: MediaDescriptor(
+                    size: seekable ? Int64(bytes.count) : nil, seekable: seekable, nameHint: nil))
         }
 
         /// The next `mediaRead` castd sent.
@@ -118,7 +119,8 @@ private enum Fixtures {
         /// Answers `read` with the fixture's bytes.
         func answer(_ read: MediaRead) throws {
             let start = Int(read.offset)
-            let data = MediaData(offset: read.offset, bytes: Array(bytes[start..<min(start + read.length, bytes.count)]))
+            let end = min(start + read.length, bytes.count)
+            let data = MediaData(offset: read.offset, bytes: Array(bytes[start..<end]))
             try client.write(Message.mediaData(data).frame().encoded())
         }
 

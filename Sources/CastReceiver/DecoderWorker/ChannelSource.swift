@@ -243,7 +243,8 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
     private func plannedReads(from offset: Int64, length: Int) -> [MediaRead] {
         guard media.seekable, inFlight.limit > 1 else { return [] }
         // The answer being received counts as arrived: its read is no longer in flight.
-        let known = arrived.map { (offset: $0.offset, count: $0.slot.count) } + (receiving.map { [($0.offset, $0.count)] } ?? [])
+        var known = arrived.map { (offset: $0.offset, count: $0.slot.count) }
+        if let receiving { known.append((receiving.offset, receiving.count)) }
         let planned = inFlight.ahead(
             of: offset, length: length, depth: inFlight.limit, size: media.size, arrived: known)
         for read in planned { inFlight.sent(read) }

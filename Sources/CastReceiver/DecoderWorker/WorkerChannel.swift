@@ -125,7 +125,8 @@ final class WorkerChannel: @unchecked Sendable {
                 sink.received(complete: true)
                 continue
             }
-            if let next = try decoder.nextFrame({ type, payload in try decode(Frame(type: type, payload: Array(payload))) }) {
+            let next = try decoder.nextFrame { type, payload in try decode(Frame(type: type, payload: Array(payload))) }
+            if let next {
                 return next
             }
             guard try fill() else { return nil }

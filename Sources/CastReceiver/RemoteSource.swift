@@ -119,6 +119,9 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
         private var arrived: [Answer] = []
         /// Buffers of answers already taken, kept for the next ones (with `arrived`, at most `readsAhead` + 2).
         private var spare: [Answer] = []
+        /// Why the connection cannot be read any more (the sender broke the protocol, went silent or closed it):
+        /// every later read fails the same way, instead of taking the rest of a refused frame for the next one.
+        private var broken: MediaLost?
 
         /// Reads sent ahead of a sequential reader: each at most `MediaRead.maximumLength`, so castd holds at most
         /// this many megabytes more than the answer a reader takes.
@@ -140,6 +143,7 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
             guard wanted > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
             lock.lock()
             defer { lock.unlock() }
+            if let broken { throw broken }
             let answer: Answer
             if resource != MediaRead.media {
                 answer = try awaitAnswer(to: MediaRead(offset: position, length: wanted, resource: resource))
@@ -221,6 +225,17 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
         /// - Throws: `MediaLost` when the sender breaks the protocol (an answer out of order, longer than asked, or
         ///   to no read; another message than `mediaData` or `error`), goes silent or closes the connection.
         private func receive() throws -> (MediaRead, Result<Answer, MediaLost>) {
+            do {
+                return try receiveFrame()
+            } catch {
+                let lost = error as? MediaLost ?? MediaLost("the media connection failed: \(error)")
+                broken = lost
+                tls.shutdown()
+                throw lost
+            }
+        }
+
+        private func receiveFrame() throws -> (MediaRead, Result<Answer, MediaLost>) {
             while true {
                 let start = try decoder.peekFrameStart(prefix: 8) { type, length, prefix -> FrameStart in
                     guard type == MessageType.mediaData.rawValue else { return .other(length: length) }

@@ -33,6 +33,10 @@ final class RemoteSourceTests: XCTestCase {
         XCTAssertThrowsError(try got.value()) { error in
             XCTAssertTrue("\(error)".contains("order of answers"), "\(error)")
         }
+        // The connection stays refused: the rest of the refused frame is never taken for the next answer.
+        XCTAssertThrowsError(try Fixtures.read(lab.source, reads: 1, chunk: 1000).value()) { error in
+            XCTAssertTrue("\(error)".contains("order of answers"), "\(error)")
+        }
     }
 
     func testAnAnswerLongerThanAskedIsRefused() throws {

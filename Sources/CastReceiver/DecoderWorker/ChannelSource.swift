@@ -59,8 +59,7 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
         let position = self.position
         condition.lock()
-        var locked = true
-        defer { if locked { condition.unlock() } }
+        defer { condition.unlock() }
         if cancelled { throw WorkerFailure("the read was cancelled") }
         var ask: [MediaRead] = []
         if arrivedIndex(at: position) == nil && !inFlight.contains(offset: position) && receiving?.offset != position {
@@ -78,16 +77,23 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
             waiting = nil
             outcome = nil
         }
+        // A buffer being filled is never given back early, even when the read fails or is cancelled.
+        var filling: Bool { receiving.map { $0.slot == nil && $0.offset == position } ?? false }
         if !ask.isEmpty {
             condition.unlock()
-            locked = false
-            for read in ask { try channel.send(.read(read)) }
+            var failure: (any Error)?
+            do {
+                for read in ask { try channel.send(.read(read)) }
+            } catch {
+                failure = error
+            }
             condition.lock()
-            locked = true
+            if let failure {
+                while filling { condition.wait() }
+                throw failure
+            }
         }
         while true {
-            // A buffer being filled is never given back early, even when cancelled.
-            let filling = receiving.map { $0.slot == nil && $0.offset == position } ?? false
             if !filling {
                 if let outcome {
                     let count = try outcome.get()

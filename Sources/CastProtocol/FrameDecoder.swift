@@ -46,6 +46,50 @@ public struct FrameDecoder: Sendable {
         }
     }
 
+    /// The next frame's type and body length (type byte + payload) once its header and `prefix` bytes of its payload
+    /// are buffered (fewer when the body is shorter), the frame itself not taken; nil before. Checks the length as
+    /// `nextFrame()` does. With `prefix` (a view valid only inside `body`), a caller that moves a large payload
+    /// straight into its own memory (`take(_:into:)`, then its own reads of the rest) learns where it goes before a
+    /// byte of it is copied here.
+    public func peekFrameStart<Result>(
+        prefix: Int, _ body: (_ type: UInt8, _ length: Int, _ prefix: UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result? {
+        let available = buffer.count - readIndex
+        guard available >= Frame.headerSize + 1 else { return nil }
+        let length =
+            Int(buffer[readIndex]) << 24 | Int(buffer[readIndex + 1]) << 16 | Int(buffer[readIndex + 2]) << 8
+            | Int(buffer[readIndex + 3])
+        guard length >= 1 else { throw ProtocolError(.emptyFrame, "frame length 0") }
+        guard length <= maximumFrameLength else {
+            throw ProtocolError(.frameTooLarge, "frame length \(length) exceeds the limit of \(maximumFrameLength)")
+        }
+        let wanted = min(prefix, length - 1)
+        guard available >= Frame.headerSize + 1 + wanted else { return nil }
+        let start = readIndex + Frame.headerSize + 1
+        return try buffer.withUnsafeBytes { bytes in
+            let prefix = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + wanted)])
+            return try body(bytes[readIndex + Frame.headerSize], length, prefix)
+        }
+    }
+
+    /// How many bytes are buffered and not taken.
+    public var bufferedCount: Int { buffer.count - readIndex }
+
+    /// Takes up to `count` buffered bytes (all of them when fewer are buffered), copying them to `target` when it is
+    /// given (it must hold them); returns how many. For a caller that reads a frame's body itself: the header and
+    /// the prefix that `peekFrameStart` showed, then the part of the payload already buffered.
+    public mutating func take(_ count: Int, into target: UnsafeMutableRawBufferPointer?) -> Int {
+        let taken = min(count, buffer.count - readIndex)
+        if let target {
+            precondition(target.count >= taken, "the target cannot hold the bytes taken")
+            buffer.withUnsafeBytes { bytes in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[readIndex..<(readIndex + taken)]))
+            }
+        }
+        consume(through: readIndex + taken)
+        return taken
+    }
+
     /// Where the next complete frame's body lies in `buffer` (its type byte, then its payload); nil when incomplete.
     private func nextFrameBounds() throws(ProtocolError) -> (start: Int, length: Int)? {
         let available = buffer.count - readIndex

@@ -268,7 +268,7 @@ extension Message {
         case .event(let body): payload = JSONPayload.encode(body)
         case .control(let body): payload = JSONPayload.encode(body)
         case .mediaHello(let body): payload = JSONPayload.encode(body)
-        case .mediaRead(let body): payload = JSONPayload.encode(body)
+        case .mediaRead(let body): payload = body.canonicalPayload
         case .pairing(let body): return body.frame()
         case .mediaData(let body):
             payload = withUnsafeBytes(of: UInt64(bitPattern: body.offset).bigEndian) { Array($0) } + body.bytes
@@ -405,7 +405,12 @@ extension Message {
             try Self.check(text: body.session, field: "mediaHello.session")
             self = .mediaHello(body)
         case .mediaRead:
-            let body = try decode(MediaRead.self)
+            let body: MediaRead
+            if let canonical = MediaRead.canonical(frame.payload) {
+                body = canonical
+            } else {
+                body = try decode(MediaRead.self)
+            }
             guard body.offset >= 0, body.length > 0, body.length <= MediaRead.maximumLength else {
                 throw ProtocolError(
                     .malformedMessage, "mediaRead needs offset ≥ 0 and length 1...\(MediaRead.maximumLength)")

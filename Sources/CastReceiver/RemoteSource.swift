@@ -56,10 +56,24 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
     var nameHint: String? { descriptor.nameHint }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try withBytes(upTo: buffer.count) { bytes in
+            buffer.copyMemory(from: bytes)
+            return bytes.count
+        }
+    }
+
+    /// Reads up to `count` bytes at the current position as `read(into:)` does, handing `body` a view of them where
+    /// they were received (valid only inside `body`), so that castd passes them on to its worker without copying them
+    /// first; an empty view at the end of the media. Other readers of the connection wait while `body` runs.
+    func withBytes<Result>(upTo count: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
         if cancelled.withLock({ isCancelledFlag }) { throw MediaLost("the read was cancelled") }
-        let count = try channel.read(at: position, resource: resource, into: buffer)
-        position += Int64(count)
-        return count
+        var taken = 0
+        let result = try channel.withAnswer(at: position, resource: resource, wanted: count) { bytes in
+            taken = bytes.count
+            return try body(bytes)
+        }
+        position += Int64(taken)
+        return result
     }
 
     func seek(to offset: Int64) throws {
@@ -80,28 +94,38 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
 
     /// The connection and its frame decoder, shared by the readers: one reader at a time asks and waits. For media
     /// that can seek (a file), a reader that reads on from where it stopped finds the next range asked for already:
-    /// each answered read sends the next one (`readsAhead` in flight), so the sender's reading and sending overlap
+    /// each answered read sends the next ones (`readsAhead` in flight), so the sender's reading and sending overlap
     /// castd's receiving instead of waiting for a round trip per read. The sender answers reads in the order they
-    /// were sent (docs/protocol.md), so answers are matched against `inFlight` in order.
+    /// were sent (docs/protocol.md), so every answer is checked against the oldest read in flight
+    /// (`MediaReadsInFlight`) from its header alone, before a byte of it is stored.
+    ///
+    /// An answer's bytes are decrypted straight into a buffer kept for answers (`Answer`), not through the frame
+    /// decoder: the decoder only ever holds frame headers and the sender's error messages. A reader is handed a view
+    /// of that buffer (`withAnswer`); the part of an answer a reader did not take, and answers that came before any
+    /// reader asked for them (read ahead, or another reader's), stay in `arrived` for the next read.
     private final class Channel: @unchecked Sendable {
-        // Invariant: `decoder`, `received`, `inFlight`, `arrived`, `spare` and every read and write of `tls` are used only under `lock`
-        // (shutdown and close excepted, which TLSConnection allows from any thread).
+        // Invariant: `decoder`, `received`, `inFlight`, `arrived`, `spare` and every read and write of `tls` are used
+        // only under `lock` (shutdown and close excepted, which TLSConnection allows from any thread); an `Answer`'s
+        // memory is touched only under `lock`.
         let tls: TLSConnection
         private let descriptor: MediaDescriptor
         private let lock = NSLock()
         private var decoder = FrameDecoder(maximumFrameLength: MediaData.maximumFrameLength)
-        /// Where the TLS reads land, the same memory every time (fresh pages for each read cost more than the copy).
-        private let received = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        /// Where frame headers and error messages are decrypted: small, the same memory every time.
+        private let received = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
         /// Reads sent and not answered yet, oldest first.
-        private var inFlight: [MediaRead] = []
-        /// Answers that came before any reader asked for them (read ahead), at most `readsAhead` + 1 of them.
-        private var arrived: [MediaData] = []
+        private var inFlight = MediaReadsInFlight(limit: Channel.readsAhead + 2)
+        /// Answers no reader has taken (all of) yet, oldest first, at most `readsAhead` + 1 of them.
+        private var arrived: [Answer] = []
         /// Buffers of answers already taken, kept for the next ones (with `arrived`, at most `readsAhead` + 2).
-        private var spare: [[UInt8]] = []
+        private var spare: [Answer] = []
+        /// Why the connection cannot be read any more (the sender broke the protocol, went silent or closed it):
+        /// every later read fails the same way, instead of taking the rest of a refused frame for the next one.
+        private var broken: MediaLost?
 
         /// Reads sent ahead of a sequential reader: each at most `MediaRead.maximumLength`, so castd holds at most
-        /// this many megabytes more than the reader's own buffer.
-        static let readsAhead = 2
+        /// this many megabytes more than the answer a reader takes.
+        static let readsAhead = 3
 
         init(tls: TLSConnection, descriptor: MediaDescriptor) {
             self.tls = tls
@@ -110,168 +134,197 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
 
         deinit { received.deallocate() }
 
-        func read(at position: Int64, resource: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-            let wanted = min(buffer.count, MediaRead.maximumLength)
-            guard wanted > 0 else { return 0 }
+        /// Hands `body` up to `wanted` bytes of the media (or of `resource`) at `position`: from an answer that arrived
+        /// already, or from the answer to a read asked for now; what `body` did not get stays for the next read.
+        func withAnswer<Result>(
+            at position: Int64, resource: Int, wanted: Int, _ body: (UnsafeRawBufferPointer) throws -> Result
+        ) throws -> Result {
+            let wanted = min(wanted, MediaRead.maximumLength)
+            guard wanted > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
             lock.lock()
             defer { lock.unlock() }
-            if resource != MediaRead.media { return try readWhole(at: position, resource: resource, wanted: wanted, into: buffer) }
-            let count: Int
-            if let index = arrived.firstIndex(where: { $0.offset == position }) {
-                let data = arrived.remove(at: index)
-                count = data.bytes.withUnsafeBytes { take($0, at: position, wanted: wanted, into: buffer) }
-                recycle(data.bytes)
+            if let broken { throw broken }
+            let answer: Answer
+            if resource != MediaRead.media {
+                answer = try awaitAnswer(to: MediaRead(offset: position, length: wanted, resource: resource))
+            } else if let index = arrived.firstIndex(where: { $0.offset == position }) {
+                answer = arrived.remove(at: index)
             } else {
-                count = try awaitAnswer(at: position, wanted: wanted, into: buffer)
+                answer = try awaitAnswer(to: MediaRead(offset: position, length: wanted))
             }
-            if count > 0 { try readAhead(from: position + Int64(count), length: wanted) }
-            return count
+            let count = min(answer.count, wanted)
+            // The next ranges are asked for before this one is passed on, so that the sender works meanwhile.
+            if resource == MediaRead.media && count > 0 { try readAhead(from: position + Int64(count), length: wanted) }
+            let result = try body(UnsafeRawBufferPointer(rebasing: answer.bytes[answer.start..<(answer.start + count)]))
+            if count < answer.count && resource == MediaRead.media {
+                answer.start += count
+                answer.count -= count
+                answer.offset += Int64(count)
+                arrived.insert(answer, at: 0)
+            } else {
+                recycle(answer)
+            }
+            return result
         }
 
-        /// Copies the first `wanted` bytes of an answer at `position` to `buffer`; what is left is kept for the next read.
-        private func take(
-            _ bytes: UnsafeRawBufferPointer, at position: Int64, wanted: Int, into buffer: UnsafeMutableRawBufferPointer
-        ) -> Int {
-            let count = min(bytes.count, wanted)
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<count]))
-            if count < bytes.count {
-                keep(UnsafeRawBufferPointer(rebasing: bytes[count...]), at: position + Int64(count), first: true)
-            }
-            return count
-        }
-
-        /// The answer that starts at `position`, on its way or asked for now, copied to `buffer`; the answers that
-        /// come before it are kept (read ahead, or another reader's).
-        private func awaitAnswer(at position: Int64, wanted: Int, into buffer: UnsafeMutableRawBufferPointer) throws
-            -> Int
-        {
-            if !inFlight.contains(where: { $0.offset == position }) {
-                try send(MediaRead(offset: position, length: wanted))
+        /// The answer to `read`, asked for now unless it is on its way; the answers that come before it are kept (read
+        /// ahead, or another reader's).
+        private func awaitAnswer(to read: MediaRead) throws -> Answer {
+            let resource = read.resource ?? MediaRead.media
+            if resource != MediaRead.media || !inFlight.contains(offset: read.offset) {
+                // Every place taken by reads ahead that nobody wants now (after a seek): their answers make room.
+                while inFlight.isFull { keep(try receive()) }
+                try send(read)
             }
             while true {
-                let (read, reply) = try receive { read, bytes -> Int? in
-                    guard read.offset == position else {
-                        keep(bytes, at: read.offset, first: false)
-                        return nil
-                    }
-                    return take(bytes, at: position, wanted: wanted, into: buffer)
+                let (answered, reply) = try receive()
+                guard answered.offset == read.offset, (answered.resource ?? MediaRead.media) == resource else {
+                    keep((answered, reply))
+                    continue
                 }
-                switch reply {
-                case .success(let count?): return count
-                case .success(nil): continue
-                case .failure(let error) where read.offset == position: throw error
-                case .failure: continue  // a read ahead that failed: asked again, and failing then, when a reader needs it
-                }
+                return try reply.get()
             }
         }
 
-        /// A read of another resource than the media (the sidecar subtitle file, read whole once before the engine
-        /// starts): asked now and answered straight into `buffer`, never read ahead; the media's answers that come
-        /// before it are kept as any read ahead is.
-        private func readWhole(at position: Int64, resource: Int, wanted: Int, into buffer: UnsafeMutableRawBufferPointer)
-            throws -> Int
-        {
-            let asked = MediaRead(offset: position, length: wanted, resource: resource)
-            try send(asked)
-            while true {
-                let (read, reply) = try receive { read, bytes -> Int? in
-                    guard read == asked else {
-                        keep(bytes, at: read.offset, first: false)
-                        return nil
-                    }
-                    buffer.copyMemory(from: bytes)
-                    return bytes.count
-                }
-                switch reply {
-                case .success(let count?): return count
-                case .success(nil): continue
-                case .failure(let error) where read == asked: throw error
-                case .failure: continue
-                }
+        /// Keeps an answer no reader waits for; the oldest goes when there are too many. A read ahead that failed is
+        /// forgotten: asked again, and failing then, when a reader needs it.
+        private func keep(_ reply: (MediaRead, Result<Answer, MediaLost>)) {
+            guard case .success(let answer) = reply.1, reply.0.resource == nil else {
+                if case .success(let answer) = reply.1 { recycle(answer) }
+                return
             }
+            arrived.append(answer)
+            if arrived.count > Self.readsAhead + 1 { recycle(arrived.removeFirst()) }
         }
 
-        /// Keeps an answer no reader waits for, in a spare buffer; the oldest goes when there are too many.
-        private func keep(_ bytes: UnsafeRawBufferPointer, at offset: Int64, first: Bool) {
-            var storage = spare.popLast() ?? []
-            storage.append(contentsOf: bytes)
-            let data = MediaData(offset: offset, bytes: storage)
-            if first { arrived.insert(data, at: 0) } else { arrived.append(data) }
-            // Too many: the oldest goes, never the rest of the answer a reader is taking now (inserted first).
-            if arrived.count > Self.readsAhead + 1 { recycle((first ? arrived.removeLast() : arrived.removeFirst()).bytes) }
-        }
-
-        private func recycle(_ bytes: [UInt8]) {
+        private func recycle(_ answer: Answer) {
             // Kept and spare together at most `readsAhead` + 2 megabytes.
             guard spare.count + arrived.count < Self.readsAhead + 2 else { return }
-            var bytes = bytes
-            bytes.removeAll(keepingCapacity: true)
-            spare.append(bytes)
+            spare.append(answer)
         }
 
         /// Keeps `readsAhead` reads in flight or arrived after `offset`, for media that can seek (a stream answers a
         /// read with what it has, so the next offset is known only once it answered).
         private func readAhead(from offset: Int64, length: Int) throws {
             guard descriptor.seekable else { return }
-            var next = offset
-            for _ in 0..<Self.readsAhead {
-                if let size = descriptor.size, next >= size { return }
-                if let known = arrived.first(where: { $0.offset == next }) {
-                    next += Int64(known.bytes.count)
-                } else if let sent = inFlight.first(where: { $0.offset == next }) {
-                    next += Int64(sent.length)
-                } else {
-                    let remaining = descriptor.size.map { Int(min(Int64(length), $0 - next)) } ?? length
-                    try send(MediaRead(offset: next, length: remaining))
-                    next += Int64(remaining)
-                }
+            let known = arrived.map { (offset: $0.offset, count: $0.count) }
+            for read in inFlight.ahead(
+                of: offset, length: length, depth: Self.readsAhead, size: descriptor.size, arrived: known)
+            {
+                try send(read)
             }
         }
 
         private func send(_ read: MediaRead) throws {
             try tls.write(Message.mediaRead(read).frame().encoded(), timeout: .seconds(10))
-            inFlight.append(read)
+            inFlight.sent(read)
         }
 
-        /// Takes the answer to the oldest read in flight: its bytes go to `body` (a view valid only inside it), the
-        /// sender's error comes back as the failure.
-        private func receive<Taken>(_ body: (MediaRead, UnsafeRawBufferPointer) throws -> Taken) throws
-            -> (MediaRead, Result<Taken, MediaLost>)
-        {
-            guard let read = inFlight.first else { preconditionFailure("waiting for an answer to no read") }
+        /// Takes the answer to the oldest read in flight: its bytes decrypted straight into a kept buffer once the
+        /// frame's header showed it is the answer due, or the sender's error as the failure.
+        /// - Throws: `MediaLost` when the sender breaks the protocol (an answer out of order, longer than asked, or
+        ///   to no read; another message than `mediaData` or `error`), goes silent or closes the connection.
+        private func receive() throws -> (MediaRead, Result<Answer, MediaLost>) {
+            do {
+                return try receiveFrame()
+            } catch {
+                let lost = error as? MediaLost ?? MediaLost("the media connection failed: \(error)")
+                broken = lost
+                tls.shutdown()
+                throw lost
+            }
+        }
+
+        private func receiveFrame() throws -> (MediaRead, Result<Answer, MediaLost>) {
             while true {
-                let taken = try decoder.nextFrame { type, payload -> Result<Taken, MediaLost> in
-                    guard type == MessageType.mediaData.rawValue else {
-                        switch try Message(Frame(type: type, payload: Array(payload))) {
-                        case .error(let error):
-                            return .failure(MediaLost("the sender cannot serve the media: \(error.message)"))
-                        case let other:
-                            throw MediaLost("the sender sent \(other.type) on the media connection")
+                let start = try decoder.peekFrameStart(prefix: 8) { type, length, prefix -> FrameStart in
+                    guard type == MessageType.mediaData.rawValue else { return .other(length: length) }
+                    guard length >= 1 + 8 else { throw MediaLost("the sender sent mediaData without its offset") }
+                    let offset = Int64(bigEndian: prefix.loadUnaligned(as: Int64.self))
+                    return .answer(offset: offset, count: length - 1 - 8)
+                }
+                // No more than the frame asks for, so that an answer's bytes are not decrypted into `received`.
+                var needed = Frame.headerSize + 1 + 8 - decoder.bufferedCount
+                switch start {
+                case .answer(let offset, let count)?:
+                    let read: MediaRead
+                    do {
+                        read = try inFlight.answer(offset: offset, count: count)
+                    } catch {
+                        throw MediaLost("the sender broke the order of answers: \(error.message)")
+                    }
+                    _ = decoder.take(Frame.headerSize + 1 + 8, into: nil)
+                    let answer = spare.popLast() ?? Answer()
+                    answer.fill(offset: offset, count: count)
+                    let target = UnsafeMutableRawBufferPointer(rebasing: answer.bytes[..<count])
+                    var filled = decoder.take(count, into: target)
+                    while filled < count {
+                        filled += try readSome(into: UnsafeMutableRawBufferPointer(rebasing: target[filled...]))
+                    }
+                    return (read, .success(answer))
+                case .other(let length)?:
+                    if let failure = try decoder.nextFrame({ type, payload in try Self.refusal(type, payload) }) {
+                        let read: MediaRead
+                        do {
+                            read = try inFlight.fail()
+                        } catch {
+                            throw MediaLost("the sender answered no read: \(failure.description)")
                         }
+                        return (read, .failure(failure))
                     }
-                    guard payload.count >= 8 else { throw MediaLost("the sender sent mediaData without its offset") }
-                    let offset = Int64(bigEndian: payload.loadUnaligned(as: Int64.self))
-                    let bytes = UnsafeRawBufferPointer(rebasing: payload[8...])
-                    guard offset == read.offset, bytes.count <= read.length else {
-                        throw MediaLost(
-                            "the sender answered a read at \(read.offset) with \(bytes.count) bytes at \(offset)")
-                    }
-                    return .success(try body(read, bytes))
+                    needed = Frame.headerSize + length - decoder.bufferedCount
+                case nil:
+                    break
                 }
-                if let taken {
-                    inFlight.removeFirst()
-                    return (read, taken)
-                }
-                let count: Int
-                do {
-                    count = try tls.read(into: received, timeout: RemoteSource.replyTimeout)
-                } catch let error as SecurityError where error.kind == .timedOut {
-                    throw MediaLost("the sender sent no media for \(RemoteSource.replyTimeout)")
-                }
-                guard count > 0 else { throw MediaLost("the sender closed the media connection") }
+                let count = try readSome(
+                    into: UnsafeMutableRawBufferPointer(rebasing: received[..<min(max(needed, 1), received.count)]))
                 decoder.feed(UnsafeRawBufferPointer(rebasing: received[..<count]))
             }
         }
+
+        /// What the start of the next frame on the connection showed.
+        private enum FrameStart {
+            /// `mediaData`: `count` bytes at `offset` follow.
+            case answer(offset: Int64, count: Int)
+            /// Another message, `length` bytes with its type byte.
+            case other(length: Int)
+        }
+
+        /// What a frame other than `mediaData` says: the sender's error, as the read's failure.
+        private static func refusal(_ type: UInt8, _ payload: UnsafeRawBufferPointer) throws -> MediaLost {
+            switch try Message(Frame(type: type, payload: Array(payload))) {
+            case .error(let error): return MediaLost("the sender cannot serve the media: \(error.message)")
+            case let other: throw MediaLost("the sender sent \(other.type) on the media connection")
+            }
+        }
+
+        /// Decrypts what has arrived into `buffer` (at least one byte), waiting at most `replyTimeout`.
+        private func readSome(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let count: Int
+            do {
+                count = try tls.read(into: buffer, timeout: RemoteSource.replyTimeout)
+            } catch let error as SecurityError where error.kind == .timedOut {
+                throw MediaLost("the sender sent no media for \(RemoteSource.replyTimeout)")
+            }
+            guard count > 0 else { throw MediaLost("the sender closed the media connection") }
+            return count
+        }
+    }
+
+    /// Memory for one answer, reused: its bytes at `offset` are `bytes[start..<(start + count)]`.
+    private final class Answer {
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
+        var offset: Int64 = 0
+        var start = 0
+        var count = 0
+
+        func fill(offset: Int64, count: Int) {
+            self.offset = offset
+            self.start = 0
+            self.count = count
+        }
+
+        deinit { bytes.deallocate() }
     }
 
     struct MediaLost: Error, Sendable, CustomStringConvertible {

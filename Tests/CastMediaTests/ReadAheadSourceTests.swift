@@ -49,7 +49,9 @@ final class ReadAheadSourceTests: XCTestCase {
                 let lowest = max(floor, position - Int64(backBuffer))
                 target = Int64.random(in: lowest...position, using: &random)
             case 2:  // Far ahead of anything buffered, or far behind when there is no room ahead.
-                let ahead = position + Int64(capacity) + Int64.random(in: 1...1_000_000, using: &random)
+                // Past anything buffered: after a seek back into the back-buffer up to capacity + backBuffer bytes
+                // may be buffered ahead of the position (the reader filled the ring before the seek).
+                let ahead = position + Int64(capacity + backBuffer) + Int64.random(in: 1...1_000_000, using: &random)
                 // The source stands at most at the end however far past it a read asked: a window ends there, and
                 // a target just short of (position past the end) − (capacity + backBuffer) could still be in it.
                 let behind = min(position, 5_000_000) - Int64(capacity + backBuffer)

@@ -93,3 +93,48 @@ final class FrameDecoderTests: XCTestCase {
         XCTAssertThrowsError(try small.nextFrame { _, _ in 0 })
     }
 }
+
+final class FrameDecoderStreamingTests: XCTestCase {
+    /// A caller that moves a large payload into its own memory peeks at the frame's start, takes the header and the
+    /// part already buffered, and reads the rest itself; the next frame is decoded as usual.
+    func testPeekAtAFrameStartThenTakeItsBody() throws {
+        var decoder = FrameDecoder(maximumFrameLength: 1 << 20)
+        let payload = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
+        let big = Frame(type: 3, payload: [0, 0, 0, 0, 0, 0, 0, 42] + payload).encoded()
+        let next = Frame(type: 9, payload: [1, 2])
+        decoder.feed(big[..<5])
+        XCTAssertNil(try decoder.peekFrameStart(prefix: 8) { _, _, _ in true }, "the offset is not there yet")
+        decoder.feed(big[5..<1000])
+        let start = try decoder.peekFrameStart(prefix: 8) { type, length, prefix in
+            (type, length, Int64(bigEndian: prefix.loadUnaligned(as: Int64.self)))
+        }
+        XCTAssertEqual(start?.0, 3)
+        XCTAssertEqual(start?.1, 1 + 8 + 5000)
+        XCTAssertEqual(start?.2, 42)
+        XCTAssertEqual(decoder.take(Frame.headerSize + 1 + 8, into: nil), 13)
+        var body = [UInt8](repeating: 0, count: 5000)
+        let taken = body.withUnsafeMutableBytes { decoder.take(5000, into: $0) }
+        XCTAssertEqual(taken, 1000 - 13)
+        XCTAssertEqual(decoder.bufferedCount, 0)
+        // The rest as the caller's own read would get it, then the next frame through the decoder.
+        body.replaceSubrange(taken..<5000, with: big[1000...])
+        XCTAssertEqual(body, payload)
+        decoder.feed(next.encoded())
+        XCTAssertEqual(try decoder.nextFrame(), next)
+    }
+
+    func testPeekChecksTheLengthAsNextFrameDoes() {
+        var decoder = FrameDecoder(maximumFrameLength: 100)
+        decoder.feed([0, 0, 0, 101, 3])
+        XCTAssertThrowsError(try decoder.peekFrameStart(prefix: 8) { _, _, _ in true }) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .frameTooLarge)
+        }
+        var empty = FrameDecoder()
+        empty.feed([0, 0, 0, 0, 3])
+        XCTAssertThrowsError(try empty.peekFrameStart(prefix: 0) { _, _, _ in true })
+        // A frame shorter than the prefix shows all it has.
+        var short = FrameDecoder()
+        short.feed(Frame(type: 5, payload: [7]).encoded())
+        XCTAssertEqual(try short.peekFrameStart(prefix: 8) { _, _, prefix in Array(prefix) }, [7])
+    }
+}

@@ -88,8 +88,10 @@ extension ReadAheadSource {
     /// thread does not keep the source alive: releasing the source cancels the core.
     private final class Core: @unchecked Sendable {
         // Invariant: every `var` below is read and written only while `condition` is locked, and `ring` memory is
-        // only touched while it is locked. `upstream.read`/`seek` are only called by the reader thread, outside
-        // the lock; the `let`s never change.
+        // only touched while it is locked, except the span the reader thread reserved for its upstream read (just
+        // past `windowEnd`, outside `[windowStart, windowEnd)`), which only that read writes, outside the lock, and
+        // nobody reads until it is appended under the lock. `upstream.read`/`seek` are only called by the reader
+        // thread, outside the lock; the `let`s never change.
         private let condition = NSCondition()
         private let upstream: any MediaSource
         private let capacity: Int
@@ -187,8 +189,6 @@ extension ReadAheadSource {
         // MARK: Reader thread
 
         func runReader() {
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-            defer { scratch.deallocate() }
             condition.lock()
             defer { condition.unlock() }
             while true {
@@ -214,10 +214,12 @@ extension ReadAheadSource {
                     continue
                 }
                 let started = Self.now()
-                let size = readSize(now: started)
+                // The upstream reads straight into the ring, no copy through a buffer of its own: the span after
+                // `windowEnd` (up to the ring's end), taken out of the back-buffer before the lock is let go.
+                let buffer = ring.span(at: windowEnd, count: readSize(now: started))
+                windowStart = max(windowStart, windowEnd + Int64(buffer.count) - Int64(ring.count))
                 readStarted = started
                 condition.unlock()
-                let buffer = UnsafeMutableRawBufferPointer(rebasing: scratch[..<size])
                 let outcome = Result { try upstream.read(into: buffer) }
                 let ended = Self.now()
                 condition.lock()
@@ -228,7 +230,7 @@ extension ReadAheadSource {
                 guard serial == readSerial else { continue }
                 switch outcome {
                 case .success(0): atEnd = true
-                case .success(let count): append(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                case .success(let count): windowEnd += Int64(min(count, buffer.count))
                 case .failure(let error): failure = error
                 }
                 condition.broadcast()
@@ -247,14 +249,6 @@ extension ReadAheadSource {
         static let readTarget = 0.5
         static let minimumRead = 16 << 10
         static let firstRead = 64 << 10
-
-        /// Appends at `windowEnd`, dropping the oldest back-buffer bytes when the ring is full. Called locked.
-        private func append(_ bytes: UnsafeRawBufferPointer) {
-            ring.copy(bytes, to: windowEnd)
-            windowEnd += Int64(bytes.count)
-            // At most `capacity` bytes are ahead, so at least `backBuffer` bytes stay behind the position.
-            windowStart = max(windowStart, windowEnd - Int64(ring.count))
-        }
 
         /// Seconds of the monotonic clock.
         private static func now() -> Double {
@@ -285,16 +279,11 @@ extension ReadAheadSource {
             }
         }
 
-        /// Copies `bytes` to absolute `offset` onwards.
-        func copy(_ bytes: UnsafeRawBufferPointer, to offset: Int64) {
-            var done = 0
-            while done < bytes.count {
-                let index = Int((offset + Int64(done)) % Int64(storage.count))
-                let run = min(bytes.count - done, storage.count - index)
-                UnsafeMutableRawBufferPointer(rebasing: storage[index..<(index + run)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[done..<(done + run)]))
-                done += run
-            }
+        /// The memory of up to `count` bytes from absolute `offset` onwards, in one piece: fewer where the ring
+        /// wraps around.
+        func span(at offset: Int64, count: Int) -> UnsafeMutableRawBufferPointer {
+            let index = Int(offset % Int64(storage.count))
+            return UnsafeMutableRawBufferPointer(rebasing: storage[index..<(index + min(count, storage.count - index))])
         }
     }
 }

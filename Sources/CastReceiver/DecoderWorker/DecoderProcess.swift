@@ -37,8 +37,8 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
 
     /// How long a stopped worker may take to finish before it is killed.
     static let stopGrace: Duration = .seconds(3)
-    /// Reads a worker may have waiting: it reads one at a time (one more after a cancelled one).
-    static let maximumWaitingReads = 2
+    /// Reads a worker may have waiting: as many as it keeps in flight (`ChannelSource`); one more breaks the rules.
+    static let maximumWaitingReads = ChannelSource.sessionReadsInFlight
 
     /// An engine for `start`'s media, read from `source` when served (nil for a URL). `idleWindow` steps aside while
     /// the worker shows video in a window.

@@ -11,58 +11,53 @@ struct MediaReadServer {
     private var position: Int64
     /// The play request's subtitle file (reads of `MediaRead.subtitles`), if it has one, and where it stands.
     private var subtitles: (source: RemoteSource, position: Int64)?
-    /// The bytes of the read being answered: the same memory for every read (see `RemoteSource`'s buffers).
-    private let scratch: Scratch
 
     /// `position` is where `source` stands now, or -1 when that is unknown (then the first read seeks, if it can).
     init(source: RemoteSource, position: Int64, subtitles: RemoteSource? = nil) {
         self.source = source
         self.position = position
         self.subtitles = subtitles.map { ($0, 0) }
-        self.scratch = Scratch(byteCount: MediaRead.maximumLength)
     }
 
-    /// Answers `read` on `channel`: its bytes (fewer at the end of the media, none past it), sent from the scratch
-    /// buffer without another copy, or why they cannot be had.
+    /// Answers `read` on `channel`: its bytes (fewer at the end of the media, none past it), sent from where they
+    /// were decrypted without another copy, or why they cannot be had.
     /// - Throws: when the channel cannot take the answer (the worker is gone).
     mutating func answer(_ read: MediaRead, on channel: WorkerChannel) throws {
-        let scratch = scratch.bytes
         if read.resource == MediaRead.subtitles {
             guard var file = subtitles else {
                 return try channel.send(.readFailed("the play request has no subtitle file"))
             }
             defer { subtitles = file }
-            return try Self.answer(read, from: file.source, at: &file.position, scratch: scratch, on: channel)
+            return try Self.answer(read, from: file.source, at: &file.position, on: channel)
         }
-        try Self.answer(read, from: source, at: &position, scratch: scratch, on: channel)
+        try Self.answer(read, from: source, at: &position, on: channel)
     }
 
-    /// Reads `read` from `source`, which stands at `position` (seeking it when the read starts elsewhere), into
-    /// `scratch`, and sends the bytes or the failure on `channel`.
+    /// Reads `read` from `source`, which stands at `position` (seeking it when the read starts elsewhere), and sends
+    /// the bytes or the failure on `channel`.
     private static func answer(
-        _ read: MediaRead, from source: RemoteSource, at position: inout Int64, scratch: UnsafeMutableRawBufferPointer,
-        on channel: WorkerChannel
+        _ read: MediaRead, from source: RemoteSource, at position: inout Int64, on channel: WorkerChannel
     ) throws {
-        let count: Int
+        // Thrown by the channel (the worker is gone), not by the media.
+        struct ChannelFailure: Error { let error: any Error }
         do {
             if read.offset != position {
                 try source.seek(to: read.offset)
                 position = read.offset
             }
-            count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<read.length]))
+            let count = try source.withBytes(upTo: read.length) { bytes in
+                do {
+                    try channel.sendData(offset: read.offset, bytes: bytes)
+                } catch {
+                    throw ChannelFailure(error: error)
+                }
+                return bytes.count
+            }
             position += Int64(count)
+        } catch let failure as ChannelFailure {
+            throw failure.error
         } catch {
             try channel.send(.readFailed("\(error)"))
-            return
         }
-        try channel.sendData(offset: read.offset, bytes: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
-    }
-
-    /// Memory that lives as long as the server (a struct cannot free it in a deinit).
-    private final class Scratch: @unchecked Sendable {
-        // Invariant: used only by the server thread that owns the MediaReadServer.
-        let bytes: UnsafeMutableRawBufferPointer
-        init(byteCount: Int) { bytes = .allocate(byteCount: byteCount, alignment: 16) }
-        deinit { bytes.deallocate() }
     }
 }

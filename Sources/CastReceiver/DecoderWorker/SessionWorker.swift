@@ -51,7 +51,9 @@ public enum SessionWorker {
         if let file = start.subtitles {
             configuration.subtitleFile = SubtitleFileReader.read(file, over: channel) { early.append($0) }
         }
-        let served = start.media.map { ChannelSource(channel: channel, media: $0) }
+        let served = start.media.map {
+            ChannelSource(channel: channel, media: $0, readsInFlight: ChannelSource.sessionReadsInFlight)
+        }
         let input: MediaInput
         if let served {
             // The read-ahead lives here, beside the engine, as it does in castd: its statistics drive the load state.
@@ -67,7 +69,7 @@ public enum SessionWorker {
             while true {
                 let message: WorkerMessage?
                 do {
-                    message = try channel.receive { offset, bytes in served?.deliver(offset: offset, bytes: bytes) }
+                    message = try channel.receive(dataInto: served)
                 } catch {
                     message = nil
                 }
@@ -97,113 +99,3 @@ public enum SessionWorker {
     }
 }
 
-/// The served media as the worker sees it: each read asks castd for a byte range over the channel and waits for
-/// the answer (castd reads it from the sender's media connection). The answer's bytes are copied by the channel's
-/// reader straight into the waiting read's buffer (`deliver(offset:bytes:)`), not into a message of their own.
-///
-/// Thread-safety: `read` and `seek` come from one thread at a time (the read-ahead's reader); `deliver` from the
-/// worker's channel reader; `cancel` from any thread. The reply slot, the waiting read's buffer and the flags are
-/// guarded by `condition`; `position` is only touched by the reading thread. The buffer is written by `deliver`
-/// only while `read` waits for it under `condition`.
-final class ChannelSource: MediaSource, @unchecked Sendable {
-    private let channel: WorkerChannel
-    private let media: WorkerStart.Media
-    private let condition = NSCondition()
-    private var position: Int64 = 0
-    private var waiting: MediaRead?
-    private var destination: UnsafeMutableRawBufferPointer?
-    /// How many bytes `deliver(offset:bytes:)` copied into `destination`, once it has.
-    private var delivered: Int?
-    private var reply: WorkerMessage?
-    private var cancelled = false
-
-    /// How a read was answered: its bytes copied into its buffer already, or a message.
-    private enum Answer {
-        case copied(Int)
-        case message(WorkerMessage)
-    }
-
-    init(channel: WorkerChannel, media: WorkerStart.Media) {
-        self.channel = channel
-        self.media = media
-    }
-
-    var size: Int64? { media.size }
-    var isSeekable: Bool { media.seekable }
-    var nameHint: String? { media.nameHint }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let length = min(buffer.count, MediaRead.maximumLength)
-        guard length > 0 else { return 0 }
-        let request = MediaRead(offset: position, length: length)
-        try condition.withLock {
-            if cancelled { throw WorkerFailure("the read was cancelled") }
-            waiting = request
-            destination = buffer
-            delivered = nil
-            reply = nil
-        }
-        try channel.send(.read(request))
-        let answer = try condition.withLock { () -> Answer in
-            defer {
-                waiting = nil
-                destination = nil
-                delivered = nil
-                reply = nil
-            }
-            while reply == nil && delivered == nil && !cancelled { condition.wait() }
-            if let delivered { return .copied(delivered) }
-            guard let reply else { throw WorkerFailure("the read was cancelled") }
-            return .message(reply)
-        }
-        switch answer {
-        case .copied(let count):
-            position += Int64(count)
-            return count
-        case .message(.data(let data)):
-            data.bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
-            position += Int64(data.bytes.count)
-            return data.bytes.count
-        case .message(.readFailed(let message)):
-            throw WorkerFailure(message)
-        case .message(let other):
-            throw WorkerFailure("castd answered a read with \(other.kind)")
-        }
-    }
-
-    func seek(to offset: Int64) throws {
-        guard media.seekable else { throw WorkerFailure("the media is a stream and cannot seek") }
-        position = offset
-    }
-
-    func cancel() {
-        condition.withLock {
-            cancelled = true
-            condition.broadcast()
-        }
-    }
-
-    /// castd's answer to the read in progress; an answer to no read, or of the wrong offset or length, is dropped.
-    func deliver(_ message: WorkerMessage) {
-        condition.withLock {
-            guard let waiting, reply == nil, delivered == nil else { return }
-            if case .data(let data) = message {
-                guard data.offset == waiting.offset, data.bytes.count <= waiting.length else { return }
-            }
-            reply = message
-            condition.broadcast()
-        }
-    }
-
-    /// The bytes of castd's answer to the read in progress, copied into its buffer; dropped as `deliver(_:)` drops.
-    func deliver(offset: Int64, bytes: UnsafeRawBufferPointer) {
-        condition.withLock {
-            guard let waiting, let destination, reply == nil, delivered == nil, offset == waiting.offset,
-                bytes.count <= waiting.length
-            else { return }
-            destination.copyMemory(from: bytes)
-            delivered = bytes.count
-            condition.broadcast()
-        }
-    }
-}

@@ -39,7 +39,7 @@ final class SpareWorker: @unchecked Sendable {
             defer { spare = nil }
             return spare
         }
-        defer { refill() }
+        defer { refill(after: Self.refillDelay) }
         if let ready {
             var status: Int32 = 0
             if waitpid(ready.pid, &status, WNOHANG) == 0 { return ready }
@@ -49,15 +49,27 @@ final class SpareWorker: @unchecked Sendable {
         return try start()
     }
 
-    /// Starts a spare in the background unless one is ready or coming.
-    func refill() {
+    /// How long after a session took the spare the next one starts: not while the session starts, whose first
+    /// picture and media read-ahead burst would share the CPU with executing and linking a process nobody needs yet
+    /// (16–60 ms of CPU on the 2-core bench machine; docs/performance.md). A session that starts sooner than this
+    /// after another waits for a worker of its own, as it did before spares.
+    static let refillDelay: DispatchTimeInterval = .seconds(2)
+
+    /// Starts a spare in the background (after `delay`) unless one is ready or coming.
+    func refill(after delay: DispatchTimeInterval = .seconds(0)) {
         let go = lock.withLock { () -> Bool in
             guard spare == nil, !refilling, !closed else { return false }
             refilling = true
             return true
         }
         guard go else { return }
-        DispatchQueue.global().async { [self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+            // castd may have stopped while this waited.
+            let wanted = lock.withLock { () -> Bool in
+                if closed || spare != nil { refilling = false }
+                return refilling
+            }
+            guard wanted else { return }
             let made = try? start()
             lock.withLock {
                 refilling = false

@@ -100,37 +100,76 @@ final class WorkerChannel: @unchecked Sendable {
 
     /// The next message; nil when the peer closed the channel. Throws when the peer broke the channel's rules.
     func receive() throws -> WorkerMessage? {
-        try receive(onData: nil)
+        try receive(dataInto: nil)
     }
 
-    /// `receive()`, except that the bytes of each `data` message go to `onData` (its offset, and a view of the bytes
-    /// valid only inside it) instead of into a message of their own, and `receive` goes on to the next message.
-    func receive(onData: ((Int64, UnsafeRawBufferPointer) -> Void)?) throws -> WorkerMessage? {
+    /// `receive()`, except that the bytes of each `data` message are received straight into the memory `sink` gives
+    /// for them (told the message's offset and length before a byte of it is copied), and `receive` goes on to the
+    /// next message: no copy through the frame decoder's buffer for megabytes of media.
+    func receive(dataInto sink: (any WorkerDataSink)?) throws -> WorkerMessage? {
         while true {
-            let next = try decoder.nextFrame { type, payload throws -> WorkerMessage? in
-                if let onData, type == WorkerMessage.Kind.data.rawValue, payload.count >= 8 {
-                    // The frame's limit (`incoming`) already bounds the bytes to the longest read.
-                    onData(Int64(bigEndian: payload.loadUnaligned(as: Int64.self)), UnsafeRawBufferPointer(rebasing: payload[8...]))
-                    return nil
+            if let sink, let (offset, count) = try nextDataStart() {
+                // The frame's limit (`incoming`) already bounds the bytes to the longest read.
+                _ = decoder.take(Frame.headerSize + 1 + 8, into: nil)
+                let target = try sink.destination(offset: offset, count: count)
+                var filled = decoder.take(count, into: target)
+                while filled < count {
+                    let got = Glibc.recv(fd, target.baseAddress! + filled, count - filled, 0)
+                    if got < 0 && errno == EINTR { continue }
+                    guard got > 0 else {
+                        sink.received(complete: false)
+                        return nil
+                    }
+                    filled += got
                 }
-                return try decode(Frame(type: type, payload: Array(payload)))
+                sink.received(complete: true)
+                continue
             }
+            let next = try decoder.nextFrame { type, payload in try decode(Frame(type: type, payload: Array(payload))) }
             if let next {
-                guard let message = next else { continue }
-                return message
+                return next
             }
+            guard try fill() else { return nil }
+        }
+    }
+
+    /// The offset and byte count of the `data` message that comes next, once its header and offset are buffered.
+    private func nextDataStart() throws -> (Int64, Int)? {
+        let start = try decoder.peekFrameStart(prefix: 8) { type, length, prefix -> (Int64, Int)? in
+            guard type == WorkerMessage.Kind.data.rawValue, length >= 1 + 8 else { return nil }
+            return (Int64(bigEndian: prefix.loadUnaligned(as: Int64.self)), length - 1 - 8)
+        }
+        return start ?? nil
+    }
+
+    /// Reads what the socket has into the decoder; false when the peer closed the channel (or it failed).
+    private func fill() throws -> Bool {
+        while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return nil
+                return false
             }
-            if count == 0 { return nil }
+            if count == 0 { return false }
             decoder.feed(chunk[0..<count])
+            return true
         }
     }
 
     /// Ends both directions: a reader blocked in `receive` returns nil, and so does the peer's.
     func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+}
+
+/// Where a channel's reader puts the bytes of `data` messages (`WorkerChannel.receive(dataInto:)`).
+///
+/// Thread-safety: called by the channel's one reader thread; an implementation shares its state with other threads
+/// under its own lock.
+protocol WorkerDataSink: AnyObject {
+    /// Memory for exactly `count` bytes of the answer at `offset`, which nothing else touches until `received`.
+    /// - Throws: when the answer breaks the order of reads; the channel is then broken.
+    func destination(offset: Int64, count: Int) throws -> UnsafeMutableRawBufferPointer
+    /// The bytes are all there (`complete`), or the channel closed first; called once after each `destination`.
+    func received(complete: Bool)
 }
 
 /// A failure of the worker or its channel, with a message for the logs and the sender.

@@ -1,0 +1,178 @@
+import CastMedia
+import CastProtocol
+import CastSecurity
+import Foundation
+import Glibc
+import XCTest
+
+@testable import CastReceiver
+
+/// castd's reader of served media over a real TLS media connection, with the test playing the sender.
+final class RemoteSourceTests: XCTestCase {
+    func testReadsAheadAreInFlightAndTheAnswersAreTakenInOrder() throws {
+        let lab = try Fixtures.Lab(seekable: true)
+        defer { lab.close() }
+        let chunk = 64 << 10
+        let got = Fixtures.read(lab.source, reads: 3, chunk: chunk)
+        let first = try lab.nextRead()
+        XCTAssertEqual(first, MediaRead(offset: 0, length: chunk))
+        try lab.answer(first)
+        // The first answer taken, the next two ranges are asked for before anything else is answered.
+        let ahead = [try lab.nextRead(), try lab.nextRead()]
+        XCTAssertEqual(ahead, [1, 2].map { MediaRead(offset: Int64($0 * chunk), length: chunk) })
+        for read in ahead { try lab.answer(read) }
+        XCTAssertEqual(try got.value(), Array(Fixtures.bytes[..<(3 * chunk)]))
+    }
+
+    func testAnAnswerOutOfOrderIsRefusedWithAClearError() throws {
+        let lab = try Fixtures.Lab(seekable: true)
+        defer { lab.close() }
+        let got = Fixtures.read(lab.source, reads: 1, chunk: 1000)
+        let read = try lab.nextRead()
+        try lab.answer(MediaRead(offset: read.offset + 1000, length: 1000))
+        XCTAssertThrowsError(try got.value()) { error in
+            XCTAssertTrue("\(error)".contains("order of answers"), "\(error)")
+        }
+        // The connection stays refused: the rest of the refused frame is never taken for the next answer.
+        XCTAssertThrowsError(try Fixtures.read(lab.source, reads: 1, chunk: 1000).value()) { error in
+            XCTAssertTrue("\(error)".contains("order of answers"), "\(error)")
+        }
+    }
+
+    func testAnAnswerLongerThanAskedIsRefused() throws {
+        let lab = try Fixtures.Lab(seekable: true)
+        defer { lab.close() }
+        let got = Fixtures.read(lab.source, reads: 1, chunk: 1000)
+        let read = try lab.nextRead()
+        try lab.answer(MediaRead(offset: read.offset, length: 1001))
+        XCTAssertThrowsError(try got.value()) { error in
+            XCTAssertTrue("\(error)".contains("1001 bytes answer a read of 1000"), "\(error)")
+        }
+    }
+
+    func testAnAnswerNobodyAskedForIsRefused() throws {
+        // A stream is never read ahead: a second answer to its one read, at a range never asked for, comes where the
+        // answer to the next read is due.
+        let lab = try Fixtures.Lab(seekable: false)
+        defer { lab.close() }
+        let got = Fixtures.read(lab.source, reads: 2, chunk: 1000)
+        let read = try lab.nextRead()
+        try lab.answer(read)
+        try lab.answer(MediaRead(offset: 7000, length: 1000))
+        XCTAssertThrowsError(try got.value()) { error in
+            XCTAssertTrue("\(error)".contains("order of answers"), "\(error)")
+        }
+    }
+
+    func testTheSendersErrorFailsTheReadAndTheConnectionGoesOn() throws {
+        let lab = try Fixtures.Lab(seekable: false)
+        defer { lab.close() }
+        let failing = Fixtures.read(lab.source, reads: 1, chunk: 1000)
+        _ = try lab.nextRead()
+        try lab.client.write(
+            Message.error(ErrorMessage(code: .mediaUnreadable, message: "gone")).frame().encoded())
+        XCTAssertThrowsError(try failing.value()) { error in
+            XCTAssertTrue("\(error)".contains("gone"), "\(error)")
+        }
+        let next = Fixtures.read(lab.source, reads: 1, chunk: 1000)
+        try lab.answer(try lab.nextRead())
+        XCTAssertEqual(try next.value().count, 1000)
+    }
+}
+
+private enum Fixtures {
+    static let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+    static let receiver = try! Identity.ephemeral()
+    static let sender = try! Identity.ephemeral()
+
+    /// castd's RemoteSource on one end of a TLS connection; the sender's end in the test's hands.
+    final class Lab {
+        let source: RemoteSource
+        let client: TLSConnection
+        private var decoder = FrameDecoder()
+
+        init(seekable: Bool) throws {
+            let listener = try TCP.listen(host: "127.0.0.1", port: 0)
+            defer { Glibc.close(listener.fd) }
+            let accepted = Background {
+                let (fd, _) = try TCP.accept(listener.fd)
+                return try TLSConnection.accept(fd: fd, identity: receiver, handshakeTimeout: .seconds(5))
+            }
+            let fd = try TCP.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+            client = try TLSConnection.connect(fd: fd, identity: sender, handshakeTimeout: .seconds(5))
+            let server = try accepted.value()
+            source = RemoteSource(
+                tls: server,
+                descriptor: MediaDescriptor(
+                    size: seekable ? Int64(bytes.count) : nil, seekable: seekable, nameHint: nil))
+        }
+
+        /// The next `mediaRead` castd sent.
+        func nextRead() throws -> MediaRead {
+            while true {
+                if let frame = try decoder.nextFrame() {
+                    guard case .mediaRead(let read) = try Message(frame) else { throw WorkerFailure("not a read") }
+                    return read
+                }
+                let bytes = try client.read(maxCount: 4096, timeout: .seconds(10))
+                guard !bytes.isEmpty else { throw WorkerFailure("castd closed the connection") }
+                decoder.feed(bytes)
+            }
+        }
+
+        /// Answers `read` with the fixture's bytes.
+        func answer(_ read: MediaRead) throws {
+            let start = Int(read.offset)
+            let end = min(start + read.length, bytes.count)
+            let data = MediaData(offset: read.offset, bytes: Array(bytes[start..<end]))
+            try client.write(Message.mediaData(data).frame().encoded())
+        }
+
+        func close() {
+            client.close()
+            source.close()
+        }
+    }
+
+    /// `reads` reads of `chunk` bytes on a thread of their own, as castd's media server makes them.
+    static func read(_ source: RemoteSource, reads: Int, chunk: Int) -> Background<[UInt8]> {
+        Background {
+            var got: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: chunk)
+            for _ in 0..<reads {
+                let count = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+                got += buffer[..<count]
+            }
+            return got
+        }
+    }
+
+    /// A value computed on a thread of its own.
+    final class Background<Value: Sendable>: @unchecked Sendable {
+        // Invariant: `result` is guarded by `done`'s lock.
+        private let done = NSCondition()
+        private var result: Result<Value, any Error>?
+
+        init(_ body: @escaping @Sendable () throws -> Value) {
+            let thread = Thread { [self] in
+                let result = Result { try body() }
+                done.withLock {
+                    self.result = result
+                    done.broadcast()
+                }
+            }
+            thread.start()
+        }
+
+        /// The value, or the failure; a failure of its own after 10 s (a hang).
+        func value() throws -> Value {
+            let deadline = Date().addingTimeInterval(10)
+            return try done.withLock {
+                while result == nil {
+                    guard done.wait(until: deadline) else { throw WorkerFailure("the read hung") }
+                }
+                return try result!.get()
+            }
+        }
+    }
+}

@@ -55,14 +55,7 @@ public struct FrameDecoder: Sendable {
         prefix: Int, _ body: (_ type: UInt8, _ length: Int, _ prefix: UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
         let available = buffer.count - readIndex
-        guard available >= Frame.headerSize + 1 else { return nil }
-        let length =
-            Int(buffer[readIndex]) << 24 | Int(buffer[readIndex + 1]) << 16 | Int(buffer[readIndex + 2]) << 8
-            | Int(buffer[readIndex + 3])
-        guard length >= 1 else { throw ProtocolError(.emptyFrame, "frame length 0") }
-        guard length <= maximumFrameLength else {
-            throw ProtocolError(.frameTooLarge, "frame length \(length) exceeds the limit of \(maximumFrameLength)")
-        }
+        guard available >= Frame.headerSize + 1, let length = try nextLength() else { return nil }
         let wanted = min(prefix, length - 1)
         guard available >= Frame.headerSize + 1 + wanted else { return nil }
         let start = readIndex + Frame.headerSize + 1
@@ -92,8 +85,13 @@ public struct FrameDecoder: Sendable {
 
     /// Where the next complete frame's body lies in `buffer` (its type byte, then its payload); nil when incomplete.
     private func nextFrameBounds() throws(ProtocolError) -> (start: Int, length: Int)? {
-        let available = buffer.count - readIndex
-        guard available >= Frame.headerSize else { return nil }
+        guard let length = try nextLength(), buffer.count - readIndex >= Frame.headerSize + length else { return nil }
+        return (readIndex + Frame.headerSize, length)
+    }
+
+    /// The next frame's length prefix, checked (1 to the limit); nil while its 4 bytes are not all buffered.
+    private func nextLength() throws(ProtocolError) -> Int? {
+        guard buffer.count - readIndex >= Frame.headerSize else { return nil }
         let length =
             Int(buffer[readIndex]) << 24 | Int(buffer[readIndex + 1]) << 16 | Int(buffer[readIndex + 2]) << 8
             | Int(buffer[readIndex + 3])
@@ -101,8 +99,7 @@ public struct FrameDecoder: Sendable {
         guard length <= maximumFrameLength else {
             throw ProtocolError(.frameTooLarge, "frame length \(length) exceeds the limit of \(maximumFrameLength)")
         }
-        guard available >= Frame.headerSize + length else { return nil }
-        return (readIndex + Frame.headerSize, length)
+        return length
     }
 
     /// Drops the bytes of frames already taken, up to `end`.

@@ -1,6 +1,9 @@
 import CastProtocol
 import Foundation
 
+/// Where the route rules' clock counts from.
+private let routeClockOrigin = ContinuousClock.now
+
 // Everything here runs under the player's lock.
 extension MoviePlayerController {
     /// The position now, within the movie.
@@ -15,13 +18,16 @@ extension MoviePlayerController {
         return state.pendingStart ?? state.movieStart
     }
 
-    /// Whether the movie should play on a receiver, and which.
-    var wantedRoute: ReceiverDescription? {
-        guard state.allowsAirPlay, let route = CastRoute.selected, route != state.lostRoute else { return nil }
+    /// The receiver this player may play on: the selected one while `allowsAirPlay`, if it plays this player's media.
+    var routeCandidate: ReceiverDescription? {
+        guard state.allowsAirPlay, let route = CastRoute.selected else { return nil }
         // An AirPlay speaker plays sound only: audio and music players go there, movies stay here.
         if route.kind == .speaker && role == nil { return nil }
         return route
     }
+
+    /// Whether the movie should play on a receiver, and which (the route rules: not the one that failed).
+    var wantedRoute: ReceiverDescription? { state.route.wanted(candidate: routeCandidate) }
 
     /// Loads the movie at `seconds` where it should play now, playing or paused.
     func load(from seconds: Double, playing: Bool) {
@@ -56,7 +62,7 @@ extension MoviePlayerController {
     /// to a receiver that must present that key; any other start ends a reconnection in progress.
     func startPlayback(at seconds: Double, on route: ReceiverDescription?, pinnedID: String? = nil) {
         guard let url = state.contentURL else { return }
-        if pinnedID == nil { state.reconnection = nil }
+        state.route.started(on: route, reconnecting: pinnedID != nil)
         state.generation += 1
         state.clockStarted = false
         let generation = state.generation
@@ -88,18 +94,57 @@ extension MoviePlayerController {
         if state.intent == .paused { playback.perform(.pause) }
     }
 
-    /// Moves a loaded movie to where it should play, at its position and in its playback state.
-    func moveIfNeeded() {
+    /// Carries out a step of the route rules. `afterLoss`: the step follows a lost receiver, which an engine player
+    /// that yields by interruption comes back from paused, between an interruption's begin and end (as an audio
+    /// session is interrupted).
+    func follow(_ step: RouteRules<ReceiverDescription>.Step, afterLoss: Bool = false) {
+        switch step {
+        case .none:
+            return
+        case .start(let route, let pinnedID):
+            let interrupts = afterLoss && pinnedID == nil && role?.yields == .interrupt && state.intent == .playing
+            if interrupts {
+                state.intent = .paused
+                signal(.interruptionBegan)
+            }
+            move(to: route, pinnedID: pinnedID)
+            if interrupts {
+                if state.playbackState == .playing { setPlaybackState(.paused) }
+                signal(.interruptionEnded)
+            }
+        case .interruptAndReconnect(let route, let pinnedID):
+            // The position stands where the receiver was until a playback's clock runs again.
+            setPlaybackState(.interrupted)
+            move(to: route, pinnedID: pinnedID)
+        case .retry(let at):
+            let generation = state.generation
+            let delay = max(at - Self.routeClock(), .zero)
+            let nanoseconds =
+                Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                guard let self else { return }
+                lock.withLock {
+                    // Anything that replaced the playback meanwhile (stop, a move, a new movie) ends the retries.
+                    guard generation == state.generation else { return }
+                    follow(state.route.retryDue())
+                }
+            }
+        }
+    }
+
+    /// The route rules' clock: time since the first reading, for deadlines only.
+    static func routeClock() -> Duration { routeClockOrigin.duration(to: .now) }
+
+    /// Replaces a loaded movie's playback by one on `route`, at its position and in its playback state.
+    private func move(to route: ReceiverDescription?, pinnedID: String?) {
         guard let old = state.playback else { return }
-        let route = wantedRoute
-        guard old.route != route else { return }
         let seconds = currentTime()
         old.perform(.stop)
         if route == nil { setAirPlayVideoActive(false) }
         // The estimate stands until the new playback's clock starts.
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
-        startPlayback(at: seconds, on: route)
+        startPlayback(at: seconds, on: route, pinnedID: pinnedID)
     }
 
     /// Drops the playback without a finish (its later reports are ignored); `playing` becomes `paused` unless
@@ -108,7 +153,7 @@ extension MoviePlayerController {
         guard let playback = state.playback else { return }
         playback.perform(.stop)
         state.playback = nil
-        state.reconnection = nil
+        state.route.unloaded()
         state.generation += 1
         state.position.rebase(running: false)
         setAirPlayVideoActive(false)
@@ -129,7 +174,7 @@ extension MoviePlayerController {
     /// Ends the movie: stopped, then the finish.
     func finish(reason: FinishReason, error: CastError?) {
         state.playback = nil
-        state.reconnection = nil
+        state.route.unloaded()
         state.generation += 1
         state.position.rebase(running: false)
         setAirPlayVideoActive(false)
@@ -169,20 +214,19 @@ extension MoviePlayerController {
         delivery.async { role.observe(signal) }
     }
 
-    /// The receiver was lost or refused the movie: play on here from where it was. An engine player that yields by
-    /// interruption comes back paused, between an interruption's begin and end (as an audio session is interrupted).
+    /// The receiver was lost or refused the movie (or a reconnection attempt to it failed): retry it, or play on here
+    /// from where it was, as the route rules say.
     func routeLost() {
-        state.lostRoute = state.playback?.route
-        let interrupts = role?.yields == .interrupt && state.intent == .playing
-        if interrupts {
-            state.intent = .paused
-            signal(.interruptionBegan)
-        }
-        moveIfNeeded()
-        if interrupts {
-            if state.playbackState == .playing { setPlaybackState(.paused) }
-            signal(.interruptionEnded)
-        }
+        follow(state.route.routeLost(candidate: routeCandidate, now: Self.routeClock()), afterLoss: true)
+    }
+
+    /// The connection to the receiver broke without a finish: a movie player retries the same receiver (same address,
+    /// same key), `.interrupted` at its position meanwhile; an engine player (audio, music) and a route without a key
+    /// come back here at once, as from a lost route.
+    func connectionBroken(receiverID: String?) {
+        let step = state.route.connectionBroken(
+            receiverID: receiverID, retries: role == nil, candidate: routeCandidate, now: Self.routeClock())
+        follow(step, afterLoss: true)
     }
 
     // MARK: Reports
@@ -203,7 +247,7 @@ extension MoviePlayerController {
             case .event(let event): apply(event)
             case .routeLost:
                 // The receiver is gone, or a reconnection to it failed.
-                if state.reconnection != nil { reconnectionFailed() } else { routeLost() }
+                routeLost()
             case .connectionBroken(_, let receiverID):
                 connectionBroken(receiverID: receiverID)
             }
@@ -284,7 +328,7 @@ extension MoviePlayerController {
         switch new {
         case .playing:
             // A reconnection succeeded once the receiver's clock runs again.
-            state.reconnection = nil
+            state.route.clockStarted()
             let first = !state.clockStarted
             state.clockStarted = true
             // A playback started paused reports `playing` once as its clock starts, then `paused`.

@@ -28,12 +28,8 @@ extension MoviePlayerController {
         var position = PositionEstimate()
         /// A position set before loading: where the next load begins.
         var pendingStart: Double?
-        /// The receiver that failed: playback stays local until the route or `allowsAirPlay` changes.
-        var lostRoute: ReceiverDescription?
-        /// Retrying a receiver whose connection broke without a finish; nil otherwise.
-        var reconnection: Reconnection?
-        /// How often and how long a broken receiver is retried.
-        var reconnectPolicy = ReconnectPolicy()
+        /// Where the movie plays, the receiver that failed, and a reconnection in progress (the route rules).
+        var route = RouteRules<ReceiverDescription>()
         var subscribers: [UUID: AsyncStream<MoviePlayerEvent>.Continuation] = [:]
         /// Paused because another player took the audio (engine players that yield by interruption).
         var interrupted = false

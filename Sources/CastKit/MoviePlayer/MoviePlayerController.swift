@@ -264,8 +264,7 @@ public final class MoviePlayerController: @unchecked Sendable {
             lock.withLock {
                 guard state.allowsAirPlay != newValue else { return }
                 state.allowsAirPlay = newValue
-                state.lostRoute = nil
-                moveIfNeeded()
+                follow(state.route.selectionChanged(candidate: routeCandidate))
             }
         }
     }
@@ -278,10 +277,7 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// Called by `CastRoute` after the selection changed.
     func routeDidChange() {
-        lock.withLock {
-            state.lostRoute = nil
-            moveIfNeeded()
-        }
+        lock.withLock { follow(state.route.selectionChanged(candidate: routeCandidate)) }
     }
 
     // MARK: Events

@@ -1,0 +1,152 @@
+import XCTest
+
+@testable import CastKit
+
+/// CastKit's route rules, driven without a receiver, a socket or a clock: moves between here and a receiver, a
+/// receiver that refuses, a connection that breaks and is retried until its window closes, and what ends a retry.
+final class RouteRulesTests: XCTestCase {
+    typealias Rules = RouteRules<String>
+
+    /// A movie loaded here and the selection set to "tv".
+    private func playingHere() -> Rules {
+        var rules = Rules()
+        rules.started(on: nil)
+        return rules
+    }
+
+    /// A movie playing on "tv".
+    private func playingOnTheTV() -> Rules {
+        var rules = Rules()
+        rules.started(on: "tv")
+        return rules
+    }
+
+    func testAMovieMovesToTheSelectedReceiverAndBackAndNothingMovesWhenNoneIsLoaded() {
+        var rules = playingHere()
+        XCTAssertEqual(rules.selectionChanged(candidate: "tv"), .start(on: "tv", pinnedID: nil))
+        rules.started(on: "tv")
+        XCTAssertEqual(rules.moveIfNeeded(candidate: "tv"), .none, "already there")
+        XCTAssertEqual(rules.selectionChanged(candidate: nil), .start(on: nil, pinnedID: nil), "back here")
+        rules.started(on: nil)
+        XCTAssertEqual(rules.selectionChanged(candidate: "radio"), .start(on: "radio", pinnedID: nil))
+
+        rules.unloaded()
+        XCTAssertEqual(rules.selectionChanged(candidate: "tv"), .none, "no movie is loaded: the next load goes there")
+        XCTAssertEqual(rules.wanted(candidate: "tv"), "tv")
+    }
+
+    func testAReceiverThatRefusesIsLostUntilTheSelectionChanges() {
+        var rules = playingOnTheTV()
+        XCTAssertEqual(rules.routeLost(candidate: "tv", now: .zero), .start(on: nil, pinnedID: nil))
+        XCTAssertEqual(rules.lost, "tv")
+        XCTAssertNil(rules.reconnection, "a refusal is not retried")
+        rules.started(on: nil)
+        XCTAssertEqual(rules.wanted(candidate: "tv"), nil, "the failed receiver is not chosen again")
+        XCTAssertEqual(rules.moveIfNeeded(candidate: "tv"), .none)
+        // Another receiver is fine; selecting (or allowing) again forgets the failure.
+        XCTAssertEqual(rules.wanted(candidate: "radio"), "radio")
+        XCTAssertEqual(rules.selectionChanged(candidate: "tv"), .start(on: "tv", pinnedID: nil))
+        XCTAssertNil(rules.lost)
+    }
+
+    func testABrokenConnectionIsRetriedEveryIntervalUntilTheWindowClosesThenPlaysHere() {
+        var rules = playingOnTheTV()
+        let broke = Duration.seconds(100)
+        XCTAssertEqual(
+            rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: broke),
+            .interruptAndReconnect(on: "tv", pinnedID: "key"))
+        XCTAssertEqual(rules.reconnection?.deadline, broke + .seconds(5))
+        var attempts = 1
+        var now = broke
+        while true {
+            rules.started(on: "tv", reconnecting: true)
+            // Each attempt fails at once (castd is still down): connection refused.
+            now += .milliseconds(20)
+            let step = rules.routeLost(candidate: "tv", now: now)
+            guard case .retry(let at) = step else {
+                XCTAssertEqual(step, .start(on: nil, pinnedID: nil), "after the window: here")
+                break
+            }
+            XCTAssertEqual(at, now + .milliseconds(500), "the next attempt after the interval")
+            now = at
+            XCTAssertEqual(rules.retryDue(), .start(on: "tv", pinnedID: "key"), "the same receiver, the same key")
+            attempts += 1
+        }
+        // At 100.00, 100.52, 101.04, ... 104.68: the attempt whose next would fall after 105 s is the last.
+        XCTAssertEqual(attempts, 10)
+        XCTAssertLessThan(now, broke + .seconds(5))
+        XCTAssertNil(rules.reconnection)
+        XCTAssertEqual(rules.lost, "tv", "given up: the receiver is not chosen again until the selection changes")
+        XCTAssertEqual(rules.retryDue(), .none, "a timer armed before is void")
+    }
+
+    func testAReconnectionEndsWhenItsClockRunsAndALaterBreakHasAWindowOfItsOwn() {
+        var rules = playingOnTheTV()
+        _ = rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .seconds(10))
+        rules.started(on: "tv", reconnecting: true)
+        rules.clockStarted()
+        XCTAssertNil(rules.reconnection, "reconnected")
+        XCTAssertNil(rules.lost)
+        XCTAssertEqual(
+            rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .seconds(60)),
+            .interruptAndReconnect(on: "tv", pinnedID: "key"))
+        XCTAssertEqual(rules.reconnection?.deadline, .seconds(65))
+    }
+
+    func testABreakBeforeTheReconnectedClockRanIsAFailedAttempt() {
+        var rules = playingOnTheTV()
+        _ = rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .zero)
+        rules.started(on: "tv", reconnecting: true)
+        // The new session accepted the movie, then broke before playing: it waits its turn, the window unchanged.
+        XCTAssertEqual(
+            rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .seconds(1)),
+            .retry(at: .milliseconds(1500)))
+        XCTAssertEqual(rules.reconnection?.deadline, .seconds(5))
+    }
+
+    func testEnginePlayersAndRoutesWithoutAKeyComeHereAtOnce() {
+        var music = playingOnTheTV()
+        XCTAssertEqual(
+            music.connectionBroken(receiverID: "key", retries: false, candidate: "tv", now: .zero),
+            .start(on: nil, pinnedID: nil), "an audio or music player does not retry")
+        XCTAssertEqual(music.lost, "tv")
+
+        var speaker = playingOnTheTV()
+        XCTAssertEqual(
+            speaker.connectionBroken(receiverID: nil, retries: true, candidate: "tv", now: .zero),
+            .start(on: nil, pinnedID: nil), "no key to insist on")
+
+        var local = playingHere()
+        XCTAssertEqual(
+            local.connectionBroken(receiverID: "key", retries: true, candidate: nil, now: .zero), .none,
+            "a local playback has no connection to retry")
+        XCTAssertNil(local.lost)
+    }
+
+    func testAMoveANewMovieOrAnUnloadEndsAReconnection() {
+        for end in ["move", "load", "unload"] {
+            var rules = playingOnTheTV()
+            _ = rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .zero)
+            switch end {
+            case "move":
+                // The user picked another receiver while the retries ran.
+                XCTAssertEqual(rules.selectionChanged(candidate: "radio"), .start(on: "radio", pinnedID: nil))
+                rules.started(on: "radio")
+            case "load": rules.started(on: "tv")
+            default: rules.unloaded()
+            }
+            XCTAssertNil(rules.reconnection, end)
+            XCTAssertEqual(rules.retryDue(), .none, "\(end): a retry armed before does nothing")
+        }
+    }
+
+    func testAPolicyOfItsOwn() {
+        var rules = Rules(policy: .init(interval: .seconds(1), window: .seconds(2)))
+        rules.started(on: "tv")
+        _ = rules.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .zero)
+        rules.started(on: "tv", reconnecting: true)
+        XCTAssertEqual(rules.routeLost(candidate: "tv", now: .zero), .retry(at: .seconds(1)))
+        rules.started(on: "tv", reconnecting: true)
+        XCTAssertEqual(rules.routeLost(candidate: "tv", now: .seconds(1)), .start(on: nil, pinnedID: nil))
+    }
+}

@@ -405,7 +405,7 @@ final class SpeakerStream: @unchecked Sendable {
                     if case .resumeAt(let instant) = command {
                         // Heard at `instant` (the group's clock is ours: we are the speaker's timing server): the
                         // run's first media frame is "now" one speaker latency before it, after the lead-in silence.
-                        p.timeline.reanchor(frame: p.runStart.stream, at: instant - Self.speakerLatency)
+                        p.timeline.reanchor(frame: p.runStart.stream, heardAt: instant, latency: Self.speakerLatency)
                     } else {
                         p.timeline.reanchor(frame: p.frame, at: now)
                     }
@@ -478,11 +478,8 @@ final class SpeakerStream: @unchecked Sendable {
                 continue
             }
             if now >= nextSync {
-                let current = p.timeline.frame(at: now)
-                let sync = SpeakerPacket.sync(
-                    timestampLessLatency: p.timeline.timestamp(ofFrame: current - Self.speakerLatencyFrames + 11_025),
-                    time: clock.ntp(monotonicNanoseconds: now), timestamp: p.timeline.timestamp(ofFrame: current),
-                    first: p.syncFirst)
+                let sync = p.timeline.sync(
+                    at: now, clock: clock, latencyFrames: Self.speakerLatencyFrames, first: p.syncFirst)
                 control.send(sync.encoded, to: controlAddress)
                 p.syncFirst = false
                 nextSync = now + 1_000_000_000

@@ -12,6 +12,9 @@ import Foundation
 /// little ahead (`startMargin`). A pause acts at once everywhere; a resume, a seek and a rate change go through
 /// "pause, seek every member to the same position, resume at one instant", so that the members meet again exactly.
 ///
+/// An AirPlay speaker can be a member (`start(_:to:)`, `.speaker`): it keeps the group's clock (this process is its
+/// timing server), so it is never measured, and its scheduled start is put far enough ahead for its buffer (2.5 s).
+///
 /// A change one member makes on its own (`cast pause kitchen` from another terminal, its remote, a seek on it) is the
 /// group's: the group follows it, pausing, resuming or seeking every member in step.
 ///
@@ -619,8 +622,14 @@ public final class GroupPlayback: @unchecked Sendable {
     /// Carries out `action` on the whole group. `pause`, `stop`, the volume, mute and the others act at once on every
     /// member; `resume`, `seek` and `rate` go through a scheduled start (see the type's notes), so the call returns
     /// when every member is ready again (or left out after `readyTimeout`).
-    /// - Throws: `CastError` `.connectionLost` only when no member is left to act on.
+    /// - Throws: `CastError` `.connectionLost` only when no member is left to act on; `.usage` for a rate other than 1
+    ///   while an AirPlay speaker is a member (it plays at normal speed only, and the others would leave it behind).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
+        if case .rate(let rate) = action, rate != 1,
+            lock.withLock({ members.indices.contains { isActive($0) && members[$0].playback is SpeakerPlayback } })
+        {
+            throw CastError(.usage, "an AirPlay speaker in the group plays at normal speed only")
+        }
         controlling.lock()
         lock.withLock { state.operating = true }
         defer {

@@ -174,10 +174,14 @@ final class SpeakerGroupTests: LabTestCase {
         let castTimes = beepWrites(castCapture, bytesPerSecond: castRate)
         let speakerTimes = beepWrites(speakerCapture, bytesPerSecond: speakerRate)
         let lead = try castdLead()
+        let firstWrite = Double(castCapture.reads.first?.arrival ?? 0) / 1e9
         print(
             String(
-                format: "speaker group: castd began %.3f ms from its instant; first castd beep %.0f ms after cast send",
-                lead * 1000, ((castTimes.first ?? 0) - Double(spawned) / 1e9) * 1000))
+                format:
+                    "speaker group: castd began %.3f ms from its instant; cast send spawned → castd's first samples "
+                    + "%.0f ms, the speaker's first beep heard %.0f ms",
+                lead * 1000, (firstWrite - Double(spawned) / 1e9) * 1000,
+                ((speakerTimes.first ?? 0) + speakerBuffer + speakerPacket - Double(spawned) / 1e9) * 1000))
         XCTAssertGreaterThanOrEqual(castTimes.count, length - 2, "beeps castd wrote")
         XCTAssertGreaterThanOrEqual(
             speakerTimes.count, length - 2, "beeps shairport-sync wrote: \(speaker.output.suffix(20))")

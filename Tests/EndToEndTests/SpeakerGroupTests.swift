@@ -83,8 +83,8 @@ final class SpeakerGroupTests: LabTestCase {
     }
 
     /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
-    private func beeps(seconds: Int) throws -> String {
-        let clip = "\(work!)/beeps.flac"
+    private func beeps(seconds: Int, name: String = "beeps.flac") throws -> String {
+        let clip = "\(work!)/\(name)"
         let made = try runCommand([
             "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
             "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=\(seconds)", "-ac", "2",
@@ -254,6 +254,41 @@ final class SpeakerGroupTests: LabTestCase {
                 XCTAssertTrue((length - 21...length - 20).contains(castTimes.count), "castd's beeps after the seek")
                 XCTAssertTrue((length - 21...length - 20).contains(speakerTimes.count), "the speaker's after the seek")
             }
+        }
+    }
+
+    /// `cast queue A B --to Kitchen --to "Patio Speaker"`: each source plays on both (the second over a new connection
+    /// to the receiver, a new RAOP session and a decoder of its own for the speaker), in step.
+    func testAQueuePlaysOnAGroupWithASpeaker() throws {
+        let first = try beeps(seconds: 4, name: "a.flac")
+        let second = try beeps(seconds: 4, name: "b.flac")
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "queue", first, second, "--to", "Kitchen", "--to", speakerName],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertEqual(
+            sender.output.filter { $0.hasPrefix("track ") }, ["track 1/2: \(first)", "track 2/2: \(second)"])
+        _ = castCapture.stop(atLeast: Int(castRate) * 8)
+        _ = speakerCapture.stop(atLeast: 0)
+        // Each file from 1.5 s before its scheduled start (castd's log) to 1.5 s before the next one's.
+        let instants = castd.output.filter { $0.contains("resume scheduled at ") }.compactMap { line -> Int64? in
+            line.components(separatedBy: "resume scheduled at ").last?.split(separator: " ").first.flatMap { Int64($0) }
+        }.map { $0 - 3_000_000_000 - 1_500_000_000 }
+        XCTAssertEqual(instants.count, 2, "castd's scheduled starts")
+        for (k, from) in instants.enumerated() {
+            let to = k + 1 < instants.count ? instants[k + 1] : .max
+            let castTimes = beepWrites(castCapture, bytesPerSecond: castRate, from: from, to: to)
+            let speakerTimes = beepWrites(speakerCapture, bytesPerSecond: speakerRate, from: from, to: to)
+            let lead = try castdLead(start: k, from: from, to: to)
+            let apart = offsets(cast: castTimes, speaker: speakerTimes, castLead: lead)
+            print(
+                "speaker group queue, file \(k + 1): \(castTimes.count) beeps on castd, \(speakerTimes.count) on the "
+                    + "speaker, speaker − castd (ms): \(Self.ms(apart))")
+            // Three or four beeps of each file on each (a file's first beep is found only after silence).
+            XCTAssertGreaterThanOrEqual(castTimes.count, 3, "file \(k + 1)")
+            XCTAssertGreaterThanOrEqual(speakerTimes.count, 3, "file \(k + 1)")
+            XCTAssertGreaterThanOrEqual(apart.count, 3, "file \(k + 1)")
+            XCTAssertLessThan(Self.describe(apart).worst, 0.003, "file \(k + 1): \(Self.ms(apart))")
         }
     }
 }

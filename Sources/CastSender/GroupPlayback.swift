@@ -103,7 +103,9 @@ public final class GroupPlayback: @unchecked Sendable {
     /// Where a group plays: a Cast receiver at the other end of its connection (open, its key checked), or an AirPlay
     /// speaker, fed the decoded audio of the file by `source` (`PCMDecoderProcess` for `cast`).
     public enum Destination: Sendable {
+        /// A Cast receiver: its control connection (the group owns it from here).
         case receiver(ReceiverConnection)
+        /// An AirPlay speaker (a description of kind `.speaker`) and the source of its audio (the group owns it).
         case speaker(ReceiverDescription, source: any PCMSource)
     }
 

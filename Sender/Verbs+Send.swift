@@ -1,7 +1,7 @@
 // cast send and cast queue/play: serve files (or URLs) to a receiver and follow them, with a status line and keys.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 import Foundation
 import Synchronization
 
@@ -20,8 +20,10 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
     if loop && arguments.positionals[0] == "-" {
         throw CastError(.usage, "--loop needs a file or a URL: standard input cannot be played twice")
     }
-    try Playlist(arguments: arguments, sources: arguments.positionals, repeatMode: loop ? .one : .none, announceTracks: false)
-        .run()
+    try Playlist(
+        arguments: arguments, sources: arguments.positionals, repeatMode: loop ? .one : .none, announceTracks: false
+    )
+    .run()
 }
 
 /// `cast queue|play FILE… [--shuffle] [--repeat one|all] …`: a music queue from the command line.
@@ -123,13 +125,13 @@ final class Playlist: Sendable {
         // Several --to: a group (docs/multiroom.md), every member reached before anything plays.
         let targets = arguments.values("to")
         var members: [ReceiverDescription] = []
-        var reachedMembers: [ReceiverConnection]?
+        var reachedMembers: [ReachedReceiver]?
         if targets.count > 1 {
             try checkGroup(targets, subtitles: subtitles, languages: (audioLanguage, subtitleLanguage))
-            let connections = try reachMembers(targets)
-            members = connections.map(\.receiver)
-            reachedMembers = connections
-            receiver = connections[0].receiver
+            let reachedAll = try reachMembers(targets)
+            members = reachedAll.map(\.receiverDescription)
+            reachedMembers = reachedAll
+            receiver = members[0]
         } else {
             switch try reachReceiver(arguments.options["to"], arguments, includingSpeakers: true) {
             case .connected(let connection):
@@ -143,6 +145,8 @@ final class Playlist: Sendable {
             reached?.close()
             reachedMembers?.forEach { $0.close() }
         }
+        // A speaker session starts at the level it is given: each source is given the last one.
+        let speakers = receiver.kind == .speaker || members.contains { $0.kind == .speaker }
         if receiver.kind == .speaker {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
             if sources.contains(where: Self.isURL) {
@@ -163,9 +167,10 @@ final class Playlist: Sendable {
             let source = sources[order[index]]
             if announceTracks {
                 let position = index + 1
-                output(json
-                    ? JSONLine.track(index: position, count: order.count, title: source)
-                    : "\(live ? "\r\u{1B}[2K" : "")track \(position)/\(order.count): \(source)")
+                output(
+                    json
+                        ? JSONLine.track(index: position, count: order.count, title: source)
+                        : "\(live ? "\r\u{1B}[2K" : "")track \(position)/\(order.count): \(source)")
             }
             let connection = reached
             reached = nil
@@ -177,7 +182,7 @@ final class Playlist: Sendable {
                 languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json, live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
-            volume = receiver.kind == .speaker ? controls.withLock { $0.volume } : nil
+            volume = speakers ? controls.withLock { $0.volume } : nil
             let (stopping, skipping) = controls.withLock { c -> (Bool, Bool) in
                 defer { c.skipping = false }
                 return (c.stopping, c.skipping)
@@ -219,26 +224,23 @@ final class Playlist: Sendable {
         guard Set(targets).count == targets.count else { throw CastError(.usage, "a receiver is named twice in --to") }
     }
 
-    /// Reaches every member of a group, one after another; none is an AirPlay speaker (not in groups yet).
-    private func reachMembers(_ targets: [String]) throws(CastError) -> [ReceiverConnection] {
-        var connections: [ReceiverConnection] = []
+    /// Reaches every member of a group, one after another: Cast receivers (connected) and AirPlay speakers.
+    private func reachMembers(_ targets: [String]) throws(CastError) -> [ReachedReceiver] {
+        var reached: [ReachedReceiver] = []
         do throws(CastError) {
-            for target in targets {
-                switch try reachReceiver(target, arguments) {
-                case .connected(let connection): connections.append(connection)
-                case .speaker(let speaker):
-                    throw CastError(
-                        .usage, "\(printable(speaker.name)) is an AirPlay speaker: speakers cannot join a group yet")
-                }
-            }
-            guard Set(connections.compactMap(\.peerID)).count == connections.count else {
+            for target in targets { reached.append(try reachReceiver(target, arguments, includingSpeakers: true)) }
+            let connections = reached.compactMap { if case .connected(let connection) = $0 { connection } else { nil } }
+            let speakers = reached.compactMap { if case .speaker(let speaker) = $0 { speaker.address } else { nil } }
+            guard Set(connections.compactMap(\.peerID)).count == connections.count,
+                Set(speakers).count == speakers.count
+            else {
                 throw CastError(.usage, "two --to name the same receiver")
             }
         } catch {
-            connections.forEach { $0.close() }
+            reached.forEach { $0.close() }
             throw error
         }
-        return connections
+        return reached
     }
 
     private func finish(_ failures: [String]) throws(CastError) {
@@ -248,13 +250,14 @@ final class Playlist: Sendable {
     }
 
     private enum Outcome: Equatable {
-        case ended, userExited, failed(String)
+        case ended, userExited
+        case failed(String)
     }
 
     /// Plays one source to its finish.
     private func play(
         _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?,
-        group: (members: [ReceiverDescription], connections: [ReceiverConnection]?),
+        group: (members: [ReceiverDescription], reached: [ReachedReceiver]?),
         credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
         languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
@@ -263,21 +266,35 @@ final class Playlist: Sendable {
         if !group.members.isEmpty {
             let file = try MediaFile.open(source)
             title = file.title
-            var connections = group.connections ?? []
+            // Each member as reached for the first source; for the next ones, receivers are connected afresh, and
+            // each speaker gets a decoder of its own.
+            var destinations: [GroupPlayback.Destination] = []
             do throws(CastError) {
-                for member in group.members.dropFirst(connections.count) {
-                    connections.append(
-                        try ReceiverConnection.open(
-                            member, configDirectory: senderConfigDirectory(), senderName: senderName()))
+                for (index, member) in group.members.enumerated() {
+                    if member.kind == .speaker {
+                        do {
+                            destinations.append(.speaker(member, source: try PCMDecoderProcess.open(source)))
+                        } catch {
+                            throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
+                        }
+                    } else if case .connected(let connection)? = group.reached?[index] {
+                        destinations.append(.receiver(connection))
+                    } else {
+                        destinations.append(
+                            .receiver(
+                                try ReceiverConnection.open(
+                                    member, configDirectory: senderConfigDirectory(), senderName: senderName())))
+                    }
                 }
             } catch {
-                connections.forEach { $0.close() }
+                for case .receiver(let connection) in destinations { connection.close() }
+                group.reached?.dropFirst(destinations.count).forEach { $0.close() }
                 throw error
             }
             let live = live
             let (configDirectory, sender) = (senderConfigDirectory(), senderName())
             playback = try GroupPlayback.start(
-                file, over: connections, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                file, to: destinations, configDirectory: configDirectory, startTime: startTime, volume: volume,
                 reach: { receiver throws(CastError) in
                     // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
                     // receiver someone asked to add by its name; its key is checked as for any send.
@@ -476,4 +493,19 @@ extension GroupPlayback: FollowedPlayback {
     var startVolume: (level: Double, muted: Bool) { initialVolume }
     var knownDuration: Double? { nil }
     func lostMessage(_ error: CastError) -> String { "lost every receiver of the group: \(error.message)" }
+}
+
+extension ReachedReceiver {
+    /// What was reached.
+    fileprivate var receiverDescription: ReceiverDescription {
+        switch self {
+        case .connected(let connection): connection.receiver
+        case .speaker(let speaker): speaker
+        }
+    }
+
+    /// Closes the connection, if one was made (a speaker is connected to only when it plays).
+    fileprivate func close() {
+        if case .connected(let connection) = self { connection.close() }
+    }
 }

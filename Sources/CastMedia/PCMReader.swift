@@ -27,6 +27,11 @@ public final class PCMReader: @unchecked Sendable {
     private var pendingStart = 0
     private var inputEnded = false
     private var drained = false
+    /// After a seek: the position asked for (s), until the first decoded frame says how much before it the demuxer
+    /// landed.
+    private var seekTarget: Double?
+    /// Output samples still to drop so that the first one handed out is the one at the position asked for.
+    private var samplesToDrop = 0
 
     /// Opens `input` and its best audio stream.
     /// - Throws: `MediaError` when FFmpeg cannot open or probe it, or it has no audio stream with a decoder.
@@ -73,15 +78,20 @@ public final class PCMReader: @unchecked Sendable {
         return out
     }
 
-    /// Moves to `seconds` into the input (the nearest earlier key frame; audio codecs mostly have no other).
+    /// Moves to `seconds` into the input, exactly: the demuxer lands on the packet at or before it (a FLAC frame is
+    /// 4096 samples, 85 ms at 48 kHz), and what is decoded before the position is dropped, so that a speaker in a
+    /// group plays what the others play at the same instant.
     public func seek(to seconds: Double) throws {
-        try demuxer.seek(to: max(0, seconds))
+        let target = max(0, seconds)
+        try demuxer.seek(to: target)
         decoder.flush()
         resampler.reset()
         pending.removeAll()
         pendingStart = 0
         inputEnded = false
         drained = false
+        seekTarget = target
+        samplesToDrop = 0
     }
 
     /// Reads one packet of the audio stream and converts what it decodes; at the end, drains the decoder and
@@ -109,6 +119,15 @@ public final class PCMReader: @unchecked Sendable {
     private func decode(_ packet: Packet?) throws {
         var failure: (any Error)?
         _ = decoder.decode(packet) { frame in
+            if let target = seekTarget {
+                // The first frame after a seek: drop from its start up to the target (output frames).
+                seekTarget = nil
+                let ts = frame.pointer.pointee.best_effort_timestamp
+                if ts != cast_av_nopts_value() {
+                    let start = Double(ts) * av_q2d(decoder.timeBase) - Double(demuxer.startTime) / Double(AV_TIME_BASE)
+                    samplesToDrop = max(0, Int(((target - start) * Double(sampleRate)).rounded())) * channels
+                }
+            }
             do {
                 try resampler.convert(frame) { append($0) }
             } catch {
@@ -122,8 +141,10 @@ public final class PCMReader: @unchecked Sendable {
 
     private func append(_ bytes: UnsafeRawBufferPointer) {
         let count = bytes.count / 2
-        pending.reserveCapacity(pending.count + count)
-        for i in 0..<count {
+        let dropped = min(samplesToDrop, count)
+        samplesToDrop -= dropped
+        pending.reserveCapacity(pending.count + count - dropped)
+        for i in dropped..<count {
             pending.append(bytes.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))
         }
     }

@@ -49,4 +49,25 @@ public struct StreamTimeline: Sendable, Equatable {
         anchorFrame = frame
         anchorNanoseconds = nanoseconds
     }
+
+    /// Starts the timeline again so that the speaker plays `frame` at `instant` (ns, our clock): a speaker plays a
+    /// frame `latency` (ns) after the sync packets say it is now, so it is now that much earlier. How a group's
+    /// scheduled start reaches a speaker: our clock is the one it keeps (we are its timing server).
+    public mutating func reanchor(frame: Int64, heardAt instant: Int64, latency: Int64) {
+        reanchor(frame: frame, at: instant - latency)
+    }
+
+    /// The sync packet for `now` (ns, our clock): the frame that is now, at our NTP time for `now`, and the frame
+    /// `latencyFrames` before it as "the timestamp less latency", less the 11025 frames that shairport-sync (and an
+    /// AirPort Express) adds back for the `0x0007` in the sync's header: the speaker plays frame n at
+    /// `time + (n − timestamp + latencyFrames) / rate`.
+    public func sync(at now: Int64, clock: SpeakerClock, latencyFrames: Int64, first: Bool) -> SpeakerPacket {
+        let current = frame(at: now)
+        return .sync(
+            timestampLessLatency: timestamp(ofFrame: current - latencyFrames + Self.fixedLatencyFrames),
+            time: clock.ntp(monotonicNanoseconds: now), timestamp: timestamp(ofFrame: current), first: first)
+    }
+
+    /// What a speaker adds to the latency a sync packet states (`0x0007` in its header): 0.25 s at 44.1 kHz.
+    public static let fixedLatencyFrames: Int64 = 11_025
 }

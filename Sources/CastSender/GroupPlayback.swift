@@ -12,6 +12,9 @@ import Foundation
 /// little ahead (`startMargin`). A pause acts at once everywhere; a resume, a seek and a rate change go through
 /// "pause, seek every member to the same position, resume at one instant", so that the members meet again exactly.
 ///
+/// An AirPlay speaker can be a member (`start(_:to:)`, `.speaker`): it keeps the group's clock (this process is its
+/// timing server), so it is never measured, and its scheduled start is put far enough ahead for its buffer (2.5 s).
+///
 /// A change one member makes on its own (`cast pause kitchen` from another terminal, its remote, a seek on it) is the
 /// group's: the group follows it, pausing, resuming or seeking every member in step.
 ///
@@ -91,9 +94,19 @@ public final class GroupPlayback: @unchecked Sendable {
 
     private struct Member: Sendable {
         let name: String
-        let playback: RemotePlayback
-        /// Its receiver's id (the fingerprint of its key), by which it is reached again when lost.
-        let id: String
+        let playback: any GroupMemberPlayback
+        /// Its receiver's id (the fingerprint of its key), by which it is reached again when lost; nil for an AirPlay
+        /// speaker (reached by its name alone, it is not looked for again).
+        let id: String?
+    }
+
+    /// Where a group plays: a Cast receiver at the other end of its connection (open, its key checked), or an AirPlay
+    /// speaker, fed the decoded audio of the file by `source` (`PCMDecoderProcess` for `cast`).
+    public enum Destination: Sendable {
+        /// A Cast receiver: its control connection (the group owns it from here).
+        case receiver(ReceiverConnection)
+        /// An AirPlay speaker (a description of kind `.speaker`) and the source of its audio (the group owns it).
+        case speaker(ReceiverDescription, source: any PCMSource)
     }
 
     /// Where the group is on the media: `position` at `instant` (our clock, ns), moving at `rate`.
@@ -103,7 +116,9 @@ public final class GroupPlayback: @unchecked Sendable {
         var rate: Double
 
         func position(at instant: Int64) -> Double { position + Double(instant - self.instant) / 1e9 * rate }
-        func instant(of position: Double) -> Int64 { instant + Int64(((position - self.position) / rate * 1e9).rounded()) }
+        func instant(of position: Double) -> Int64 {
+            instant + Int64(((position - self.position) / rate * 1e9).rounded())
+        }
     }
 
     /// What a control waits for from a member.
@@ -123,7 +138,8 @@ public final class GroupPlayback: @unchecked Sendable {
         var awaiting: Awaiting?
         /// Finished, failed or lost: out of the group.
         var gone = false
-        var clock: ClockProbe
+        /// Its clock against ours; nil for a member that keeps ours (an AirPlay speaker: we are its timing server).
+        var clock: ClockProbe?
         /// The stamp of the time request in flight, if any.
         var pendingTimeRequest: Int64?
         /// The instant (our clock, ns) it was told to resume at last: where its `align`s count from.
@@ -159,7 +175,7 @@ public final class GroupPlayback: @unchecked Sendable {
     }
 
     private init(
-        members: [Member], clocks: [ClockProbe], file: MediaFile, configDirectory: String,
+        members: [Member], clocks: [ClockProbe?], file: MediaFile, configDirectory: String,
         reach: (@Sendable (String) throws(CastError) -> ReceiverConnection)?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) {
@@ -177,7 +193,7 @@ public final class GroupPlayback: @unchecked Sendable {
     public let memberNames: [String]
 
     /// The level the group starts at: the leader's.
-    public var initialVolume: (level: Double, muted: Bool) { member(0).playback.initialVolume }
+    public var initialVolume: (level: Double, muted: Bool) { member(0).playback.levelAtStart }
 
     /// The member at `index` (any thread; not under `lock`).
     private func member(_ index: Int) -> Member { lock.withLock { members[index] } }
@@ -197,21 +213,54 @@ public final class GroupPlayback: @unchecked Sendable {
         volume: Double? = nil, reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
-        precondition(!connections.isEmpty, "a group has at least one member")
-        var clocks: [ClockProbe] = []
+        try start(
+            file, to: connections.map { .receiver($0) }, configDirectory: configDirectory, startTime: startTime,
+            volume: volume, reach: reach, onMemberChange: onMemberChange)
+    }
+
+    /// Plays `file` on every destination in step: Cast receivers as `start(_:over:…)` says, and AirPlay speakers, each
+    /// streamed the audio its source decodes, set up paused (nothing sent) and started by the same schedule as the
+    /// receivers (docs/multiroom.md, "AirPlay speakers in a group"). The first destination leads.
+    /// - Throws: `CastError`: as `start(_:over:…)`, and a speaker's refusal or failure to set up.
+    public static func start(
+        _ file: MediaFile, to destinations: [Destination], configDirectory: String, startTime: Double? = nil,
+        volume: Double? = nil, reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
+    ) throws(CastError) -> GroupPlayback {
+        precondition(!destinations.isEmpty, "a group has at least one member")
+        var clocks: [ClockProbe?] = []
         var members: [Member] = []
         do throws(CastError) {
-            for connection in connections { clocks.append(try measureClock(of: connection)) }
-            let names = connections.map { printable($0.welcome.name) }
-            for connection in connections {
-                let playback = try RemotePlayback.start(
-                    file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
-                    autoplay: false, group: names)
-                members.append(Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
+            for destination in destinations {
+                guard case .receiver(let connection) = destination else {
+                    clocks.append(nil)
+                    continue
+                }
+                clocks.append(try measureClock(of: connection))
+            }
+            let names = destinations.map { destination in
+                switch destination {
+                case .receiver(let connection): printable(connection.welcome.name)
+                case .speaker(let speaker, _): printable(speaker.name)
+                }
+            }
+            for destination in destinations {
+                switch destination {
+                case .receiver(let connection):
+                    let playback = try RemotePlayback.start(
+                        file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                        autoplay: false, group: names)
+                    members.append(
+                        Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
+                case .speaker(let speaker, let source):
+                    let playback = try SpeakerPlayback.start(
+                        source: source, on: speaker, volume: volume, startTime: startTime, autoplay: false)
+                    members.append(Member(name: printable(speaker.name), playback: playback, id: nil))
+                }
             }
         } catch {
             for member in members { member.playback.close() }
-            for connection in connections.dropFirst(members.count) { connection.close() }
+            for case .receiver(let connection) in destinations.dropFirst(members.count) { connection.close() }
             throw error
         }
         let group = GroupPlayback(
@@ -272,7 +321,7 @@ public final class GroupPlayback: @unchecked Sendable {
                     lock.withLock {
                         guard state.members[index].pendingTimeRequest == reply.sent else { return }
                         state.members[index].pendingTimeRequest = nil
-                        _ = try? state.members[index].clock.add(sent: reply.sent, reply: reply, returned: returned)
+                        _ = try? state.members[index].clock?.add(sent: reply.sent, reply: reply, returned: returned)
                     }
                 }
             } catch {
@@ -283,8 +332,7 @@ public final class GroupPlayback: @unchecked Sendable {
                     state.queue.append(.lost(member: index, error))
                     return !state.isEmpty && !state.stopping
                 }
-                if mayRejoin, reach != nil {
-                    let id = member(index).id
+                if mayRejoin, reach != nil, let id = member(index).id {
                     let thread = Thread { [self] in rejoin(id) }
                     thread.name = "cast group rejoin \(index)"
                     thread.start()
@@ -411,7 +459,8 @@ public final class GroupPlayback: @unchecked Sendable {
             autoplay: false, group: names + [printable(connection.welcome.name)])
         if volume?.muted == true { try? playback.control(.mute(true)) }
         let index = lock.withLock { () -> Int in
-            members.append(Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
+            members.append(
+                Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
             var member = MemberState(clock: clock)
             member.awaiting = .load
             state.members.append(member)
@@ -441,7 +490,9 @@ public final class GroupPlayback: @unchecked Sendable {
             }
             guard attempt < Self.joinAttempts, lock.withLock({ isActive(index) }) else { break }
             let later = MonotonicClock.nanoseconds() + Int64(Self.joinLead * Double(attempt + 1) * 1e9)
-            send(.seek(position: timeline.position(at: later), exact: true), to: [index], awaiting: .seek(sawSeeking: false))
+            send(
+                .seek(position: timeline.position(at: later), exact: true), to: [index],
+                awaiting: .seek(sawSeeking: false))
             waitUntilReady()
         }
         lock.withLock { state.members[index].gone = true }
@@ -468,7 +519,9 @@ public final class GroupPlayback: @unchecked Sendable {
             } catch {
                 return onMemberChange(.notAdded(name, why: error.message))
             }
-            let member = lock.withLock { members.indices.contains { isActive($0) && members[$0].id == connection.welcome.id } }
+            let member = lock.withLock {
+                members.indices.contains { isActive($0) && members[$0].id == connection.welcome.id }
+            }
             guard !member else {
                 connection.close()
                 return onMemberChange(.notAdded(name, why: "it is in the group already"))
@@ -509,10 +562,11 @@ public final class GroupPlayback: @unchecked Sendable {
     /// rate by it, so that boxes whose clocks run apart stay in step. Runs on the timer's queue only.
     private func measureClocks() {
         for (index, member) in lock.withLock({ members }).enumerated() {
-            guard lock.withLock({ !state.members[index].gone && !state.closed }) else { continue }
+            guard lock.withLock({ !state.members[index].gone && !state.closed && state.members[index].clock != nil })
+            else { continue }
             // The stamp is recorded before the reply can arrive: under the lock, which the reader needs for it.
             lock.withLock {
-                state.members[index].pendingTimeRequest = try? member.playback.sendTimeRequest()
+                state.members[index].pendingTimeRequest = try? member.playback.requestTime() ?? nil
             }
         }
         ticks += 1
@@ -521,11 +575,11 @@ public final class GroupPlayback: @unchecked Sendable {
         controlling.lock()
         defer { controlling.unlock() }
         let now = MonotonicClock.nanoseconds()
-        let alignments = lock.withLock { () -> [(RemotePlayback, PlaybackControl.Action)] in
+        let alignments = lock.withLock { () -> [(any GroupMemberPlayback, PlaybackControl.Action)] in
             guard state.intent == .playing, !state.operating else { return [] }
             return state.members.indices.compactMap { index in
                 guard isActive(index), let anchor = state.members[index].anchor, now > anchor,
-                    let estimate = state.members[index].clock.estimate
+                    let estimate = state.members[index].clock?.estimate
                 else { return nil }
                 let theirs = Int64((estimate.theirs(atOurs: Double(now) / 1e9) * 1e9).rounded())
                 return (members[index].playback, .align(elapsed: Double(now - anchor) / 1e9, at: theirs))
@@ -570,8 +624,14 @@ public final class GroupPlayback: @unchecked Sendable {
     /// Carries out `action` on the whole group. `pause`, `stop`, the volume, mute and the others act at once on every
     /// member; `resume`, `seek` and `rate` go through a scheduled start (see the type's notes), so the call returns
     /// when every member is ready again (or left out after `readyTimeout`).
-    /// - Throws: `CastError` `.connectionLost` only when no member is left to act on.
+    /// - Throws: `CastError` `.connectionLost` only when no member is left to act on; `.usage` for a rate other than 1
+    ///   while an AirPlay speaker is a member (it plays at normal speed only, and the others would leave it behind).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
+        if case .rate(let rate) = action, rate != 1,
+            lock.withLock({ members.indices.contains { isActive($0) && members[$0].playback is SpeakerPlayback } })
+        {
+            throw CastError(.usage, "an AirPlay speaker in the group plays at normal speed only")
+        }
         controlling.lock()
         lock.withLock { state.operating = true }
         defer {
@@ -668,16 +728,21 @@ public final class GroupPlayback: @unchecked Sendable {
     /// told the instant in its own clock.
     private func scheduleResumeWhenReady() {
         waitUntilReady()
-        let instant = MonotonicClock.nanoseconds() + Self.startMargin
-        let schedule = lock.withLock { () -> [(RemotePlayback, Int64)] in
+        // Far enough ahead for the member that buffers most (an AirPlay speaker: about 2.5 s).
+        let lead = lock.withLock {
+            members.indices.filter { isActive($0) }.map { members[$0].playback.startLead }.max()
+        }
+        let instant = MonotonicClock.nanoseconds() + max(Self.startMargin, lead ?? 0)
+        let schedule = lock.withLock { () -> [(any GroupMemberPlayback, Int64)] in
             state.intent = .playing
             if let leader = state.leader {
                 // Every member is paused at the same position: the leader's says where the timeline begins.
                 let snapshot = state.members[leader].snapshot
                 state.timeline = Timeline(
-                    instant: instant, position: snapshot.position?.seconds ?? 0, rate: snapshot.rate > 0 ? snapshot.rate : 1)
+                    instant: instant, position: snapshot.position?.seconds ?? 0,
+                    rate: snapshot.rate > 0 ? snapshot.rate : 1)
             }
-            return state.members.indices.compactMap { index -> (RemotePlayback, Int64)? in
+            return state.members.indices.compactMap { index -> (any GroupMemberPlayback, Int64)? in
                 guard isActive(index), let theirs = theirInstant(instant, member: index) else { return nil }
                 state.members[index].anchor = instant
                 return (members[index].playback, theirs)
@@ -686,9 +751,11 @@ public final class GroupPlayback: @unchecked Sendable {
         for (playback, theirs) in schedule { try? playback.control(.resumeAt(theirs)) }
     }
 
-    /// `instant` of our clock in a member's clock, when its clock is known. Call under `lock`.
+    /// `instant` of our clock in a member's clock, when its clock is known (a member that keeps ours: the instant).
+    /// Call under `lock`.
     private func theirInstant(_ instant: Int64, member index: Int) -> Int64? {
-        state.members[index].clock.estimate.map { Int64(($0.theirs(atOurs: Double(instant) / 1e9) * 1e9).rounded()) }
+        guard let clock = state.members[index].clock else { return instant }
+        return clock.estimate.map { Int64(($0.theirs(atOurs: Double(instant) / 1e9) * 1e9).rounded()) }
     }
 
     /// Closes every member's connections; their readers end.

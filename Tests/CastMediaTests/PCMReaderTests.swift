@@ -81,4 +81,24 @@ final class PCMReaderTests: XCTestCase {
             XCTAssertTrue("\(error)".hasPrefix("audio stream #0 (ac3"), "\(error)")
         }
     }
+
+    /// A seek is exact: the frames after it are those at the position asked for (as ffmpeg decodes the file), not
+    /// those from the start of the FLAC frame (4096 samples) the demuxer lands on. The file is a ramp: no two samples
+    /// of a frame's length alike.
+    func testASeekLandsOnTheExactFrame() throws {
+        let folder = try Fixtures.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("ramp.flac").path
+        let ramp = "aevalsrc=exprs=mod(n\\,32768)/32768:s=44100:d=4"
+        try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", ramp, "-c:a", "flac", path])
+        let decoded = try Fixtures.run("ffmpeg", ["-v", "error", "-i", path, "-ac", "2", "-f", "s16le", "-"])
+        let reference = decoded.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)).map { Int16(littleEndian: $0) } }
+        let reader = try PCMReader(path: path, sampleRate: 44_100, channels: 2)
+        for seconds in [1.5, 0.25, 3.0] {
+            try reader.seek(to: seconds)
+            let frame = Int((seconds * 44_100).rounded())
+            let expected = Array(reference[(frame * 2)..<(frame * 2 + 128)])
+            XCTAssertEqual(try reader.read(frames: 64), expected, "after a seek to \(seconds) s")
+        }
+    }
 }

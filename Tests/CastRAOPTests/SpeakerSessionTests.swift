@@ -107,4 +107,26 @@ final class SpeakerSessionTests: XCTestCase {
         timeline.reanchor(frame: 88_200, at: 10_000_000_000)
         XCTAssertEqual(timeline.time(ofFrame: 88_200 + 4410), 10_100_000_000)
     }
+
+    /// A group's scheduled start on a speaker: the timeline is anchored so that the frame asked for is heard at the
+    /// instant, and every sync packet, read as shairport-sync reads it (its latency: timestamp − timestamp less
+    /// latency + 11025 for the `0x0007` header; frame n heard at time + (n − timestamp + latency) / rate), says so,
+    /// whenever it is sent and however the RTP timestamps wrap.
+    func testSyncPacketsPutAScheduledFrameAtItsInstant() throws {
+        let clock = SpeakerClock(wallNanoseconds: 1_700_000_000_000_000_000, monotonicNanoseconds: 5_000_000_000)
+        var timeline = StreamTimeline(rate: 44_100, firstTimestamp: UInt32.max - 1000, startingAt: 5_000_000_000)
+        let instant: Int64 = 9_123_456_789
+        let frame: Int64 = 123_456
+        timeline.reanchor(frame: frame, heardAt: instant, latency: 2_000_000_000)
+        for now in [instant - 2_500_000_000, instant - 2_000_000_000, instant + 7_000_000_000] {
+            let packet = timeline.sync(at: now, clock: clock, latencyFrames: 88_200, first: false)
+            guard case .sync(let lessLatency, let time, let timestamp, _) = try SpeakerPacket.decode(packet.encoded)
+            else { return XCTFail("not a sync: \(packet)") }
+            let latency = Int64(timestamp &- lessLatency) + 11_025
+            XCTAssertEqual(latency, 88_200)
+            let ahead = Int64(Int32(bitPattern: timeline.timestamp(ofFrame: frame) &- timestamp))
+            let heard = time.unixNanoseconds + (ahead + latency) * 1_000_000_000 / 44_100 - clock.offset
+            XCTAssertEqual(Double(heard), Double(instant), accuracy: 23_000, "sent at \(now)")
+        }
+    }
 }

@@ -238,7 +238,7 @@ final class GroupTests: LabTestCase {
     /// The byte offset of the first beep onset at or after byte `from` of an S16 stereo capture (channel 0): the first
     /// sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of full
     /// scale follows within 10.
-    private static func beepOnset(in bytes: Data, from: Int) -> Int? {
+    static func beepOnset(in bytes: Data, from: Int) -> Int? {
         bytes.withUnsafeBytes { raw -> Int? in
             let frames = raw.count / 4
             func sample(_ frame: Int) -> Int {

@@ -34,13 +34,19 @@ public final class SpeakerPlayback: Sendable {
     }
 
     /// Connects to `speaker` (a `ReceiverDescription` of kind `.speaker`), sets up the stream (ANNOUNCE, SETUP,
-    /// RECORD, then the volume: `volume` 0...1, or 1) and starts streaming `source`'s audio.
+    /// RECORD, then the volume: `volume` 0...1, or 1) and starts streaming `source`'s audio from `startTime`.
+    ///
+    /// With `autoplay` false nothing is sent yet: the playback reports `paused` at `startTime` and starts at the
+    /// instant a `resumeAt` gives, an instant of this process's `MonotonicClock` (the speaker's timing server is this
+    /// process, so the speaker keeps that clock): how a group starts it in step with its other members.
     /// - Throws: `CastError` `.connectionLost` when the speaker cannot be reached or breaks the protocol, `.busy`
     ///   when it plays for another sender, `.notAuthorised` when it wants a password.
-    public static func start(source: any PCMSource, on speaker: ReceiverDescription, volume: Double? = nil)
-        throws(CastError) -> SpeakerPlayback
-    {
-        let stream = try SpeakerStream.open(reader: source, speaker: speaker, volume: volume)
+    public static func start(
+        source: any PCMSource, on speaker: ReceiverDescription, volume: Double? = nil, startTime: Double? = nil,
+        autoplay: Bool = true
+    ) throws(CastError) -> SpeakerPlayback {
+        let stream = try SpeakerStream.open(
+            reader: source, speaker: speaker, volume: volume, startTime: startTime, autoplay: autoplay)
         return SpeakerPlayback(
             speakerName: speaker.name, duration: source.duration, initialVolume: volume ?? 1, stream: stream)
     }
@@ -67,7 +73,9 @@ public final class SpeakerPlayback: Sendable {
         try stream.nextEvent()
     }
 
-    /// Pause (FLUSH), resume, stop (TEARDOWN), seek, volume or mute. A rate other than 1 is refused.
+    /// Pause (FLUSH), resume (at once, or at an instant of this process's `MonotonicClock`: `resumeAt`), stop
+    /// (TEARDOWN), seek, volume or mute. A rate other than 1 is refused; `align` has nothing to do (the stream is
+    /// paced by the clock the speaker follows).
     /// - Throws: `CastError` `.usage` for a rate change.
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
         if case .rate(let rate) = action, rate != 1 {

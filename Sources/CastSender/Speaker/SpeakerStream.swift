@@ -57,6 +57,10 @@ final class SpeakerStream: @unchecked Sendable {
     private let firstTimestamp: UInt32
     private var volume: Double?
     private var muted = false
+    /// Streams at once (a speaker on its own), or waits paused for a scheduled start (`resumeAt`: a group's member).
+    private var autoplay = true
+    /// The media frame the stream begins at.
+    private var startFrame: Int64 = 0
 
     private init(
         reader: any PCMSource, speakerName: String, connection: SpeakerConnection, address: SocketAddress,
@@ -84,10 +88,15 @@ final class SpeakerStream: @unchecked Sendable {
             firstTimestamp: firstTimestamp, clientInstance: instance)
     }
 
-    /// Connects, sets the stream up, and starts the threads.
-    static func open(reader: any PCMSource, speaker: ReceiverDescription, volume: Double?) throws(CastError)
-        -> SpeakerStream
-    {
+    /// The speaker's latency in nanoseconds: a frame is heard this long after the sync packets say it is now.
+    static let speakerLatency = speakerLatencyFrames * 1_000_000_000 / Int64(SpeakerAnnouncement.sampleRate)
+
+    /// Connects, sets the stream up, and starts the threads. With `autoplay` false the stream waits, paused at
+    /// `startTime`, for a `resumeAt` (a group's scheduled start).
+    static func open(
+        reader: any PCMSource, speaker: ReceiverDescription, volume: Double?, startTime: Double? = nil,
+        autoplay: Bool = true
+    ) throws(CastError) -> SpeakerStream {
         let stream: SpeakerStream
         do {
             let address = try SocketAddress(host: speaker.host, port: speaker.port)
@@ -97,10 +106,16 @@ final class SpeakerStream: @unchecked Sendable {
                 audio: try UDPSocket(family: address.family), control: try UDPSocket(family: address.family),
                 timing: try UDPSocket(family: address.family))
         } catch {
-            throw CastError(.connectionLost, "cannot reach the speaker \(printable(speaker.name)) at \(speaker.address): \(error)")
+            throw CastError(
+                .connectionLost, "cannot reach the speaker \(printable(speaker.name)) at \(speaker.address): \(error)")
         }
+        stream.autoplay = autoplay
         stream.startHelpers()
         do {
+            if let startTime, startTime > 0 {
+                try reader.seek(to: startTime)
+                stream.startFrame = Int64((startTime * Double(SpeakerAnnouncement.sampleRate)).rounded())
+            }
             try stream.setUp(volume: volume)
         } catch {
             stream.stopHelpers()
@@ -196,7 +211,9 @@ final class SpeakerStream: @unchecked Sendable {
         if let error = error as? CastError { return error }
         if let error = error as? RAOPError, error.code == .refused {
             switch error.status {
-            case 453: return CastError(.busy, "the speaker \(speakerName) plays for another sender (\(printable(error.message)))")
+            case 453:
+                return CastError(
+                    .busy, "the speaker \(speakerName) plays for another sender (\(printable(error.message)))")
             case 401, 403:
                 return CastError(
                     .notAuthorised, "the speaker \(speakerName) wants a password, which cast does not send yet")
@@ -301,6 +318,8 @@ final class SpeakerStream: @unchecked Sendable {
         var endFrame: Int64?
         /// Frames of lead-in silence still to send before the media (or the replayed audio) goes on.
         var leadIn = SpeakerStream.leadInFrames
+        /// Set up but not started: waiting for a scheduled start (`resumeAt`), nothing sent yet.
+        var held = false
     }
 
     private func stream() throws -> FinishReason {
@@ -317,7 +336,9 @@ final class SpeakerStream: @unchecked Sendable {
         var p = Progress(
             timeline: StreamTimeline(rate: Int(rate), firstTimestamp: firstTimestamp, startingAt: start),
             sequence: firstSequence)
-        p.runStart = (Int64(Self.leadInFrames), 0)
+        p.mediaSent = startFrame
+        p.runStart = (Int64(Self.leadInFrames), startFrame)
+        p.held = !autoplay
         var recent: [Int16] = []
         var replay: [Int16] = []
         var nextSync = start
@@ -345,7 +366,13 @@ final class SpeakerStream: @unchecked Sendable {
         emit(.mediaTypes([.audio]))
         emit(.loadState([.playable, .playthroughOK]))
         emitVolume()
-        emit(.playbackState(.playing))
+        if p.held {
+            // Loaded and paused where it will start: the position first, so that whoever waits for `paused` knows it.
+            emit(.position(seconds: Double(p.mediaSent) / Double(rate), at: wallNow()))
+            emit(.playbackState(.paused))
+        } else {
+            emit(.playbackState(.playing))
+        }
 
         while true {
             for command in takeCommands() {
@@ -355,30 +382,47 @@ final class SpeakerStream: @unchecked Sendable {
                     _ = try? exchange(machine.stop())
                     return .userExited
                 case .pause:
-                    guard machine.isStreaming, p.endFrame == nil else { continue }
+                    guard machine.isStreaming, !p.held, p.endFrame == nil else { continue }
                     let position = heard(now)
                     // What was sent but not played goes back in front of the source.
                     let unplayed = Int(min(p.mediaSent - position, Int64(recent.count / 2)))
                     replay = Array(recent.suffix(unplayed * 2)) + replay
                     recent.removeLast(unplayed * 2)
                     p.mediaSent -= Int64(unplayed)
-                    _ = try exchange(machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
-                    emit(.position(seconds: Double(p.mediaSent) / Double(rate), at: wallNow()))
+                    _ = try exchange(
+                        machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
+                    // Paused, then where: the position reported while paused is where it stopped.
                     emit(.playbackState(.paused))
+                    emit(.position(seconds: Double(p.mediaSent) / Double(rate), at: wallNow()))
                 case .resume, .resumeAt:
-                    guard machine.resume() else { continue }
-                    p.timeline.reanchor(frame: p.frame, at: now)
+                    if p.held {
+                        p.held = false
+                    } else {
+                        guard machine.resume() else { continue }
+                    }
                     p.leadIn = Self.leadInFrames
                     p.runStart = (p.frame + Int64(p.leadIn), p.mediaSent)
+                    if case .resumeAt(let instant) = command {
+                        // Heard at `instant` (the group's clock is ours: we are the speaker's timing server): the
+                        // run's first media frame is "now" one speaker latency before it, after the lead-in silence.
+                        p.timeline.reanchor(frame: p.runStart.stream, heardAt: instant, latency: Self.speakerLatency)
+                    } else {
+                        p.timeline.reanchor(frame: p.frame, at: now)
+                    }
                     p.marker = true
                     p.syncFirst = true
                     nextSync = now
                     emit(.playbackState(.playing))
                 case .seek(let position, _):
                     guard p.endFrame == nil else { continue }
-                    let wasStreaming = machine.isStreaming
+                    let wasStreaming = machine.isStreaming && !p.held
+                    let heardNow = wasStreaming ? heard(now) : p.mediaSent
+                    let target = Int64((max(0, position) * Double(rate)).rounded())
+                    emit(.playbackState(target >= heardNow ? .seekingForward : .seekingBackward))
                     if wasStreaming {
-                        _ = try exchange(machine.pause(nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
+                        _ = try exchange(
+                            machine.pause(
+                                nextSequence: p.sequence, nextTimestamp: p.timeline.timestamp(ofFrame: p.frame)))
                     }
                     try source { try reader.seek(to: position) }
                     replay.removeAll()
@@ -386,24 +430,31 @@ final class SpeakerStream: @unchecked Sendable {
                     p.mediaSent = Int64((position * Double(rate)).rounded())
                     p.leadIn = Self.leadInFrames
                     p.runStart = (p.frame + Int64(p.leadIn), p.mediaSent)
-                    emit(.position(seconds: position, at: wallNow()))
                     if wasStreaming, machine.resume() {
                         p.timeline.reanchor(frame: p.frame, at: now)
                         p.marker = true
                         p.syncFirst = true
                         nextSync = now
                     }
+                    // The state it is back in, then where: a position reported while paused is where it waits.
+                    emit(.playbackState(wasStreaming ? .playing : .paused))
+                    emit(.position(seconds: position, at: wallNow()))
                 case .volume(let level):
-                    _ = try exchange(machine.setVolume(decibels: muted ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: level)))
+                    _ = try exchange(
+                        machine.setVolume(
+                            decibels: muted ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: level)))
                     volume = level
                     emitVolume()
                 case .mute(let on):
-                    _ = try exchange(machine.setVolume(decibels: on ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: volume ?? 1)))
+                    _ = try exchange(
+                        machine.setVolume(
+                            decibels: on ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: volume ?? 1)))
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
                 case .rate, .accessLog, .scaling, .subtitles, .audio, .align, .join:
-                    // A speaker has no engine access log, no picture to scale and no subtitles, and joins no group yet.
+                    // A speaker has no engine access log, no picture to scale and no subtitles; it needs no `align`
+                    // (its stream is paced by our clock, which is its timing server's) and passes on no joins.
                     continue
                 }
             }
@@ -415,25 +466,23 @@ final class SpeakerStream: @unchecked Sendable {
                 }
                 nextCheck = now + 250_000_000
             }
-            if machine.isPaused {
-                wait(until: now + 250_000_000)
-                continue
-            }
-            if now >= nextSync {
-                let current = p.timeline.frame(at: now)
-                let sync = SpeakerPacket.sync(
-                    timestampLessLatency: p.timeline.timestamp(ofFrame: current - Self.speakerLatencyFrames + 11_025),
-                    time: clock.ntp(monotonicNanoseconds: now), timestamp: p.timeline.timestamp(ofFrame: current),
-                    first: p.syncFirst)
-                control.send(sync.encoded, to: controlAddress)
-                p.syncFirst = false
-                nextSync = now + 1_000_000_000
-            }
             if let due = volumeAgainAt, now >= due {
                 volumeAgainAt = nil
                 let level = volume ?? 1
                 _ = try exchange(
-                    machine.setVolume(decibels: muted ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: level)))
+                    machine.setVolume(
+                        decibels: muted ? SpeakerVolume.muteDecibels : SpeakerVolume.decibels(forLevel: level)))
+            }
+            if machine.isPaused || p.held {
+                wait(until: min(now + 250_000_000, volumeAgainAt ?? .max))
+                continue
+            }
+            if now >= nextSync {
+                let sync = p.timeline.sync(
+                    at: now, clock: clock, latencyFrames: Self.speakerLatencyFrames, first: p.syncFirst)
+                control.send(sync.encoded, to: controlAddress)
+                p.syncFirst = false
+                nextSync = now + 1_000_000_000
             }
             if now >= nextPosition {
                 emit(.position(seconds: Double(heard(now)) / Double(rate), at: wallNow()))
@@ -472,7 +521,9 @@ final class SpeakerStream: @unchecked Sendable {
                 p.mediaSent += Int64(samples.count / 2 - silence)
                 recent += samples[(silence * 2)...]
                 // Trimmed in large steps: moving 4 s of samples for every 8 ms packet would cost more than the rest.
-                if recent.count > Self.recentLimitFrames * 4 { recent.removeFirst(recent.count - Self.recentLimitFrames * 2) }
+                if recent.count > Self.recentLimitFrames * 4 {
+                    recent.removeFirst(recent.count - Self.recentLimitFrames * 2)
+                }
                 if samples.count < packetFrames * 2 {
                     p.endFrame = p.frame + Int64(packetFrames) + Self.trailingSilenceFrames
                 }

@@ -1,0 +1,42 @@
+import CastProtocol
+import CastRAOP
+
+/// What a group (`GroupPlayback`) needs of one of its members: the wire's control actions in, playback events out,
+/// and a clock it can schedule by. A Cast receiver (`RemotePlayback`) keeps a clock of its own, which the group measures
+/// over its connection and converts each instant into; an AirPlay speaker (`SpeakerPlayback`) keeps the group's: this
+/// process is its timing server and tells it, in sync packets, at which instant of that clock each frame is heard.
+///
+/// Thread-safety: one thread takes events; controls, time requests and `close` come from any thread.
+protocol GroupMemberPlayback: AnyObject, Sendable {
+    /// The level it started at (0...1, muted).
+    var levelAtStart: (level: Double, muted: Bool) { get }
+    /// How far ahead of the instant a scheduled start must be told (nanoseconds): what it buffers before playing.
+    var startLead: Int64 { get }
+    /// The next event; each time reply on the way goes to `timeReply` with its arrival stamp (CLOCK_MONOTONIC ns).
+    func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent
+    /// Sends a time request and returns its stamp; nil for a member that keeps the group's clock (nothing to measure).
+    func requestTime() throws(CastError) -> Int64?
+    /// Carries out `action`; a `resumeAt` instant is in the member's clock.
+    func control(_ action: PlaybackControl.Action) throws(CastError)
+    func close()
+}
+
+extension RemotePlayback: GroupMemberPlayback {
+    var levelAtStart: (level: Double, muted: Bool) { initialVolume }
+    /// castd needs the control to arrive and its audio output to wake: the group's own margin covers it.
+    var startLead: Int64 { 0 }
+    func requestTime() throws(CastError) -> Int64? { try sendTimeRequest() }
+}
+
+extension SpeakerPlayback: GroupMemberPlayback {
+    var levelAtStart: (level: Double, muted: Bool) { (initialVolume, false) }
+    /// The speaker plays a frame its latency (2 s) after the sync packets say it is now, and the frames are sent a
+    /// little ahead of that (with lead-in silence): told any later, its first frames would arrive late.
+    var startLead: Int64 {
+        SpeakerStream.speakerLatency + SpeakerStream.lead
+            + Int64(SpeakerStream.leadInFrames) * 1_000_000_000 / Int64(SpeakerAnnouncement.sampleRate) + 100_000_000
+    }
+
+    func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent { try nextEvent() }
+    func requestTime() throws(CastError) -> Int64? { nil }
+}

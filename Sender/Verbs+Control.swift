@@ -22,16 +22,11 @@ func withReceiver<T>(
 }
 
 /// Waits (for `seconds`, a second by default) until the receiver's status satisfies `done`: the engine applies a
-/// control on its own threads, and a receiver tells only its own sender, so the status is asked for every 20 ms.
+/// control on its own threads, and the receiver pushes what changed to watchers (`ReceiverConnection.awaitStatus`).
 func awaitStatus(_ connection: ReceiverConnection, for seconds: Double = 1, _ done: (ReceiverStatus) -> Bool)
     throws(CastError) -> ReceiverStatus
 {
-    var status = try connection.status()
-    for _ in 0..<Int(seconds / 0.02) where !done(status) {
-        Thread.sleep(forTimeInterval: 0.02)
-        status = try connection.status()
-    }
-    return status
+    try connection.awaitStatus(within: .milliseconds(Int64(seconds * 1000)), done)
 }
 
 /// `cast join NAME --to MEMBER`: asks the sender that plays a group on MEMBER to add NAME (castd passes the request

@@ -36,12 +36,13 @@ struct ReceiverClockTransport: ClockTransport {
     func exchange() throws -> (sent: Int64, reply: TimeReply, returned: Int64) {
         let sent = try connection.sendTimeRequest()
         while true {
-            let message = try connection.receive(timeout: ReceiverConnection.replyTimeout)
+            let action = try connection.nextAction()
             let returned = MonotonicClock.nanoseconds()
-            switch message {
-            case .timeReply(let reply): return (sent, reply, returned)
+            switch action {
+            case .reply(.timeReply(let reply)), .timeReply(let reply): return (sent, reply, returned)
             case .event: continue
-            case let other: throw connection.unexpected(other, waitingFor: "timeReply")
+            case let other:
+                throw CastError(.connectionLost, "\(printable(connection.welcome.name)) sent \(other) while timeReply was expected")
             }
         }
     }

@@ -17,17 +17,27 @@ public final class ReceiverConnection: Sendable {
     private let tls: TLSConnection
     private let reader: FrameReader
     private let writeLock = Mutex(())
+    /// The sender's side of the protocol: what may arrive when, and the deadlines. Sends record themselves in it under
+    /// the write lock; the reader hands it each message.
+    private let rules: Mutex<SenderConnectionStateMachine>
 
     private let description: ReceiverDescription
 
-    private init(welcome: Welcome, tls: TLSConnection, reader: FrameReader, receiver: ReceiverDescription) {
+    private init(
+        welcome: Welcome, tls: TLSConnection, reader: FrameReader, receiver: ReceiverDescription,
+        rules: SenderConnectionStateMachine
+    ) {
         self.description = receiver
         self.welcome = welcome
         self.tls = tls
         self.reader = reader
+        self.rules = Mutex(rules)
         self.tlsVersion = tls.protocolVersion
         self.peerID = tls.peerPublicKey.map { fingerprint(ofPublicKey: $0) }
     }
+
+    /// The machine's clock: CLOCK_MONOTONIC, for deadlines.
+    static func now() -> Duration { .nanoseconds(MonotonicClock.nanoseconds()) }
 
     /// How long a reply may take before the receiver counts as lost.
     public static let replyTimeout: Duration = .seconds(5)
@@ -73,24 +83,94 @@ public final class ReceiverConnection: Sendable {
             tls.close()
             throw CastError(.connectionLost, "lost \(printable(receiver.name)) while saying hello: \(error)")
         }
-        switch try reader.next(timeout: timeout) {
-        case .welcome(let welcome):
+        var limits = SenderConnectionStateMachine.Limits()
+        limits.reply = timeout
+        var rules = SenderConnectionStateMachine(helloSentAt: now(), limits: limits)
+        do throws(CastError) {
+            let action = try reader.nextAction(
+                timeout: { rules.readTimeout(now: now()) }, received: { rules.received($0, now: now()) },
+                timedOut: { rules.timedOut() })
+            guard case .reply(.welcome(let welcome))? = action else {
+                throw CastError(.connectionLost, "\(printable(receiver.name)) sent \(action.map { "\($0)" } ?? "nothing") while welcome was expected")
+            }
             recordAddress(of: receiver, peerID: peerID, configDirectory: configDirectory)
-            return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver)
-        case let other:
+            return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver, rules: rules)
+        } catch {
             tls.close()
-            throw reader.unexpected(other, waitingFor: "welcome")
+            throw error
         }
     }
 
     /// Asks the receiver what it is doing.
     public func status() throws(CastError) -> ReceiverStatus {
         try send(.statusRequest)
-        switch try receive(timeout: Self.replyTimeout) {
-        case .status(let status): return status
-        case let other: throw unexpected(other, waitingFor: "status")
+        while true {
+            switch try nextAction() {
+            case .reply(.status(let status)): return status
+            // A watching connection's events may come before the reply.
+            case .event, .status, .timeReply: continue
+            case .reply(let other):
+                throw CastError(.connectionLost, "\(printable(welcome.name)) sent \(other.type) while status was expected")
+            case .skip, .fail: continue  // never returned: skips are read past, failures thrown
+            }
         }
     }
+
+    /// Waits until the receiver's status satisfies `done`, at most `timeout`, and returns the last status seen: the
+    /// connection watches the receiver (its events are pushed as they happen, whoever's session plays) and asks for
+    /// the status again after each, instead of asking every few milliseconds. The connection watches from here on.
+    public func awaitStatus(within timeout: Duration, _ done: (ReceiverStatus) -> Bool) throws(CastError)
+        -> ReceiverStatus
+    {
+        var status = try status()
+        guard !done(status) else { return status }
+        let deadline = Self.now() + timeout
+        try send(.watch)
+        while let action = try nextAction(until: deadline) {
+            switch action {
+            case .status(let pushed): status = pushed
+            case .event: status = try self.status()
+            case .reply, .timeReply, .skip, .fail: continue
+            }
+            if done(status) { break }
+        }
+        return status
+    }
+
+    /// The next message the protocol lets through on this connection (`SenderConnectionStateMachine`): the reply a
+    /// request waits for, an event, a watched status or a group's time reply; what the rules skip is read past.
+    /// - Throws: `CastError` for a refusal, a message out of place, a deadline of the rules passed or a broken
+    ///   connection.
+    func nextAction() throws(CastError) -> SenderConnectionStateMachine.Action {
+        // Without a deadline of the caller's, only the rules' deadlines end a wait, and they throw.
+        guard let action = try nextAction(until: nil) else { preconditionFailure("no deadline was given") }
+        return action
+    }
+
+    /// `nextAction`, or nil once `deadline` (the machine's clock, `now()`) has passed first.
+    func nextAction(until deadline: Duration?) throws(CastError) -> SenderConnectionStateMachine.Action? {
+        try reader.nextAction(
+            timeout: {
+                let own = rules.withLock { $0.readTimeout(now: Self.now()) }
+                guard let deadline else { return own }
+                let left = max(.zero, deadline - Self.now())
+                return own.map { min($0, left) } ?? left
+            },
+            received: { message in rules.withLock { $0.received(message, now: Self.now()) } },
+            timedOut: {
+                let now = Self.now()
+                return rules.withLock { rules in
+                    // The rules' own deadline (which wins when both passed), or only the caller's.
+                    guard let deadline, rules.readTimeout(now: now) != .zero, now >= deadline else {
+                        return rules.timedOut()
+                    }
+                    return nil
+                }
+            })
+    }
+
+    /// When the next heartbeat is due (the machine's clock, `now()`); nil when no session is followed.
+    func heartbeatDue() -> Duration? { rules.withLock { $0.heartbeatDue() } }
 
     /// Sends one message.
     public func send(_ message: Message) throws(CastError) {
@@ -100,7 +180,11 @@ public final class ReceiverConnection: Sendable {
     /// Sends the message `make` makes once the write lock is held (a time request stamps itself there).
     func send(_ make: () -> Message) throws(CastError) {
         do {
-            try writeLock.withLock { _ in try tls.write(make().frame().encoded(), timeout: Self.replyTimeout) }
+            try writeLock.withLock { _ in
+                let message = make()
+                rules.withLock { $0.sending(message, now: Self.now()) }
+                try tls.write(message.frame().encoded(), timeout: Self.replyTimeout)
+            }
         } catch {
             throw CastError(.connectionLost, "lost \(printable(welcome.name)): \(error)")
         }
@@ -173,6 +257,51 @@ final class FrameReader: @unchecked Sendable {
             }
             if bytes.isEmpty { throw CastError(.connectionLost, "\(receiverName) closed the connection") }
             decoder.feed(bytes)
+        }
+    }
+
+    /// Reads until the rules let a message through (`SenderConnectionStateMachine`): `timeout` says how long the next
+    /// read may wait, `received` what a message is, `timedOut` what a read that ran out of time means (nil: the
+    /// caller's own deadline passed, which returns nil).
+    func nextAction(
+        timeout: () -> Duration?, received: (Message) -> SenderConnectionStateMachine.Action,
+        timedOut: () -> SenderConnectionStateMachine.Failure?
+    ) throws(CastError) -> SenderConnectionStateMachine.Action? {
+        while true {
+            let limit = timeout()
+            if limit == .zero {
+                guard let failure = timedOut() else { return nil }
+                throw error(for: failure)
+            }
+            let message: Message
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                message = try next(timeout: limit)
+            } catch {
+                // A read that failed once its time was up is the deadline's, said as the rules say it.
+                if let limit, clock.now - start >= limit {
+                    guard let failure = timedOut() else { return nil }
+                    throw self.error(for: failure)
+                }
+                throw error
+            }
+            switch received(message) {
+            case .skip: continue
+            case .fail(let failure): throw error(for: failure)
+            case let action: return action
+            }
+        }
+    }
+
+    /// The user's error for a failure of the rules; a receiver's `error` becomes the matching CastError.
+    func error(for failure: SenderConnectionStateMachine.Failure) -> CastError {
+        switch failure {
+        case .refused(let error, let waitingFor): unexpected(.error(error), waitingFor: waitingFor)
+        case .unexpected(let type, let waitingFor):
+            CastError(.connectionLost, "\(receiverName) sent \(type) while \(waitingFor) was expected")
+        case .timedOut(let waitingFor, let after):
+            CastError(.connectionLost, "lost \(receiverName): no \(waitingFor) within \(after)")
         }
     }
 

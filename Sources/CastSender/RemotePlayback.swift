@@ -161,10 +161,8 @@ public final class RemotePlayback: Sendable {
         if let volume, !(0...1).contains(volume) { throw CastError(.usage, "the volume must be from 0 to 1") }
         let status = try connection.status()
         try connection.send(.play(request))
-        let accepted: PlayAccepted
-        switch try connection.receive(timeout: ReceiverConnection.replyTimeout) {
-        case .playAccepted(let reply): accepted = reply
-        case let other: throw connection.unexpected(other, waitingFor: "playAccepted")
+        guard case .reply(.playAccepted(let accepted)) = try connection.nextAction() else {
+            throw CastError(.connectionLost, "\(printable(connection.welcome.name)) did not accept the play request")
         }
         if let volume { try connection.send(.control(PlaybackControl(.volume(volume)))) }
         return (accepted, (volume ?? status.volume ?? 1, status.muted ?? false))
@@ -193,13 +191,18 @@ public final class RemotePlayback: Sendable {
     /// a session whose sender is silent for its sender timeout, 10 s by default).
     static let heartbeatInterval: Duration = .seconds(2)
 
-    /// The heartbeat is a `statusRequest`; its answers are skipped by `nextEvent`. It stops when a send fails (the
-    /// connection is gone; `nextEvent` says so) or the playback is closed.
+    /// The heartbeat is a `statusRequest`, sent when the connection's rules say one is due; its answers are skipped
+    /// by `nextEvent`. It stops when a send fails (the connection is gone; `nextEvent` says so) or the playback is
+    /// closed.
     private func startHeartbeat() {
         let (connection, stop) = (self.connection, heartbeatStop)
-        let interval = DispatchTimeInterval.seconds(Int(Self.heartbeatInterval.components.seconds))
         let thread = Thread {
-            while stop.wait(timeout: .now() + interval) == .timedOut {
+            while true {
+                let wait = max(.zero, (connection.heartbeatDue() ?? ReceiverConnection.now() + Self.heartbeatInterval)
+                    - ReceiverConnection.now())
+                let nanoseconds = Int(wait.components.seconds) * 1_000_000_000
+                    + Int(wait.components.attoseconds / 1_000_000_000)
+                guard stop.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut else { return }
                 do {
                     try connection.send(.statusRequest)
                 } catch {
@@ -222,13 +225,11 @@ public final class RemotePlayback: Sendable {
     /// a group member's connection carries its clock exchange beside the events (GroupPlayback).
     func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent {
         while true {
-            let message = try connection.receive(timeout: .seconds(15))
-            switch message {
+            switch try connection.nextAction() {
             case .event(let event): return event
-            case .status: continue
-            case .error(let error) where error.code == .notPlaying: continue
-            case .timeReply(let reply) where timeReply != nil: timeReply?(reply, MonotonicClock.nanoseconds())
-            case let other: throw connection.unexpected(other, waitingFor: "event")
+            case .timeReply(let reply): timeReply?(reply, MonotonicClock.nanoseconds())
+            case let other:
+                throw CastError(.connectionLost, "\(printable(receiverName)) sent \(other) while an event was expected")
             }
         }
     }

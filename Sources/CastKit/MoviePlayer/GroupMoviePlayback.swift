@@ -194,15 +194,14 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
                 state.settling = true
             }
         case .seek, .rate:
-            // A seek or a rate change restarts every member at one instant.
-            lock.withLock { state.settling = true }
+            // Playing, a seek or a rate change restarts every member at one instant; paused, the members seek where
+            // they are, as one receiver does.
+            lock.withLock { if state.playing { state.settling = true } }
         case .volume, .mute, .accessLog, .subtitles, .audio: break
         }
         work.async { [self] in
             guard let group = lock.withLock({ state.stopped ? nil : state.group }) else { return }
             try? group.control(action)
-            // Paused, the group reports where it stands after a seek: nothing more is on its way.
-            lock.withLock { if !state.playing { state.settling = false } }
         }
     }
 

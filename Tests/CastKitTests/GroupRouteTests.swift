@@ -3,12 +3,12 @@ import CastProtocol
 import Foundation
 import XCTest
 
-/// A music player whose route is a group (`CastRoute.selection` of several receivers): real castd on loopback (no
+/// Players whose route is a group (`CastRoute.selection` of several receivers): real castd on loopback (no
 /// discovery, `--auth none`), each writing what it plays into a FIFO this test reads (`FIFOCapture`), so that whether
 /// they play, and how far apart, is measured from outside castd, as EndToEndTests' GroupTests measures `cast send`.
 /// The file has a 10 ms beep at the start of each second; the same beep must be written at the same instant by every
 /// member.
-final class MusicPlayerGroupTests: XCTestCase {
+final class GroupRouteTests: XCTestCase {
     private var folder: URL!
     private var receivers: [LoopbackReceiver] = []
     private var captures: [FIFOCapture] = []
@@ -158,5 +158,72 @@ final class MusicPlayerGroupTests: XCTestCase {
         XCTAssertGreaterThan(studyPeaks.before, 10_000)
         XCTAssertEqual(Double(studyPeaks.after) / Double(studyPeaks.before), 0.25, accuracy: 0.03, "the study's volume")
         XCTAssertEqual(Double(livingRoomPeaks.after) / Double(livingRoomPeaks.before), 1, accuracy: 0.03)
+    }
+
+    /// A movie player on a group, prepared without autoplay: both members wait paused and write nothing; `play()`
+    /// starts them in step; `pause()` stops both; a seek while paused, then `play()`, starts both from there in step;
+    /// a seek while playing restarts both in step without the player showing a pause.
+    func testAMoviePlayerPreparedPausedAndSeekedOnAGroup() throws {
+        let (kitchen, kitchenSound) = try startReceiver("Kitchen")
+        let (livingRoom, livingRoomSound) = try startReceiver("Living Room")
+        let length = 12
+        let player = MoviePlayerController(
+            contentURL: try GroupFixtures.beeps(seconds: length, in: folder), outputs: MovieFixtures.outputs(),
+            configuration: CastKitConfiguration(
+                configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
+        let log = MoviePlayerLog(player)
+        CastRoute.selection = [kitchen, livingRoom]
+        player.shouldAutoplay = false
+        player.prepareToPlay()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.loadState.contains(.playable) }, "\(log.names)")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(player.playbackState, .paused)
+        XCTAssertEqual(player.activeReceivers, [kitchen, livingRoom])
+        XCTAssertEqual(kitchenSound.total + livingRoomSound.total, 0, "a member played before play()")
+
+        let started = MonotonicClock.nanoseconds()
+        player.play()
+        XCTAssertTrue(waitForSound(kitchenSound, seconds: 2), "\(receivers[0].output.suffix(5))")
+        player.pause()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .paused })
+        Thread.sleep(forTimeInterval: 1)
+        let paused = MonotonicClock.nanoseconds()
+        let written = [kitchenSound.total, livingRoomSound.total]
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual([kitchenSound.total, livingRoomSound.total], written, "a member played on after pause()")
+
+        player.currentPlaybackTime = 6
+        let resumed = MonotonicClock.nanoseconds()
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        Thread.sleep(forTimeInterval: 2)
+        let statesBeforeSeek = log.states.count
+        let seeked = MonotonicClock.nanoseconds()
+        let fromSeek = [kitchenSound.total, livingRoomSound.total]
+        player.currentPlaybackTime = 2
+        XCTAssertTrue(MovieFixtures.wait(timeout: Double(length) + 5) { log.finishReason != nil }, "\(log.states)")
+        XCTAssertEqual(log.finishReason, .playbackEnded)
+        let ended = MonotonicClock.nanoseconds()
+        for capture in captures { capture.stop(atLeast: 0) }
+        XCTAssertEqual(Array(log.states.dropLast().suffix(1)), [.playing])
+        XCTAssertEqual(
+            Array(log.states.dropFirst(statesBeforeSeek)), [.stopped],
+            "a seek while playing shows no pause: \(log.states)")
+
+        let first = try GroupFixtures.spread([kitchenSound, livingRoomSound], between: started, and: paused)
+        let afterResume = try GroupFixtures.spread([kitchenSound, livingRoomSound], between: resumed, and: seeked)
+        let afterSeek = try GroupFixtures.spread([kitchenSound, livingRoomSound], between: seeked, and: ended)
+        print(
+            String(
+                format: "castkit movie group: in step within %.3f ms from play(), %.3f ms after a paused seek and "
+                    + "play(), %.3f ms after a seek while playing", first * 1000, afterResume * 1000, afterSeek * 1000))
+        XCTAssertLessThan(first, 0.002)
+        XCTAssertLessThan(afterResume, 0.002)
+        XCTAssertLessThan(afterSeek, 0.002)
+        // Each member wrote from 2 s to the end after the last seek (and a little of 8 s before it landed).
+        for (capture, before) in zip([kitchenSound, livingRoomSound], fromSeek) {
+            let seconds = Double(capture.total - before) / GroupFixtures.rate
+            XCTAssertEqual(seconds, Double(length) - 2, accuracy: 0.6, "\(capture.path) after the seek")
+        }
     }
 }

@@ -191,6 +191,10 @@ final class RouteRulesTests: XCTestCase {
         XCTAssertEqual(
             speaker.selectionChanged(candidate: "kitchen+speaker patio"),
             .start(on: "kitchen+speaker patio", pinnedID: nil))
+        speaker.started(on: "kitchen+speaker patio")
+        XCTAssertEqual(
+            speaker.selectionChanged(candidate: "kitchen+living"), .start(on: "kitchen+living", pinnedID: nil),
+            "a group with a speaker does not let it go in place")
     }
 
     func testAGroupWhoseEveryMemberIsLostPlaysHereAndIsNotTakenBackInPlace() {

@@ -36,6 +36,8 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
         var selection: [ReceiverDescription]
         /// Each member's receiver, by the id its welcome gave.
         var byID: [String: ReceiverDescription] = [:]
+        /// The AirPlay speakers the group started with (a group takes none later).
+        var speakers: [ReceiverDescription] = []
         var stopped = false
         /// What the player asked for last: playing or paused.
         var playing: Bool
@@ -61,9 +63,12 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     /// The receivers in the group now, in the order they were selected (then joined).
     var receivers: [ReceiverDescription] {
-        let (group, selection, byID) = lock.withLock { (state.group, state.selection, state.byID) }
+        let (group, selection, byID, speakers) = lock.withLock {
+            (state.group, state.selection, state.byID, state.speakers)
+        }
         guard let group else { return selection }
-        return group.receiverIDs.compactMap { byID[$0] }
+        // A speaker has no id the group knows it by: it counts while it is selected.
+        return group.receiverIDs.compactMap { byID[$0] } + speakers
     }
 
     func start() {
@@ -102,6 +107,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
                 if !state.stopped {
                     state.group = group
                     state.byID = byID
+                    state.speakers = receivers.filter { $0.kind == .speaker }
                 }
                 return !state.stopped
             }

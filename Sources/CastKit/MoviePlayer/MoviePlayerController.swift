@@ -284,9 +284,9 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// level, as each AirPlay 2 speaker has its slider (the player's level, `MusicPlayerController.volume`, sets
     /// every member's). On the one receiver the movie plays on, it is the player's level. Ignored for a receiver the
     /// movie does not play on.
-    public func setVolume(_ level: Double, forReceiver receiver: ReceiverDescription) {
-        guard level.isFinite else { return }
-        let level = min(max(level, 0), 1)
+    public func setVolume(_ volume: Float, forReceiver receiver: ReceiverDescription) {
+        guard volume.isFinite else { return }
+        let level = min(max(Double(volume), 0), 1)
         lock.withLock {
             guard let playback = state.playback, playback.receivers.contains(receiver) else { return }
             if let group = playback as? GroupMoviePlayback {
@@ -300,11 +300,11 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// The level (0...1) a receiver of the group the movie plays on last reported; on the one receiver the movie plays
     /// on, the player's level; nil for a receiver it does not play on (or a member that has reported none yet).
-    public func volume(forReceiver receiver: ReceiverDescription) -> Double? {
+    public func volume(forReceiver receiver: ReceiverDescription) -> Float? {
         lock.withLock {
             guard let playback = state.playback, playback.receivers.contains(receiver) else { return nil }
-            if let group = playback as? GroupMoviePlayback { return group.volume(of: receiver) }
-            return state.volume
+            if let group = playback as? GroupMoviePlayback { return group.volume(of: receiver).map(Float.init) }
+            return Float(state.volume)
         }
     }
 

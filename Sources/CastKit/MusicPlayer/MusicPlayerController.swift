@@ -273,12 +273,12 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Sets the level (0...1) of one receiver of the group it plays on, alone, as each AirPlay 2 speaker has its own
     /// slider; `volume` sets every member's. Ignored for a receiver it does not play on.
     public func setVolume(_ volume: Float, forReceiver receiver: ReceiverDescription) {
-        engine.setVolume(Double(volume), forReceiver: receiver)
+        engine.setVolume(volume, forReceiver: receiver)
     }
 
     /// The level (0...1) `receiver` last reported while it plays in the group; nil for a receiver it does not play on.
     public func volume(forReceiver receiver: ReceiverDescription) -> Float? {
-        engine.volume(forReceiver: receiver).map(Float.init)
+        engine.volume(forReceiver: receiver)
     }
 
     /// Moves to the next item in playing order. After the last: the first with `.all`, otherwise playback stops and

@@ -226,4 +226,56 @@ final class GroupRouteTests: XCTestCase {
             XCTAssertEqual(seconds, Double(length) - 2, accuracy: 0.6, "\(capture.path) after the seek")
         }
     }
+
+    /// A member lost while the group plays (its castd killed) leaves it: the other plays on undisturbed and the player
+    /// keeps playing; when castd comes back (same port, same key) the member is found again and rejoins in step.
+    func testALostMemberLeavesAndRejoinsInStepWhenItComesBack() throws {
+        let (kitchen, kitchenSound) = try startReceiver("Kitchen")
+        let (livingRoom, livingRoomSound) = try startReceiver("Living Room")
+        let length = 14
+        let song = try MediaItem(url: try GroupFixtures.beeps(seconds: length, in: folder))
+        let player = makePlayer()
+        player.setQueue(with: [song])
+        CastRoute.selection = [kitchen, livingRoom]
+        player.play()
+        XCTAssertTrue(waitForSound(livingRoomSound, seconds: 2), "\(receivers[1].output.suffix(5))")
+
+        let port = receivers[1].port
+        let killed = MonotonicClock.nanoseconds()
+        receivers[1].kill(signal: SIGKILL)
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 20) { player.activeReceivers == [kitchen] }, "\(player.activeReceivers)")
+        XCTAssertEqual(player.playbackState, .playing, "one member lost is not the group lost")
+        Thread.sleep(forTimeInterval: 1)
+        let lostFor = Double(MonotonicClock.nanoseconds() - killed) / 1e9
+        let back = try LoopbackReceiver(
+            stateDirectory: folder.appendingPathComponent("Living-Room/state").path, port: port, name: "Living Room",
+            audioDevice: "castcapture:FILE=\(livingRoomSound.path),CHANNELS=2")
+        receivers.append(back)
+        let restarted = MonotonicClock.nanoseconds()
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 10) { livingRoomSound.reads.contains { $0.arrival > restarted } },
+            "the living room did not rejoin: \(back.output.suffix(5))")
+        let rejoined = livingRoomSound.reads.first { $0.arrival > restarted }!.arrival
+        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.activeReceivers == [kitchen, livingRoom] })
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: Double(length) + 10) { player.playbackState == .stopped },
+            "\(player.playbackState)")
+        let ended = MonotonicClock.nanoseconds()
+        for capture in captures { capture.stop(atLeast: 0) }
+        XCTAssertEqual(Double(kitchenSound.total) / GroupFixtures.rate, Double(length), accuracy: 0.2, "the kitchen")
+        let apart = try GroupFixtures.spread([kitchenSound, livingRoomSound], between: rejoined, and: ended)
+        print(
+            String(
+                format:
+                    "castkit group: a member lost for %.1f s; back → its first samples in %.0f ms; then within %.3f ms",
+                lostFor, Double(rejoined - restarted) / 1e6, apart * 1000))
+        XCTAssertLessThan(apart, 0.002)
+        // Back at the group's place in the file: from its first sample on it wrote what the kitchen wrote meanwhile.
+        let livingRoomSeconds =
+            Double(livingRoomSound.total - livingRoomSound.total(at: restarted)) / GroupFixtures.rate
+        let kitchenSeconds = Double(kitchenSound.total - kitchenSound.total(at: rejoined)) / GroupFixtures.rate
+        XCTAssertEqual(
+            livingRoomSeconds, kitchenSeconds, accuracy: 0.25, "the living room plays another part of the file")
+    }
 }

@@ -17,8 +17,9 @@
 /// - Any start that is not a retry (a move, a new movie, a replay) ends a reconnection in progress.
 /// - A playback on a group (several receivers in step) stays one while the selection changes: it takes the new
 ///   route's receivers in place, adding and removing members while it plays, as long as a group can take them (Cast
-///   receivers, and only Cast receivers play in it); a route it cannot take, or here, replaces it. A group left with one receiver is still a group (the
-///   next receiver selected joins it); one receiver playing alone becomes a group by a move.
+///   receivers, and only Cast receivers play in it); a route it cannot take, or here, replaces it. A group left with
+///   one receiver is still a group (the next receiver selected joins it); one receiver playing alone becomes a group
+///   by a move.
 ///
 /// `Route` is the selected receivers (`[ReceiverDescription]`) in the player; tests use a value of their own.
 ///

@@ -3,12 +3,14 @@
 //     swift run music-queue ~/Music                       # album order
 //     swift run music-queue ~/Music --shuffle --repeat     # shuffled, for ever
 //     swift run music-queue ~/Music --to kitchen           # on a receiver, or an AirPlay speaker
+//     swift run music-queue ~/Music --to kitchen --to study   # on a group: both in step
 import CastKit
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let folder = arguments.first else {
-    FileHandle.standardError.write(Data("usage: music-queue FOLDER [--shuffle] [--repeat] [--to RECEIVER]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: music-queue FOLDER [--shuffle] [--repeat] [--to RECEIVER]...\n".utf8))
     exit(2)
 }
 let player = MusicPlayerController.applicationMusicPlayer
@@ -19,13 +21,17 @@ guard !items.isEmpty else {
 }
 if arguments.contains("--shuffle") { player.shuffleMode = .songs }
 if arguments.contains("--repeat") { player.repeatMode = .all }
-if let index = arguments.firstIndex(of: "--to"), arguments.indices.contains(index + 1) {
+// Every `--to` is a receiver of the route: one plays alone, several play as a group, in step.
+var selection: [ReceiverDescription] = []
+for (index, argument) in arguments.enumerated() where argument == "--to" && arguments.indices.contains(index + 1) {
     do {
-        CastRoute.selected = try ReceiverBrowser.resolve(arguments[index + 1], includingSpeakers: true)
+        selection.append(try ReceiverBrowser.resolve(arguments[index + 1], includingSpeakers: true))
     } catch {
-        print("cannot use \(arguments[index + 1]): \(error.message); playing here")
+        print("cannot use \(arguments[index + 1]): \(error.message)")
     }
 }
+if selection.isEmpty && arguments.contains("--to") { print("playing here") }
+CastRoute.selection = selection
 
 let done = DispatchSemaphore(value: 0)
 player.beginGeneratingPlaybackNotifications()
@@ -36,7 +42,8 @@ let observer = NotificationCenter.default.addObserver(
         done.signal()
         return
     }
-    print("now playing: \(item.title)\(item.artist.map { " by \($0)" } ?? "")\(item.albumTitle.map { " (\($0))" } ?? "")")
+    print(
+        "now playing: \(item.title)\(item.artist.map { " by \($0)" } ?? "")\(item.albumTitle.map { " (\($0))" } ?? "")")
 }
 player.setQueue(with: items)  // posts the first now playing item
 player.play()

@@ -138,6 +138,8 @@ public final class GroupPlayback: @unchecked Sendable {
         var awaiting: Awaiting?
         /// Finished, failed or lost: out of the group.
         var gone = false
+        /// Taken out by `remove`: what it still reports is not the group's.
+        var removed = false
         /// Its clock against ours; nil for a member that keeps ours (an AirPlay speaker: we are its timing server).
         var clock: ClockProbe?
         /// The stamp of the time request in flight, if any.
@@ -210,21 +212,24 @@ public final class GroupPlayback: @unchecked Sendable {
     ///   media (`.busy`, `.notAuthorised`, a refusal); every connection is closed then.
     public static func start(
         _ file: MediaFile, over connections: [ReceiverConnection], configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
+        volume: Double? = nil, autoplay: Bool = true,
+        reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         try start(
             file, to: connections.map { .receiver($0) }, configDirectory: configDirectory, startTime: startTime,
-            volume: volume, reach: reach, onMemberChange: onMemberChange)
+            volume: volume, autoplay: autoplay, reach: reach, onMemberChange: onMemberChange)
     }
 
     /// Plays `file` on every destination in step: Cast receivers as `start(_:over:…)` says, and AirPlay speakers, each
     /// streamed the audio its source decodes, set up paused (nothing sent) and started by the same schedule as the
-    /// receivers (docs/multiroom.md, "AirPlay speakers in a group"). The first destination leads.
+    /// receivers (docs/multiroom.md, "AirPlay speakers in a group"). The first destination leads. With `autoplay`
+    /// false every member waits paused at the start position until the first `resume` (CastKit's `shouldAutoplay`).
     /// - Throws: `CastError`: as `start(_:over:…)`, and a speaker's refusal or failure to set up.
     public static func start(
         _ file: MediaFile, to destinations: [Destination], configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
+        volume: Double? = nil, autoplay: Bool = true,
+        reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         precondition(!destinations.isEmpty, "a group has at least one member")
@@ -272,7 +277,7 @@ public final class GroupPlayback: @unchecked Sendable {
         }
         for index in members.indices { group.startReader(index) }
         group.startClockTimer()
-        group.scheduleResumeWhenReady()
+        if autoplay { group.scheduleResumeWhenReady() } else { group.waitUntilReady() }
         group.lock.withLock { group.state.operating = false }
         return group
     }
@@ -344,6 +349,8 @@ public final class GroupPlayback: @unchecked Sendable {
                 continue
             }
             let finished = lock.withLock { () -> Bool in
+                // A member taken out (`remove`) says no more: its stop's finish is not the group's.
+                if state.members[index].removed { return true }
                 var member = state.members[index]
                 _ = member.snapshot.apply(event)
                 switch (member.awaiting, event) {
@@ -498,6 +505,65 @@ public final class GroupPlayback: @unchecked Sendable {
         lock.withLock { state.members[index].gone = true }
         try? playback.control(.stop)
         throw CastError(.playback, "\(printable(connection.welcome.name)) could not catch up with the group")
+    }
+
+    /// Takes the receiver whose id is `receiverID` (its welcome's) out of the group while it plays: it is stopped and
+    /// its connections closed, and the others play on undisturbed (the first one left leads). Says so through
+    /// `onMemberChange` (`.left(name, why: "removed")`). Other controls wait meanwhile.
+    /// - Throws: `CastError` `.noSuchReceiver` when no member still in the group has that id; `.usage` when it is the
+    ///   last one (a group is never empty: stop it instead).
+    public func remove(receiverID: String) throws(CastError) {
+        controlling.lock()
+        defer { controlling.unlock() }
+        let removed = lock.withLock { () -> Result<Member, CastError> in
+            guard let index = members.indices.first(where: { isActive($0) && members[$0].id == receiverID }) else {
+                return .failure(CastError(.noSuchReceiver, "no member of the group has the id \(receiverID)"))
+            }
+            guard state.members.indices.contains(where: { $0 != index && isActive($0) }) else {
+                return .failure(CastError(.usage, "\(members[index].name) is the last member of the group"))
+            }
+            state.members[index].gone = true
+            state.members[index].removed = true
+            state.members[index].awaiting = nil
+            lock.broadcast()
+            return .success(members[index])
+        }
+        let member = try removed.get()
+        try? member.playback.control(.stop)
+        member.playback.close()
+        onMemberChange(.left(member.name, why: "removed"))
+    }
+
+    /// Carries out `action` on one member only (the receiver whose welcome's id is `receiverID`): its volume or mute,
+    /// which belong to it, as with AirPlay 2 (each speaker has its slider; the group's `control(.volume)` sets them
+    /// all). Timeline actions (pause, seek, rate, …) are the group's: `.usage`.
+    /// - Throws: `CastError` `.noSuchReceiver` when no member still in the group has that id, `.usage` for an action
+    ///   that is not a member's own, and the member's connection failing.
+    public func control(_ action: PlaybackControl.Action, receiverID: String) throws(CastError) {
+        switch action {
+        case .volume, .mute: break
+        default: throw CastError(.usage, "only a member's volume and mute are its own")
+        }
+        let playback = lock.withLock {
+            members.indices.first { isActive($0) && members[$0].id == receiverID }.map { members[$0].playback }
+        }
+        guard let playback else { throw CastError(.noSuchReceiver, "no member of the group has the id \(receiverID)") }
+        try playback.control(action)
+    }
+
+    /// The ids of the Cast receivers in the group now (finished, lost and removed members left out), in the order they
+    /// joined.
+    public var receiverIDs: [String] {
+        lock.withLock { members.indices.filter { isActive($0) }.compactMap { members[$0].id } }
+    }
+
+    /// The level the receiver whose welcome's id is `receiverID` last reported (0...1, muted); nil when it is not in
+    /// the group or has reported none.
+    public func volume(ofReceiver receiverID: String) -> (level: Double, muted: Bool)? {
+        lock.withLock {
+            members.indices.first { isActive($0) && members[$0].id == receiverID }
+                .flatMap { state.members[$0].snapshot.volume }
+        }
     }
 
     /// A member passed on a request to add `receiver` (`cast join kitchen --to "living room"` from anywhere): it is

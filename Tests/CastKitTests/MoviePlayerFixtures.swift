@@ -99,16 +99,17 @@ final class LoopbackReceiver: @unchecked Sendable {
     /// The name it was started with.
     let name: String
 
-    /// Starts castd; `port` 0 lets it pick a free one (a restart passes the port it had).
+    /// Starts castd; `port` 0 lets it pick a free one (a restart passes the port it had). `audioDevice`: its ALSA
+    /// output ("none", or a capture of `scripts/asound.conf`, which castd finds through this process's environment).
     init(
         stateDirectory: String, videoOut: String = "none", port: UInt16 = 0, name: String = "Test Box",
-        auth: String = "none"
+        auth: String = "none", audioDevice: String = "none"
     ) throws {
         self.name = name
         process.executableURL = MovieFixtures.binaries.appendingPathComponent("castd")
         process.arguments = [
             "--name", name, "--auth", auth, "--listen", "127.0.0.1", "--port", String(port), "--no-advertise",
-            "--audio-device", "none", "--video-out", videoOut, "--state-dir", stateDirectory,
+            "--audio-device", audioDevice, "--video-out", videoOut, "--state-dir", stateDirectory,
         ]
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -163,7 +164,8 @@ final class MoviePlayerLog: @unchecked Sendable {
     static let names: [Notification.Name] = [
         .moviePlayerPlaybackStateDidChange, .moviePlayerLoadStateDidChange, .moviePlayerPlaybackDidFinish,
         .moviePlayerIsAirPlayVideoActiveDidChange, .moviePlayerReadyForDisplayDidChange, .movieDurationAvailable,
-        .movieNaturalSizeAvailable, .movieMediaTypesAvailable, .moviePlayerTimedMetadataUpdated, .moviePlayerWillEnterFullscreen,
+        .movieNaturalSizeAvailable, .movieMediaTypesAvailable, .moviePlayerTimedMetadataUpdated,
+        .moviePlayerWillEnterFullscreen,
         .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen, .moviePlayerDidExitFullscreen,
         .moviePlayerNowPlayingMovieDidChange, .moviePlayerScalingModeDidChange, .movieSourceTypeAvailable,
     ]

@@ -5,7 +5,7 @@ import XCTest
 /// CastKit's route rules, driven without a receiver, a socket or a clock: moves between here and a receiver, a
 /// receiver that refuses, a connection that breaks and is retried until its window closes, and what ends a retry.
 final class RouteRulesTests: XCTestCase {
-    typealias Rules = RouteRules<String>
+    typealias Rules = RouteRules<TestRoute>
 
     /// A movie loaded here and the selection set to "tv".
     private func playingHere() -> Rules {
@@ -149,4 +149,89 @@ final class RouteRulesTests: XCTestCase {
         rules.started(on: "tv", reconnecting: true)
         XCTAssertEqual(rules.routeLost(candidate: "tv", now: .seconds(1)), .start(on: nil, pinnedID: nil))
     }
+
+    // MARK: Groups
+
+    /// A movie playing on the group "kitchen+living".
+    private func playingOnAGroup() -> Rules {
+        var rules = Rules()
+        rules.started(on: "kitchen+living")
+        return rules
+    }
+
+    func testAGroupTakesANewSelectionOfReceiversInPlace() {
+        var rules = playingOnAGroup()
+        XCTAssertTrue(rules.grouped)
+        XCTAssertEqual(rules.selectionChanged(candidate: "kitchen+living+study"), .regroup(on: "kitchen+living+study"))
+        rules.regrouped(on: "kitchen+living+study")
+        XCTAssertEqual(rules.moveIfNeeded(candidate: "kitchen+living+study"), .none, "already there")
+        XCTAssertEqual(rules.selectionChanged(candidate: "living+study"), .regroup(on: "living+study"), "one leaves")
+        rules.regrouped(on: "living+study")
+        // Down to one receiver it is still a group: the next one selected joins it.
+        XCTAssertEqual(rules.selectionChanged(candidate: "study"), .regroup(on: "study"))
+        rules.regrouped(on: "study")
+        XCTAssertTrue(rules.grouped)
+        XCTAssertEqual(rules.selectionChanged(candidate: "study+kitchen"), .regroup(on: "study+kitchen"))
+    }
+
+    func testOneReceiverBecomesAGroupByAMoveAndAGroupLeavesForHereOrASpeakerByAMove() {
+        var rules = playingOnTheTV()
+        XCTAssertFalse(rules.grouped)
+        XCTAssertEqual(rules.selectionChanged(candidate: "tv+kitchen"), .start(on: "tv+kitchen", pinnedID: nil))
+
+        var here = playingOnAGroup()
+        XCTAssertEqual(here.selectionChanged(candidate: nil), .start(on: nil, pinnedID: nil), "deselected: here")
+        here.started(on: nil)
+        XCTAssertFalse(here.grouped)
+
+        var speaker = playingOnAGroup()
+        XCTAssertEqual(
+            speaker.selectionChanged(candidate: "speaker patio"), .start(on: "speaker patio", pinnedID: nil),
+            "a group cannot take an AirPlay speaker while it plays")
+        XCTAssertEqual(
+            speaker.selectionChanged(candidate: "kitchen+speaker patio"),
+            .start(on: "kitchen+speaker patio", pinnedID: nil))
+        speaker.started(on: "kitchen+speaker patio")
+        XCTAssertEqual(
+            speaker.selectionChanged(candidate: "kitchen+living"), .start(on: "kitchen+living", pinnedID: nil),
+            "a group with a speaker does not let it go in place")
+    }
+
+    func testAGroupWhoseEveryMemberIsLostPlaysHereAndIsNotTakenBackInPlace() {
+        var rules = playingOnAGroup()
+        XCTAssertEqual(
+            rules.connectionBroken(receiverID: nil, retries: true, candidate: "kitchen+living", now: .zero),
+            .start(on: nil, pinnedID: nil), "a group has no one key to insist on")
+        XCTAssertEqual(rules.lost, "kitchen+living")
+        XCTAssertFalse(rules.grouped)
+        rules.started(on: nil)
+        XCTAssertEqual(rules.moveIfNeeded(candidate: "kitchen+living"), .none, "not chosen again")
+        XCTAssertEqual(
+            rules.selectionChanged(candidate: "kitchen+living"), .start(on: "kitchen+living", pinnedID: nil),
+            "selected again: a new group")
+    }
+
+    func testTheSelectedReceiversAreTheRoute() {
+        let tv = ReceiverDescription(name: "TV", id: "", host: "127.0.0.1", port: 1)
+        let kitchen = ReceiverDescription(name: "Kitchen", id: "", host: "127.0.0.1", port: 2)
+        var patio = ReceiverDescription(name: "Patio", id: "", host: "127.0.0.1", port: 3)
+        patio.kind = .speaker
+        XCTAssertFalse([tv].isGroup)
+        XCTAssertTrue([tv, kitchen].isGroup)
+        XCTAssertTrue([tv, kitchen].canJoinGroup)
+        XCTAssertFalse([tv, patio].canJoinGroup, "a speaker cannot join a playing group")
+        XCTAssertFalse([ReceiverDescription]().canJoinGroup)
+    }
+}
+
+/// A route of the tests: receivers' names joined by "+" ("tv", "kitchen+living"), a group when several; a name that
+/// begins with "speaker" is an AirPlay speaker.
+struct TestRoute: GroupableRoute, ExpressibleByStringLiteral, CustomStringConvertible {
+    let names: [String]
+
+    init(stringLiteral value: String) { names = value.split(separator: "+").map(String.init) }
+
+    var isGroup: Bool { names.count > 1 }
+    var canJoinGroup: Bool { !names.isEmpty && !names.contains { $0.hasPrefix("speaker") } }
+    var description: String { names.joined(separator: "+") }
 }

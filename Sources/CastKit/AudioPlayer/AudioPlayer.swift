@@ -163,10 +163,15 @@ public final class AudioPlayer: @unchecked Sendable {
     /// number loops until `stop()`.
     public var numberOfLoops: Int {
         get { lock.withLock { loopsSetting } }
-        set { lock.withLock { loopsSetting = newValue; loopsLeft = newValue } }
+        set {
+            lock.withLock {
+                loopsSetting = newValue
+                loopsLeft = newValue
+            }
+        }
     }
 
-    /// The output level, 0...1 (default 1). On a receiver it sets the receiver's level.
+    /// The output level, 0...1 (default 1). On a receiver it sets the receiver's level; on a group, every member's.
     public var volume: Float {
         get { Float(engine.volume) }
         set { engine.volume = Double(newValue) }
@@ -193,8 +198,21 @@ public final class AudioPlayer: @unchecked Sendable {
         set { engine.allowsAirPlay = newValue }
     }
 
-    /// The receiver it plays on now; nil while local or not loaded.
+    /// The receiver it plays on now (a group's leader); nil while local or not loaded.
     public var activeRoute: ReceiverDescription? { engine.activeRoute }
+
+    /// Every receiver it plays on now: one, or a group's members (`CastRoute.selection` of several); empty while local
+    /// or not loaded.
+    public var activeReceivers: [ReceiverDescription] { engine.activeReceivers }
+
+    /// Sets the level (0...1) of one receiver of the group it plays on, alone; `volume` sets every member's. Ignored
+    /// for a receiver it does not play on.
+    public func setVolume(_ volume: Float, forReceiver receiver: ReceiverDescription) {
+        engine.setVolume(volume, forReceiver: receiver)
+    }
+
+    /// The level (0...1) `receiver` last reported while it plays in the group; nil for a receiver it does not play on.
+    public func volume(forReceiver receiver: ReceiverDescription) -> Float? { engine.volume(forReceiver: receiver) }
 
     // MARK: The engine's reports (on its delivery queue)
 

@@ -11,8 +11,14 @@ import CastProtocol
 /// Contract (the player calls these under its lock): no method blocks or reports synchronously; reports arrive in
 /// order, on a thread of the playback's own.
 protocol MoviePlayback: PlaybackDriver {
-    /// The receiver it plays on; nil for local playback.
+    /// The receiver it plays on (a group's leader); nil for local playback.
     var route: ReceiverDescription? { get }
+    /// Every receiver it plays on: one, a group's members, or none for local playback.
+    var receivers: [ReceiverDescription] { get }
+}
+
+extension MoviePlayback {
+    var receivers: [ReceiverDescription] { route.map { [$0] } ?? [] }
 }
 
 /// What a playback reports to its player.

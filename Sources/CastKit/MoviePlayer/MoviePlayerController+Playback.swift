@@ -18,16 +18,20 @@ extension MoviePlayerController {
         return state.pendingStart ?? state.movieStart
     }
 
-    /// The receiver this player may play on: the selected one while `allowsAirPlay`, if it plays this player's media.
-    var routeCandidate: ReceiverDescription? {
-        guard state.allowsAirPlay, let route = CastRoute.selected else { return nil }
+    /// The receivers this player may play on: the selection while `allowsAirPlay`, those that play this player's
+    /// media; nil when none.
+    var routeCandidate: [ReceiverDescription]? {
+        guard state.allowsAirPlay else { return nil }
+        var selection = CastRoute.selection
         // An AirPlay speaker plays sound only: audio and music players go there, movies stay here.
-        if route.kind == .speaker && role == nil { return nil }
-        return route
+        if role == nil { selection.removeAll { $0.kind == .speaker } }
+        // A group plays a file, served to every member; a stream plays on the first receiver alone.
+        if selection.count > 1, let url = state.contentURL, !url.isFileURL { selection = [selection[0]] }
+        return selection.isEmpty ? nil : selection
     }
 
-    /// Whether the movie should play on a receiver, and which (the route rules: not the one that failed).
-    var wantedRoute: ReceiverDescription? { state.route.wanted(candidate: routeCandidate) }
+    /// Whether the movie should play on receivers, and which (the route rules: not the route that failed).
+    var wantedRoute: [ReceiverDescription]? { state.route.wanted(candidate: routeCandidate) }
 
     /// Loads the movie at `seconds` where it should play now, playing or paused.
     func load(from seconds: Double, playing: Bool) {
@@ -60,7 +64,7 @@ extension MoviePlayerController {
 
     /// Replaces the playback with a new one at `seconds`, in the intended state. `pinnedID` makes it a reconnection
     /// to a receiver that must present that key; any other start ends a reconnection in progress.
-    func startPlayback(at seconds: Double, on route: ReceiverDescription?, pinnedID: String? = nil) {
+    func startPlayback(at seconds: Double, on route: [ReceiverDescription]?, pinnedID: String? = nil) {
         guard let url = state.contentURL else { return }
         state.route.started(on: route, reconnecting: pinnedID != nil)
         state.generation += 1
@@ -70,10 +74,15 @@ extension MoviePlayerController {
             self?.receive(report, generation: generation)
         }
         if route == nil { state.shownOutputs = localOutputs() }
+        let path = url.isFileURL ? url.path : url.absoluteString
         let playback: any MoviePlayback =
-            if let route {
+            if let route, route.isGroup {
+                GroupMoviePlayback(
+                    path: path, receivers: route, configuration: configuration, startTime: seconds,
+                    autoplay: state.intent == .playing, report: report)
+            } else if let receiver = route?.first {
                 RemoteMoviePlayback(
-                    path: url.isFileURL ? url.path : url.absoluteString, receiver: route, configuration: configuration,
+                    path: path, receiver: receiver, configuration: configuration,
                     startTime: seconds, autoplay: state.intent == .playing, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
@@ -97,7 +106,7 @@ extension MoviePlayerController {
     /// Carries out a step of the route rules. `afterLoss`: the step follows a lost receiver, which an engine player
     /// that yields by interruption comes back from paused, between an interruption's begin and end (as an audio
     /// session is interrupted).
-    func follow(_ step: RouteRules<ReceiverDescription>.Step, afterLoss: Bool = false) {
+    func follow(_ step: RouteRules<[ReceiverDescription]>.Step, afterLoss: Bool = false) {
         switch step {
         case .none:
             return
@@ -112,6 +121,13 @@ extension MoviePlayerController {
                 if state.playbackState == .playing { setPlaybackState(.paused) }
                 signal(.interruptionEnded)
             }
+        case .regroup(let route):
+            // The group plays on; members join and leave it in place.
+            guard let group = state.playback as? GroupMoviePlayback else {
+                preconditionFailure("the route rules regroup a group playback only")
+            }
+            group.regroup(to: route)
+            state.route.regrouped(on: route)
         case .interruptAndReconnect(let route, let pinnedID):
             // The position stands where the receiver was until a playback's clock runs again.
             setPlaybackState(.interrupted)
@@ -136,7 +152,7 @@ extension MoviePlayerController {
     static func routeClock() -> Duration { routeClockOrigin.duration(to: .now) }
 
     /// Replaces a loaded movie's playback by one on `route`, at its position and in its playback state.
-    private func move(to route: ReceiverDescription?, pinnedID: String?) {
+    private func move(to route: [ReceiverDescription]?, pinnedID: String?) {
         guard let old = state.playback else { return }
         let seconds = currentTime()
         old.perform(.stop)

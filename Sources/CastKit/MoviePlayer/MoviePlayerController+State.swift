@@ -28,8 +28,9 @@ extension MoviePlayerController {
         var position = PositionEstimate()
         /// A position set before loading: where the next load begins.
         var pendingStart: Double?
-        /// Where the movie plays, the receiver that failed, and a reconnection in progress (the route rules).
-        var route = RouteRules<ReceiverDescription>()
+        /// Where the movie plays (the receivers: one, or a group), the route that failed, and a reconnection in
+        /// progress (the route rules).
+        var route = RouteRules<[ReceiverDescription]>()
         var subscribers: [UUID: AsyncStream<MoviePlayerEvent>.Continuation] = [:]
         /// Paused because another player took the audio (engine players that yield by interruption).
         var interrupted = false

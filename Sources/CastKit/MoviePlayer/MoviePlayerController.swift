@@ -272,8 +272,41 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// Whether the movie's video plays on a receiver (`.moviePlayerIsAirPlayVideoActiveDidChange`).
     public var isAirPlayVideoActive: Bool { lock.withLock { state.isAirPlayVideoActive } }
 
-    /// The receiver the movie plays on now; nil while it plays locally or is not loaded.
+    /// The receiver the movie plays on now (a group's leader: the first member still in it); nil while it plays
+    /// locally or is not loaded.
     public var activeRoute: ReceiverDescription? { lock.withLock { state.playback?.route } }
+
+    /// Every receiver the movie plays on now: one, or a group's members (as selected, then as they joined); empty
+    /// while it plays locally or is not loaded.
+    public var activeReceivers: [ReceiverDescription] { lock.withLock { state.playback?.receivers ?? [] } }
+
+    /// Sets the output level (0...1) of one receiver the movie plays on, alone: a member of a group keeps its own
+    /// level, as each AirPlay 2 speaker has its slider (the player's level, `MusicPlayerController.volume`, sets
+    /// every member's). On the one receiver the movie plays on, it is the player's level. Ignored for a receiver the
+    /// movie does not play on.
+    public func setVolume(_ volume: Float, forReceiver receiver: ReceiverDescription) {
+        guard volume.isFinite else { return }
+        let level = min(max(Double(volume), 0), 1)
+        lock.withLock {
+            guard let playback = state.playback, playback.receivers.contains(receiver) else { return }
+            if let group = playback as? GroupMoviePlayback {
+                group.setVolume(level, of: receiver)
+            } else {
+                state.volume = level
+                playback.perform(.volume(level))
+            }
+        }
+    }
+
+    /// The level (0...1) a receiver of the group the movie plays on last reported; on the one receiver the movie plays
+    /// on, the player's level; nil for a receiver it does not play on (or a member that has reported none yet).
+    public func volume(forReceiver receiver: ReceiverDescription) -> Float? {
+        lock.withLock {
+            guard let playback = state.playback, playback.receivers.contains(receiver) else { return nil }
+            if let group = playback as? GroupMoviePlayback { return group.volume(of: receiver).map(Float.init) }
+            return Float(state.volume)
+        }
+    }
 
     /// Called by `CastRoute` after the selection changed.
     func routeDidChange() {

@@ -71,7 +71,8 @@ public enum MoviePlayerEvent: Sendable {
             var info: [AnyHashable: Any] = [MoviePlayerController.finishReasonUserInfoKey: reason]
             if let error { info[MoviePlayerController.errorUserInfoKey] = error }
             return info
-        case .willEnterFullscreen(let animation), .didEnterFullscreen(let animation), .willExitFullscreen(let animation),
+        case .willEnterFullscreen(let animation), .didEnterFullscreen(let animation),
+            .willExitFullscreen(let animation),
             .didExitFullscreen(let animation):
             return [
                 MoviePlayerController.fullscreenAnimationDurationUserInfoKey: animation.duration,
@@ -135,7 +136,7 @@ extension Notification.Name {
     public static let moviePlayerScalingModeDidChange = Notification.Name("MoviePlayerScalingModeDidChange")
     /// MPMovieSourceTypeAvailableNotification: `movieSourceType` was unknown and is now known.
     public static let movieSourceTypeAvailable = Notification.Name("MovieSourceTypeAvailable")
-    /// `CastRoute.selected` changed. Object: nil.
+    /// `CastRoute.selection` (or `selected`, its one-receiver spelling) changed. Object: nil.
     public static let castRouteDidChange = Notification.Name("CastRouteDidChange")
 }
 

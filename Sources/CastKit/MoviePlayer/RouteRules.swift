@@ -15,11 +15,16 @@
 ///   receiver, insisting on the key it presented, every `interval` until `window` has passed since the break; the
 ///   first playback whose clock runs ends the retries. After the window, the receiver is lost.
 /// - Any start that is not a retry (a move, a new movie, a replay) ends a reconnection in progress.
+/// - A playback on a group (several receivers in step) stays one while the selection changes: it takes the new
+///   route's receivers in place, adding and removing members while it plays, as long as a group can take them (Cast
+///   receivers, and only Cast receivers play in it); a route it cannot take, or here, replaces it. A group left with
+///   one receiver is still a group (the next receiver selected joins it); one receiver playing alone becomes a group
+///   by a move.
 ///
-/// `Route` is `ReceiverDescription` in the player; tests use any equatable value.
+/// `Route` is the selected receivers (`[ReceiverDescription]`) in the player; tests use a value of their own.
 ///
 /// Thread-safety: a value; the player keeps it under its lock.
-struct RouteRules<Route: Equatable>: Equatable {
+struct RouteRules<Route: GroupableRoute>: Equatable {
     /// How a broken connection is retried.
     struct Policy: Equatable {
         var interval: Duration = .milliseconds(500)
@@ -44,6 +49,9 @@ struct RouteRules<Route: Equatable>: Equatable {
         case interruptAndReconnect(on: Route, pinnedID: String)
         /// Call `retryDue` at `at` (a timer; the player keeps its generation to drop a retry that was overtaken).
         case retry(at: Duration)
+        /// Keep the group playback and make its members `route`'s receivers (add the new ones, remove the others)
+        /// while it plays; then `regrouped(on:)`.
+        case regroup(on: Route)
     }
 
     var policy = Policy()
@@ -53,6 +61,8 @@ struct RouteRules<Route: Equatable>: Equatable {
     private(set) var lost: Route?
     /// Retrying a receiver whose connection broke without a finish; nil otherwise.
     private(set) var reconnection: Reconnection?
+    /// The playback runs as a group (started on a group route, kept through regroups).
+    private(set) var grouped = false
 
     init(policy: Policy = Policy()) {
         self.policy = policy
@@ -69,12 +79,20 @@ struct RouteRules<Route: Equatable>: Equatable {
     /// `.interruptAndReconnect` asked for with a pinned key.
     mutating func started(on route: Route?, reconnecting: Bool = false) {
         active = .some(route)
+        grouped = route?.isGroup ?? false
         if !reconnecting { reconnection = nil }
+    }
+
+    /// The group playback took `route`'s receivers, as `.regroup` asked: it plays there now, still as a group.
+    mutating func regrouped(on route: Route) {
+        precondition(grouped, "only a group playback regroups")
+        active = .some(route)
     }
 
     /// The movie was unloaded or finished: no playback runs, nothing is retried.
     mutating func unloaded() {
         active = nil
+        grouped = false
         reconnection = nil
     }
 
@@ -85,11 +103,15 @@ struct RouteRules<Route: Equatable>: Equatable {
         return moveIfNeeded(candidate: candidate)
     }
 
-    /// A loaded movie that plays elsewhere than it should moves there.
+    /// A loaded movie that plays elsewhere than it should moves there; a group takes the new receivers in place when
+    /// it can.
     func moveIfNeeded(candidate: Route?) -> Step {
         guard let active else { return .none }
         let route = wanted(candidate: candidate)
-        return active == route ? .none : .start(on: route, pinnedID: nil)
+        if active == route { return .none }
+        // A group with a member it could not take while playing (an AirPlay speaker) cannot let it go in place either.
+        if grouped, let route, route.canJoinGroup, active?.canJoinGroup ?? false { return .regroup(on: route) }
+        return .start(on: route, pinnedID: nil)
     }
 
     /// The receiver could not be reached or refused the movie (or a reconnection attempt to it failed).
@@ -134,6 +156,23 @@ struct RouteRules<Route: Equatable>: Equatable {
     private mutating func giveUp(candidate: Route?) -> Step {
         reconnection = nil
         if case .some(.some(let route)) = active { lost = route }
+        // A group whose every member is gone is not taken back in place: whatever plays next starts afresh.
+        grouped = false
         return moveIfNeeded(candidate: candidate)
     }
+}
+
+/// What the route rules need to know of a route beyond which one it is: whether it is played as a group.
+protocol GroupableRoute: Equatable {
+    /// Played by a group playback (several receivers in step) rather than by one receiver.
+    var isGroup: Bool { get }
+    /// Whether a group playback can take this route's receivers while it plays (Cast receivers can join one; an
+    /// AirPlay speaker cannot).
+    var canJoinGroup: Bool { get }
+}
+
+/// The player's route: the selected receivers it plays on, in order.
+extension Array: GroupableRoute where Element == ReceiverDescription {
+    var isGroup: Bool { count > 1 }
+    var canJoinGroup: Bool { !isEmpty && allSatisfy { $0.kind != .speaker } }
 }

@@ -7,8 +7,8 @@ public import Foundation
 /// `endGeneratingPlaybackNotifications()`.
 ///
 /// One item plays at a time through the same engine as `MoviePlayerController` (audio only), which moves to a
-/// receiver the same way (`CastRoute.selected`, `allowsAirPlay`). Another CastKit player starting to play interrupts
-/// it (`playbackState` `.interrupted`, then `.paused`); it does not resume by itself.
+/// receiver, or a group of them, the same way (`CastRoute.selection`, `allowsAirPlay`). Another CastKit player starting
+/// to play interrupts it (`playbackState` `.interrupted`, then `.paused`); it does not resume by itself.
 ///
 /// Thread-safety: every member may be used from any thread; the queue lives behind `lock`, the playback in the engine
 /// player (behind its own lock, never taken while `lock` is held). Notifications are posted on the engine's serial
@@ -150,7 +150,10 @@ public final class MusicPlayerController: @unchecked Sendable {
                 else { return false }
                 index = position
                 // A switch that waits takes the new item instead, from its beginning.
-                if pending != nil { pending?.item = newValue; pending?.time = nil }
+                if pending != nil {
+                    pending?.item = newValue
+                    pending?.time = nil
+                }
                 return true
             }
             if found && !lock.withLock({ pending != nil }) { load(newValue, playing: wasPlaying) }
@@ -244,7 +247,7 @@ public final class MusicPlayerController: @unchecked Sendable {
         }
     }
 
-    /// The output level, 0...1 (default 1); posts `.musicPlayerControllerVolumeDidChange`.
+    /// The output level, 0...1 (default 1): on a group, every member's; posts `.musicPlayerControllerVolumeDidChange`.
     public var volume: Float {
         get { Float(engine.volume) }
         set {
@@ -260,8 +263,23 @@ public final class MusicPlayerController: @unchecked Sendable {
         set { engine.allowsAirPlay = newValue }
     }
 
-    /// The receiver it plays on now; nil while local or not loaded.
+    /// The receiver it plays on now (a group's leader); nil while local or not loaded.
     public var activeRoute: ReceiverDescription? { engine.activeRoute }
+
+    /// Every receiver it plays on now: one, or a group's members (`CastRoute.selection` of several); empty while local
+    /// or not loaded.
+    public var activeReceivers: [ReceiverDescription] { engine.activeReceivers }
+
+    /// Sets the level (0...1) of one receiver of the group it plays on, alone, as each AirPlay 2 speaker has its own
+    /// slider; `volume` sets every member's. Ignored for a receiver it does not play on.
+    public func setVolume(_ volume: Float, forReceiver receiver: ReceiverDescription) {
+        engine.setVolume(volume, forReceiver: receiver)
+    }
+
+    /// The level (0...1) `receiver` last reported while it plays in the group; nil for a receiver it does not play on.
+    public func volume(forReceiver receiver: ReceiverDescription) -> Float? {
+        engine.volume(forReceiver: receiver)
+    }
 
     /// Moves to the next item in playing order. After the last: the first with `.all`, otherwise playback stops and
     /// there is no now playing item.
@@ -339,7 +357,8 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Loads `item` into the engine at its beginning, playing or waiting.
     private func load(_ item: MediaItem?, playing: Bool) {
         guard let item else { return }
-        let changed = engine.contentURL?.standardizedFileURL != item.url.standardizedFileURL
+        let changed =
+            engine.contentURL?.standardizedFileURL != item.url.standardizedFileURL
             || engine.currentPlaybackTime > 0.01
         engine.stop()
         engine.contentURL = item.url

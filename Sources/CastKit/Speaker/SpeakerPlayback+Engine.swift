@@ -1,6 +1,6 @@
 import CastMedia
-public import CastSender
 import CastProtocol
+public import CastSender
 
 extension SpeakerPlayback {
     /// Plays the file at `path` on `speaker`, decoded in this process by the engine (CastKit links it anyway).
@@ -22,7 +22,7 @@ extension SpeakerPlayback {
 /// The engine's `PCMReader` as a speaker stream's source.
 ///
 /// Thread-safety: as `PCMSource` (one thread at a time), which is `PCMReader`'s own rule.
-private final class EngineAudio: PCMSource {
+final class EngineAudio: PCMSource {
     let reader: PCMReader
     init(_ reader: PCMReader) { self.reader = reader }
     var duration: Double? { reader.duration }

@@ -1,0 +1,265 @@
+import CastMedia
+import CastProtocol
+import Foundation
+
+/// A movie (or a song) playing on several receivers in step: CastSender's `GroupPlayback` driven as a `MoviePlayback`,
+/// as `RemoteMoviePlayback` drives one receiver. The route of a player whose selection lists several receivers
+/// (`CastRoute.selection`).
+///
+/// The group is started on a serial queue (connecting and the clock exchange block), and every control goes through
+/// that queue after it, in order: a control given before the group is ready waits for it. The group's events (its
+/// leader's, the first member still in it) are read on a thread of their own.
+///
+/// What the group does on its way to a start (each member loads paused, then all resume at one instant; a seek or a
+/// resume is "pause, seek every member, resume at one instant") is not the player's business: while a start the
+/// player asked for is on its way (`settling`), the members' transient states (paused, seeking) and positions are not
+/// reported; their `playing` ends it.
+///
+/// Members: `regroup(to:)` adds the receivers not in the group yet (each joins in step while the group plays,
+/// `GroupPlayback.add`) and removes the ones no longer selected (`GroupPlayback.remove`). A member's volume is its own
+/// (`setVolume(_:of:)`); `.volume` sets every member's.
+final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
+    // Invariant: `lock` guards `state`; the lets are immutable. The group is started, controlled and regrouped on
+    // `work` only, so controls reach it in the order they were given, after it started.
+    private let path: String
+    private let configuration: CastKitConfiguration
+    private let startTime: Double
+    private let autoplay: Bool
+    private let report: @Sendable (MoviePlaybackReport) -> Void
+    private let work = DispatchQueue(label: "CastKit.GroupMoviePlayback")
+    private let lock = NSLock()
+    private var state: State
+
+    private struct State {
+        var group: GroupPlayback?
+        /// The receivers asked for, in order; the members are the ones among them still in the group.
+        var selection: [ReceiverDescription]
+        /// Each member's receiver, by the id its welcome gave.
+        var byID: [String: ReceiverDescription] = [:]
+        /// The AirPlay speakers the group started with (a group takes none later).
+        var speakers: [ReceiverDescription] = []
+        var stopped = false
+        /// What the player asked for last: playing or paused.
+        var playing: Bool
+        /// A start the player asked for is on its way: transient states and positions are not reported.
+        var settling: Bool
+    }
+
+    init(
+        path: String, receivers: [ReceiverDescription], configuration: CastKitConfiguration, startTime: Double,
+        autoplay: Bool = true, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+    ) {
+        precondition(!receivers.isEmpty, "a group has at least one receiver")
+        self.path = path
+        self.configuration = configuration
+        self.startTime = startTime
+        self.autoplay = autoplay
+        self.report = report
+        state = State(selection: receivers, playing: autoplay, settling: autoplay)
+    }
+
+    /// The receiver that leads: the first member still in the group (before it started: the first asked for).
+    var route: ReceiverDescription? { receivers.first }
+
+    /// The receivers in the group now, in the order they were selected (then joined).
+    var receivers: [ReceiverDescription] {
+        let (group, selection, byID, speakers) = lock.withLock {
+            (state.group, state.selection, state.byID, state.speakers)
+        }
+        guard let group else { return selection }
+        // A speaker has no id the group knows it by: it counts while it is selected.
+        return group.receiverIDs.compactMap { byID[$0] } + speakers
+    }
+
+    func start() {
+        work.async { [self] in
+            let (receivers, stopped) = lock.withLock { (state.selection, state.stopped) }
+            guard !stopped else { return }
+            let group: GroupPlayback
+            var byID: [String: ReceiverDescription] = [:]
+            do throws(CastError) {
+                let file = try MediaFile.open(path)
+                var destinations: [GroupPlayback.Destination] = []
+                var firstFailure: CastError?
+                for receiver in receivers {
+                    do throws(CastError) {
+                        destinations.append(try destination(receiver, byID: &byID))
+                    } catch {
+                        // A receiver that cannot be reached stays out; the others play.
+                        firstFailure = firstFailure ?? error
+                    }
+                }
+                guard !destinations.isEmpty else {
+                    throw firstFailure ?? CastError(.connectionLost, "no receiver of the group could be reached")
+                }
+                group = try GroupPlayback.start(
+                    file, to: destinations, configDirectory: configuration.configDirectory,
+                    startTime: startTime > 0 ? startTime : nil, autoplay: autoplay,
+                    reach: { [weak self] id throws(CastError) in
+                        guard let self else { throw CastError(.connectionLost, "the player is gone") }
+                        return try reconnect(id)
+                    }, onMemberChange: { _ in })
+            } catch {
+                report(.routeLost(error))
+                return
+            }
+            let kept = lock.withLock {
+                if !state.stopped {
+                    state.group = group
+                    state.byID = byID
+                    state.speakers = receivers.filter { $0.kind == .speaker }
+                }
+                return !state.stopped
+            }
+            guard kept else {
+                try? group.control(.stop)
+                group.close()
+                return
+            }
+            let thread = Thread { [self] in readEvents(from: group) }
+            thread.name = "CastKit.GroupMoviePlayback.events"
+            thread.start()
+        }
+    }
+
+    /// Where a group plays `receiver`: its connection, or for an AirPlay speaker the file's audio decoded here.
+    private func destination(_ receiver: ReceiverDescription, byID: inout [String: ReceiverDescription])
+        throws(CastError) -> GroupPlayback.Destination
+    {
+        if receiver.kind == .speaker {
+            let reader: PCMReader
+            do {
+                reader = try PCMReader(path: path, sampleRate: 44_100, channels: PCMPipeMessage.channels)
+            } catch {
+                throw CastError(.playback, "cannot play the audio of \(path): \(error)")
+            }
+            return .speaker(receiver, source: EngineAudio(reader))
+        }
+        let connection = try ReceiverConnection.open(
+            receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+        byID[connection.welcome.id] = receiver
+        return .receiver(connection)
+    }
+
+    /// A lost member looked for again (`GroupPlayback`'s rejoin): at the address it was selected with, insisting on
+    /// the key it presented.
+    private func reconnect(_ id: String) throws(CastError) -> ReceiverConnection {
+        guard var receiver = lock.withLock({ state.byID[id] }) else {
+            throw CastError(.noSuchReceiver, "\(id) is not a receiver of this group")
+        }
+        receiver.id = id
+        return try ReceiverConnection.open(
+            receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+    }
+
+    /// Reports the group's events until its finish; the last member lost is a lost route.
+    private func readEvents(from group: GroupPlayback) {
+        while true {
+            let event: PlaybackEvent
+            do {
+                event = try group.nextEvent()
+            } catch {
+                if !lock.withLock({ state.stopped }) { report(.routeLost(error)) }
+                group.close()
+                return
+            }
+            let shown = lock.withLock { () -> Bool in
+                switch event {
+                case .playbackState(.playing):
+                    state.settling = false
+                    return true
+                case .playbackState(.paused), .playbackState(.seekingForward), .playbackState(.seekingBackward),
+                    .position:
+                    return !state.settling
+                default:
+                    return true
+                }
+            }
+            if shown { report(.event(event)) }
+            if case .finished = event {
+                group.close()
+                return
+            }
+        }
+    }
+
+    /// Carries out `action` on the whole group, after its start; `scaling` is each receiver's own setting, and the
+    /// group's own schedule (`resumeAt`, `align`) and joins are not the player's.
+    func perform(_ action: PlaybackControl.Action) {
+        switch action {
+        case .stop: return stop()
+        case .scaling, .join, .resumeAt, .align: return
+        case .pause:
+            lock.withLock {
+                state.playing = false
+                state.settling = false
+            }
+        case .resume:
+            lock.withLock {
+                state.playing = true
+                state.settling = true
+            }
+        case .seek, .rate:
+            // Playing, a seek or a rate change restarts every member at one instant; paused, the members seek where
+            // they are, as one receiver does.
+            lock.withLock { if state.playing { state.settling = true } }
+        case .volume, .mute, .accessLog, .subtitles, .audio: break
+        }
+        work.async { [self] in
+            guard let group = lock.withLock({ state.stopped ? nil : state.group }) else { return }
+            try? group.control(action)
+        }
+    }
+
+    /// Makes the members `receivers`: the new ones join while the group plays (in step, at its place), the ones no
+    /// longer listed leave; the others play on undisturbed. A receiver that cannot join stays out.
+    func regroup(to receivers: [ReceiverDescription]) {
+        lock.withLock { state.selection = receivers }
+        work.async { [self] in
+            guard let group = lock.withLock({ state.stopped ? nil : state.group }) else { return }
+            let byID = lock.withLock { state.byID }
+            let present = group.receiverIDs
+            // Joins first, so that the group is never empty.
+            for receiver in receivers where !present.contains(where: { byID[$0] == receiver }) {
+                guard receiver.kind != .speaker else { continue }
+                do throws(CastError) {
+                    let connection = try ReceiverConnection.open(
+                        receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+                    lock.withLock { state.byID[connection.welcome.id] = receiver }
+                    try group.add(connection)
+                } catch {
+                    continue
+                }
+            }
+            for id in group.receiverIDs {
+                guard let receiver = lock.withLock({ state.byID[id] }), !receivers.contains(receiver) else { continue }
+                try? group.remove(receiverID: id)
+            }
+        }
+    }
+
+    /// Sets the level of one member (`receiver`, as selected) alone, 0...1.
+    func setVolume(_ level: Double, of receiver: ReceiverDescription) {
+        work.async { [self] in
+            let (group, byID) = lock.withLock { (state.stopped ? nil : state.group, state.byID) }
+            guard let group, let id = byID.first(where: { $0.value == receiver })?.key else { return }
+            try? group.control(.volume(level), receiverID: id)
+        }
+    }
+
+    /// The level `receiver` (as selected) last reported, while it is a member.
+    func volume(of receiver: ReceiverDescription) -> Double? {
+        let (group, byID) = lock.withLock { (state.group, state.byID) }
+        guard let group, let id = byID.first(where: { $0.value == receiver })?.key else { return nil }
+        return group.volume(ofReceiver: id)?.level
+    }
+
+    private func stop() {
+        lock.withLock { state.stopped = true }
+        work.async { [self] in
+            guard let group = lock.withLock({ state.group }) else { return }
+            try? group.control(.stop)
+            group.close()
+        }
+    }
+}

@@ -35,13 +35,14 @@ struct StreamTiming: Sendable {
     }
 }
 
-/// Packet and frame bounds between the stages (ffplay keeps about 15 MB of packets, and 3 pictures). The demux thread
-/// stops reading well before the packet bounds once every stream has a few seconds queued (`PacketBudget`); they hold
-/// where it cannot tell (no durations, streams far apart in the file).
+/// Packet and frame bounds between the stages (ffplay keeps about 15 MB of packets, and 3 pictures counting the one
+/// on screen: 2 waiting here, as the video output holds the one shown). The demux thread stops reading well before the
+/// packet bounds once every stream has a few seconds queued (`PacketBudget`); they hold where it cannot tell (no
+/// durations, streams far apart in the file).
 enum QueueLimits {
     static let videoPackets = (count: 4096, bytes: 16 << 20)
     static let audioPackets = (count: 4096, bytes: 4 << 20)
-    static let videoFrames = 3
+    static let videoFrames = 2
     static let audioFrames = 16
 }
 

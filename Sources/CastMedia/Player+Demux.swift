@@ -35,11 +35,14 @@ struct StreamTiming: Sendable {
     }
 }
 
-/// Packet and frame budgets between the stages (ffplay keeps about 15 MB of packets).
+/// Packet and frame bounds between the stages (ffplay keeps about 15 MB of packets, and 3 pictures counting the one
+/// on screen: 2 waiting here, as the video output holds the one shown). The demux thread stops reading well before the
+/// packet bounds once every stream has a few seconds queued (`PacketBudget`); they hold where it cannot tell (no
+/// durations, streams far apart in the file).
 enum QueueLimits {
     static let videoPackets = (count: 4096, bytes: 16 << 20)
     static let audioPackets = (count: 4096, bytes: 4 << 20)
-    static let videoFrames = 4
+    static let videoFrames = 2
     static let audioFrames = 16
 }
 
@@ -122,17 +125,26 @@ extension Player {
         // The pipeline.
         control.expect(outputs: (videoDecoder != nil ? 1 : 0) + (audioDecoder != nil ? 1 : 0))
         var routes: [Int32: BoundedQueue<Packet>] = [:]
+        // Paces the demux thread by the media time queued (ffplay's rule); a seek's flush and the shutdown wake it.
+        let budget = PacketBudget(
+            minimumSeconds: readAhead != nil
+                ? PacketBudget.secondsBehindReadAhead : PacketBudget.secondsWithoutReadAhead)
+        register(budget)
         var timeBases: [Int32: AVRational] = [:]
         // Cover art (an attached picture: an MP3's or an M4A's) is one packet, delivered at the start and again after
         // each seek. Its decoder is drained at once so that the picture is shown from the start and stays on screen
         // while the music plays (a frame-threaded decoder would otherwise keep it until the end of the input).
-        let coverArt = videoStream.flatMap { $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? $0.pointee.index : nil }
+        let coverArt = videoStream.flatMap {
+            $0.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 ? $0.pointee.index : nil
+        }
         var coverEndedSerial: Int?
         let discontinuous = format.pointee.iformat.pointee.flags & AVFMT_TS_DISCONT != 0
         let maxTimestampJump = discontinuous ? PresentationTimeline.maxJump : PresentationTimeline.maxJumpContinuous
         if let videoStream, let videoDecoder {
+            // Cover art is one packet per segment: it never has enough queued, and does not hold the music back.
             let packets = BoundedQueue<Packet>(
-                maxCount: QueueLimits.videoPackets.count, maxBytes: QueueLimits.videoPackets.bytes)
+                maxCount: QueueLimits.videoPackets.count, maxBytes: QueueLimits.videoPackets.bytes,
+                budget: coverArt == nil ? budget : nil)
             let frames = BoundedQueue<Frame>(maxCount: QueueLimits.videoFrames)
             register(packets)
             register(frames)
@@ -168,7 +180,7 @@ extension Player {
         }
         if let audioStream, let audioDecoder {
             let packets = BoundedQueue<Packet>(
-                maxCount: QueueLimits.audioPackets.count, maxBytes: QueueLimits.audioPackets.bytes)
+                maxCount: QueueLimits.audioPackets.count, maxBytes: QueueLimits.audioPackets.bytes, budget: budget)
             let frames = BoundedQueue<Frame>(maxCount: QueueLimits.audioFrames)
             register(packets)
             register(frames)
@@ -242,6 +254,8 @@ extension Player {
                 for queue in routes.values { queue.put(.end, serial: serial) }
                 continue
             }
+            // Every stream has enough queued: wait until a stage takes some, a seek flushes, or playback stops.
+            if budget.waitUntilShort() { continue }
             let packet = Packet()
             willRead()
             let read = try demuxer.read(into: packet)
@@ -288,7 +302,8 @@ extension Player {
                 queue.put(.end, serial: serial)
                 continue
             }
-            guard queue.put(.item(packet), serial: serial, bytes: packet.size) else { return }
+            let seconds = p.duration > 0 ? Double(p.duration) * av_q2d(timeBase) : 0
+            guard queue.put(.item(packet), serial: serial, bytes: packet.size, seconds: seconds) else { return }
         }
         // Playback ended (or is stopping): the decoders wait for packets that will not come.
         releaseQueues()
@@ -303,16 +318,19 @@ extension Player {
     /// make every later frame late too; never a segment's first frame, nor one more than ffplay's no-sync threshold
     /// (10 s) late, which is a timestamp discontinuity the output re-anchors.
     func runDecoder(
-        _ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>, transform: VideoTransform? = nil,
+        _ decoder: Decoder, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>,
+        transform: VideoTransform? = nil,
         dropLateFrames lateTiming: StreamTiming? = nil
     ) {
-        runDecoder(DecoderSlot(decoder), packets: packets, frames: frames, transform: transform, dropLateFrames: lateTiming)
+        runDecoder(
+            DecoderSlot(decoder), packets: packets, frames: frames, transform: transform, dropLateFrames: lateTiming)
     }
 
     /// A decode thread whose decoder may be replaced while playing (`DecoderSlot`, the audio track chosen while
     /// playing): it takes the new one when a new serial begins, and its frames are retimed to the slot's timeline.
     func runDecoder(
-        _ slot: DecoderSlot, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>, transform: VideoTransform? = nil,
+        _ slot: DecoderSlot, packets: BoundedQueue<Packet>, frames: BoundedQueue<Frame>,
+        transform: VideoTransform? = nil,
         dropLateFrames lateTiming: StreamTiming? = nil
     ) {
         var current = 0

@@ -173,8 +173,14 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
                     return true
                 }
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
+                if let workerPID { SpareWorker.shared.noteRead(by: workerPID) }
             case .event(let event):
                 budget?.note(event)
+                // The engine started its clock (first picture or sound): the next spare may start once the
+                // read-ahead burst is over (`SpareRefillRule`).
+                if case .playbackState(let state) = event, state == .playing || state == .paused, let workerPID {
+                    SpareWorker.shared.noteShown(by: workerPID)
+                }
                 if case .videoActive(let active) = event {
                     videoActive = active
                     // The worker's window shows its first picture: castd's idle screen makes way.
@@ -202,6 +208,7 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
             condition.broadcast()
             return self.pid
         }
+        if let pid { SpareWorker.shared.noteEnded(by: pid) }
         // A worker that broke the rules is not waited for; one that finished has a moment to exit by itself.
         if violation != nil, let pid { kill(pid, SIGKILL) }
         channel.shutdown()

@@ -165,7 +165,10 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
                     return true
                 }
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
+                SpareWorker.shared.noteRead(by: worker.pid)
             case .thumbnail(let part):
+                // Its first image is made: the next spare may start once its reads pause (`SpareRefillRule`).
+                SpareWorker.shared.noteShown(by: worker.pid)
                 do {
                     let (writer, answer) = try accept(part)
                     try? writer.send(.thumbnail(answer))
@@ -183,6 +186,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
             defer { pending.removeAll() }
             return (pending, closed)
         }
+        SpareWorker.shared.noteEnded(by: worker.pid)
         if violation != nil { kill(worker.pid, SIGKILL) }
         worker.channel.shutdown()
         // A worker told to go (the session ended) has a moment to exit by itself.

@@ -95,14 +95,16 @@ let package = Package(
         .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict),
-        .testTarget(name: "CastKitTests", dependencies: ["CastKit"], swiftSettings: strict),
+        .testTarget(name: "CastKitTests", dependencies: ["CastKit", "CastTestCapture"], swiftSettings: strict),
         // Imports CastKit alone: what a program using the library sees.
         .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),
         .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity"], swiftSettings: strict),
         .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery"], swiftSettings: strict),
         .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol"], swiftSettings: strict),
+        // What the group tests read from castd's output, shared by two test targets (not a product).
+        .target(name: "CastTestCapture", dependencies: ["CastProtocol"], path: "Tests/CastTestCapture", swiftSettings: strict),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity"], swiftSettings: strict),
+            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity", "CastTestCapture"], swiftSettings: strict),
     ]
 )

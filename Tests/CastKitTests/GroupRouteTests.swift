@@ -1,6 +1,7 @@
 import CastKit
 import CastProtocol
 import Foundation
+import CastTestCapture
 import XCTest
 
 /// Players whose route is a group (`CastRoute.selection` of several receivers): real castd on loopback (no
@@ -149,7 +150,7 @@ final class GroupRouteTests: XCTestCase {
         func peaks(_ capture: FIFOCapture) -> (before: Int, after: Int) {
             let change = capture.total(at: turnedDown)
             let later = capture.total(at: turnedDown + 1_000_000_000)
-            return (GroupFixtures.peak(capture.bytes, 0..<change), GroupFixtures.peak(capture.bytes, later..<Int.max))
+            return (Capture.peak(capture.bytes, 0..<change), Capture.peak(capture.bytes, later..<Int.max))
         }
         let studyPeaks = peaks(studySound)
         let livingRoomPeaks = peaks(livingRoomSound)

@@ -1,5 +1,6 @@
 import CastProtocol
 import Foundation
+import CastTestCapture
 import XCTest
 
 /// Groups end to end (docs/multiroom.md): three castd on three hosts of the lab (rooms), each in a time namespace of its
@@ -103,7 +104,7 @@ final class GroupTests: LabTestCase {
         let end = reads.last?.total ?? 0
         var times: [Double] = []
         var from = 0
-        while let onset = Self.beepOnset(in: bytes, from: from) {
+        while let onset = Capture.beepOnset(in: bytes, from: from) {
             from = onset + Int(rate) / 2
             let near = reads.filter { abs($0.total - onset) < Int(rate) / 2 && $0.total < end - 48_000 }
             guard near.count >= 5 else { continue }
@@ -224,7 +225,7 @@ final class GroupTests: LabTestCase {
             let gap = reads.indices.dropFirst().last { reads[$0].arrival - reads[$0 - 1].arrival > 200_000_000 }
             let stretch = Array(reads[(gap ?? 0)...])
             let first = (gap.map { reads[$0 - 1].total } ?? stretch.first?.total ?? 0) + Int(rate) / 2
-            let onset = try XCTUnwrap(Self.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
+            let onset = try XCTUnwrap(Capture.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
             // Placed by the reads that carried it and the next 0.3 s (one stretch: no pause among them).
             let near = stretch.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
             XCTAssertGreaterThan(near.count, 5, "\(member.name): the beep at \(onset) came at the end of the stretch")
@@ -235,29 +236,6 @@ final class GroupTests: LabTestCase {
         return apart.max()! - apart.min()!
     }
 
-    /// The byte offset of the first beep onset at or after byte `from` of an S16 stereo capture (channel 0): the first
-    /// sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of full
-    /// scale follows within 10.
-    static func beepOnset(in bytes: Data, from: Int) -> Int? {
-        bytes.withUnsafeBytes { raw -> Int? in
-            let frames = raw.count / 4
-            func sample(_ frame: Int) -> Int {
-                abs(Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self))))
-            }
-            var quiet = 0
-            for frame in (from / 4)..<frames {
-                if sample(frame) < 328 {
-                    quiet += 1
-                    continue
-                }
-                if quiet >= 100, (frame..<min(frame + 10, frames)).contains(where: { sample($0) > 3277 }) {
-                    return frame * 4
-                }
-                quiet = 0
-            }
-            return nil
-        }
-    }
 
     /// Two members whose clocks run 200 ppm apart (the kitchen's 100 ppm fast, the living room's 100 ppm slow:
     /// `CAST_TEST_CLOCK_SKEW_PPM`, test only) stay in step: each is told once a second where it should be by its own
@@ -547,7 +525,7 @@ final class GroupTests: LabTestCase {
             let reads = member.capture.stop(atLeast: Int(rate) * 8)
             // The loudest sample of the first two seconds, and of everything written from a second after the change.
             let later = reads.first { $0.arrival > changed + 1_000_000_000 }?.total ?? Int.max
-            return (Self.peak(member.capture.bytes, 0..<Int(rate) * 2), Self.peak(member.capture.bytes, later..<Int.max))
+            return (Capture.peak(member.capture.bytes, 0..<Int(rate) * 2), Capture.peak(member.capture.bytes, later..<Int.max))
         }
         print("member volume: peaks before/after, kitchen \(peaks[0]), living room \(peaks[1])")
         XCTAssertGreaterThan(peaks[0].before, 10_000)
@@ -556,84 +534,4 @@ final class GroupTests: LabTestCase {
         XCTAssertLessThan(try spread(members, between: changed, and: .max), 0.001)
     }
 
-    /// The largest absolute sample of channel 0 among `range` bytes of an S16 stereo capture.
-    private static func peak(_ bytes: Data, _ range: Range<Int>) -> Int {
-        bytes.withUnsafeBytes { raw in
-            let lower = max(range.lowerBound, 0) / 4
-            let frames = lower..<max(lower, min(range.upperBound, raw.count) / 4)
-            return frames.reduce(0) { peak, frame in
-                max(peak, abs(Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self)))))
-            }
-        }
-    }
-}
-
-/// A FIFO that castd's ALSA file PCM writes into and this test reads on a thread of its own, stamping each read with
-/// CLOCK_MONOTONIC as it arrives. The FIFO is opened read-write here, so castd's open never blocks and a read never
-/// sees an end of file between two streams.
-final class FIFOCapture: @unchecked Sendable {
-    // Invariant: `fd` and `path` are set in init; `state` is read and written only under `lock`.
-    struct Read: Sendable {
-        /// When the read returned (CLOCK_MONOTONIC ns, this process's namespace).
-        let arrival: Int64
-        /// Bytes read so far, this read's included.
-        let total: Int
-    }
-
-    let path: String
-    private let fd: Int32
-    private let lock = NSLock()
-    private var state: (reads: [Read], bytes: Data, stopped: Bool) = ([], Data(), false)
-    private let done = DispatchSemaphore(value: 0)
-
-    init(path: String) throws {
-        self.path = path
-        guard mkfifo(path, 0o666) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        chmod(path, 0o666)
-        fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        let thread = Thread { [self] in run() }
-        thread.name = "fifo capture"
-        thread.start()
-    }
-
-    var reads: [Read] { lock.withLock { state.reads } }
-    /// Every byte read so far.
-    var bytes: Data { lock.withLock { state.bytes } }
-
-    private func run() {
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var total = 0
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while !lock.withLock({ state.stopped }) {
-            guard poll(&poller, 1, 50) > 0 else { continue }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            let arrival = MonotonicClock.nanoseconds()
-            guard n > 0 else { continue }
-            total += n
-            lock.withLock {
-                state.reads.append(Read(arrival: arrival, total: total))
-                state.bytes.append(contentsOf: buffer[..<n])
-            }
-        }
-        done.signal()
-    }
-
-    /// Stops reading once `atLeast` bytes arrived (the device's last bytes come when castd closes it, after the
-    /// sender heard the finish), or 5 s passed, and returns every read.
-    func stop(atLeast expected: Int) -> [Read] {
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while (reads.last?.total ?? 0) < expected && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let first = lock.withLock { () -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
-        }
-        if first {
-            done.wait()
-            close(fd)
-        }
-        return reads
-    }
-
-    deinit { _ = stop(atLeast: 0) }
 }

@@ -1,5 +1,6 @@
 import CastProtocol
 import Foundation
+import CastTestCapture
 import XCTest
 
 /// An AirPlay (RAOP) speaker as a member of a group (docs/multiroom.md, "AirPlay speakers in a group"): real
@@ -104,7 +105,7 @@ final class SpeakerGroupTests: LabTestCase {
         guard let first = reads.first?.total else { return [] }
         var times: [Double] = []
         var at = first
-        while let onset = GroupTests.beepOnset(in: bytes, from: at) {
+        while let onset = Capture.beepOnset(in: bytes, from: at) {
             at = onset + Int(rate) / 2
             let near = reads.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
             guard near.count >= 5 else { continue }

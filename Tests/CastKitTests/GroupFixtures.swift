@@ -17,11 +17,7 @@ enum GroupFixtures {
         let url = folder.appendingPathComponent("beeps.flac")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=\(seconds)", "-ac", "2",
-            "-c:a", "flac", url.path,
-        ]
+        process.arguments = Capture.beepFileCommand(seconds: seconds, path: url.path)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()

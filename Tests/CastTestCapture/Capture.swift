@@ -6,6 +6,16 @@ import Glibc
 
 /// Reading S16 stereo captures.
 public enum Capture {
+    /// ffmpeg's arguments for a file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence
+    /// otherwise (FLAC, 48 kHz stereo), written to `path`.
+    public static func beepFileCommand(seconds: Int, path: String) -> [String] {
+        [
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=\(seconds)", "-ac", "2",
+            "-c:a", "flac", path,
+        ]
+    }
+
     /// The byte offset of the first beep onset at or after byte `from` of an S16 stereo capture (channel 0): the first
     /// sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of full
     /// scale follows within 10.

@@ -86,11 +86,7 @@ final class GroupTests: LabTestCase {
     /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
     private func beeps(seconds: Int) throws -> String {
         let clip = "\(work!)/beeps.flac"
-        let made = try runCommand([
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-            "aevalsrc=exprs=if(lt(mod(t\\,1)\\,0.01)\\,0.8*sin(2*PI*1000*t)\\,0):s=48000:d=\(seconds)", "-ac", "2",
-            "-c:a", "flac", clip,
-        ])
+        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
         XCTAssertEqual(made.status, 0, made.stderr)
         return clip
     }

@@ -20,7 +20,9 @@ final class Lab {
     init(_ name: String, rooms: Int = 0) throws {
         guard getuid() == 0 else { throw XCTSkip("the network lab needs root") }
         self.name = name
-        let result = try runCommand([Paths.lab, "up", name, "", "\(rooms)"], timeout: 60)
+        // The lab's owner is this process: a run killed before its tear-down leaves a lab the next `up` removes.
+        let result = try runCommand(
+            [Paths.lab, "up", name, "", "\(rooms)"], environment: ["CAST_LAB_OWNER": "\(getpid())"], timeout: 60)
         guard result.status == 0 else {
             _ = try? runCommand([Paths.lab, "down", name], timeout: 30)
             throw LabError(message: "lab up \(name) failed: \(result.stderr)")

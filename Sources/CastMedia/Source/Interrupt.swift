@@ -1,14 +1,13 @@
-import Foundation
+import Synchronization
 
-/// A one-way flag that asks blocking FFmpeg calls to give up (FFmpeg's interrupt callback reads it).
-final class Interrupt: @unchecked Sendable {
-    // Invariant: `raised` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var raised = false
+/// A one-way flag that asks blocking FFmpeg calls to give up (FFmpeg's interrupt callback reads it, often: an atomic
+/// load, no lock).
+final class Interrupt: Sendable {
+    private let raised = Atomic(false)
 
     /// Whether `raise()` was called.
-    var isRaised: Bool { lock.withLock { raised } }
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
 
     /// Asks every blocking call watching this flag to stop; cannot be undone.
-    func raise() { lock.withLock { raised = true } }
+    func raise() { raised.store(true, ordering: .releasing) }
 }

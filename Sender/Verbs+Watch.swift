@@ -20,9 +20,9 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
         try connection.send(.watch)
         let json = arguments.has("json")
         while true {
-            let message: Message
+            let message: ReceiverConnection.Pushed
             do throws(CastError) {
-                message = try connection.receive(timeout: nil)
+                message = try connection.nextPushed()
             } catch {
                 throw CastError(.connectionLost, "lost \(printable(connection.welcome.name)): \(printable(error.message))")
             }
@@ -37,7 +37,6 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
                 } else {
                     output(printable(describe(event)))
                 }
-            default: continue
             }
         }
     }

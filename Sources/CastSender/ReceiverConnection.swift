@@ -53,7 +53,8 @@ public final class ReceiverConnection: Sendable {
         timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReceiverConnection {
         let (tls, peerID) = try connectChecked(receiver, configDirectory: configDirectory, timeout: timeout)
-        return try greet(receiver, over: tls, peerID: peerID, configDirectory: configDirectory, senderName: senderName,
+        return try greet(
+            receiver, over: tls, peerID: peerID, configDirectory: configDirectory, senderName: senderName,
             timeout: timeout)
     }
 
@@ -64,7 +65,9 @@ public final class ReceiverConnection: Sendable {
         let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: timeout)
         // The key is checked before anything is sent: an impostor learns nothing, not even the hello.
         do {
-            return (tls, try checkPinnedIdentity(receiver, peerKey: tls.peerPublicKey, configDirectory: configDirectory))
+            return (
+                tls, try checkPinnedIdentity(receiver, peerKey: tls.peerPublicKey, configDirectory: configDirectory)
+            )
         } catch {
             tls.close()
             throw error
@@ -91,7 +94,10 @@ public final class ReceiverConnection: Sendable {
                 timeout: { rules.readTimeout(now: now()) }, received: { rules.received($0, now: now()) },
                 timedOut: { rules.timedOut() })
             guard case .reply(.welcome(let welcome))? = action else {
-                throw CastError(.connectionLost, "\(printable(receiver.name)) sent \(action.map { "\($0)" } ?? "nothing") while welcome was expected")
+                throw CastError(
+                    .connectionLost,
+                    "\(printable(receiver.name)) sent \(action.map { "\($0)" } ?? "nothing") while welcome was expected"
+                )
             }
             recordAddress(of: receiver, peerID: peerID, configDirectory: configDirectory)
             return ReceiverConnection(welcome: welcome, tls: tls, reader: reader, receiver: receiver, rules: rules)
@@ -110,7 +116,8 @@ public final class ReceiverConnection: Sendable {
             // A watching connection's events may come before the reply.
             case .event, .status, .timeReply: continue
             case .reply(let other):
-                throw CastError(.connectionLost, "\(printable(welcome.name)) sent \(other.type) while status was expected")
+                throw CastError(
+                    .connectionLost, "\(printable(welcome.name)) sent \(other.type) while status was expected")
             case .skip, .fail: continue  // never returned: skips are read past, failures thrown
             }
         }
@@ -190,14 +197,22 @@ public final class ReceiverConnection: Sendable {
         }
     }
 
-    /// The next message from the receiver; nil timeout waits for ever.
-    public func receive(timeout: Duration?) throws(CastError) -> Message {
-        try reader.next(timeout: timeout)
+    /// What a watching connection (`send(.watch)`) hears.
+    public enum Pushed: Sendable {
+        case status(ReceiverStatus)
+        case event(PlaybackEvent)
     }
 
-    /// The error for a reply that is not the awaited one (a receiver's `error` becomes the matching CastError).
-    public func unexpected(_ message: Message, waitingFor: String) -> CastError {
-        reader.unexpected(message, waitingFor: waitingFor)
+    /// The next status or event a watching connection hears, as long as it takes (the rules of
+    /// `SenderConnectionStateMachine`: a refusal or a broken connection throws).
+    public func nextPushed() throws(CastError) -> Pushed {
+        while true {
+            switch try nextAction() {
+            case .status(let status): return .status(status)
+            case .event(let event): return .event(event)
+            case .reply, .timeReply, .skip, .fail: continue
+            }
+        }
     }
 
     /// Where the connection goes: host and port (for a media connection to the same receiver).

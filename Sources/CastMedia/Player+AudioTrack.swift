@@ -1,28 +1,28 @@
 internal import CFFmpeg
 import CastProtocol
 import Foundation
+import Synchronization
 
 /// The decoder a decode thread uses, which the demux thread may replace while playing (an audio track chosen with
 /// `Player.selectAudio`). The decode thread takes the new one at the next serial (the seek that comes with the
 /// choice), and hands on frames in the first decoder's time base, so that the output thread's timing still holds.
 ///
-/// Thread-safety: `current` is read and replaced under `lock`; a `Decoder` itself is used by the decode thread only.
-final class DecoderSlot: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Decoder
+/// Thread-safety: `current` is read and replaced in its `Mutex`; a `Decoder` itself is used by the decode thread only.
+final class DecoderSlot: Sendable {
+    private let current: Mutex<Decoder>
     /// The time base of the stream the output thread was set up for.
     let timeBase: AVRational
 
     init(_ decoder: Decoder) {
-        current = decoder
+        current = Mutex(decoder)
         timeBase = decoder.timeBase
     }
 
     /// The decoder to use from now on.
-    var decoder: Decoder { lock.withLock { current } }
+    var decoder: Decoder { current.withLock { $0 } }
 
     /// Replaces the decoder (the demux thread, before the seek that carries the change).
-    func replace(with decoder: Decoder) { lock.withLock { current = decoder } }
+    func replace(with decoder: Decoder) { current.withLock { $0 = decoder } }
 
     /// `frame`, from `decoder`, with its timestamps in `timeBase`.
     func retimed(_ frame: Frame, from decoder: Decoder) -> Frame {

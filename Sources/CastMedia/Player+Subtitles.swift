@@ -1,6 +1,7 @@
 internal import CFFmpeg
 import CastProtocol
 import Foundation
+import Synchronization
 
 /// The embedded subtitle track being drawn: its stream, its decoder (used by the demux thread only) and the overlay
 /// the video output thread draws from.
@@ -245,10 +246,10 @@ extension Demuxer {
 }
 
 /// A sidecar subtitle file in memory, read by FFmpeg as any input.
-final class SubtitleMemory: MediaSource, @unchecked Sendable {
-    // Invariant: used by the demux thread only (opened, read and dropped there).
+final class SubtitleMemory: MediaSource, Sendable {
     private let bytes: [UInt8]
-    private var position = 0
+    /// Moved by the demux thread only (opened, read and dropped there); an atomic all the same.
+    private let position = Atomic(0)
 
     /// The most bytes looked at (`SubtitleFile.maximumSize`, 8 MB).
     static let maximumSize = 8 << 20
@@ -256,16 +257,19 @@ final class SubtitleMemory: MediaSource, @unchecked Sendable {
     init(bytes: [UInt8]) { self.bytes = bytes }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let count = min(buffer.count, bytes.count - position)
+        let start = position.load(ordering: .relaxed)
+        let count = min(buffer.count, bytes.count - start)
         guard count > 0 else { return 0 }
         bytes.withUnsafeBytes {
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<position + count]))
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<start + count]))
         }
-        position += count
+        position.store(start + count, ordering: .relaxed)
         return count
     }
 
-    func seek(to offset: Int64) throws { position = Int(min(max(offset, 0), Int64(bytes.count))) }
+    func seek(to offset: Int64) throws {
+        position.store(Int(min(max(offset, 0), Int64(bytes.count))), ordering: .relaxed)
+    }
     var size: Int64? { Int64(bytes.count) }
     var isSeekable: Bool { true }
     var nameHint: String? { nil }

@@ -1,5 +1,7 @@
 internal import CFFmpeg
+import CastProtocol
 import Foundation
+import Synchronization
 
 /// How a thumbnail's time is matched (the seeds' MPMovieTimeOption).
 public enum ThumbnailTimeOption: String, Sendable, CaseIterable {
@@ -31,9 +33,7 @@ public struct Thumbnail: Sendable, Equatable {
 /// Thread-safe: every method may be called from any thread. One image is made at a time (a lock serialises the
 /// FFmpeg work, which blocks: callers of `image(at:)` wait their turn); batches run on a thread of the thumbnailer's
 /// own, which delivers their results in order.
-public final class Thumbnailer: @unchecked Sendable {
-    // Invariant: `reader` is created and used only while `work` is held. `jobs` guards `pending`, `generation`,
-    // `closed` and `workerRunning`. `interrupt` and `input` are thread-safe.
+public final class Thumbnailer: Sendable {
 
     /// The widest image made, whatever is asked.
     public static let maximumWidth = 1920
@@ -49,16 +49,20 @@ public final class Thumbnailer: @unchecked Sendable {
         var deliver: @Sendable (Int, Result<Thumbnail, MediaError>) -> Void
     }
 
+    /// The batches' queue, which the worker thread waits on.
+    private struct Jobs {
+        var pending: [Job] = []
+        /// Bumped by `cancelAllRequests`: jobs of an older generation are answered `cancelled`.
+        var generation = 0
+        var closed = false
+        var workerRunning = false
+    }
+
     private let input: MediaInput
     private let interrupt = Interrupt()
-    private let work = NSLock()
-    private var reader: ThumbnailReader?
-    private let jobs = NSCondition()
-    private var pending: [Job] = []
-    /// Bumped by `cancelAllRequests`: jobs of an older generation are answered `cancelled`.
-    private var generation = 0
-    private var closed = false
-    private var workerRunning = false
+    /// The FFmpeg side, made on first use; its `Mutex` serialises the work, which blocks.
+    private let reader = Mutex<ThumbnailReader?>(nil)
+    private let jobs = Monitor(Jobs())
 
     /// A thumbnailer for `input`; nothing is opened until the first image is asked for.
     public init(input: MediaInput) {
@@ -80,22 +84,23 @@ public final class Thumbnailer: @unchecked Sendable {
         at seconds: Double, option: ThumbnailTimeOption, maximumWidth: Int? = nil, maximumBytes: Int? = nil
     ) throws(MediaError) -> Thumbnail {
         guard seconds.isFinite else { throw MediaError.other("the time \(seconds) is not a number of seconds") }
-        work.lock()
-        defer { work.unlock() }
-        do {
-            if interrupt.isRaised { throw MediaError.cancelled }
-            if reader == nil { reader = try ThumbnailReader(input: input, interrupt: interrupt) }
-            guard let reader else { throw MediaError.other("no reader") }
-            let (frame, time) = try reader.frame(at: max(seconds, 0), exact: option == .exact)
-            var image = try reader.encode(frame, maximumWidth: maximumWidth, maximumBytes: maximumBytes)
-            image.requestedTime = seconds
-            image.time = time
-            return image
-        } catch let error as MediaError {
-            throw interrupt.isRaised ? MediaError.cancelled : error
-        } catch {
-            throw MediaError.other("\(error)")
+        let made = reader.withLock { opened -> Result<Thumbnail, MediaError> in
+            do {
+                if interrupt.isRaised { throw MediaError.cancelled }
+                let reader = try opened ?? ThumbnailReader(input: input, interrupt: interrupt)
+                opened = reader
+                let (frame, time) = try reader.frame(at: max(seconds, 0), exact: option == .exact)
+                var image = try reader.encode(frame, maximumWidth: maximumWidth, maximumBytes: maximumBytes)
+                image.requestedTime = seconds
+                image.time = time
+                return .success(image)
+            } catch let error as MediaError {
+                return .failure(interrupt.isRaised ? MediaError.cancelled : error)
+            } catch {
+                return .failure(MediaError.other("\(error)"))
+            }
         }
+        return try made.get()
     }
 
     /// Makes the images at `times`, one after the other on the thumbnailer's thread, and calls `result` once per time,
@@ -105,16 +110,15 @@ public final class Thumbnailer: @unchecked Sendable {
         at times: [Double], option: ThumbnailTimeOption, maximumWidth: Int? = nil, maximumBytes: Int? = nil,
         result: @escaping @Sendable (Int, Result<Thumbnail, MediaError>) -> Void
     ) {
-        let startWorker = jobs.withLock { () -> Bool in
+        let startWorker = jobs.withLock { jobs -> Bool in
             for (index, time) in times.enumerated() {
-                pending.append(
+                jobs.pending.append(
                     Job(
                         index: index, time: time, option: option, maximumWidth: maximumWidth,
-                        maximumBytes: maximumBytes, generation: closed ? -1 : generation, deliver: result))
+                        maximumBytes: maximumBytes, generation: jobs.closed ? -1 : jobs.generation, deliver: result))
             }
-            jobs.broadcast()
-            defer { workerRunning = true }
-            return !workerRunning
+            defer { jobs.workerRunning = true }
+            return !jobs.workerRunning
         }
         if startWorker {
             let thread = Thread { [self] in runWorker() }
@@ -127,37 +131,27 @@ public final class Thumbnailer: @unchecked Sendable {
     /// Cancels every requested time not answered yet: each is answered with a cancelled error, in order, and an
     /// image being made when this is called is answered cancelled too. Requests made afterwards are served.
     public func cancelAllRequests() {
-        jobs.withLock {
-            generation += 1
-            jobs.broadcast()
-        }
+        jobs.withLock { $0.generation += 1 }
     }
 
     /// Cancels every request and ends a blocked read; afterwards every request fails with a cancelled error.
     public func close() {
-        jobs.withLock {
-            closed = true
-            generation += 1
-            jobs.broadcast()
+        jobs.withLock { jobs in
+            jobs.closed = true
+            jobs.generation += 1
         }
         interrupt.raise()
     }
 
     private func runWorker() {
         while true {
-            let next = jobs.withLock { () -> Job? in
-                while pending.isEmpty {
-                    if closed {
-                        workerRunning = false
-                        return nil
-                    }
-                    // An idle worker ends after a while; the next batch starts another.
-                    if !jobs.wait(until: Date(timeIntervalSinceNow: 5)) && pending.isEmpty {
-                        workerRunning = false
-                        return nil
-                    }
+            // An idle worker ends after a while; the next batch starts another.
+            let next = jobs.withLock(when: { !$0.pending.isEmpty || $0.closed }, timeout: 5) { jobs -> Job? in
+                guard !jobs.pending.isEmpty else {
+                    jobs.workerRunning = false
+                    return nil
                 }
-                return pending.removeFirst()
+                return jobs.pending.removeFirst()
             }
             guard let job = next else { return }
             var result: Result<Thumbnail, MediaError>
@@ -179,12 +173,12 @@ public final class Thumbnailer: @unchecked Sendable {
     }
 
     private func isStale(_ job: Job) -> Bool {
-        jobs.withLock { job.generation != generation || closed }
+        jobs.withLock { job.generation != $0.generation || $0.closed }
     }
 }
 
 /// The FFmpeg side of a `Thumbnailer`: demuxer, video decoder, scaler and PNG encoder. Used under the
-/// thumbnailer's `work` lock only, one call at a time.
+/// thumbnailer's `Mutex` only, one call at a time.
 final class ThumbnailReader {
     private let demuxer: Demuxer
     private let stream: UnsafeMutablePointer<AVStream>

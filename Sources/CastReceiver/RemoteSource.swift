@@ -2,6 +2,7 @@ import CastMedia
 import CastProtocol
 import CastSecurity
 import Foundation
+import Synchronization
 
 /// The media a sender serves, read over its media connection: each read asks for a byte range
 /// (`mediaRead`) and waits for the bytes (`mediaData`). Seeking moves the offset of the next read.
@@ -11,18 +12,18 @@ import Foundation
 /// turns on the connection.
 ///
 /// Thread-safety: `read` and `seek` of one reader are called by one thread at a time (the
-/// engine's reader); the connection is used by one read at a time (the channel's lock); `cancel`
-/// may come from any thread: the first reader's shuts the socket down, which TLSConnection allows.
-final class RemoteSource: MediaSource, @unchecked Sendable {
+/// engine's reader), its position an atomic for the rest; the connection is used by one read at a time (the
+/// channel's lock); `cancel` may come from any thread: the first reader's shuts the socket down, which TLSConnection
+/// allows.
+final class RemoteSource: MediaSource, Sendable {
     private let channel: Channel
     private let descriptor: MediaDescriptor
-    private var position: Int64 = 0
+    private let position = Atomic<Int64>(0)
     /// Whether cancelling this reader ends the connection (the engine's reader) or only this reader.
     private let ownsConnection: Bool
     /// Which served file it reads (`MediaRead.resource`): the media, or the play request's subtitle file.
     private let resource: Int
-    private let cancelled = NSLock()
-    private var isCancelledFlag = false
+    private let cancelled = Atomic(false)
 
     /// How long the sender may take to answer one read before the media counts as lost.
     static let replyTimeout: Duration = .seconds(15)
@@ -66,26 +67,27 @@ final class RemoteSource: MediaSource, @unchecked Sendable {
     /// they were received (valid only inside `body`), so that castd passes them on to its worker without copying them
     /// first; an empty view at the end of the media. Other readers of the connection wait while `body` runs.
     func withBytes<Result>(upTo count: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
-        if cancelled.withLock({ isCancelledFlag }) { throw MediaLost("the read was cancelled") }
+        if cancelled.load(ordering: .acquiring) { throw MediaLost("the read was cancelled") }
         var taken = 0
-        let result = try channel.withAnswer(at: position, resource: resource, wanted: count) { bytes in
+        let start = position.load(ordering: .relaxed)
+        let result = try channel.withAnswer(at: start, resource: resource, wanted: count) { bytes in
             taken = bytes.count
             return try body(bytes)
         }
-        position += Int64(taken)
+        position.add(Int64(taken), ordering: .relaxed)
         return result
     }
 
     func seek(to offset: Int64) throws {
         guard descriptor.seekable else { throw MediaLost("the media is a stream and cannot seek") }
-        position = offset
+        position.store(offset, ordering: .relaxed)
     }
 
     func cancel() {
         if ownsConnection {
             channel.tls.shutdown()
         } else {
-            cancelled.withLock { isCancelledFlag = true }
+            cancelled.store(true, ordering: .releasing)
         }
     }
 

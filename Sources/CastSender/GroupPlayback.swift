@@ -1,6 +1,7 @@
 public import CastProtocol
 import CastSecurity
 import Foundation
+import Synchronization
 
 /// One file played by several Cast receivers in step: a group (docs/multiroom.md).
 ///
@@ -32,12 +33,10 @@ import Foundation
 /// Thread-safety: one thread takes events with `nextEvent`; `control` may be called from any thread (controls are
 /// carried out one at a time, and a scheduled one blocks its caller until every member is ready, at most
 /// `readyTimeout`). Each member's connection is read by a thread of its own; what they learn is kept in `State`,
-/// under `lock` (an NSCondition, so that a control can wait for the members).
-public final class GroupPlayback: @unchecked Sendable {
-    // Invariant: `members` only grows (a member's index never changes), under `lock`; the `let`s are set in init;
-    // `state` is read and written only under `lock`; `controlling` serialises whole controls and joins (it is never
-    // taken while `lock` is held); `ticks` belongs to the clock timer's serial queue.
-    private var members: [Member]
+/// in a `Monitor` (so that a control can wait for the members); the members themselves are there too, and only ever
+/// appended (a member's index never changes). `controlling` serialises whole controls and joins; it is never taken
+/// inside the monitor.
+public final class GroupPlayback: Sendable {
     private let onMemberChange: @Sendable (MemberChange) -> Void
     /// How a receiver is reached, given its id (a lost member) or a name someone asked to add; nil: lost members stay
     /// out and join requests are refused.
@@ -45,14 +44,14 @@ public final class GroupPlayback: @unchecked Sendable {
     /// What every member plays, served to each (a regular file: members read it at their own offsets).
     private let file: MediaFile
     private let configDirectory: String
-    private let lock = NSCondition()
-    private var state: State
-    private let controlling = NSLock()
-    private let clockTimer: any DispatchSourceTimer
+    private let shared: Monitor<State>
+    private let controlling = Mutex(())
+    /// The clock exchanges' timer (Dispatch's timers are thread-safe; the `Mutex` says so to the compiler).
+    private let clockTimer: Mutex<any DispatchSourceTimer>
     /// Where the group follows what a member did on its own (never on a reader thread: a control waits for them).
     private let reactions = DispatchQueue(label: "CastKit.GroupPlayback.reactions")
-    /// Measurements so far; read and written on the clock timer's queue only.
-    private var ticks = 0
+    /// Measurements so far (the clock timer's queue counts them).
+    private let ticks = Atomic(0)
 
     /// How far ahead of the moment every member is ready a scheduled start is put (nanoseconds): enough for the
     /// control to reach each member and for its audio output to wake and write its first period ahead of the
@@ -155,6 +154,8 @@ public final class GroupPlayback: @unchecked Sendable {
     }
 
     private struct State {
+        /// Every member that ever joined, in the order they did.
+        var roster: [Member]
         var members: [MemberState]
         var queue: [Item] = []
         var closed = false
@@ -174,6 +175,15 @@ public final class GroupPlayback: @unchecked Sendable {
         /// The member whose events are the group's: the first one still in it.
         var leader: Int? { members.firstIndex { !$0.gone } }
         var isEmpty: Bool { leader == nil }
+
+        func isActive(_ index: Int) -> Bool { !members[index].gone }
+
+        /// `instant` of our clock in a member's clock, when its clock is known (a member that keeps ours: the
+        /// instant).
+        func theirInstant(_ instant: Int64, member index: Int) -> Int64? {
+            guard let clock = members[index].clock else { return instant }
+            return clock.estimate.map { Int64(($0.theirs(atOurs: Double(instant) / 1e9) * 1e9).rounded()) }
+        }
     }
 
     private init(
@@ -181,14 +191,14 @@ public final class GroupPlayback: @unchecked Sendable {
         reach: (@Sendable (String) throws(CastError) -> ReceiverConnection)?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) {
-        self.members = members
         self.memberNames = members.map(\.name)
         self.file = file
         self.configDirectory = configDirectory
         self.reach = reach
         self.onMemberChange = onMemberChange
-        self.state = State(members: clocks.map { MemberState(clock: $0) })
-        self.clockTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastKit.GroupPlayback.clock"))
+        self.shared = Monitor(State(roster: members, members: clocks.map { MemberState(clock: $0) }))
+        self.clockTimer = Mutex(
+            DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastKit.GroupPlayback.clock")))
     }
 
     /// The names of the members the group started with, in the order given.
@@ -198,7 +208,7 @@ public final class GroupPlayback: @unchecked Sendable {
     public var initialVolume: (level: Double, muted: Bool) { member(0).playback.levelAtStart }
 
     /// The member at `index` (any thread; not under `lock`).
-    private func member(_ index: Int) -> Member { lock.withLock { members[index] } }
+    private func member(_ index: Int) -> Member { shared.withLock { state in state.roster[index] } }
 
     /// Plays `file` on every receiver at the other end of `connections` (open, their keys checked), in step, and
     /// serves it to each. The group owns the connections from here, and closes them on failure too. Returns once
@@ -271,14 +281,14 @@ public final class GroupPlayback: @unchecked Sendable {
         let group = GroupPlayback(
             members: members, clocks: clocks, file: file, configDirectory: configDirectory, reach: reach,
             onMemberChange: onMemberChange)
-        group.lock.withLock {
-            for index in members.indices { group.state.members[index].awaiting = .load }
-            group.state.operating = true
+        group.shared.withLock { state in
+            for index in members.indices { state.members[index].awaiting = .load }
+            state.operating = true
         }
         for index in members.indices { group.startReader(index) }
         group.startClockTimer()
         if autoplay { group.scheduleResumeWhenReady() } else { group.waitUntilReady() }
-        group.lock.withLock { group.state.operating = false }
+        group.shared.withLock { $0.operating = false }
         return group
     }
 
@@ -310,10 +320,12 @@ public final class GroupPlayback: @unchecked Sendable {
     }
 
     private func startClockTimer() {
-        clockTimer.schedule(
-            deadline: .now() + .milliseconds(Self.clockInterval), repeating: .milliseconds(Self.clockInterval))
-        clockTimer.setEventHandler { [self] in measureClocks() }
-        clockTimer.resume()
+        clockTimer.withLock { timer in
+            timer.schedule(
+                deadline: .now() + .milliseconds(Self.clockInterval), repeating: .milliseconds(Self.clockInterval))
+            timer.setEventHandler { [self] in measureClocks() }
+            timer.resume()
+        }
     }
 
     /// A member's reader: events and clock replies until its connection ends or it finishes.
@@ -323,15 +335,14 @@ public final class GroupPlayback: @unchecked Sendable {
             let event: PlaybackEvent
             do {
                 event = try playback.nextEvent { [self] reply, returned in
-                    lock.withLock {
+                    shared.withLock { state in
                         guard state.members[index].pendingTimeRequest == reply.sent else { return }
                         state.members[index].pendingTimeRequest = nil
                         _ = try? state.members[index].clock?.add(sent: reply.sent, reply: reply, returned: returned)
                     }
                 }
             } catch {
-                let mayRejoin = lock.withLock { () -> Bool in
-                    defer { lock.broadcast() }
+                let mayRejoin = shared.withLock { state -> Bool in
                     guard !state.members[index].gone && !state.closed else { return false }
                     state.members[index].gone = true
                     state.queue.append(.lost(member: index, error))
@@ -348,7 +359,7 @@ public final class GroupPlayback: @unchecked Sendable {
                 requestJoin(receiver)
                 continue
             }
-            let finished = lock.withLock { () -> Bool in
+            let finished = shared.withLock { state -> Bool in
                 // A member taken out (`remove`) says no more: its stop's finish is not the group's.
                 if state.members[index].removed { return true }
                 var member = state.members[index]
@@ -370,8 +381,9 @@ public final class GroupPlayback: @unchecked Sendable {
                     state.lastFinish = event
                 }
                 state.queue.append(.event(member: index, event, leading: leading))
-                lock.broadcast()
-                if let reaction = ownChange(of: index, event) { reactions.async { [self] in follow(reaction) } }
+                if let reaction = Self.ownChange(of: index, event, in: &state) {
+                    reactions.async { [self] in follow(reaction) }
+                }
                 if case .finished = event { return true }
                 return false
             }
@@ -387,8 +399,8 @@ public final class GroupPlayback: @unchecked Sendable {
     }
 
     /// A member's own change (not one a control of the group asked for): nil when the event is not one, or belongs
-    /// to a control. Call under `lock`.
-    private func ownChange(of index: Int, _ event: PlaybackEvent) -> Reaction? {
+    /// to a control. Call inside the monitor.
+    private static func ownChange(of index: Int, _ event: PlaybackEvent, in state: inout State) -> Reaction? {
         guard !state.operating, !state.closed, !state.members[index].gone, state.members[index].awaiting == nil,
             case .playbackState(let now) = event
         else { return nil }
@@ -410,11 +422,10 @@ public final class GroupPlayback: @unchecked Sendable {
         case .resume: try? control(.resume)
         case .seek(let index):
             // Wait for the member's position after its seek (or its leaving), then take the group there.
-            let position = lock.withLock { () -> Double? in
-                let deadline = Date().addingTimeInterval(Self.readyTimeout)
-                while state.members[index].awaiting != nil && !state.members[index].gone && !state.closed
-                    && lock.wait(until: deadline)
-                {}
+            let settled = { (state: State) in
+                state.members[index].awaiting == nil || state.members[index].gone || state.closed
+            }
+            let position = shared.withLock(when: settled, timeout: Self.readyTimeout) { state -> Double? in
                 state.members[index].awaiting = nil
                 return state.members[index].gone ? nil : state.members[index].snapshot.position?.seconds
             }
@@ -442,19 +453,28 @@ public final class GroupPlayback: @unchecked Sendable {
             connection.close()
             throw error
         }
-        controlling.lock()
-        lock.withLock { state.operating = true }
-        defer {
-            lock.withLock { state.operating = false }
-            controlling.unlock()
+        try controlling.withLock { _ throws(CastError) in
+            try operating { () throws(CastError) in try join(connection, clock) }
         }
+    }
+
+    /// Runs `body` as a control: what the members report meanwhile is its doing (`State.operating`). Call with
+    /// `controlling` held.
+    private func operating<Result>(_ body: () throws(CastError) -> Result) throws(CastError) -> Result {
+        shared.withLock { $0.operating = true }
+        defer { shared.withLock { $0.operating = false } }
+        return try body()
+    }
+
+    /// The rest of a join, with `controlling` held.
+    private func join(_ connection: ReceiverConnection, _ clock: ClockProbe) throws(CastError) {
         let joinAt = MonotonicClock.nanoseconds() + Int64(Self.joinLead * 1e9)
-        let (timeline, position, volume, names, over) = lock.withLock {
-            () -> (Timeline?, Double, (level: Double, muted: Bool)?, [String], Bool) in
+        let (timeline, position, volume, names, over) = shared.withLock {
+            state -> (Timeline?, Double, (level: Double, muted: Bool)?, [String], Bool) in
             let leader = state.leader.map { state.members[$0].snapshot }
             let timeline = state.intent == .playing ? state.timeline : nil
             let position = timeline?.position(at: joinAt) ?? leader?.position?.seconds ?? 0
-            let names = members.indices.filter { isActive($0) }.map { members[$0].name }
+            let names = state.roster.indices.filter { state.isActive($0) }.map { state.roster[$0].name }
             return (timeline, position, leader?.volume, names, state.closed || state.isEmpty || state.stopping)
         }
         guard !over else {
@@ -465,28 +485,30 @@ public final class GroupPlayback: @unchecked Sendable {
             file, over: connection, configDirectory: configDirectory, startTime: position, volume: volume?.level,
             autoplay: false, group: names + [printable(connection.welcome.name)])
         if volume?.muted == true { try? playback.control(.mute(true)) }
-        let index = lock.withLock { () -> Int in
-            members.append(
+        let index = shared.withLock { state -> Int in
+            state.roster.append(
                 Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
             var member = MemberState(clock: clock)
             member.awaiting = .load
             state.members.append(member)
-            return members.count - 1
+            return state.roster.count - 1
         }
         startReader(index)
         waitUntilReady()
         guard let timeline else {
-            if lock.withLock({ isActive(index) }) { return }
+            if shared.withLock({ state in state.isActive(index) }) { return }
             throw CastError(.playback, "\(printable(connection.welcome.name)) was not ready in time")
         }
         // Ready, paused at some position: it starts when the group's timeline reaches that position, if that is far
         // enough ahead for the control to arrive; a member that was slower than that seeks further ahead.
         for attempt in 1...Self.joinAttempts {
-            let scheduled = lock.withLock { () -> Int64? in
-                guard isActive(index), let at = state.members[index].snapshot.position?.seconds else { return nil }
+            let scheduled = shared.withLock { state -> Int64? in
+                guard state.isActive(index), let at = state.members[index].snapshot.position?.seconds else {
+                    return nil
+                }
                 let instant = timeline.instant(of: at)
                 guard instant > MonotonicClock.nanoseconds() + Self.startMargin / 2,
-                    let theirs = theirInstant(instant, member: index)
+                    let theirs = state.theirInstant(instant, member: index)
                 else { return nil }
                 state.members[index].anchor = instant
                 return theirs
@@ -495,14 +517,14 @@ public final class GroupPlayback: @unchecked Sendable {
                 try? playback.control(.resumeAt(scheduled))
                 return
             }
-            guard attempt < Self.joinAttempts, lock.withLock({ isActive(index) }) else { break }
+            guard attempt < Self.joinAttempts, shared.withLock({ state in state.isActive(index) }) else { break }
             let later = MonotonicClock.nanoseconds() + Int64(Self.joinLead * Double(attempt + 1) * 1e9)
             send(
                 .seek(position: timeline.position(at: later), exact: true), to: [index],
                 awaiting: .seek(sawSeeking: false))
             waitUntilReady()
         }
-        lock.withLock { state.members[index].gone = true }
+        shared.withLock { state in state.members[index].gone = true }
         try? playback.control(.stop)
         throw CastError(.playback, "\(printable(connection.welcome.name)) could not catch up with the group")
     }
@@ -513,24 +535,28 @@ public final class GroupPlayback: @unchecked Sendable {
     /// - Throws: `CastError` `.noSuchReceiver` when no member still in the group has that id; `.usage` when it is the
     ///   last one (a group is never empty: stop it instead).
     public func remove(receiverID: String) throws(CastError) {
-        controlling.lock()
-        defer { controlling.unlock() }
-        let removed = lock.withLock { () -> Result<Member, CastError> in
-            guard let index = members.indices.first(where: { isActive($0) && members[$0].id == receiverID }) else {
-                return .failure(CastError(.noSuchReceiver, "no member of the group has the id \(receiverID)"))
+        let member = try controlling.withLock { _ throws(CastError) -> Member in
+            let removed = shared.withLock { state -> Result<Member, CastError> in
+                guard
+                    let index = state.roster.indices.first(where: {
+                        state.isActive($0) && state.roster[$0].id == receiverID
+                    })
+                else {
+                    return .failure(CastError(.noSuchReceiver, "no member of the group has the id \(receiverID)"))
+                }
+                guard state.members.indices.contains(where: { $0 != index && state.isActive($0) }) else {
+                    return .failure(CastError(.usage, "\(state.roster[index].name) is the last member of the group"))
+                }
+                state.members[index].gone = true
+                state.members[index].removed = true
+                state.members[index].awaiting = nil
+                return .success(state.roster[index])
             }
-            guard state.members.indices.contains(where: { $0 != index && isActive($0) }) else {
-                return .failure(CastError(.usage, "\(members[index].name) is the last member of the group"))
-            }
-            state.members[index].gone = true
-            state.members[index].removed = true
-            state.members[index].awaiting = nil
-            lock.broadcast()
-            return .success(members[index])
+            let member = try removed.get()
+            try? member.playback.control(.stop)
+            member.playback.close()
+            return member
         }
-        let member = try removed.get()
-        try? member.playback.control(.stop)
-        member.playback.close()
         onMemberChange(.left(member.name, why: "removed"))
     }
 
@@ -544,8 +570,10 @@ public final class GroupPlayback: @unchecked Sendable {
         case .volume, .mute: break
         default: throw CastError(.usage, "only a member's volume and mute are its own")
         }
-        let playback = lock.withLock {
-            members.indices.first { isActive($0) && members[$0].id == receiverID }.map { members[$0].playback }
+        let playback = shared.withLock { state in
+            state.roster.indices.first { state.isActive($0) && state.roster[$0].id == receiverID }.map {
+                state.roster[$0].playback
+            }
         }
         guard let playback else { throw CastError(.noSuchReceiver, "no member of the group has the id \(receiverID)") }
         try playback.control(action)
@@ -554,14 +582,15 @@ public final class GroupPlayback: @unchecked Sendable {
     /// The ids of the Cast receivers in the group now (finished, lost and removed members left out), in the order they
     /// joined.
     public var receiverIDs: [String] {
-        lock.withLock { members.indices.filter { isActive($0) }.compactMap { members[$0].id } }
+        shared.withLock { state in state.roster.indices.filter { state.isActive($0) }.compactMap { state.roster[$0].id }
+        }
     }
 
     /// The level the receiver whose welcome's id is `receiverID` last reported (0...1, muted); nil when it is not in
     /// the group or has reported none.
     public func volume(ofReceiver receiverID: String) -> (level: Double, muted: Bool)? {
-        lock.withLock {
-            members.indices.first { isActive($0) && members[$0].id == receiverID }
+        shared.withLock { state in
+            state.roster.indices.first { state.isActive($0) && state.roster[$0].id == receiverID }
                 .flatMap { state.members[$0].snapshot.volume }
         }
     }
@@ -572,21 +601,21 @@ public final class GroupPlayback: @unchecked Sendable {
         let name = printable(receiver)
         guard let reach else { return onMemberChange(.notAdded(name, why: "this group cannot reach receivers")) }
         let key = receiver.lowercased()
-        let accepted = lock.withLock { () -> Bool in
+        let accepted = shared.withLock { state -> Bool in
             guard state.pendingJoins.count < Self.maximumPendingJoins, !state.closed else { return false }
             return state.pendingJoins.insert(key).inserted
         }
         guard accepted else { return }
         reactions.async { [self] in
-            defer { lock.withLock { _ = state.pendingJoins.remove(key) } }
+            defer { shared.withLock { state in _ = state.pendingJoins.remove(key) } }
             let connection: ReceiverConnection
             do throws(CastError) {
                 connection = try reach(receiver)
             } catch {
                 return onMemberChange(.notAdded(name, why: error.message))
             }
-            let member = lock.withLock {
-                members.indices.contains { isActive($0) && members[$0].id == connection.welcome.id }
+            let member = shared.withLock { state in
+                state.roster.indices.contains { state.isActive($0) && state.roster[$0].id == connection.welcome.id }
             }
             guard !member else {
                 connection.close()
@@ -605,10 +634,8 @@ public final class GroupPlayback: @unchecked Sendable {
     private func rejoin(_ id: String) {
         guard let reach else { return }
         while true {
-            let over = lock.withLock { () -> Bool in
-                let deadline = Date().addingTimeInterval(Self.rejoinInterval)
-                while !state.closed && lock.wait(until: deadline) {}
-                return state.closed || state.isEmpty || state.stopping
+            let over = shared.withLock(when: { $0.closed }, timeout: Self.rejoinInterval) { state in
+                state.closed || state.isEmpty || state.stopping
             }
             if over { return }
             guard let connection = try? reach(id) else { continue }
@@ -627,28 +654,33 @@ public final class GroupPlayback: @unchecked Sendable {
     /// the group time since the last scheduled start, at an instant given in the member's clock. Members trim their
     /// rate by it, so that boxes whose clocks run apart stay in step. Runs on the timer's queue only.
     private func measureClocks() {
-        for (index, member) in lock.withLock({ members }).enumerated() {
-            guard lock.withLock({ !state.members[index].gone && !state.closed && state.members[index].clock != nil })
+        for (index, member) in shared.withLock({ state in state.roster }).enumerated() {
+            guard
+                shared.withLock({ state in
+                    !state.members[index].gone && !state.closed && state.members[index].clock != nil
+                })
             else { continue }
             // The stamp is recorded before the reply can arrive: under the lock, which the reader needs for it.
-            lock.withLock {
+            shared.withLock { state in
                 state.members[index].pendingTimeRequest = try? member.playback.requestTime() ?? nil
             }
         }
-        ticks += 1
-        guard ticks % Self.alignEvery == 0 else { return }
+        guard ticks.wrappingAdd(1, ordering: .relaxed).newValue % Self.alignEvery == 0 else { return }
         // Never in the middle of a control: an alignment must belong to the timeline the member follows.
-        controlling.lock()
-        defer { controlling.unlock() }
+        controlling.withLock { _ in alignMembers() }
+    }
+
+    /// Tells every member where it should be by its clock (`align`). Call with `controlling` held.
+    private func alignMembers() {
         let now = MonotonicClock.nanoseconds()
-        let alignments = lock.withLock { () -> [(any GroupMemberPlayback, PlaybackControl.Action)] in
+        let alignments = shared.withLock { state -> [(any GroupMemberPlayback, PlaybackControl.Action)] in
             guard state.intent == .playing, !state.operating else { return [] }
             return state.members.indices.compactMap { index in
-                guard isActive(index), let anchor = state.members[index].anchor, now > anchor,
+                guard state.isActive(index), let anchor = state.members[index].anchor, now > anchor,
                     let estimate = state.members[index].clock?.estimate
                 else { return nil }
                 let theirs = Int64((estimate.theirs(atOurs: Double(now) / 1e9) * 1e9).rounded())
-                return (members[index].playback, .align(elapsed: Double(now - anchor) / 1e9, at: theirs))
+                return (state.roster[index].playback, .align(elapsed: Double(now - anchor) / 1e9, at: theirs))
             }
         }
         for (playback, action) in alignments { try? playback.control(action) }
@@ -658,20 +690,21 @@ public final class GroupPlayback: @unchecked Sendable {
     /// - Throws: `CastError` `.connectionLost` when the last member was lost.
     public func nextEvent() throws(CastError) -> PlaybackEvent {
         while true {
-            let (item, over) = lock.withLock { () -> (Item, Bool) in
-                while state.queue.isEmpty { lock.wait() }
+            let (item, over) = shared.withLock(when: { !$0.queue.isEmpty }) { state -> (Item, Bool) in
                 return (state.queue.removeFirst(), state.isEmpty)
             }
             switch item {
             case .event(_, let event, _) where over:
                 // The group is over: its finish is the last member's.
                 if case .finished = event { return event }
-                if lock.withLock({ state.queue.isEmpty }), let finish = lock.withLock({ state.lastFinish }) {
+                if shared.withLock({ state in state.queue.isEmpty }),
+                    let finish = shared.withLock({ state in state.lastFinish })
+                {
                     return finish
                 }
             case .event(let index, .finished(let reason, let error, _), _):
                 // Reaching the end a moment before the others is not leaving, nor stopping with the group.
-                if reason != .playbackEnded && !lock.withLock({ state.stopping }) {
+                if reason != .playbackEnded && !shared.withLock({ state in state.stopping }) {
                     onMemberChange(
                         .left(member(index).name, why: "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"))
                 }
@@ -679,7 +712,7 @@ public final class GroupPlayback: @unchecked Sendable {
                 if leading { return event }
             case .lost(let index, let error):
                 if over {
-                    if let finish = lock.withLock({ state.lastFinish }) { return finish }
+                    if let finish = shared.withLock({ state in state.lastFinish }) { return finish }
                     throw error
                 }
                 onMemberChange(.left(member(index).name, why: "lost: \(error.message)"))
@@ -694,42 +727,46 @@ public final class GroupPlayback: @unchecked Sendable {
     ///   while an AirPlay speaker is a member (it plays at normal speed only, and the others would leave it behind).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
         if case .rate(let rate) = action, rate != 1,
-            lock.withLock({ members.indices.contains { isActive($0) && members[$0].playback is SpeakerPlayback } })
+            shared.withLock({ state in
+                state.roster.indices.contains { state.isActive($0) && state.roster[$0].playback is SpeakerPlayback }
+            })
         {
             throw CastError(.usage, "an AirPlay speaker in the group plays at normal speed only")
         }
-        controlling.lock()
-        lock.withLock { state.operating = true }
-        defer {
-            lock.withLock { state.operating = false }
-            controlling.unlock()
+        try controlling.withLock { _ throws(CastError) in try operating { () throws(CastError) in try carryOut(action) }
         }
+    }
+
+    /// `control(_:)` with `controlling` held.
+    private func carryOut(_ action: PlaybackControl.Action) throws(CastError) {
         switch action {
         case .resume, .resumeAt:
             // A group that plays has nothing to resume; one member resumed on its own is taken back in step.
-            let paused = lock.withLock {
+            let paused = shared.withLock { state in
                 state.intent == .paused || state.members.contains { !$0.gone && $0.snapshot.state == .paused }
             }
             if paused { regroup(at: nil, applying: nil, play: true) }
         case .seek(let position, _):
-            regroup(at: position, applying: nil, play: lock.withLock { state.intent == .playing })
+            regroup(at: position, applying: nil, play: shared.withLock { state in state.intent == .playing })
         case .rate:
-            regroup(at: nil, applying: action, play: lock.withLock { state.intent == .playing })
+            regroup(at: nil, applying: action, play: shared.withLock { state in state.intent == .playing })
         case .pause:
-            lock.withLock { state.intent = .paused }
+            shared.withLock { state in state.intent = .paused }
             sendToAll(.pause)
         case .stop:
-            lock.withLock { state.stopping = true }
+            shared.withLock { state in state.stopping = true }
             sendToAll(.stop)
         default:
             sendToAll(action)
         }
-        if lock.withLock({ state.isEmpty }) { throw CastError(.connectionLost, "no member of the group is left") }
+        if shared.withLock({ state in state.isEmpty }) {
+            throw CastError(.connectionLost, "no member of the group is left")
+        }
     }
 
     /// The leader's position now (its last report moved on while playing).
     private func leaderPosition() -> Double {
-        lock.withLock {
+        shared.withLock { state in
             state.leader.flatMap { state.members[$0].snapshot.position(now: Date().timeIntervalSince1970) } ?? 0
         }
     }
@@ -738,10 +775,10 @@ public final class GroupPlayback: @unchecked Sendable {
     /// same position (`position`, else where the leader stopped), waits until each is ready there, and when `play`,
     /// schedules their resume at one instant.
     private func regroup(at position: Double?, applying action: PlaybackControl.Action?, play: Bool) {
-        let playing = lock.withLock {
-            state.members.indices.filter { isActive($0) && state.members[$0].snapshot.state != .paused }
+        let playing = shared.withLock { state in
+            state.members.indices.filter { state.isActive($0) && state.members[$0].snapshot.state != .paused }
         }
-        lock.withLock { state.intent = .paused }
+        shared.withLock { state in state.intent = .paused }
         if !playing.isEmpty {
             send(.pause, to: playing, awaiting: .pause)
             waitUntilReady()
@@ -753,20 +790,20 @@ public final class GroupPlayback: @unchecked Sendable {
         if play { scheduleResumeWhenReady() }
     }
 
-    private func isActive(_ index: Int) -> Bool { !state.members[index].gone }
-
-    private func activeMembers() -> [Int] { lock.withLock { state.members.indices.filter { isActive($0) } } }
+    private func activeMembers() -> [Int] {
+        shared.withLock { state in state.members.indices.filter { state.isActive($0) } }
+    }
 
     private func sendToAll(_ action: PlaybackControl.Action) { send(action, to: activeMembers(), awaiting: nil) }
 
     private func send(_ action: PlaybackControl.Action, to indices: [Int], awaiting: Awaiting?) {
         for index in indices {
-            lock.withLock { state.members[index].awaiting = awaiting }
+            shared.withLock { state in state.members[index].awaiting = awaiting }
             do {
                 try member(index).playback.control(action)
             } catch {
                 // Its reader sees the connection end and takes it out of the group.
-                lock.withLock { state.members[index].awaiting = nil }
+                shared.withLock { state in state.members[index].awaiting = nil }
             }
         }
     }
@@ -774,13 +811,12 @@ public final class GroupPlayback: @unchecked Sendable {
     /// Waits until no member still in the group awaits anything; leaves out (stops) the members not ready within
     /// `readyTimeout`.
     private func waitUntilReady() {
-        let deadline = Date().addingTimeInterval(Self.readyTimeout)
-        let late = lock.withLock { () -> [Int] in
-            func waiting() -> [Int] {
-                state.members.indices.filter { isActive($0) && state.members[$0].awaiting != nil }
-            }
-            while !waiting().isEmpty && !state.closed && lock.wait(until: deadline) {}
-            let late = waiting()
+        let waiting = { (state: State) in
+            state.members.indices.filter { state.isActive($0) && state.members[$0].awaiting != nil }
+        }
+        let late = shared.withLock(when: { waiting($0).isEmpty || $0.closed }, timeout: Self.readyTimeout) {
+            state -> [Int] in
+            let late = waiting(state)
             for index in late { state.members[index].gone = true }
             return late
         }
@@ -795,11 +831,11 @@ public final class GroupPlayback: @unchecked Sendable {
     private func scheduleResumeWhenReady() {
         waitUntilReady()
         // Far enough ahead for the member that buffers most (an AirPlay speaker: about 2.5 s).
-        let lead = lock.withLock {
-            members.indices.filter { isActive($0) }.map { members[$0].playback.startLead }.max()
+        let lead = shared.withLock { state in
+            state.roster.indices.filter { state.isActive($0) }.map { state.roster[$0].playback.startLead }.max()
         }
         let instant = MonotonicClock.nanoseconds() + max(Self.startMargin, lead ?? 0)
-        let schedule = lock.withLock { () -> [(any GroupMemberPlayback, Int64)] in
+        let schedule = shared.withLock { state -> [(any GroupMemberPlayback, Int64)] in
             state.intent = .playing
             if let leader = state.leader {
                 // Every member is paused at the same position: the leader's says where the timeline begins.
@@ -809,28 +845,20 @@ public final class GroupPlayback: @unchecked Sendable {
                     rate: snapshot.rate > 0 ? snapshot.rate : 1)
             }
             return state.members.indices.compactMap { index -> (any GroupMemberPlayback, Int64)? in
-                guard isActive(index), let theirs = theirInstant(instant, member: index) else { return nil }
+                guard state.isActive(index), let theirs = state.theirInstant(instant, member: index) else { return nil }
                 state.members[index].anchor = instant
-                return (members[index].playback, theirs)
+                return (state.roster[index].playback, theirs)
             }
         }
         for (playback, theirs) in schedule { try? playback.control(.resumeAt(theirs)) }
     }
 
-    /// `instant` of our clock in a member's clock, when its clock is known (a member that keeps ours: the instant).
-    /// Call under `lock`.
-    private func theirInstant(_ instant: Int64, member index: Int) -> Int64? {
-        guard let clock = state.members[index].clock else { return instant }
-        return clock.estimate.map { Int64(($0.theirs(atOurs: Double(instant) / 1e9) * 1e9).rounded()) }
-    }
-
     /// Closes every member's connections; their readers end.
     public func close() {
-        clockTimer.cancel()
-        lock.withLock {
+        clockTimer.withLock { $0.cancel() }
+        shared.withLock { state in
             state.closed = true
-            lock.broadcast()
         }
-        for member in lock.withLock({ members }) { member.playback.close() }
+        for member in shared.withLock({ state in state.roster }) { member.playback.close() }
     }
 }

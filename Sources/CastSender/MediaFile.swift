@@ -1,5 +1,6 @@
 public import CastProtocol
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -8,16 +9,15 @@ import Foundation
 /// Media the sender serves to a receiver: a regular file (seekable, known size) or a stream
 /// (standard input, a pipe: read in order, size unknown).
 ///
-/// Thread-safety: used by one serving thread at a time.
-public final class MediaFile: @unchecked Sendable {
-    // Invariant: only the media connection's serving thread reads after `open` returns.
+/// Thread-safety: immutable but for a stream's position, an atomic; reads of a stream come from one serving thread.
+public final class MediaFile: Sendable {
     private let fd: Int32
     private let ownsDescriptor: Bool
     /// What the receiver is told about it.
     public let descriptor: MediaDescriptor
     /// The title shown on the receiver: the file name.
     public let title: String
-    private var streamPosition: Int64 = 0
+    private let streamPosition = Atomic<Int64>(0)
 
     private init(fd: Int32, ownsDescriptor: Bool, descriptor: MediaDescriptor, title: String) {
         self.fd = fd
@@ -49,7 +49,8 @@ public final class MediaFile: @unchecked Sendable {
         let regular = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
         let descriptor = MediaDescriptor(
             size: regular ? Int64(info.st_size) : nil, seekable: regular, nameHint: name == "-" ? nil : name)
-        return MediaFile(fd: fd, ownsDescriptor: owns, descriptor: descriptor, title: name == "-" ? "standard input" : name)
+        return MediaFile(
+            fd: fd, ownsDescriptor: owns, descriptor: descriptor, title: name == "-" ? "standard input" : name)
     }
 
     /// Opens a sidecar subtitle file: a regular file of 1...`SubtitleFile.maximumSize` bytes.
@@ -73,21 +74,26 @@ public final class MediaFile: @unchecked Sendable {
     func read(offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(CastError) -> Int {
         let length = buffer.count
         var filled = 0
-        if !descriptor.seekable && offset != streamPosition {
-            throw CastError(.playback, "the receiver asked for offset \(offset) of a stream that is at \(streamPosition)")
+        let position = streamPosition.load(ordering: .relaxed)
+        if !descriptor.seekable && offset != position {
+            throw CastError(.playback, "the receiver asked for offset \(offset) of a stream that is at \(position)")
         }
         while filled < length {
             let base = buffer.baseAddress! + filled
-            let n = descriptor.seekable
-                ? pread(fd, base, length - filled, off_t(offset) + off_t(filled)) : Glibc.read(fd, base, length - filled)
+            let n =
+                descriptor.seekable
+                ? pread(fd, base, length - filled, off_t(offset) + off_t(filled))
+                : Glibc.read(fd, base, length - filled)
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw CastError(.playback, "cannot read \(title): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else {
+                throw CastError(.playback, "cannot read \(title): \(String(cString: strerror(errno)))")
+            }
             if n == 0 { break }
             filled += n
             // A stream answers with what it has: a live pipe must not wait for a full megabyte.
             if !descriptor.seekable { break }
         }
-        if !descriptor.seekable { streamPosition += Int64(filled) }
+        if !descriptor.seekable { streamPosition.store(position + Int64(filled), ordering: .relaxed) }
         return filled
     }
 }

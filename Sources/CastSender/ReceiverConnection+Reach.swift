@@ -27,9 +27,11 @@ extension ReceiverConnection {
         configDirectory: String, senderName: String, timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReachedReceiver {
         guard let query, let last = lastAddress(of: query, configDirectory: configDirectory) else {
-            let receiver = try ReceiverBrowser.resolve(query, timeout: browseTimeout, includingSpeakers: includingSpeakers)
+            let receiver = try ReceiverBrowser.resolve(
+                query, timeout: browseTimeout, includingSpeakers: includingSpeakers)
             if receiver.kind == .speaker { return .speaker(receiver) }
-            return .connected(try open(receiver, configDirectory: configDirectory, senderName: senderName, timeout: timeout))
+            return .connected(
+                try open(receiver, configDirectory: configDirectory, senderName: senderName, timeout: timeout))
         }
         let race = ReachRace()
         let browse = BrowseCancellation()
@@ -96,8 +98,7 @@ private final class ReachRace: Sendable {
     enum Way { case lastAddress, discovery }
 
     /// What an attempt reached: a connection whose key was proved and on which nothing was sent, or a speaker.
-    enum Reached: @unchecked Sendable {
-        // @unchecked: TLSConnection is Sendable; the tuple of values only moves from the attempt to the winner.
+    enum Reached: Sendable {
         case checked(ReceiverDescription, TLSConnection, String)
         case speaker(ReceiverDescription)
 

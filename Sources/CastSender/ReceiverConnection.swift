@@ -241,12 +241,12 @@ func connectTLS(to receiver: ReceiverDescription, configDirectory: String, timeo
     }
 }
 
-/// Reads whole messages from a TLS connection. Used by one thread at a time.
-final class FrameReader: @unchecked Sendable {
-    // Invariant: only the thread that owns the connection's request/response cycle calls `next`.
+/// Reads whole messages from a TLS connection. Used by one thread at a time (the one that owns the connection's
+/// request/response cycle); its decoder is in a `Mutex` all the same, so that a second reader would wait, not race.
+final class FrameReader: Sendable {
     private let tls: TLSConnection
     private let receiverName: String
-    private var decoder = FrameDecoder()
+    private let decoder = Mutex(FrameDecoder())
 
     init(tls: TLSConnection, receiverName: String) {
         self.tls = tls
@@ -258,20 +258,22 @@ final class FrameReader: @unchecked Sendable {
     func next(timeout: Duration?) throws(CastError) -> Message {
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now + $0 }
-        while true {
-            do {
-                if let frame = try decoder.nextFrame() { return try Message(frame) }
-            } catch {
-                throw CastError(.connectionLost, "\(receiverName) sent a message this sender cannot read: \(error)")
+        return try decoder.withLock { decoder throws(CastError) -> Message in
+            while true {
+                do {
+                    if let frame = try decoder.nextFrame() { return try Message(frame) }
+                } catch {
+                    throw CastError(.connectionLost, "\(receiverName) sent a message this sender cannot read: \(error)")
+                }
+                let bytes: [UInt8]
+                do {
+                    bytes = try tls.read(maxCount: 64 * 1024, timeout: deadline.map { max(.zero, $0 - clock.now) })
+                } catch {
+                    throw CastError(.connectionLost, "lost \(receiverName): \(error)")
+                }
+                if bytes.isEmpty { throw CastError(.connectionLost, "\(receiverName) closed the connection") }
+                decoder.feed(bytes)
             }
-            let bytes: [UInt8]
-            do {
-                bytes = try tls.read(maxCount: 64 * 1024, timeout: deadline.map { max(.zero, $0 - clock.now) })
-            } catch {
-                throw CastError(.connectionLost, "lost \(receiverName): \(error)")
-            }
-            if bytes.isEmpty { throw CastError(.connectionLost, "\(receiverName) closed the connection") }
-            decoder.feed(bytes)
         }
     }
 

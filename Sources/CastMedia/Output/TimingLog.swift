@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A record of when media reached the outputs, for measuring A/V sync from outside (`castd --timing-log FILE`).
 ///
@@ -15,19 +16,18 @@ import Glibc
 ///   audio at once (ALSA `null`, `file`), the engine paces writes by its clock, and LATENCY is the time until the
 ///   clock reaches the end of what was written: such a device "plays" each sample when the clock says so.
 ///
-/// Thread-safe: lines are written under a lock, each whole, from the video and audio output threads.
-final class TimingLog: @unchecked Sendable {
-    // Invariant: `file` is used only under `lock`, and closed in deinit when nobody can use it any more.
-    private let lock = NSLock()
-    private let file: UnsafeMutablePointer<FILE>
+/// Thread-safe: the file is used only inside its `Mutex`, so lines are written each whole, from the video and audio
+/// output threads; it is closed in deinit, when nobody can use it any more.
+final class TimingLog: Sendable {
+    private let file: Mutex<UnsafeMutablePointer<FILE>>
 
     /// Opens (truncates) `path`.
     init(path: String) throws {
         guard let file = fopen(path, "w") else { throw MediaError.system("fopen(\(path))", errno: errno) }
-        self.file = file
+        self.file = Mutex(file)
     }
 
-    deinit { fclose(file) }
+    deinit { file.withLock { _ = fclose($0) } }
 
     /// A video frame with media time `pts` was presented at monotonic `time`.
     func video(pts: Double, at time: UInt64) {
@@ -41,7 +41,7 @@ final class TimingLog: @unchecked Sendable {
     }
 
     private func put(_ line: String) {
-        lock.withLock {
+        file.withLock { file in
             fputs(line, file)
             fflush(file)
         }

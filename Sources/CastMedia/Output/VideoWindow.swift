@@ -1,5 +1,6 @@
 public import CastProtocol
 import Foundation
+import Synchronization
 
 /// The process's video window, held open while this object lives: between playbacks it shows the idle screen, and a
 /// `Player` with `.window` or `.fullscreen` video shows its pictures in it.
@@ -7,16 +8,15 @@ import Foundation
 /// Players open the window themselves and close it when they finish; a receiver that wants the window up while
 /// nothing plays (castd with `--video-out window`) holds a `VideoWindow`. Closing the window with the window
 /// manager's close button hides it without ending anything; the next playback shows it again.
-public final class VideoWindow: @unchecked Sendable {
-    // Invariant: `token` and `asideCount` are read and written only under `lock`.
-    private let lock = NSLock()
-    private var token: Int?
-    private var asideCount = 0
+public final class VideoWindow: Sendable {
+    /// The window's hold on the process's window (`WindowOutput`), and how many `stepAside`s are not matched yet.
+    private let state: Mutex<(token: Int?, asideCount: Int)>
 
     /// Opens the window (or takes the one already open) in a window or on the whole display. Throws `MediaError`
     /// when no display is available.
     public init(fullscreen: Bool = false, scalingMode: ScalingMode = .aspectFit) throws {
-        token = try WindowOutput.shared.acquire(mode: fullscreen ? .fullscreen : .windowed, scaling: scalingMode)
+        let token = try WindowOutput.shared.acquire(mode: fullscreen ? .fullscreen : .windowed, scaling: scalingMode)
+        state = Mutex((token, 0))
     }
 
     deinit { close() }
@@ -37,27 +37,27 @@ public final class VideoWindow: @unchecked Sendable {
     /// window comes back once every `stepAside` was matched by a `comeBack` (a worker still stopping while the next
     /// one plays).
     public func stepAside() {
-        lock.withLock {
-            asideCount += 1
-            if asideCount == 1 { WindowOutput.shared.setAside(true) }
+        state.withLock { state in
+            state.asideCount += 1
+            if state.asideCount == 1 { WindowOutput.shared.setAside(true) }
         }
     }
 
     /// Shows the window again after `stepAside`, with what it showed before (the idle screen, as it is now).
     public func comeBack() {
-        lock.withLock {
-            guard asideCount > 0 else { return }
-            asideCount -= 1
-            if asideCount == 0 { WindowOutput.shared.setAside(false) }
+        state.withLock { state in
+            guard state.asideCount > 0 else { return }
+            state.asideCount -= 1
+            if state.asideCount == 0 { WindowOutput.shared.setAside(false) }
         }
     }
 
     /// Lets the window go; it closes when no player uses it either. Idempotent.
     public func close() {
         guard
-            let token = lock.withLock({ () -> Int? in
-                defer { token = nil }
-                return token
+            let token = state.withLock({ state -> Int? in
+                defer { state.token = nil }
+                return state.token
             })
         else { return }
         WindowOutput.shared.release(token)

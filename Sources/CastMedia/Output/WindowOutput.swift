@@ -1,4 +1,5 @@
 internal import CSDL2
+import CastProtocol
 import Foundation
 
 /// The process's video window: one SDL window, driven by one thread of its own, shared by everyone who shows video.
@@ -9,16 +10,17 @@ import Foundation
 /// that no display connection outlives its users (`waitUntilClosed` waits for that). Between playbacks, while someone still holds it, the window shows the idle
 /// screen (`IdleScreen`: the receiver's name and a pairing PIN on black; 1280×720 when windowed).
 ///
-/// Other threads never touch SDL objects: they post requests into the lock-protected `Requests` (the latest frame,
+/// Other threads never touch SDL objects: they post requests into the `Requests` in the monitor (the latest frame,
 /// the display mode, the scaling mode) and wake the SDL thread with an SDL user event. A frame that arrives before the
 /// previous one was drawn replaces it: the window shows the latest picture, it never falls behind.
 ///
 /// Closing the window (the window manager's close button, or SDL_QUIT) does not end the process or playback: the
 /// window is hidden, playback goes on, and the next user to acquire the window shows it again.
-final class WindowOutput: @unchecked Sendable {
-    // Invariant: every stored property below `lock` is read and written only while `lock` is held. SDL calls happen
-    // only on the SDL thread, except SDL_PushEvent (thread-safe), which is made only while `phase == .running`: the
-    // SDL thread leaves `.running` under the lock before it shuts SDL down.
+///
+/// Thread-safety: everything shared is in one `Monitor`. SDL calls happen only on the SDL thread, except SDL_PushEvent
+/// (thread-safe), which is made only while `phase == .running`: the SDL thread leaves `.running` inside the monitor
+/// before it shuts SDL down.
+final class WindowOutput: Sendable {
     static let shared = WindowOutput()
 
     /// How the window covers the display.
@@ -65,128 +67,123 @@ final class WindowOutput: @unchecked Sendable {
         var simulateClose = false
     }
 
-    private let lock = NSCondition()
-    private var phase = Phase.stopped
-    private var requests = Requests()
-    private var nextToken = 0
-    /// The SDL thread's error when it could not open the display.
-    private var startError: MediaError?
-    /// The SDL user event that wakes the SDL thread.
-    private var wakeEvent: UInt32 = 0
-    /// A wake event is queued and not yet seen: later wakes need not queue another.
-    private var wakePending = false
+    /// What the users and the SDL thread share.
+    private struct State {
+        var phase = Phase.stopped
+        var requests = Requests()
+        var nextToken = 0
+        /// The SDL thread's error when it could not open the display.
+        var startError: MediaError?
+        /// The SDL user event that wakes the SDL thread.
+        var wakeEvent: UInt32 = 0
+        /// A wake event is queued and not yet seen: later wakes need not queue another.
+        var wakePending = false
+        /// How many times the window was closed by its user (tests).
+        var closedCount = 0
+
+        /// Wakes the SDL thread to look at the requests.
+        mutating func wake() {
+            guard phase == .running, !wakePending else { return }
+            wakePending = true
+            _ = cast_sdl_push_user_event(wakeEvent)
+        }
+    }
+
+    private let state = Monitor(State())
+
     /// How many times the window was closed by its user (tests).
-    var closedByUserCount: Int { lock.withLock { closedCount } }
-    private var closedCount = 0
+    var closedByUserCount: Int { state.withLock { $0.closedCount } }
 
     /// Opens the window (and SDL) when nobody holds it yet, shows it in `mode`, and returns the token for `release`.
     /// Throws `MediaError` when no display is available (no X11 or Wayland display, no KMS/DRM device).
     func acquire(mode: DisplayMode, scaling: ScalingMode?) throws -> Int {
-        try lock.withLock {
-            while phase == .stopping || phase == .starting { lock.wait() }
-            if phase == .stopped {
-                phase = .starting
-                startError = nil
-                let thread = Thread { [self] in runSDLThread(mode: mode) }
-                thread.name = "CastMedia.window"
-                thread.stackSize = 4 << 20
-                thread.start()
-                while phase == .starting { lock.wait() }
-                if let startError {
-                    self.startError = nil
-                    throw startError
+        while true {
+            // The user is added in the same hold that sees the window running, so that the SDL thread, which stops
+            // when it finds no user, cannot stop in between.
+            let token = try state.withLock(when: { $0.phase != .stopping && $0.phase != .starting }) {
+                state throws -> Int? in
+                if let failure = state.startError {
+                    state.startError = nil
+                    throw failure
                 }
+                guard state.phase == .running else {
+                    state.phase = .starting
+                    return nil
+                }
+                state.nextToken += 1
+                state.requests.users[state.nextToken] = mode
+                state.requests.show = true
+                if let scaling { state.requests.scaling = scaling }
+                state.wake()
+                return state.nextToken
             }
-            nextToken += 1
-            requests.users[nextToken] = mode
-            requests.show = true
-            if let scaling { requests.scaling = scaling }
-            wakeLocked()
-            return nextToken
+            if let token { return token }
+            let thread = Thread { [self] in runSDLThread(mode: mode) }
+            thread.name = "CastMedia.window"
+            thread.stackSize = 4 << 20
+            thread.start()
         }
     }
 
     /// Gives the window back; returns at once. After the last user's release the SDL thread destroys the window and
     /// shuts SDL down (leaving full screen can take SDL a while: that must not delay the end of playback).
     func release(_ token: Int) {
-        lock.withLock {
-            guard requests.users.removeValue(forKey: token) != nil else { return }
-            wakeLocked()
+        state.withLock { state in
+            guard state.requests.users.removeValue(forKey: token) != nil else { return }
+            state.wake()
         }
     }
 
     /// Blocks until SDL is shut down, when nobody holds the window: afterwards no connection to the display is open
     /// (tests stop their X server after this).
     func waitUntilClosed() {
-        lock.withLock {
-            while requests.users.isEmpty && phase != .stopped { lock.wait() }
+        state.wait(until: { !$0.requests.users.isEmpty || $0.phase == .stopped })
+    }
+
+    /// Changes the requests and wakes the SDL thread.
+    private func request(_ change: (inout Requests) -> Void) {
+        state.withLock { state in
+            change(&state.requests)
+            state.wake()
         }
     }
 
     /// Draws `frame` as soon as the SDL thread can (replacing a picture not drawn yet), with `caption` under it.
     func show(_ frame: Frame, caption: [String] = []) {
-        lock.withLock {
+        request { requests in
             requests.frame = frame
             requests.caption = caption
             requests.idle = false
-            wakeLocked()
         }
     }
 
     /// The stream that was showing ended: the window goes back to the idle screen.
     func showIdle() {
-        lock.withLock {
+        request { requests in
             requests.frame = nil
             requests.idle = true
-            wakeLocked()
         }
     }
 
     /// Changes how pictures are fitted to the window; takes effect at once, also on the picture on screen.
-    func setScalingMode(_ mode: ScalingMode) {
-        lock.withLock {
-            requests.scaling = mode
-            wakeLocked()
-        }
-    }
+    func setScalingMode(_ mode: ScalingMode) { request { $0.scaling = mode } }
 
     /// Hides the window (`true`) while another process shows video in a window of its own, or shows it again
     /// (`false`). The window stays open: SDL, the display connection and the idle screen's text are kept, so coming
     /// back is one map request and cannot fail the way opening a display can.
-    func setAside(_ aside: Bool) {
-        lock.withLock {
-            requests.aside = aside
-            wakeLocked()
-        }
-    }
+    func setAside(_ aside: Bool) { request { $0.aside = aside } }
 
     /// Changes what the idle screen shows (the receiver's name, a pairing PIN); drawn at once when idle.
-    func setIdleScreen(_ screen: IdleScreen) {
-        lock.withLock {
-            requests.idleScreen = screen
-            wakeLocked()
-        }
-    }
+    func setIdleScreen(_ screen: IdleScreen) { request { $0.idleScreen = screen } }
 
     /// What the idle screen shows.
-    var idleScreen: IdleScreen { lock.withLock { requests.idleScreen } }
+    var idleScreen: IdleScreen { state.withLock { $0.requests.idleScreen } }
 
     /// The current scaling mode.
-    var scalingMode: ScalingMode { lock.withLock { requests.scaling } }
+    var scalingMode: ScalingMode { state.withLock { $0.requests.scaling } }
 
     /// Tests: acts as the window manager's close button does.
-    func simulateUserClose() {
-        lock.withLock {
-            requests.simulateClose = true
-            wakeLocked()
-        }
-    }
-
-    private func wakeLocked() {
-        guard phase == .running, !wakePending else { return }
-        wakePending = true
-        _ = cast_sdl_push_user_event(wakeEvent)
-    }
+    func simulateUserClose() { request { $0.simulateClose = true } }
 
     // MARK: The SDL thread
 
@@ -196,26 +193,21 @@ final class WindowOutput: @unchecked Sendable {
         do {
             let event = try WindowRenderer.initializeSDL()
             renderer = try WindowRenderer(mode: mode == .fullscreen ? .windowed : mode)
-            lock.withLock {
-                wakeEvent = event
-                phase = .running
-                lock.broadcast()
+            state.withLock { state in
+                state.wakeEvent = event
+                state.phase = .running
             }
         } catch {
             SDL_Quit()
-            lock.withLock {
-                startError = error as? MediaError ?? MediaError.other("\(error)")
-                phase = .stopped
-                lock.broadcast()
+            state.withLock { state in
+                state.startError = error as? MediaError ?? MediaError.other("\(error)")
+                state.phase = .stopped
             }
             return
         }
         serve(renderer).destroy()
         SDL_Quit()
-        lock.withLock {
-            phase = .stopped
-            lock.broadcast()
-        }
+        state.withLock { $0.phase = .stopped }
     }
 
     /// The SDL thread's loop: waits for SDL events or requests, applies them, draws. Returns the renderer in use (a
@@ -231,21 +223,21 @@ final class WindowOutput: @unchecked Sendable {
                     switch renderer.handle(event) {
                     case .nothing: break
                     case .redraw: redraw = true
-                    case .closedByUser: lock.withLock { closedCount += 1 }
+                    case .closedByUser: state.withLock { $0.closedCount += 1 }
                     }
                 } while SDL_PollEvent(&event) != 0
             }
-            let (work, mode, leave) = lock.withLock { () -> (Requests, DisplayMode?, Bool) in
-                wakePending = false
-                let work = requests
-                requests.frame = nil
-                requests.show = false
-                requests.simulateClose = false
-                if requests.users.isEmpty {
-                    phase = .stopping
+            let (work, mode, leave) = state.withLock { state -> (Requests, DisplayMode?, Bool) in
+                state.wakePending = false
+                let work = state.requests
+                state.requests.frame = nil
+                state.requests.show = false
+                state.requests.simulateClose = false
+                if state.requests.users.isEmpty {
+                    state.phase = .stopping
                     return (work, nil, true)
                 }
-                return (work, requests.users.max { $0.key < $1.key }?.value, false)
+                return (work, state.requests.users.max { $0.key < $1.key }?.value, false)
             }
             if leave { return renderer }
             if work.simulateClose { renderer.pushCloseEvent() }

@@ -1,3 +1,4 @@
+import CastProtocol
 import Foundation
 
 /// What flows between two stages: items, then one end marker.
@@ -18,15 +19,28 @@ enum StageItem<Element: Sendable>: Sendable {
 ///
 /// A packet queue also counts the media seconds it holds and reports its fill to the player's `PacketBudget`, which
 /// paces the demux thread by duration as well (ffplay's `stream_has_enough_packets`).
-final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
-    // Invariant: every stored property below is read and written only while `condition` is locked.
-    private let condition = NSCondition()
-    private var items: [(item: StageItem<Element>, bytes: Int, seconds: Double, serial: Int)?] = []
-    private var head = 0
-    private var bytes = 0
-    private var seconds = 0.0
-    private var aborted = false
-    private var serial = 0
+final class BoundedQueue<Element: Sendable>: Sendable {
+    /// What the queue holds, in its `Monitor`.
+    private struct State {
+        var items: [(item: StageItem<Element>, bytes: Int, seconds: Double, serial: Int)?] = []
+        var head = 0
+        var bytes = 0
+        var seconds = 0.0
+        var aborted = false
+        var serial = 0
+
+        var count: Int { items.count - head }
+
+        /// Empties the queue.
+        mutating func removeAll() {
+            items.removeAll()
+            head = 0
+            bytes = 0
+            seconds = 0
+        }
+    }
+
+    private let state = Monitor(State())
     private let maxCount: Int
     private let maxBytes: Int
     /// Told the queue's fill after every change; nil for a queue that does not pace the demux thread.
@@ -41,15 +55,9 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         budget?.report(ObjectIdentifier(self), PacketBudget.Fill())
     }
 
-    private var count: Int { items.count - head }
-
     /// Whether an item is waiting to be taken (ffplay's `frame_queue_nb_remaining`): a late frame is dropped only when
     /// its successor is already there.
-    var hasWaitingItem: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return count > 0
-    }
+    var hasWaitingItem: Bool { state.withLock { $0.count > 0 } }
 
     /// Appends `item` of `serial` (`seconds` of media), waiting for room; an item whose serial is not the queue's
     /// (flushed while it was made or while it waited) is dropped. Returns false when the queue was aborted.
@@ -57,74 +65,66 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func put(_ item: StageItem<Element>, serial itemSerial: Int, bytes size: Int = 0, seconds length: Double = 0)
         -> Bool
     {
-        condition.lock()
-        defer { condition.unlock() }
         // The end marker never waits: a producer must always be able to finish.
-        if case .item = item {
-            while !aborted && itemSerial == serial && count > 0 && (count >= maxCount || bytes + size > maxBytes) {
-                condition.wait()
-            }
+        let waits: Bool
+        if case .item = item { waits = true } else { waits = false }
+        let maxCount = maxCount
+        let maxBytes = maxBytes
+        let room = { (state: State) in
+            !waits || state.aborted || itemSerial != state.serial || state.count == 0
+                || (state.count < maxCount && state.bytes + size <= maxBytes)
         }
-        guard !aborted else { return false }
-        guard itemSerial == serial else { return true }
-        items.append((item, size, length, itemSerial))
-        bytes += size
-        seconds += length
-        reportLocked()
-        condition.broadcast()
-        return true
+        return state.withLock(when: room) { state in
+            guard !state.aborted else { return false }
+            guard itemSerial == state.serial else { return true }
+            state.items.append((item, size, length, itemSerial))
+            state.bytes += size
+            state.seconds += length
+            report(state)
+            return true
+        }
     }
 
     /// Removes the oldest item and returns it with its serial, waiting for one; nil when the queue was aborted.
     func take() -> (item: StageItem<Element>, serial: Int)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while !aborted && count == 0 { condition.wait() }
-        guard !aborted else { return nil }
-        guard let entry = items[head] else { preconditionFailure("queue slot taken twice") }
-        // Release the slot now: a frame must not outlive its turn in the queue.
-        items[head] = nil
-        head += 1
-        bytes -= entry.bytes
-        seconds = count == 0 ? 0 : max(seconds - entry.seconds, 0)
-        reportLocked()
-        if head > 64 && head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
+        state.withLock(when: { $0.aborted || $0.count > 0 }) { state in
+            guard !state.aborted else { return nil }
+            guard let entry = state.items[state.head] else { preconditionFailure("queue slot taken twice") }
+            // Release the slot now: a frame must not outlive its turn in the queue.
+            state.items[state.head] = nil
+            state.head += 1
+            state.bytes -= entry.bytes
+            state.seconds = state.count == 0 ? 0 : max(state.seconds - entry.seconds, 0)
+            report(state)
+            if state.head > 64 && state.head * 2 > state.items.count {
+                state.items.removeFirst(state.head)
+                state.head = 0
+            }
+            return (entry.item, entry.serial)
         }
-        condition.broadcast()
-        return (entry.item, entry.serial)
     }
 
     /// Drops every item and moves to `newSerial`: a producer blocked on a full queue wakes, and whatever it or
     /// anyone else puts with an older serial from now on is dropped.
     func flush(serial newSerial: Int) {
-        condition.lock()
-        items.removeAll()
-        head = 0
-        bytes = 0
-        seconds = 0
-        serial = newSerial
-        reportLocked()
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { state in
+            state.removeAll()
+            state.serial = newSerial
+            report(state)
+        }
     }
 
     /// Wakes every waiter; later `put` and `take` calls return at once.
     func abort() {
-        condition.lock()
-        aborted = true
-        items.removeAll()
-        head = 0
-        bytes = 0
-        seconds = 0
-        reportLocked()
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { state in
+            state.aborted = true
+            state.removeAll()
+            report(state)
+        }
     }
 
-    /// Tells the budget what the queue holds now. Call with `condition` locked.
-    private func reportLocked() {
-        budget?.report(ObjectIdentifier(self), PacketBudget.Fill(packets: count, seconds: seconds))
+    /// Tells the budget what the queue holds now. Call inside the monitor.
+    private func report(_ state: State) {
+        budget?.report(ObjectIdentifier(self), PacketBudget.Fill(packets: state.count, seconds: state.seconds))
     }
 }

@@ -1,3 +1,4 @@
+import CastProtocol
 import Foundation
 
 /// How far the demux thread reads ahead into the packet queues, as ffplay's `stream_has_enough_packets`: it reads on
@@ -10,10 +11,9 @@ import Foundation
 /// in the worker as packets (docs/performance.md). A few seconds per stream is what playback needs: the decoders take
 /// from the front, and the read-ahead ring (`ReadAheadSource`) keeps the network's bytes ahead of that.
 ///
-/// Thread-safety: `fills` and `aborted` are guarded by `condition`; the queues report under their own lock (the lock
-/// order is a queue's, then this one's), the demux thread waits here.
-final class PacketBudget: @unchecked Sendable {
-    // Invariant: every `var` is read and written only while `condition` is locked.
+/// Thread-safety: the fills are in a `Monitor`; the queues report under their own lock (the lock order is a queue's,
+/// then this one's), the demux thread waits here.
+final class PacketBudget: Sendable {
 
     /// What one queue holds.
     struct Fill: Sendable, Equatable {
@@ -41,9 +41,7 @@ final class PacketBudget: @unchecked Sendable {
 
     /// Media seconds each stream keeps queued at least.
     let minimumSeconds: Double
-    private let condition = NSCondition()
-    private var fills: [ObjectIdentifier: Fill] = [:]
-    private var aborted = false
+    private let state = Monitor((fills: [ObjectIdentifier: Fill](), aborted: false))
 
     /// A budget keeping `minimumSeconds` per stream.
     init(minimumSeconds: Double) {
@@ -52,23 +50,19 @@ final class PacketBudget: @unchecked Sendable {
 
     /// `queue` holds `fill` now.
     func report(_ queue: ObjectIdentifier, _ fill: Fill) {
-        condition.lock()
-        fills[queue] = fill
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.fills[queue] = fill }
     }
 
     /// Waits until some stream is short of packets, or the budget is aborted (shutting down). Returns whether it had
     /// to wait (the demux thread then looks for a seek or a stop before it reads).
     func waitUntilShort() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        var waited = false
-        while !aborted && !Self.readsOn(fills.values, minimumSeconds: minimumSeconds) {
-            waited = true
-            condition.wait()
+        let minimumSeconds = minimumSeconds
+        let short = { (state: (fills: [ObjectIdentifier: Fill], aborted: Bool)) in
+            state.aborted || Self.readsOn(state.fills.values, minimumSeconds: minimumSeconds)
         }
-        return waited
+        if state.withLock({ short($0) }) { return false }
+        state.wait(until: short)
+        return true
     }
 }
 
@@ -78,9 +72,6 @@ extension PacketBudget: StageQueue {
 
     /// Wakes the demux thread for good.
     func abort() {
-        condition.lock()
-        aborted = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.aborted = true }
     }
 }

@@ -1,3 +1,4 @@
+import CastProtocol
 import Foundation
 
 /// What the user asked of playback, shared by the pipeline's threads: play, pause or stop; the current segment
@@ -5,7 +6,7 @@ import Foundation
 ///
 /// Threads sleep on it (`sleep(until:)`, `waitWhilePaused(serial:)`, the barriers), so a pause, a seek or a stop
 /// wakes them at once.
-final class PlaybackControl: @unchecked Sendable {
+final class PlaybackControl: Sendable {
     /// What the outputs should be doing.
     enum Mode: Sendable, Equatable {
         /// Presenting against the clock.
@@ -49,181 +50,182 @@ final class PlaybackControl: @unchecked Sendable {
         case stopping
     }
 
-    // Invariant: every stored property below is read and written only while `condition` is locked.
-    private let condition = NSCondition()
-    private var mode: Mode = .playing
-    /// A stall holds the outputs as a pause does, without changing what the user asked for (`mode`).
-    private var held = false
-    private var segmentNow: Segment
-    /// Changes whenever `mode` or the segment changes, so that a sleeper can tell it should look again.
-    private var generation = 0
-    private var outputs = 0
-    /// The start barrier of the segment `arrivalSerial`: who arrived and the first frames they offered.
-    private var arrivalSerial = -1
-    private var arrivals = 0
-    private var firstFrames: [Double] = []
-    private var released: (serial: Int, anchor: Double)?
-    /// The end barrier of the segment `endSerial`.
-    private var endSerial = -1
-    private var endArrivals = 0
-    private var ended = false
-    /// The seek the demux thread has yet to carry out.
-    private var pendingSeek: Segment?
+    /// Everything the threads share, in `state`.
+    private struct State {
+        var mode: Mode = .playing
+        /// A stall holds the outputs as a pause does, without changing what the user asked for (`mode`).
+        var held = false
+        var segmentNow: Segment
+        /// Changes whenever `mode` or the segment changes, so that a sleeper can tell it should look again.
+        var generation = 0
+        var outputs = 0
+        /// The start barrier of the segment `arrivalSerial`: who arrived and the first frames they offered.
+        var arrivalSerial = -1
+        var arrivals = 0
+        var firstFrames: [Double] = []
+        var released: (serial: Int, anchor: Double)?
+        /// The end barrier of the segment `endSerial`.
+        var endSerial = -1
+        var endArrivals = 0
+        var ended = false
+        /// The seek the demux thread has yet to carry out.
+        var pendingSeek: Segment?
+
+        mutating func changed() { generation &+= 1 }
+
+        func status(of serial: Int) -> Status {
+            if mode == .stopping { return .stopping }
+            if serial != segmentNow.serial { return .superseded }
+            return mode == .paused || held ? .paused : .playing
+        }
+    }
+
+    private let state: Monitor<State>
 
     /// A control in the playing mode whose first segment begins at `startTime` (0: where the media begins).
     init(startTime: Double = 0) {
-        segmentNow = Segment(serial: 0, target: startTime > 0 ? startTime : nil, exact: true)
-    }
-
-    private func changed() {
-        generation &+= 1
-        condition.broadcast()
+        state = Monitor(State(segmentNow: Segment(serial: 0, target: startTime > 0 ? startTime : nil, exact: true)))
     }
 
     /// Sets how many output threads pass the barriers, once, before they start.
-    func expect(outputs count: Int) { condition.withLock { outputs = count } }
+    func expect(outputs count: Int) { state.withLock { $0.outputs = count } }
 
     /// The current mode.
-    var current: Mode { condition.withLock { mode } }
+    var current: Mode { state.withLock { $0.mode } }
 
     /// The current segment.
-    var segment: Segment { condition.withLock { segmentNow } }
+    var segment: Segment { state.withLock { $0.segmentNow } }
 
     /// Changes the mode unless stopping (which is final); returns the mode before.
     @discardableResult
     func set(_ newMode: Mode) -> Mode {
-        condition.withLock {
-            let old = mode
-            if old != .stopping { mode = newMode }
-            changed()
+        state.withLock { state in
+            let old = state.mode
+            if old != .stopping { state.mode = newMode }
+            state.changed()
             return old
         }
     }
 
     /// What an output holding a frame of segment `serial` should do now.
     func status(of serial: Int) -> Status {
-        condition.withLock { statusLocked(of: serial) }
-    }
-
-    private func statusLocked(of serial: Int) -> Status {
-        if mode == .stopping { return .stopping }
-        if serial != segmentNow.serial { return .superseded }
-        return mode == .paused || held ? .paused : .playing
+        state.withLock { $0.status(of: serial) }
     }
 
     /// Holds the outputs (a stall: they stand as if paused) or lets them go on; the mode stays what the user set.
     func hold(_ holding: Bool) {
-        condition.withLock {
-            guard held != holding else { return }
-            held = holding
-            changed()
+        state.withLock { state in
+            guard state.held != holding else { return }
+            state.held = holding
+            state.changed()
         }
     }
 
     /// Whether a stall holds the outputs.
-    var isHeld: Bool { condition.withLock { held } }
+    var isHeld: Bool { state.withLock { $0.held } }
 
     /// Begins a new segment (a seek) and hands it to the demux thread; nil when stopping or after the end.
     /// The caller flushes the queues to the returned serial first (it is the current serial + 1).
     func beginSegment(target: Double, exact: Bool) -> Segment? {
-        condition.withLock {
-            guard mode != .stopping, !ended else { return nil }
-            segmentNow = Segment(serial: segmentNow.serial + 1, target: target, exact: exact)
-            pendingSeek = segmentNow
-            changed()
-            return segmentNow
+        state.withLock { state in
+            guard state.mode != .stopping, !state.ended else { return nil }
+            state.segmentNow = Segment(serial: state.segmentNow.serial + 1, target: target, exact: exact)
+            state.pendingSeek = state.segmentNow
+            state.changed()
+            return state.segmentNow
         }
     }
 
     /// The seek the demux thread should carry out now, if any (only the latest of several counts).
     func takeSeek() -> Segment? {
-        condition.withLock {
-            defer { pendingSeek = nil }
-            return pendingSeek
+        state.withLock { state in
+            defer { state.pendingSeek = nil }
+            return state.pendingSeek
         }
     }
 
     /// For the demux thread at the end of the input: blocks until a seek asks it to read again (returned), or until
     /// playback ended or is being stopped (nil).
     func waitForSeek() -> Segment? {
-        condition.withLock {
-            while pendingSeek == nil && !ended && mode != .stopping { condition.wait() }
-            guard mode != .stopping, !ended else { return nil }
-            defer { pendingSeek = nil }
-            return pendingSeek
+        state.withLock(when: { $0.pendingSeek != nil || $0.ended || $0.mode == .stopping }) { state in
+            guard state.mode != .stopping, !state.ended else { return nil }
+            defer { state.pendingSeek = nil }
+            return state.pendingSeek
         }
     }
 
     /// Blocks while paused in segment `serial`; returns the status that ended the wait.
     func waitWhilePaused(serial: Int) -> Status {
-        condition.withLock {
-            while statusLocked(of: serial) == .paused { condition.wait() }
-            return statusLocked(of: serial)
-        }
+        state.withLock(when: { $0.status(of: serial) != .paused }) { $0.status(of: serial) }
     }
 
     /// Sleeps until monotonic time `deadline`, at most `limit` seconds, or until the mode or segment changes.
     func sleep(until deadline: UInt64, limit: Double = 0.05) {
-        condition.withLock {
-            let entered = generation
-            let now = Monotonic.now()
-            guard deadline > now else { return }
-            let seconds = min(Double(deadline - now) / 1e9, limit)
-            let wake = Date(timeIntervalSinceNow: seconds)
-            while generation == entered && condition.wait(until: wake) {}
-        }
+        let now = Monotonic.now()
+        guard deadline > now else { return }
+        let seconds = min(Double(deadline - now) / 1e9, limit)
+        let entered = state.withLock { $0.generation }
+        state.wait(until: { $0.generation != entered }, timeout: seconds)
     }
 
     /// The start barrier of segment `serial`: every output calls it once it holds the segment's first frame (or knows
     /// it has none) and offers that frame's media time; it returns when all have. The last to arrive runs `start`
-    /// with the segment and the offered times; `start` starts the clock and returns its anchor (nil: the segment was
-    /// superseded meanwhile).
+    /// with the segment and the offered times (outside the monitor); `start` starts the clock and returns its anchor
+    /// (nil: the segment was superseded meanwhile).
     func arrive(
         serial: Int, firstFrameAt time: Double?, thenStart start: (Segment, [Double]) -> Double?
     ) -> Passage {
-        condition.lock()
-        defer { condition.unlock() }
-        guard mode != .stopping else { return .stopping }
-        guard serial == segmentNow.serial else { return .superseded }
-        if arrivalSerial != serial {
-            arrivalSerial = serial
-            arrivals = 0
-            firstFrames = []
+        let arrival = state.withLock { state -> (Segment, [Double])?? in
+            guard state.mode != .stopping, serial == state.segmentNow.serial else { return nil }
+            if state.arrivalSerial != serial {
+                state.arrivalSerial = serial
+                state.arrivals = 0
+                state.firstFrames = []
+            }
+            state.arrivals += 1
+            if let time { state.firstFrames.append(time) }
+            return state.arrivals == state.outputs ? .some((state.segmentNow, state.firstFrames)) : .some(nil)
         }
-        arrivals += 1
-        if let time { firstFrames.append(time) }
-        if arrivals == outputs {
-            let (segment, times) = (segmentNow, firstFrames)
-            condition.unlock()
+        guard let arrival else { return state.withLock { $0.mode == .stopping ? .stopping : .superseded } }
+        if let (segment, times) = arrival {
             let anchor = start(segment, times)
-            condition.lock()
-            if let anchor, segmentNow.serial == serial { released = (serial, anchor) }
-            changed()
+            state.withLock { state in
+                if let anchor, state.segmentNow.serial == serial { state.released = (serial, anchor) }
+                state.changed()
+            }
         }
-        while released?.serial != serial && segmentNow.serial == serial && mode != .stopping { condition.wait() }
-        if mode == .stopping { return .stopping }
-        guard let released, released.serial == serial else { return .superseded }
-        return .passed(anchor: released.anchor)
+        let leave = { (state: State) in
+            state.released?.serial == serial || state.segmentNow.serial != serial || state.mode == .stopping
+        }
+        return state.withLock(when: leave) { state in
+            if state.mode == .stopping { return .stopping }
+            guard let released = state.released, released.serial == serial else { return .superseded }
+            return .passed(anchor: released.anchor)
+        }
     }
 
     /// The end barrier: every output calls it when it has played segment `serial` to its end. Returns `.passed` when
     /// all have (playback is over: later seeks are refused), `.superseded` when a seek came first.
     func arriveAtEnd(serial: Int) -> Passage {
-        condition.withLock {
-            guard mode != .stopping else { return .stopping }
-            guard serial == segmentNow.serial else { return .superseded }
-            if endSerial != serial {
-                endSerial = serial
-                endArrivals = 0
+        let arrived = state.withLock { state -> Passage? in
+            guard state.mode != .stopping else { return .stopping }
+            guard serial == state.segmentNow.serial else { return .superseded }
+            if state.endSerial != serial {
+                state.endSerial = serial
+                state.endArrivals = 0
             }
-            endArrivals += 1
-            if endArrivals == outputs {
-                ended = true
-                changed()
+            state.endArrivals += 1
+            if state.endArrivals == state.outputs {
+                state.ended = true
+                state.changed()
             }
-            while !ended && segmentNow.serial == serial && mode != .stopping { condition.wait() }
-            if ended { return .passed(anchor: 0) }
-            return mode == .stopping ? .stopping : .superseded
+            return nil
+        }
+        if let arrived { return arrived }
+        let leave = { (state: State) in state.ended || state.segmentNow.serial != serial || state.mode == .stopping }
+        return state.withLock(when: leave) { state in
+            if state.ended { return .passed(anchor: 0) }
+            return state.mode == .stopping ? .stopping : .superseded
         }
     }
 }

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Foundation
+import Synchronization
 
 /// FFmpeg's own log lines (`av_log`: "[h264 @ 0x…] Invalid NAL unit size", "[http @ 0x…] HTTP error 404"), sent where
 /// the program says, as whole lines with URL credentials removed.
@@ -12,7 +13,7 @@ import Foundation
 /// is cut to `://` in every line before the sink sees it.
 ///
 /// Thread-safety: FFmpeg calls the callback from any of its threads; the pending partial line, the sink and the
-/// level are guarded by `lock`, and the sink is called outside it.
+/// level are in a `Mutex`, and the sink is called outside it.
 public enum FFmpegLog {
     /// How serious a line is, from FFmpeg's level (`AV_LOG_ERROR` and worse, `AV_LOG_WARNING`, `AV_LOG_INFO`).
     public enum Severity: Int, Sendable, Comparable {
@@ -33,7 +34,7 @@ public enum FFmpegLog {
     /// Sends FFmpeg's lines of `minimum` severity or more to `sink`; nil drops every line. Replaces an earlier route.
     public static func route(to sink: Sink?, minimum: Severity = .warning) {
         install()
-        lock.withLock {
+        state.withLock { state in
             state.sink = sink
             state.minimum = minimum
             state.pending = ""
@@ -62,8 +63,7 @@ public enum FFmpegLog {
         var printPrefix: Int32 = 1
     }
 
-    nonisolated(unsafe) static var state = State()
-    static let lock = NSLock()
+    static let state = Mutex(State())
 
     /// `text` cut to `maximumLineLength` bytes (a character cut in two becomes U+FFFD).
     private static func cut(_ text: String) -> String {
@@ -72,7 +72,7 @@ public enum FFmpegLog {
 
     /// Takes one formatted piece of a line; returns the whole lines it completes, for the sink.
     fileprivate static func take(_ piece: String, severity: Severity) -> (Sink, [String])? {
-        lock.withLock {
+        state.withLock { state in
             guard let sink = state.sink, severity >= state.minimum else { return nil }
             var text = state.pending + piece
             var lines: [String] = []
@@ -92,11 +92,10 @@ private func logCallback(
 ) {
     guard level <= av_log_get_level(), let format, let arguments else { return }
     let severity = FFmpegLog.Severity(level: level)
-    guard FFmpegLog.lock.withLock({ FFmpegLog.state.sink != nil && severity >= FFmpegLog.state.minimum }) else { return }
+    guard FFmpegLog.state.withLock({ $0.sink != nil && severity >= $0.minimum }) else { return }
     var buffer = [CChar](repeating: 0, count: FFmpegLog.maximumLineLength)
-    let length = FFmpegLog.lock.withLock {
-        av_log_format_line2(
-            object, level, format, arguments, &buffer, Int32(buffer.count), &FFmpegLog.state.printPrefix)
+    let length = FFmpegLog.state.withLock { state in
+        av_log_format_line2(object, level, format, arguments, &buffer, Int32(buffer.count), &state.printPrefix)
     }
     guard length > 0, let (sink, lines) = FFmpegLog.take(string(fromCBuffer: buffer), severity: severity) else {
         return

@@ -1,6 +1,7 @@
 internal import CASS
 internal import CFFmpeg
 import Foundation
+import Synchronization
 
 /// The subtitles of one playback, burnt into each video frame before any presenter sees it, so that the window, full
 /// screen and framemd5 show the same picture (as `ffmpeg -vf subtitles=…` does).
@@ -11,7 +12,8 @@ import Foundation
 /// Thread-safety: the demux thread adds events and flushes on a seek while the video output thread draws; libass's
 /// library, renderer and track are not thread-safe, so they and `pictures` are used only under `lock`.
 final class SubtitleOverlay: @unchecked Sendable {
-    private let lock = NSLock()
+    /// Serialises every use of libass's objects and of the state below.
+    private let lock = Mutex(())
     private let library: OpaquePointer
     private let renderer: OpaquePointer
     private let track: UnsafeMutablePointer<ASS_Track>
@@ -74,7 +76,7 @@ final class SubtitleOverlay: @unchecked Sendable {
 
     /// Adds one decoded event.
     func add(_ event: SubtitleEvent) {
-        lock.withLock {
+        lock.withLock { _ in
             switch event {
             case .text(let lines, let start, let duration):
                 for line in lines where track.pointee.n_events < Self.textEvents {
@@ -101,7 +103,7 @@ final class SubtitleOverlay: @unchecked Sendable {
 
     /// Forgets every event: after a seek the demuxer delivers them again from the new position.
     func flush() {
-        lock.withLock {
+        lock.withLock { _ in
             ass_flush_events(track)
             pictures.removeAll()
             pictureBytes = 0
@@ -111,7 +113,7 @@ final class SubtitleOverlay: @unchecked Sendable {
     /// Draws what is shown at `milliseconds` into `frame`, copying its picture first when the decoder still shares it
     /// (a reference frame). A frame nothing is shown on is left as it is, bit for bit.
     func burn(into frame: Frame, at milliseconds: Int64) throws {
-        try lock.withLock {
+        try lock.withLock { _ in
             let f = frame.pointer
             let size = (width: Int(f.pointee.width), height: Int(f.pointee.height))
             guard size.width > 0, size.height > 0 else { return }

@@ -16,24 +16,27 @@ import Glibc
 /// the worker) and, for served media, a server (blocking reads of the sender's media connection, so that events
 /// never wait behind media bytes).
 ///
-/// Thread-safety: the mutable state is guarded by `condition`; the channel is thread-safe for sending.
-final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
-    // Invariant: the `let`s never change; every `var` is read and written only under `condition`.
+/// Thread-safety: the mutable state is in a `Monitor` (the server waits on it for reads); the channel is thread-safe
+/// for sending.
+final class DecoderProcess: PlaybackDriver, Sendable {
     private let source: RemoteSource?
     private let onEvent: @Sendable (PlaybackEvent) -> Void
     /// castd's idle window, hidden while the worker shows video in its own; nil without one.
     private let idleWindow: VideoWindow?
-    private let condition = NSCondition()
-    private var startMessage: WorkerStart
-    private var channel: WorkerChannel?
-    private var pid: pid_t?
-    private var started = false
-    private var stopping = false
-    private var closed = false
-    /// Controls asked for before the worker runs; sent after the start message.
-    private var pending: [PlaybackControl.Action] = []
-    /// Reads the worker asked for and the server has not taken yet.
-    private var reads: [MediaRead] = []
+    private struct State {
+        var startMessage: WorkerStart
+        var channel: WorkerChannel?
+        var pid: pid_t?
+        var started = false
+        var stopping = false
+        var closed = false
+        /// Controls asked for before the worker runs; sent after the start message.
+        var pending: [PlaybackControl.Action] = []
+        /// Reads the worker asked for and the server has not taken yet.
+        var reads: [MediaRead] = []
+    }
+
+    private let state: Monitor<State>
 
     /// How long a stopped worker may take to finish before it is killed.
     static let stopGrace: Duration = .seconds(3)
@@ -46,19 +49,19 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
         start: WorkerStart, source: RemoteSource?, idleWindow: VideoWindow? = nil,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
-        self.startMessage = start
+        self.state = Monitor(State(startMessage: start))
         self.source = source
         self.idleWindow = start.window == nil ? nil : idleWindow
         self.onEvent = onEvent
     }
 
     /// The worker's pid while it runs (tests find it as castd's child).
-    var workerPID: pid_t? { condition.withLock { pid } }
+    var workerPID: pid_t? { state.withLock { $0.pid } }
 
     func start() {
-        let (first, stoppedEarly) = condition.withLock { () -> (Bool, Bool) in
-            defer { started = true }
-            return (!started, stopping)
+        let (first, stoppedEarly) = state.withLock { state -> (Bool, Bool) in
+            defer { state.started = true }
+            return (!state.started, state.stopping)
         }
         guard first else { return }
         if stoppedEarly {
@@ -71,11 +74,11 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
             channel = WorkerChannel(
                 fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
             channel.setSendTimeout(seconds: 5)
-            let (start, controls) = condition.withLock { () -> (WorkerStart, [PlaybackControl.Action]) in
-                self.channel = channel
-                self.pid = pid
-                defer { pending.removeAll() }
-                return (startMessage, pending)
+            let (start, controls) = state.withLock { state -> (WorkerStart, [PlaybackControl.Action]) in
+                state.channel = channel
+                state.pid = pid
+                defer { state.pending.removeAll() }
+                return (state.startMessage, state.pending)
             }
             try? channel.send(.start(start))
             for action in controls { try? channel.send(.control(PlaybackControl(action))) }
@@ -95,15 +98,15 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
     func perform(_ action: PlaybackControl.Action) {
         switch action {
         case .volume(let volume):
-            let before = condition.withLock { () -> Bool in
-                startMessage.volume = volume
-                return !started
+            let before = state.withLock { state -> Bool in
+                state.startMessage.volume = volume
+                return !state.started
             }
             if !before { send(action) }
         case .mute(let muted):
-            let before = condition.withLock { () -> Bool in
-                startMessage.muted = muted
-                return !started
+            let before = state.withLock { state -> Bool in
+                state.startMessage.muted = muted
+                return !state.started
             }
             if !before { send(action) }
         case .stop: stop()
@@ -115,9 +118,9 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
     /// Asks the worker to stop (it finishes with `userExited`) and unblocks a media read in progress; a worker that
     /// has not finished after `stopGrace` is killed.
     private func stop() {
-        let (wasStarted, first) = condition.withLock { () -> (Bool, Bool) in
-            defer { stopping = true }
-            return (started, !stopping)
+        let (wasStarted, first) = state.withLock { state -> (Bool, Bool) in
+            defer { state.stopping = true }
+            return (state.started, !state.stopping)
         }
         guard first else { return }
         guard wasStarted else { return }  // start() finishes at once.
@@ -125,17 +128,17 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
         source?.cancel()
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.stopGrace.timeInterval) { [self] in
             // The reader sees the channel end, and kills and reaps the worker.
-            condition.withLock { closed ? nil : channel }?.shutdown()
+            state.withLock { $0.closed ? nil : $0.channel }?.shutdown()
         }
     }
 
     private func send(_ action: PlaybackControl.Action) {
-        let channel = condition.withLock { () -> WorkerChannel? in
-            if !started {
-                pending.append(action)
+        let channel = state.withLock { state -> WorkerChannel? in
+            if !state.started {
+                state.pending.append(action)
                 return nil
             }
-            return closed ? nil : self.channel
+            return state.closed ? nil : state.channel
         }
         guard let channel else { return }
         do {
@@ -153,7 +156,7 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
         var finished = false
         var videoActive = false
         var steppedAside = false
-        let (workerPID, cpuBudget) = condition.withLock { (self.pid, startMessage.limits.cpuWithoutProgress) }
+        let (workerPID, cpuBudget) = state.withLock { ($0.pid, $0.startMessage.limits.cpuWithoutProgress) }
         var budget = workerPID.map { CPUBudget(pid: $0, seconds: cpuBudget) }
         while true {
             let message: WorkerMessage?
@@ -166,10 +169,9 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
             guard let message else { break }
             switch message {
             case .read(let read):
-                let accepted = condition.withLock { () -> Bool in
-                    guard reads.count < Self.maximumWaitingReads else { return false }
-                    reads.append(read)
-                    condition.broadcast()
+                let accepted = state.withLock { state -> Bool in
+                    guard state.reads.count < Self.maximumWaitingReads else { return false }
+                    state.reads.append(read)
                     return true
                 }
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
@@ -203,10 +205,9 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
             }
             if violation != nil || finished { break }
         }
-        let pid = condition.withLock { () -> pid_t? in
-            closed = true
-            condition.broadcast()
-            return self.pid
+        let pid = state.withLock { state -> pid_t? in
+            state.closed = true
+            return state.pid
         }
         if let pid { SpareWorker.shared.noteEnded(by: pid) }
         // A worker that broke the rules is not waited for; one that finished has a moment to exit by itself.
@@ -232,12 +233,11 @@ final class DecoderProcess: PlaybackDriver, @unchecked Sendable {
     /// Serves the worker's reads from the sender's media, one at a time, in order.
     private func runServer(_ channel: WorkerChannel) {
         guard let source else { return }
-        let subtitles = startMessage.subtitles.map { source.subtitleReader($0) }
+        let subtitles = state.withLock { $0.startMessage.subtitles }.map { source.subtitleReader($0) }
         var server = MediaReadServer(source: source, position: 0, subtitles: subtitles)
         while true {
-            let next = condition.withLock { () -> MediaRead? in
-                while reads.isEmpty && !closed { condition.wait() }
-                return closed ? nil : reads.removeFirst()
+            let next = state.withLock(when: { !$0.reads.isEmpty || $0.closed }) { state -> MediaRead? in
+                state.closed ? nil : state.reads.removeFirst()
             }
             guard let read = next else { return }
             do { try server.answer(read, on: channel) } catch { return }

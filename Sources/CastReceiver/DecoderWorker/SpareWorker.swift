@@ -1,3 +1,4 @@
+import CastProtocol
 import Foundation
 import Glibc
 
@@ -8,24 +9,27 @@ import Glibc
 /// privileges, no descriptors of castd's) and entered its sandbox (hidden state directory, no capabilities, the
 /// system call filter), but not yet set the session's limits.
 ///
-/// Thread-safety: `spare`, `spawning`, `closed`, `rule`, `checkAt`, `sandbox` and `onFirstReport` are guarded by
-/// `condition`; spawning happens on `WorkerProcess`'s spawner thread.
-final class SpareWorker: @unchecked Sendable {
-    // Invariant: every `var` is read and written only under `condition`.
+/// Thread-safety: the spare, the rule and the settings are in a `Monitor` (a session that finds a spare being started
+/// waits on it); spawning happens on `WorkerProcess`'s spawner thread.
+final class SpareWorker: Sendable {
     static let shared = SpareWorker()
-    private let condition = NSCondition()
-    private var spare: (pid: pid_t, channel: Int32)?
-    /// A spare is being started on a background thread (a session that finds none waits for it).
-    private var spawning = false
-    /// castd is stopping: no spare is kept or started any more.
-    private var closed = false
-    /// When the next spare starts.
-    private var rule = SpareRefillRule()
-    /// The earliest time a look at `rule` is already scheduled for.
-    private var checkAt: ContinuousClock.Instant?
-    private var sandbox = WorkerSandbox(hiddenPaths: [])
-    /// Told what the first worker's sandbox came to, then dropped (castd says it once, at start).
-    private var onFirstReport: (@Sendable (SandboxReport) -> Void)?
+
+    private struct State {
+        var spare: (pid: pid_t, channel: Int32)?
+        /// A spare is being started on a background thread (a session that finds none waits for it).
+        var spawning = false
+        /// castd is stopping: no spare is kept or started any more.
+        var closed = false
+        /// When the next spare starts.
+        var rule = SpareRefillRule()
+        /// The earliest time a look at `rule` is already scheduled for.
+        var checkAt: ContinuousClock.Instant?
+        var sandbox = WorkerSandbox(hiddenPaths: [])
+        /// Told what the first worker's sandbox came to, then dropped (castd says it once, at start).
+        var onFirstReport: (@Sendable (SandboxReport) -> Void)?
+    }
+
+    private let state = Monitor(State())
     /// Where spares are started and the rule's times are waited for.
     private let queue = DispatchQueue(label: "castd.spare-worker")
 
@@ -34,9 +38,9 @@ final class SpareWorker: @unchecked Sendable {
 
     /// What every worker started from now on hides, and who hears what the first one's sandbox came to.
     func configure(sandbox: WorkerSandbox, onFirstReport: @escaping @Sendable (SandboxReport) -> Void) {
-        condition.withLock {
-            self.sandbox = sandbox
-            self.onFirstReport = onFirstReport
+        state.withLock {
+            $0.sandbox = sandbox
+            $0.onFirstReport = onFirstReport
         }
     }
 
@@ -46,13 +50,11 @@ final class SpareWorker: @unchecked Sendable {
     /// now owns.
     func take() throws -> (pid: pid_t, channel: Int32) {
         defer { check() }
-        let ready = condition.withLock { () -> (pid: pid_t, channel: Int32)? in
-            let deadline = Date(timeIntervalSinceNow: Double(Self.confineTimeout))
-            while spare == nil, spawning, !closed {
-                if !condition.wait(until: deadline) { break }
-            }
-            defer { spare = nil }
-            return spare
+        let settled = { (state: State) in state.spare != nil || !state.spawning || state.closed }
+        let ready = state.withLock(when: settled, timeout: Double(Self.confineTimeout)) {
+            state -> (pid: pid_t, channel: Int32)? in
+            defer { state.spare = nil }
+            return state.spare
         }
         var worker: (pid: pid_t, channel: Int32)?
         if let ready {
@@ -65,24 +67,24 @@ final class SpareWorker: @unchecked Sendable {
             }
         }
         let taken = try worker ?? start()
-        condition.withLock { rule.taken(by: taken.pid, at: .now) }
+        state.withLock { $0.rule.taken(by: taken.pid, at: .now) }
         return taken
     }
 
     /// `worker`'s engine started its clock: its first picture is shown (or its first sound plays).
     func noteShown(by worker: pid_t) {
-        condition.withLock { rule.shown(by: worker, at: .now) }
+        state.withLock { $0.rule.shown(by: worker, at: .now) }
         check()
     }
 
     /// `worker` asked for media bytes (its start is not over while it reads ahead without a pause).
     func noteRead(by worker: pid_t) {
-        condition.withLock { rule.read(by: worker, at: .now) }
+        state.withLock { $0.rule.read(by: worker, at: .now) }
     }
 
     /// `worker`'s session is over.
     func noteEnded(by worker: pid_t) {
-        condition.withLock { rule.ended(by: worker) }
+        state.withLock { $0.rule.ended(by: worker) }
         check()
     }
 
@@ -93,15 +95,15 @@ final class SpareWorker: @unchecked Sendable {
     /// Carries out the rule: starts the next spare now, or looks again when the rule says.
     private func check() {
         let now = ContinuousClock.now
-        let decision = condition.withLock { () -> SpareRefillRule.Decision? in
-            guard spare == nil, !spawning, !closed else { return nil }
-            let decision = rule.decision(at: now)
+        let decision = state.withLock { state -> SpareRefillRule.Decision? in
+            guard state.spare == nil, !state.spawning, !state.closed else { return nil }
+            let decision = state.rule.decision(at: now)
             switch decision {
             case .now:
-                spawning = true
+                state.spawning = true
             case .at(let due):
-                if let checkAt, checkAt <= due { return nil }
-                checkAt = due
+                if let checkAt = state.checkAt, checkAt <= due { return nil }
+                state.checkAt = due
             }
             return decision
         }
@@ -112,7 +114,7 @@ final class SpareWorker: @unchecked Sendable {
             let wait = due - now
             let nanoseconds = wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
             queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
-                condition.withLock { if checkAt == due { checkAt = nil } }
+                state.withLock { if $0.checkAt == due { $0.checkAt = nil } }
                 check()
             }
         }
@@ -120,25 +122,22 @@ final class SpareWorker: @unchecked Sendable {
 
     private func spawnSpare() {
         let made = try? start()
-        condition.withLock {
-            spawning = false
-            if let made, spare == nil, !closed {
-                spare = made
-            } else if let made {
-                // castd stopped meanwhile: never leave a worker unowned.
-                Self.end(made)
-            }
-            condition.broadcast()
+        let unowned = state.withLock { state -> (pid: pid_t, channel: Int32)? in
+            state.spawning = false
+            guard let made, state.spare == nil, !state.closed else { return made }
+            state.spare = made
+            return nil
         }
+        // castd stopped meanwhile: never leave a worker unowned.
+        if let unowned { Self.end(unowned) }
     }
 
     /// Ends the spare, if any, and keeps none from now on (castd is stopping).
     func close() {
-        let current = condition.withLock { () -> (pid: pid_t, channel: Int32)? in
-            closed = true
-            condition.broadcast()
-            defer { spare = nil }
-            return spare
+        let current = state.withLock { state -> (pid: pid_t, channel: Int32)? in
+            state.closed = true
+            defer { state.spare = nil }
+            return state.spare
         }
         if let current { Self.end(current) }
     }
@@ -166,7 +165,7 @@ final class SpareWorker: @unchecked Sendable {
         let channel = WorkerChannel(
             fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromConfiningWorker)
         channel.setSendTimeout(seconds: 5)
-        let sandbox = condition.withLock { self.sandbox }
+        let sandbox = state.withLock { $0.sandbox }
         let answer: WorkerMessage?
         do {
             try channel.send(.confine(sandbox))
@@ -181,9 +180,9 @@ final class SpareWorker: @unchecked Sendable {
             let end = WorkerProcess.reap(pid, grace: .zero)
             throw WorkerFailure("the decoder process did not enter its sandbox: it \(end.text)")
         }
-        let hook = condition.withLock { () -> (@Sendable (SandboxReport) -> Void)? in
-            defer { onFirstReport = nil }
-            return onFirstReport
+        let hook = state.withLock { state -> (@Sendable (SandboxReport) -> Void)? in
+            defer { state.onFirstReport = nil }
+            return state.onFirstReport
         }
         hook?(report)
         return (pid, fd)

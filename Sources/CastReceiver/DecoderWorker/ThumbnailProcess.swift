@@ -2,6 +2,7 @@ import CastMedia
 import CastProtocol
 import Foundation
 import Glibc
+import Synchronization
 
 /// A session's thumbnails made in a worker process (decoder isolation on): castd keeps the network, the worker
 /// (`ThumbnailWorker`) demuxes, decodes, scales and encodes the PNGs. Started on the session's first thumbnail request,
@@ -14,33 +15,38 @@ import Glibc
 /// Threads, per worker: a reader (the worker's messages; the only thread that kills and reaps it) and, for served
 /// media, a server (the worker's reads, from the session's media connection, one at a time).
 ///
-/// Thread-safety: the mutable state is guarded by `condition`; the channel is thread-safe for sending.
-final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
-    // Invariant: the `let`s never change; every `var` (and every `Worker`'s `var`) is read and written only under
-    // `condition`. `starting` serialises starting a worker, which blocks, without holding `condition`.
+/// Thread-safety: the mutable state is in a `Mutex`, each worker's reads in a `Monitor` its server waits on (taken
+/// inside the process's, never the other way round); `starting` serialises starting a worker, which blocks, outside
+/// both. The channel is thread-safe for sending.
+final class ThumbnailProcess: SessionThumbnails, Sendable {
     private let source: RemoteSource?
     private let startMessage: WorkerStart
     private let onFailure: @Sendable (String) -> Void
-    private let condition = NSCondition()
-    private let starting = NSLock()
-    private var worker: Worker?
-    private var closed = false
-    /// The channel's number of the next request (castd's own: senders' numbers may collide).
-    private var nextNumber: UInt32 = 0
-    /// Requests not fully answered, oldest first: the worker answers them in this order.
-    private var pending: [Pending] = []
+    private let starting = Mutex(())
+
+    private struct State {
+        var worker: Worker?
+        var closed = false
+        /// The channel's number of the next request (castd's own: senders' numbers may collide).
+        var nextNumber: UInt32 = 0
+        /// Requests not fully answered, oldest first: the worker answers them in this order.
+        var pending: [Pending] = []
+    }
+
+    private let state = Mutex(State())
 
     /// One worker process and its channel.
-    private final class Worker: @unchecked Sendable {
-        // Invariant: `reads` and `ended` are guarded by the owning ThumbnailProcess's `condition`.
+    private final class Worker: Sendable {
         let pid: pid_t
         let channel: WorkerChannel
-        var reads: [MediaRead] = []
-        var ended = false
+        /// Reads waiting for the server; whether the worker ended or the process closed (the server leaves).
+        let reads = Monitor((waiting: [MediaRead](), ended: false, closed: false))
         init(pid: pid_t, channel: WorkerChannel) {
             self.pid = pid
             self.channel = channel
         }
+
+        var ended: Bool { reads.withLock { $0.ended } }
     }
 
     /// A request as castd sent it to the worker, and who asked.
@@ -79,7 +85,7 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     }
 
     /// The running worker's pid (tests find it as castd's child).
-    var workerPID: pid_t? { condition.withLock { worker?.pid } }
+    var workerPID: pid_t? { state.withLock { $0.worker?.pid } }
 
     func request(_ request: ThumbnailRequest, writer: MessageWriter) {
         let asked = Pending(number: 0, writer: writer, request: request.request, times: request.times)
@@ -89,16 +95,17 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
         } catch {
             return answerAll([asked], "\(error)")
         }
-        let sent = condition.withLock { () -> ThumbnailRequest? in
-            guard !closed, !worker.ended else { return nil }
-            nextNumber &+= 1
-            pending.append(Pending(number: nextNumber, writer: writer, request: request.request, times: request.times))
+        let sent = state.withLock { state -> ThumbnailRequest? in
+            guard !state.closed, !worker.ended else { return nil }
+            state.nextNumber &+= 1
+            state.pending.append(
+                Pending(number: state.nextNumber, writer: writer, request: request.request, times: request.times))
             var numbered = request
-            numbered.request = nextNumber
+            numbered.request = state.nextNumber
             return numbered
         }
         guard let sent else {
-            let word = condition.withLock { closed } ? ThumbnailPart.cancelled : "the thumbnail process ended"
+            let word = state.withLock { $0.closed } ? ThumbnailPart.cancelled : "the thumbnail process ended"
             return answerAll([asked], word)
         }
         // A worker that stopped reading is treated as dead: its reader answers what is pending.
@@ -106,15 +113,15 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
     }
 
     func cancelAll() {
-        guard let worker = condition.withLock({ closed ? nil : self.worker }) else { return }
+        guard let worker = state.withLock({ $0.closed ? nil : $0.worker }) else { return }
         do { try worker.channel.send(.thumbnailCancel) } catch { worker.channel.shutdown() }
     }
 
     func close() {
-        let worker = condition.withLock { () -> Worker? in
-            closed = true
-            condition.broadcast()
-            return self.worker
+        let worker = state.withLock { state -> Worker? in
+            state.closed = true
+            state.worker?.reads.withLock { $0.closed = true }
+            return state.worker
         }
         // The reader sees the channel end, answers what is pending `cancelled`, and reaps the worker.
         worker?.channel.shutdown()
@@ -125,10 +132,10 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
 
     /// The worker now, started if none runs.
     private func running() throws -> Worker {
-        try starting.withLock {
-            let (current, isClosed) = condition.withLock { () -> (Worker?, Bool) in
-                guard let running = self.worker, !running.ended else { return (nil, closed) }
-                return (running, closed)
+        try starting.withLock { _ in
+            let (current, isClosed) = state.withLock { state -> (Worker?, Bool) in
+                guard let running = state.worker, !running.ended else { return (nil, state.closed) }
+                return (running, state.closed)
             }
             if isClosed { throw WorkerFailure(ThumbnailPart.cancelled) }
             if let current { return current }
@@ -137,7 +144,10 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
                 fd: fd, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromThumbnailWorker)
             channel.setSendTimeout(seconds: 5)
             let worker = Worker(pid: pid, channel: channel)
-            condition.withLock { self.worker = worker }
+            state.withLock { state in
+                state.worker = worker
+                if state.closed { worker.reads.withLock { $0.closed = true } }
+            }
             try? channel.send(.start(startMessage))
             spawnThread("castd.thumbnails.reader") { self.runReader(worker) }
             if source != nil { spawnThread("castd.thumbnails.server") { self.runServer(worker) } }
@@ -158,10 +168,9 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
             guard let message else { break }
             switch message {
             case .read(let read):
-                let accepted = condition.withLock { () -> Bool in
-                    guard worker.reads.count < Self.maximumWaitingReads else { return false }
-                    worker.reads.append(read)
-                    condition.broadcast()
+                let accepted = worker.reads.withLock { reads -> Bool in
+                    guard reads.waiting.count < Self.maximumWaitingReads else { return false }
+                    reads.waiting.append(read)
                     return true
                 }
                 if !accepted { violation = "more than \(Self.maximumWaitingReads) reads at once" }
@@ -179,12 +188,11 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
                 preconditionFailure("WorkerMessage.fromThumbnailWorker lets only read and thumbnail through")
             }
         }
-        let (unanswered, closing) = condition.withLock { () -> ([Pending], Bool) in
-            worker.ended = true
-            if self.worker === worker { self.worker = nil }
-            condition.broadcast()
-            defer { pending.removeAll() }
-            return (pending, closed)
+        let (unanswered, closing) = state.withLock { state -> ([Pending], Bool) in
+            worker.reads.withLock { $0.ended = true }
+            if state.worker === worker { state.worker = nil }
+            defer { state.pending.removeAll() }
+            return (state.pending, state.closed)
         }
         SpareWorker.shared.noteEnded(by: worker.pid)
         if violation != nil { kill(worker.pid, SIGKILL) }
@@ -202,8 +210,8 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
 
     /// Checks `part` against the oldest request's next expected part, and returns it as its requester's.
     private func accept(_ part: ThumbnailPart) throws -> (MessageWriter, ThumbnailPart) {
-        try condition.withLock { () throws -> (MessageWriter, ThumbnailPart) in
-            guard var first = pending.first else { throw WorkerFailure("a thumbnail part nobody asked for") }
+        try state.withLock { state throws -> (MessageWriter, ThumbnailPart) in
+            guard var first = state.pending.first else { throw WorkerFailure("a thumbnail part nobody asked for") }
             guard part.request == first.number, part.index == first.index, part.part == first.part,
                 first.parts == nil || first.parts == part.parts
             else {
@@ -222,9 +230,9 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
                 first.parts = nil
             }
             if first.index == first.times.count {
-                pending.removeFirst()
+                state.pending.removeFirst()
             } else {
-                pending[0] = first
+                state.pending[0] = first
             }
             return (first.writer, answer)
         }
@@ -250,9 +258,9 @@ final class ThumbnailProcess: SessionThumbnails, @unchecked Sendable {
         // A reader left elsewhere by a worker that died is moved on the first read (a stream cannot move).
         var server = MediaReadServer(source: source, position: source.isSeekable ? -1 : 0)
         while true {
-            let next = condition.withLock { () -> MediaRead? in
-                while worker.reads.isEmpty && !worker.ended && !closed { condition.wait() }
-                return worker.ended || closed ? nil : worker.reads.removeFirst()
+            let next = worker.reads.withLock(when: { !$0.waiting.isEmpty || $0.ended || $0.closed }) {
+                reads -> MediaRead? in
+                reads.ended || reads.closed ? nil : reads.waiting.removeFirst()
             }
             guard let read = next else { return }
             do { try server.answer(read, on: worker.channel) } catch { return }

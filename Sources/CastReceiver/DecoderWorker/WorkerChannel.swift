@@ -1,5 +1,6 @@
 import CastProtocol
 import Foundation
+import Synchronization
 import Glibc
 
 /// One end of the channel between castd and a decoder worker: a Unix stream socket carrying `WorkerMessage`
@@ -12,7 +13,7 @@ final class WorkerChannel: @unchecked Sendable {
     // Invariant: `decoder` and `chunk` are touched only by the single reader thread; writes happen only under
     // `sendLock`; `fd` never changes.
     let fd: Int32
-    private let sendLock = NSLock()
+    private let sendLock = Mutex(())
     private var decoder: FrameDecoder
     /// Where `receive` reads into; the reader's alone, like `decoder`.
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -65,7 +66,7 @@ final class WorkerChannel: @unchecked Sendable {
     /// Writes one message whole.
     func send(_ message: WorkerMessage) throws {
         let bytes = message.encoded()
-        try sendLock.withLock { try bytes.withUnsafeBytes { try write($0) } }
+        try sendLock.withLock { _ in try bytes.withUnsafeBytes { try write($0) } }
     }
 
     /// Writes `.data(MediaData(offset:bytes:))` whole, the bytes straight from the caller's memory: the same frame as
@@ -75,7 +76,7 @@ final class WorkerChannel: @unchecked Sendable {
         var header = withUnsafeBytes(of: UInt32(1 + 8 + bytes.count).bigEndian) { Array($0) }
         header.append(WorkerMessage.Kind.data.rawValue)
         header += withUnsafeBytes(of: UInt64(bitPattern: offset).bigEndian) { Array($0) }
-        try sendLock.withLock {
+        try sendLock.withLock { _ in
             try header.withUnsafeBytes { try write($0) }
             try write(bytes)
         }

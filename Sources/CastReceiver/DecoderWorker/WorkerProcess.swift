@@ -1,4 +1,5 @@
 internal import CSandbox
+import CastProtocol
 import CastSecurity
 import Foundation
 import Glibc
@@ -46,7 +47,8 @@ enum WorkerProcess {
                 var descriptor = pollfd(fd: exited, events: Int16(POLLIN), revents: 0)
                 while ContinuousClock.now < deadline {
                     let left = deadline - ContinuousClock.now
-                    let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+                    let milliseconds =
+                        left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
                     let ready = poll(&descriptor, 1, Int32(clamping: max(1, milliseconds)))
                     if ready > 0 || (ready < 0 && errno != EINTR) { break }
                 }
@@ -83,20 +85,15 @@ enum WorkerProcess {
 
     /// A thread that never ends, running one job at a time for other threads.
     ///
-    /// Thread-safety: `jobs` and the results are guarded by `condition`.
-    private final class Spawner: @unchecked Sendable {
+    /// Thread-safety: the jobs wait in a `Monitor`; each caller waits on a `Monitor` of its own for its result.
+    private final class Spawner: Sendable {
         static let shared = Spawner()
-        // Invariant: `jobs` is only touched under `condition`.
-        private let condition = NSCondition()
-        private var jobs: [@Sendable () -> Void] = []
+        private let jobs = Monitor([@Sendable () -> Void]())
 
         private init() {
             let thread = Thread { [unowned self] in
                 while true {
-                    let job = condition.withLock { () -> @Sendable () -> Void in
-                        while jobs.isEmpty { condition.wait() }
-                        return jobs.removeFirst()
-                    }
+                    let job = jobs.withLock(when: { !$0.isEmpty }) { $0.removeFirst() }
                     job()
                 }
             }
@@ -107,26 +104,10 @@ enum WorkerProcess {
 
         /// Runs `body` on the spawner's thread and returns what it returned (or throws what it threw).
         func run(_ body: @escaping @Sendable () throws -> pid_t) throws -> pid_t {
-            let done = DispatchSemaphore(value: 0)
-            let result = ResultBox()
-            condition.withLock {
-                jobs.append {
-                    result.set(Result { try body() })
-                    done.signal()
-                }
-                condition.signal()
-            }
-            done.wait()
-            return try result.get()
+            let result = Monitor<Result<pid_t, any Error>?>(nil)
+            jobs.withLock { $0.append { result.withLock { $0 = Result { try body() } } } }
+            return try result.withLock(when: { $0 != nil }) { $0! }.get()
         }
-    }
-
-    /// Carries a result from the spawner's thread; written once before the semaphore signals, read after.
-    private final class ResultBox: @unchecked Sendable {
-        // Invariant: `value` is written by the spawner thread before `done.signal()` and read after `done.wait()`.
-        private var value: Result<pid_t, any Error> = .failure(WorkerFailure("not run"))
-        func set(_ value: Result<pid_t, any Error>) { self.value = value }
-        func get() throws -> pid_t { try value.get() }
     }
 
     // MARK: The worker's side

@@ -1,6 +1,7 @@
 import CastProtocol
 import CastSecurity
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -23,21 +24,26 @@ public protocol PCMSource: AnyObject, Sendable {
 /// decoder worker does for castd), so that `cast` starts without loading it. Reads ask the helper for a block of
 /// frames ahead and hand them out from it. The helper ends with the source (it is killed, it keeps no state).
 ///
-/// Thread-safety: as `PCMSource`.
-public final class PCMDecoderProcess: PCMSource, @unchecked Sendable {
-    // Invariant: `pending` and the channel's reads are used by the one thread that owns the source at a time.
+/// Thread-safety: one exchange with the helper at a time, and the frames it sent ahead, under a `Mutex`.
+public final class PCMDecoderProcess: PCMSource, Sendable {
     /// The helper's program name; it is looked for beside the running executable.
     public static let programName = "cast-decode"
     /// How long one reply may take: decoding a block is milliseconds; a helper that takes this long is stuck.
     static let replyTimeout: Duration = .seconds(10)
 
-    public private(set) var duration: Double?
+    /// The frames the helper sent and no read has taken yet, and whether it said the input ended.
+    private struct Ahead {
+        var duration: Double?
+        var pending: ArraySlice<Int16> = []
+        var ended = false
+    }
+
+    public var duration: Double? { ahead.withLock { $0.duration } }
+    private let ahead = Mutex(Ahead())
     private let channel: FramedStream
     private let pid: pid_t
     /// The helper's process id (for tests).
     var helperPID: pid_t { pid }
-    private var pending: ArraySlice<Int16> = []
-    private var ended = false
 
     private init(channel: FramedStream, pid: pid_t) {
         self.channel = channel
@@ -55,8 +61,10 @@ public final class PCMDecoderProcess: PCMSource, @unchecked Sendable {
     /// - Throws: `CastError` `.playback` when the helper is missing or cannot start, or the file has no audio it
     ///   can decode.
     public static func open(_ path: String) throws(CastError) -> PCMDecoderProcess {
-        let program = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(programName).path
+        let program = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+        ).deletingLastPathComponent().appendingPathComponent(programName).path
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw CastError(.playback, "cannot start the decoder: \(String(cString: strerror(errno)))")
@@ -74,7 +82,7 @@ public final class PCMDecoderProcess: PCMSource, @unchecked Sendable {
         let source = PCMDecoderProcess(
             channel: FramedStream(fd: ends[0], maximumFrameLength: PCMPipeMessage.maximumFrameLength), pid: pid)
         switch try source.reply() {
-        case .opened(let duration): source.duration = duration
+        case .opened(let duration): source.ahead.withLock { $0.duration = duration }
         case let other: throw source.unexpected(other)
         }
         return source
@@ -82,27 +90,31 @@ public final class PCMDecoderProcess: PCMSource, @unchecked Sendable {
 
     public func read(frames: Int) throws -> [Int16] {
         let wanted = frames * PCMPipeMessage.channels
-        while pending.count < wanted && !ended {
-            try request(.read(frames: PCMPipeMessage.maximumFrames / 2))
-            switch try reply() {
-            case .samples(let samples):
-                if samples.isEmpty { ended = true }
-                pending = pending.isEmpty ? samples[...] : (Array(pending) + samples)[...]
-            case let other: throw unexpected(other)
+        return try ahead.withLock { ahead in
+            while ahead.pending.count < wanted && !ahead.ended {
+                try request(.read(frames: PCMPipeMessage.maximumFrames / 2))
+                switch try reply() {
+                case .samples(let samples):
+                    if samples.isEmpty { ahead.ended = true }
+                    ahead.pending = ahead.pending.isEmpty ? samples[...] : (Array(ahead.pending) + samples)[...]
+                case let other: throw unexpected(other)
+                }
             }
+            let out = Array(ahead.pending.prefix(wanted))
+            ahead.pending = ahead.pending.dropFirst(out.count)
+            return out
         }
-        let out = Array(pending.prefix(wanted))
-        pending = pending.dropFirst(out.count)
-        return out
     }
 
     public func seek(to seconds: Double) throws {
-        try request(.seek(seconds: max(0, seconds.isFinite ? seconds : 0)))
-        switch try reply() {
-        case .seeked:
-            pending = []
-            ended = false
-        case let other: throw unexpected(other)
+        try ahead.withLock { ahead in
+            try request(.seek(seconds: max(0, seconds.isFinite ? seconds : 0)))
+            switch try reply() {
+            case .seeked:
+                ahead.pending = []
+                ahead.ended = false
+            case let other: throw unexpected(other)
+            }
         }
     }
 

@@ -13,9 +13,12 @@ import Synchronization
 /// RTSP), the timing thread (answers the speaker's timing requests) and the control thread (reads the
 /// speaker's resend requests).
 ///
-/// Thread-safety: `lock` guards `commands`, `events`, `failure` and `ended`; everything else belongs to the
-/// session thread once `open` returns (the sockets are shared read-only with the helper threads, which end
-/// before they are closed).
+/// Thread-safety: what the threads share (controls, events, the end, the timing answers) is in a `Monitor`;
+/// everything else belongs to the session thread once `open` returns (the sockets are shared read-only with the
+/// helper threads, which end before they are closed).
+///
+/// `@unchecked Sendable` invariant: the `var`s (the session's state machine, ports, volume, autoplay, start frame)
+/// are set by `open` before the session thread starts and touched by that thread only from then on.
 final class SpeakerStream: @unchecked Sendable {
     /// What the speaker holds before playing, for the position shown: shairport-sync's default for a sender
     /// it does not know (88200 frames, 2 s). It also tells the speaker this latency in every sync packet.
@@ -32,14 +35,18 @@ final class SpeakerStream: @unchecked Sendable {
     /// FLUSH): more than the speaker's buffer plus the lead.
     static let recentLimitFrames = 4 * 44_100
 
-    private let lock = NSCondition()
-    private var commands: [PlaybackControl.Action] = []
-    private var events: [PlaybackEvent] = []
-    private var failure: CastError?
-    private var ended = false
+    /// What the caller, the session thread and the timing thread share.
+    private struct Shared {
+        var commands: [PlaybackControl.Action] = []
+        var events: [PlaybackEvent] = []
+        var failure: CastError?
+        var ended = false
+        /// Timing requests answered: shairport-sync ignores sync packets until one was.
+        var timingAnswered = 0
+    }
+
+    private let shared = Monitor(Shared())
     private let helpersStop = Atomic<Bool>(false)
-    /// Timing requests answered: shairport-sync ignores sync packets until one was.
-    private let timingAnswered = Atomic<Int>(0)
     private let helpersDone = DispatchGroup()
 
     private let reader: any PCMSource
@@ -130,43 +137,32 @@ final class SpeakerStream: @unchecked Sendable {
     // MARK: The caller's side
 
     func nextEvent() throws(CastError) -> PlaybackEvent {
-        lock.lock()
-        defer { lock.unlock() }
-        while events.isEmpty {
-            if let failure { throw failure }
-            if ended { throw CastError(.connectionLost, "the stream to \(speakerName) has ended") }
-            lock.wait()
+        let next = shared.withLock(when: { !$0.events.isEmpty || $0.failure != nil || $0.ended }) {
+            shared -> Result<PlaybackEvent, CastError> in
+            if !shared.events.isEmpty { return .success(shared.events.removeFirst()) }
+            if let failure = shared.failure { return .failure(failure) }
+            return .failure(CastError(.connectionLost, "the stream to \(speakerName) has ended"))
         }
-        return events.removeFirst()
+        return try next.get()
     }
 
     func enqueue(_ action: PlaybackControl.Action) {
-        lock.withLock {
-            commands.append(action)
-            lock.broadcast()
-        }
+        shared.withLock { $0.commands.append(action) }
     }
 
     func close() {
         enqueue(.stop)
-        let deadline = Date().addingTimeInterval(3)
-        lock.lock()
-        while !ended && Date() < deadline { _ = lock.wait(until: deadline) }
-        lock.unlock()
+        shared.wait(until: { $0.ended }, timeout: 3)
     }
 
     private func emit(_ event: PlaybackEvent) {
-        lock.withLock {
-            events.append(event)
-            lock.broadcast()
-        }
+        shared.withLock { $0.events.append(event) }
     }
 
     private func takeCommands() -> [PlaybackControl.Action] {
-        lock.withLock {
-            let taken = commands
-            commands.removeAll()
-            return taken
+        shared.withLock { shared in
+            defer { shared.commands.removeAll() }
+            return shared.commands
         }
     }
 
@@ -174,9 +170,7 @@ final class SpeakerStream: @unchecked Sendable {
     private func wait(until nanoseconds: Int64) {
         let seconds = Double(nanoseconds - MonotonicClock.nanoseconds()) / 1e9
         guard seconds > 0 else { return }
-        lock.lock()
-        if commands.isEmpty { _ = lock.wait(until: Date().addingTimeInterval(min(seconds, 1))) }
-        lock.unlock()
+        shared.wait(until: { !$0.commands.isEmpty }, timeout: min(seconds, 1))
     }
 
     // MARK: RTSP
@@ -242,7 +236,7 @@ final class SpeakerStream: @unchecked Sendable {
                             sent: clock.ntp(monotonicNanoseconds: MonotonicClock.nanoseconds()))!
                         // The reply goes back where the request came from (shairport sends from its timing port).
                         socket.sendReply(reply.encoded, to: source)
-                        timingAnswered.add(1, ordering: .releasing)
+                        shared.withLock { $0.timingAnswered += 1 }
                     }
                     // Resend requests are read and dropped: the lab's link loses nothing, and the speaker conceals
                     // a lost packet with silence.
@@ -285,19 +279,24 @@ final class SpeakerStream: @unchecked Sendable {
             outcome = .failure(error)
         }
         stopHelpers()
-        lock.withLock {
+        let failure: CastError?
+        if case .failure(let error) = outcome, !(error is SourceFailure) {
+            failure = castError(error)
+        } else {
+            failure = nil
+        }
+        shared.withLock { shared in
             switch outcome {
             case .success(let reason):
-                events.append(.playbackState(.stopped))
-                events.append(.finished(reason: reason, error: nil))
+                shared.events.append(.playbackState(.stopped))
+                shared.events.append(.finished(reason: reason, error: nil))
             case .failure(let error as SourceFailure):
-                events.append(.playbackState(.stopped))
-                events.append(.finished(reason: .playbackError, error: "\(error)"))
-            case .failure(let error):
-                failure = castError(error)
+                shared.events.append(.playbackState(.stopped))
+                shared.events.append(.finished(reason: .playbackError, error: "\(error)"))
+            case .failure:
+                shared.failure = failure
             }
-            ended = true
-            lock.broadcast()
+            shared.ended = true
         }
     }
 
@@ -328,10 +327,7 @@ final class SpeakerStream: @unchecked Sendable {
         // The speaker asks for our time right after SETUP; until one answer reached it, it ignores sync packets
         // and the first audio would have no reference. Wait for one (briefly: a speaker that never asks still
         // gets the stream, with sync repeated every second).
-        let asked = MonotonicClock.nanoseconds()
-        while timingAnswered.load(ordering: .acquiring) == 0 && MonotonicClock.nanoseconds() - asked < 1_000_000_000 {
-            wait(until: MonotonicClock.nanoseconds() + 10_000_000)
-        }
+        shared.wait(until: { $0.timingAnswered > 0 }, timeout: 1)
         let start = MonotonicClock.nanoseconds()
         var p = Progress(
             timeline: StreamTimeline(rate: Int(rate), firstTimestamp: firstTimestamp, startingAt: start),

@@ -1,5 +1,6 @@
 public import CastMedia
 public import Foundation
+import Synchronization
 
 /// What an `AudioPlayer` tells its delegate (AVAudioPlayerDelegate). Every method is optional (it has a default).
 /// Called on a serial queue of the player's own, in the order things happened.
@@ -60,9 +61,9 @@ extension AudioPlayerDelegate {
 /// do not stop each other: the one that was playing is interrupted (paused, `audioPlayerBeginInterruption`) and hears
 /// `audioPlayerEndInterruption(options: .shouldResume)` when the other stops playing.
 ///
-/// Thread-safety: every member may be used from any thread; the state is the engine player's (behind its lock) plus
-/// `loops`, behind `lock`.
-public final class AudioPlayer: @unchecked Sendable {
+/// Thread-safety: every member may be used from any thread; the state is the engine player's plus the delegate and the
+/// loops, in a `Mutex` under which nothing else is called (neither the engine nor the delegate).
+public final class AudioPlayer: Sendable {
     /// Options of an ended interruption.
     public struct InterruptionOptions: OptionSet, Sendable {
         public let rawValue: Int
@@ -78,14 +79,17 @@ public final class AudioPlayer: @unchecked Sendable {
     /// What the file says about itself.
     public let metadata: MediaMetadata
 
-    private let lock = NSLock()
-    private weak var delegateStorage: (any AudioPlayerDelegate)?
-    private var loopsLeft = 0
-    /// The engine's movie ended and another loop was decided (`decideLoop`); its finish signal starts it.
-    private var loopDecided = false
-    private var loopsSetting = 0
-    private var rateEnabled = false
-    private var engine: MoviePlayerController!
+    private let engine: MoviePlayerController
+    private let state = Mutex(State())
+
+    private struct State {
+        weak var delegate: (any AudioPlayerDelegate)?
+        var loopsLeft = 0
+        /// The engine's movie ended and another loop was decided (`decideLoop`); its finish signal starts it.
+        var loopDecided = false
+        var loopsSetting = 0
+        var rateEnabled = false
+    }
 
     /// A player for the sound file at `url`, to play on `outputs` (its video is ignored) or on the selected receiver.
     /// - Throws: `CastError` `.playback` when the file cannot be opened or holds no audio (as AVAudioPlayer's
@@ -105,19 +109,20 @@ public final class AudioPlayer: @unchecked Sendable {
         self.duration = metadata.duration ?? 0
         var audioOnly = outputs
         audioOnly.video = .none
+        let link = EngineOwner<AudioPlayer>()
         var role = EngineRole(
-            observe: { [weak self] signal in self?.engineSignalled(signal) }, postsNotifications: false,
-            yields: .interrupt)
+            observe: { signal in link.owner?.engineSignalled(signal) }, postsNotifications: false, yields: .interrupt)
         // Between loops the player keeps the audio: players it interrupted wait for its last loop.
-        role.playsOnAfterEnd = { [weak self] in self?.decideLoop() ?? false }
+        role.playsOnAfterEnd = { link.owner?.decideLoop() ?? false }
         engine = MoviePlayerController(contentURL: url, outputs: audioOnly, configuration: configuration, role: role)
         engine.shouldAutoplay = false
+        link.connect(self)
     }
 
     /// Told of the finish, decode errors and interruptions. Held weakly.
     public weak var delegate: (any AudioPlayerDelegate)? {
-        get { lock.withLock { delegateStorage } }
-        set { lock.withLock { delegateStorage = newValue } }
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
     }
 
     /// Opens the file and readies the output so that `play()` starts at once. True when it is ready.
@@ -130,7 +135,10 @@ public final class AudioPlayer: @unchecked Sendable {
     /// Plays from the current time; true when playback started (or goes on).
     @discardableResult
     public func play() -> Bool {
-        lock.withLock { if loopsLeft == 0 && !engine.isPreparedToPlay { loopsLeft = loopsSetting } }
+        let loaded = engine.isPreparedToPlay
+        state.withLock { state in
+            if state.loopsLeft == 0 && !loaded { state.loopsLeft = state.loopsSetting }
+        }
         engine.play()
         return engine.isPreparedToPlay
     }
@@ -142,9 +150,9 @@ public final class AudioPlayer: @unchecked Sendable {
     /// The delegate is not told of a finish.
     public func stop() {
         let time = engine.currentPlaybackTime
-        lock.withLock {
-            loopsLeft = 0
-            loopDecided = false
+        state.withLock { state in
+            state.loopsLeft = 0
+            state.loopDecided = false
         }
         engine.stop()
         engine.currentPlaybackTime = time
@@ -162,11 +170,11 @@ public final class AudioPlayer: @unchecked Sendable {
     /// How many times to play it again after the first: 0 (default) plays once, n plays n + 1 times, a negative
     /// number loops until `stop()`.
     public var numberOfLoops: Int {
-        get { lock.withLock { loopsSetting } }
+        get { state.withLock { $0.loopsSetting } }
         set {
-            lock.withLock {
-                loopsSetting = newValue
-                loopsLeft = newValue
+            state.withLock { state in
+                state.loopsSetting = newValue
+                state.loopsLeft = newValue
             }
         }
     }
@@ -179,13 +187,13 @@ public final class AudioPlayer: @unchecked Sendable {
 
     /// Whether `rate` applies (AVAudioPlayer's `enableRate`); false by default.
     public var enableRate: Bool {
-        get { lock.withLock { rateEnabled } }
-        set { lock.withLock { rateEnabled = newValue } }
+        get { state.withLock { $0.rateEnabled } }
+        set { state.withLock { $0.rateEnabled = newValue } }
     }
 
     /// The playing speed, 0.5...2 with pitch kept, when `enableRate` is true; 1 otherwise.
     public var rate: Float {
-        get { lock.withLock { rateEnabled } ? max(engine.rateSetting, 0.5) : 1 }
+        get { enableRate ? max(engine.rateSetting, 0.5) : 1 }
         set {
             guard enableRate else { return }
             engine.rateSetting = newValue
@@ -219,10 +227,10 @@ public final class AudioPlayer: @unchecked Sendable {
     /// The engine's movie ended by itself: whether another loop follows (one is counted off). Asked by the engine before
     /// it announces the finish, so the answer holds when the finish arrives in `engineSignalled`.
     private func decideLoop() -> Bool {
-        lock.withLock {
-            guard loopsLeft != 0 else { return false }
-            if loopsLeft > 0 { loopsLeft -= 1 }
-            loopDecided = true
+        state.withLock { state in
+            guard state.loopsLeft != 0 else { return false }
+            if state.loopsLeft > 0 { state.loopsLeft -= 1 }
+            state.loopDecided = true
             return true
         }
     }
@@ -233,9 +241,9 @@ public final class AudioPlayer: @unchecked Sendable {
         case .interruptionBegan: delegate?.audioPlayerBeginInterruption(self)
         case .interruptionEnded: delegate?.audioPlayerEndInterruption(self, options: .shouldResume)
         case .event(.playbackDidFinish(.playbackEnded, _)):
-            let again = lock.withLock { () -> Bool in
-                defer { loopDecided = false }
-                return loopDecided
+            let again = state.withLock { state -> Bool in
+                defer { state.loopDecided = false }
+                return state.loopDecided
             }
             if again {
                 engine.currentPlaybackTime = 0

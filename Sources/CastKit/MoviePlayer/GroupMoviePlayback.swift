@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 import Foundation
+import Synchronization
 
 /// A movie (or a song) playing on several receivers in step: CastSender's `GroupPlayback` driven as a `MoviePlayback`,
 /// as `RemoteMoviePlayback` drives one receiver. The route of a player whose selection lists several receivers
@@ -18,17 +19,17 @@ import Foundation
 /// Members: `regroup(to:)` adds the receivers not in the group yet (each joins in step while the group plays,
 /// `GroupPlayback.add`) and removes the ones no longer selected (`GroupPlayback.remove`). A member's volume is its own
 /// (`setVolume(_:of:)`); `.volume` sets every member's.
-final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
-    // Invariant: `lock` guards `state`; the lets are immutable. The group is started, controlled and regrouped on
-    // `work` only, so controls reach it in the order they were given, after it started.
+///
+/// Thread-safety: what changes is in `state`, a `Mutex` under which nothing else is called (the group is driven, and
+/// reports are made, after it is released). The group is started, controlled and regrouped on `work` only.
+final class GroupMoviePlayback: MoviePlayback, Sendable {
     private let path: String
     private let configuration: CastKitConfiguration
     private let startTime: Double
     private let autoplay: Bool
     private let report: @Sendable (MoviePlaybackReport) -> Void
     private let work = DispatchQueue(label: "CastKit.GroupMoviePlayback")
-    private let lock = NSLock()
-    private var state: State
+    private let state: Mutex<State>
 
     private struct State {
         var group: GroupPlayback?
@@ -55,7 +56,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
         self.startTime = startTime
         self.autoplay = autoplay
         self.report = report
-        state = State(selection: receivers, playing: autoplay, settling: autoplay)
+        state = Mutex(State(selection: receivers, playing: autoplay, settling: autoplay))
     }
 
     /// The receiver that leads: the first member still in the group (before it started: the first asked for).
@@ -63,9 +64,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     /// The receivers in the group now, in the order they were selected (then joined).
     var receivers: [ReceiverDescription] {
-        let (group, selection, byID, speakers) = lock.withLock {
-            (state.group, state.selection, state.byID, state.speakers)
-        }
+        let (group, selection, byID, speakers) = state.withLock { ($0.group, $0.selection, $0.byID, $0.speakers) }
         guard let group else { return selection }
         // A speaker has no id the group knows it by: it counts while it is selected.
         return group.receiverIDs.compactMap { byID[$0] } + speakers
@@ -73,7 +72,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     func start() {
         work.async { [self] in
-            let (receivers, stopped) = lock.withLock { (state.selection, state.stopped) }
+            let (receivers, stopped) = state.withLock { ($0.selection, $0.stopped) }
             guard !stopped else { return }
             let group: GroupPlayback
             var byID: [String: ReceiverDescription] = [:]
@@ -103,7 +102,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
                 report(.routeLost(error))
                 return
             }
-            let kept = lock.withLock {
+            let kept = state.withLock { state in
                 if !state.stopped {
                     state.group = group
                     state.byID = byID
@@ -144,7 +143,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
     /// A lost member looked for again (`GroupPlayback`'s rejoin): at the address it was selected with, insisting on
     /// the key it presented.
     private func reconnect(_ id: String) throws(CastError) -> ReceiverConnection {
-        guard var receiver = lock.withLock({ state.byID[id] }) else {
+        guard var receiver = state.withLock({ $0.byID[id] }) else {
             throw CastError(.noSuchReceiver, "\(id) is not a receiver of this group")
         }
         receiver.id = id
@@ -159,11 +158,11 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
             do {
                 event = try group.nextEvent()
             } catch {
-                if !lock.withLock({ state.stopped }) { report(.routeLost(error)) }
+                if !state.withLock({ $0.stopped }) { report(.routeLost(error)) }
                 group.close()
                 return
             }
-            let shown = lock.withLock { () -> Bool in
+            let shown = state.withLock { state -> Bool in
                 switch event {
                 case .playbackState(.playing):
                     state.settling = false
@@ -190,23 +189,23 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
         case .stop: return stop()
         case .scaling, .join, .resumeAt, .align: return
         case .pause:
-            lock.withLock {
+            state.withLock { state in
                 state.playing = false
                 state.settling = false
             }
         case .resume:
-            lock.withLock {
+            state.withLock { state in
                 state.playing = true
                 state.settling = true
             }
         case .seek, .rate:
             // Playing, a seek or a rate change restarts every member at one instant; paused, the members seek where
             // they are, as one receiver does.
-            lock.withLock { if state.playing { state.settling = true } }
+            state.withLock { state in if state.playing { state.settling = true } }
         case .volume, .mute, .accessLog, .subtitles, .audio: break
         }
         work.async { [self] in
-            guard let group = lock.withLock({ state.stopped ? nil : state.group }) else { return }
+            guard let group = state.withLock({ $0.stopped ? nil : $0.group }) else { return }
             try? group.control(action)
         }
     }
@@ -214,10 +213,10 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
     /// Makes the members `receivers`: the new ones join while the group plays (in step, at its place), the ones no
     /// longer listed leave; the others play on undisturbed. A receiver that cannot join stays out.
     func regroup(to receivers: [ReceiverDescription]) {
-        lock.withLock { state.selection = receivers }
+        state.withLock { $0.selection = receivers }
         work.async { [self] in
-            guard let group = lock.withLock({ state.stopped ? nil : state.group }) else { return }
-            let byID = lock.withLock { state.byID }
+            guard let group = state.withLock({ $0.stopped ? nil : $0.group }) else { return }
+            let byID = state.withLock { $0.byID }
             let present = group.receiverIDs
             // Joins first, so that the group is never empty.
             for receiver in receivers where !present.contains(where: { byID[$0] == receiver }) {
@@ -225,14 +224,14 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
                 do throws(CastError) {
                     let connection = try ReceiverConnection.open(
                         receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
-                    lock.withLock { state.byID[connection.welcome.id] = receiver }
+                    state.withLock { $0.byID[connection.welcome.id] = receiver }
                     try group.add(connection)
                 } catch {
                     continue
                 }
             }
             for id in group.receiverIDs {
-                guard let receiver = lock.withLock({ state.byID[id] }), !receivers.contains(receiver) else { continue }
+                guard let receiver = state.withLock({ $0.byID[id] }), !receivers.contains(receiver) else { continue }
                 try? group.remove(receiverID: id)
             }
         }
@@ -241,7 +240,7 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
     /// Sets the level of one member (`receiver`, as selected) alone, 0...1.
     func setVolume(_ level: Double, of receiver: ReceiverDescription) {
         work.async { [self] in
-            let (group, byID) = lock.withLock { (state.stopped ? nil : state.group, state.byID) }
+            let (group, byID) = state.withLock { ($0.stopped ? nil : $0.group, $0.byID) }
             guard let group, let id = byID.first(where: { $0.value == receiver })?.key else { return }
             try? group.control(.volume(level), receiverID: id)
         }
@@ -249,15 +248,15 @@ final class GroupMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     /// The level `receiver` (as selected) last reported, while it is a member.
     func volume(of receiver: ReceiverDescription) -> Double? {
-        let (group, byID) = lock.withLock { (state.group, state.byID) }
+        let (group, byID) = state.withLock { ($0.group, $0.byID) }
         guard let group, let id = byID.first(where: { $0.value == receiver })?.key else { return nil }
         return group.volume(ofReceiver: id)?.level
     }
 
     private func stop() {
-        lock.withLock { state.stopped = true }
+        state.withLock { $0.stopped = true }
         work.async { [self] in
-            guard let group = lock.withLock({ state.group }) else { return }
+            guard let group = state.withLock({ $0.group }) else { return }
             try? group.control(.stop)
             group.close()
         }

@@ -16,19 +16,19 @@ extension MoviePlayerController {
 
     /// The movie's metadata (title, artist, … and changing stream titles), as last reported; nil until the movie
     /// was opened (`.moviePlayerTimedMetadataUpdated`).
-    public var timedMetadata: TimedMetadata? { lock.withLock { state.movie.timedMetadata } }
+    public var timedMetadata: TimedMetadata? { state.withLock { $0.movie.timedMetadata } }
 
     /// The movie's audio and subtitle tracks (language, title, codec, which are selected), once it is open, here or on
     /// a receiver; empty before. `subtitleLanguage` chooses among the subtitle tracks.
-    public var tracks: [MediaTrack] { lock.withLock { state.movie.tracks } }
+    public var tracks: [MediaTrack] { state.withLock { $0.movie.tracks } }
 
     /// The access log of the movie (MPMovieAccessLog's events): one entry per playback of it, here or on a
     /// receiver (a move starts a new one), with start-up time, bit rates, stalls, dropped frames, bytes and time
     /// watched; an entry arrives when a playback ends.
-    public var accessLog: [AccessLogEntry] { lock.withLock { state.movie.accessLog } }
+    public var accessLog: [AccessLogEntry] { state.withLock { $0.movie.accessLog } }
 
     /// The error log of the movie (MPMovieErrorLog's events): what failed, with its domain and status code.
-    public var errorLog: [ErrorLogEntry] { lock.withLock { state.movie.errorLog } }
+    public var errorLog: [ErrorLogEntry] { state.withLock { $0.movie.errorLog } }
 
     /// The picture at `time` as PNG (at most 1920 pixels wide), made here from `contentURL` whether the movie plays
     /// here or on a receiver (the file, or the URL, is read again). Blocks while it decodes.
@@ -50,28 +50,34 @@ extension MoviePlayerController {
         do {
             thumbnailer = try self.thumbnailer()
         } catch {
-            lock.withLock {
-                for time in times { announce(.thumbnailRequestDidFinish(time: time, result: .failure(error))) }
+            state.withLock { state in
+                for time in times {
+                    announce(.thumbnailRequestDidFinish(time: time, result: .failure(error)), in: state)
+                }
             }
             return
         }
         thumbnailer.requestImages(at: times, option: timeOption) { [weak self] index, result in
             guard let self else { return }
             let outcome = result.mapError { CastError(.playback, $0.isCancelled ? "cancelled" : "\($0)") }
-            lock.withLock { announce(.thumbnailRequestDidFinish(time: times[index], result: outcome)) }
+            state.withLock { state in
+                announce(.thumbnailRequestDidFinish(time: times[index], result: outcome), in: state)
+            }
         }
     }
 
     /// Cancels the requested thumbnails not made yet: each is posted with a "cancelled" error.
     public func cancelAllThumbnailImageRequests() {
-        lock.withLock { state.thumbnailer }?.cancelAllRequests()
+        state.withLock { $0.thumbnailer }?.cancelAllRequests()
     }
 
     /// The thumbnailer of the current `contentURL`, made on first use.
     private func thumbnailer() throws(CastError) -> Thumbnailer {
-        let made = lock.withLock { () -> Result<Thumbnailer, CastError> in
+        let made = state.withLock { state -> Result<Thumbnailer, CastError> in
             if let thumbnailer = state.thumbnailer { return .success(thumbnailer) }
-            guard let url = state.contentURL else { return .failure(CastError(.usage, "no movie to make thumbnails of")) }
+            guard let url = state.contentURL else {
+                return .failure(CastError(.usage, "no movie to make thumbnails of"))
+            }
             let made: Thumbnailer
             if url.isFileURL {
                 do {

@@ -4,23 +4,11 @@ import Foundation
 /// Where the route rules' clock counts from.
 private let routeClockOrigin = ContinuousClock.now
 
-// Everything here runs under the player's lock.
+// Everything here runs under the player's mutex: `state` is its value.
 extension MoviePlayerController {
-    /// The position now, within the movie.
-    func currentTime() -> Double {
-        let seconds = max(state.position.now, 0)
-        return state.movie.duration > 0 ? min(seconds, state.movie.duration) : seconds
-    }
-
-    /// Where the next load begins: a position set while unloaded, else `initialPlaybackTime`, else 0.
-    func startPosition() -> Double {
-        defer { state.pendingStart = nil }
-        return state.pendingStart ?? state.movieStart
-    }
-
     /// The receivers this player may play on: the selection while `allowsAirPlay`, those that play this player's
     /// media; nil when none.
-    var routeCandidate: [ReceiverDescription]? {
+    func routeCandidate(in state: State) -> [ReceiverDescription]? {
         guard state.allowsAirPlay else { return nil }
         var selection = CastRoute.selection
         // An AirPlay speaker plays sound only: audio and music players go there, movies stay here.
@@ -31,40 +19,44 @@ extension MoviePlayerController {
     }
 
     /// Whether the movie should play on receivers, and which (the route rules: not the route that failed).
-    var wantedRoute: [ReceiverDescription]? { state.route.wanted(candidate: routeCandidate) }
+    func wantedRoute(in state: State) -> [ReceiverDescription]? {
+        state.route.wanted(candidate: routeCandidate(in: state))
+    }
 
     /// Loads the movie at `seconds` where it should play now, playing or paused.
-    func load(from seconds: Double, playing: Bool) {
+    func load(from seconds: Double, playing: Bool, in state: inout State) {
         guard let url = state.contentURL else { return }
         let scheme = url.scheme?.lowercased()
         guard url.isFileURL || scheme == "http" || scheme == "https" else {
             let message = "\(url) is neither a file nor an http(s) URL"
-            finish(reason: .playbackError, error: CastError(.usage, message))
+            finish(reason: .playbackError, error: CastError(.usage, message), in: &state)
             return
         }
         if !state.sourceTypeGiven && state.movieSourceType == .unknown {
             state.movieSourceType = url.isFileURL ? .file : .streaming
-            announce(.sourceTypeAvailable(state.movieSourceType))
+            announce(.sourceTypeAvailable(state.movieSourceType), in: state)
         }
         state.intent = playing ? .playing : .paused
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
-        startPlayback(at: seconds, on: wantedRoute)
+        startPlayback(at: seconds, on: wantedRoute(in: state), in: &state)
     }
 
     /// Repeat one: the movie starts again from `initialPlaybackTime`, playing, without a finish.
-    func replay() {
+    func replay(in state: inout State) {
         state.playback?.perform(.stop)
         let start = state.movieStart
         state.position = PositionEstimate(seconds: start)
         state.position.rate = state.rate
         state.intent = .playing
-        startPlayback(at: start, on: wantedRoute)
+        startPlayback(at: start, on: wantedRoute(in: state), in: &state)
     }
 
     /// Replaces the playback with a new one at `seconds`, in the intended state. `pinnedID` makes it a reconnection
     /// to a receiver that must present that key; any other start ends a reconnection in progress.
-    func startPlayback(at seconds: Double, on route: [ReceiverDescription]?, pinnedID: String? = nil) {
+    func startPlayback(
+        at seconds: Double, on route: [ReceiverDescription]?, pinnedID: String? = nil, in state: inout State
+    ) {
         guard let url = state.contentURL else { return }
         state.route.started(on: route, reconnecting: pinnedID != nil)
         state.generation += 1
@@ -73,7 +65,7 @@ extension MoviePlayerController {
         let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
             self?.receive(report, generation: generation)
         }
-        if route == nil { state.shownOutputs = localOutputs() }
+        if route == nil { state.shownOutputs = localOutputs(in: state) }
         let path = url.isFileURL ? url.path : url.absoluteString
         let playback: any MoviePlayback =
             if let route, route.isGroup {
@@ -86,7 +78,7 @@ extension MoviePlayerController {
                     startTime: seconds, autoplay: state.intent == .playing, pinnedID: pinnedID, report: report)
             } else {
                 LocalMoviePlayback(
-                    url: url, outputs: state.shownOutputs ?? localOutputs(), scalingMode: state.scalingMode,
+                    url: url, outputs: state.shownOutputs ?? localOutputs(in: state), scalingMode: state.scalingMode,
                     startTime: seconds,
                     autoplay: state.intent == .playing, report: report)
             }
@@ -106,7 +98,7 @@ extension MoviePlayerController {
     /// Carries out a step of the route rules. `afterLoss`: the step follows a lost receiver, which an engine player
     /// that yields by interruption comes back from paused, between an interruption's begin and end (as an audio
     /// session is interrupted).
-    func follow(_ step: RouteRules<[ReceiverDescription]>.Step, afterLoss: Bool = false) {
+    func follow(_ step: RouteRules<[ReceiverDescription]>.Step, afterLoss: Bool = false, in state: inout State) {
         switch step {
         case .none:
             return
@@ -116,9 +108,9 @@ extension MoviePlayerController {
                 state.intent = .paused
                 signal(.interruptionBegan)
             }
-            move(to: route, pinnedID: pinnedID)
+            move(to: route, pinnedID: pinnedID, in: &state)
             if interrupts {
-                if state.playbackState == .playing { setPlaybackState(.paused) }
+                if state.playbackState == .playing { setPlaybackState(.paused, in: &state) }
                 signal(.interruptionEnded)
             }
         case .regroup(let route):
@@ -130,8 +122,8 @@ extension MoviePlayerController {
             state.route.regrouped(on: route)
         case .interruptAndReconnect(let route, let pinnedID):
             // The position stands where the receiver was until a playback's clock runs again.
-            setPlaybackState(.interrupted)
-            move(to: route, pinnedID: pinnedID)
+            setPlaybackState(.interrupted, in: &state)
+            move(to: route, pinnedID: pinnedID, in: &state)
         case .retry(let at):
             let generation = state.generation
             let delay = max(at - Self.routeClock(), .zero)
@@ -139,10 +131,11 @@ extension MoviePlayerController {
                 Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
                 guard let self else { return }
-                lock.withLock {
+                // `self.state`: this closure runs later, on its own, and takes the mutex.
+                self.state.withLock { state in
                     // Anything that replaced the playback meanwhile (stop, a move, a new movie) ends the retries.
                     guard generation == state.generation else { return }
-                    follow(state.route.retryDue())
+                    follow(state.route.retryDue(), in: &state)
                 }
             }
         }
@@ -152,67 +145,69 @@ extension MoviePlayerController {
     static func routeClock() -> Duration { routeClockOrigin.duration(to: .now) }
 
     /// Replaces a loaded movie's playback by one on `route`, at its position and in its playback state.
-    private func move(to route: [ReceiverDescription]?, pinnedID: String?) {
+    private func move(to route: [ReceiverDescription]?, pinnedID: String?, in state: inout State) {
         guard let old = state.playback else { return }
-        let seconds = currentTime()
+        let seconds = state.currentTime
         old.perform(.stop)
-        if route == nil { setAirPlayVideoActive(false) }
+        if route == nil { setAirPlayVideoActive(false, in: &state) }
         // The estimate stands until the new playback's clock starts.
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
-        startPlayback(at: seconds, on: route, pinnedID: pinnedID)
+        startPlayback(at: seconds, on: route, pinnedID: pinnedID, in: &state)
     }
 
     /// Drops the playback without a finish (its later reports are ignored); `playing` becomes `paused` unless
     /// `finishing` (a finish follows and says `stopped`).
-    func unload(finishing: Bool = false) {
+    func unload(finishing: Bool = false, in state: inout State) {
         guard let playback = state.playback else { return }
         playback.perform(.stop)
         state.playback = nil
         state.route.unloaded()
         state.generation += 1
         state.position.rebase(running: false)
-        setAirPlayVideoActive(false)
-        if !finishing && state.playbackState != .stopped && state.playbackState != .paused { setPlaybackState(.paused) }
+        setAirPlayVideoActive(false, in: &state)
+        if !finishing && state.playbackState != .stopped && state.playbackState != .paused {
+            setPlaybackState(.paused, in: &state)
+        }
     }
 
     /// Forgets what was known about the movie.
-    func resetMovie() {
+    func resetMovie(in state: inout State) {
         if !state.movie.loadState.isEmpty {
             state.movie.facts.loadState = []
-            announce(.loadStateDidChange([]))
+            announce(.loadStateDidChange([]), in: state)
         }
-        if state.movie.readyForDisplay { announce(.readyForDisplayDidChange(false)) }
+        if state.movie.readyForDisplay { announce(.readyForDisplayDidChange(false), in: state) }
         state.movie = Movie()
         state.position = PositionEstimate()
     }
 
     /// Ends the movie: stopped, then the finish.
-    func finish(reason: FinishReason, error: CastError?) {
+    func finish(reason: FinishReason, error: CastError?, in state: inout State) {
         state.playback = nil
         state.route.unloaded()
         state.generation += 1
         state.position.rebase(running: false)
-        setAirPlayVideoActive(false)
-        setPlaybackState(.stopped)
-        announce(.playbackDidFinish(reason: reason, error: error))
+        setAirPlayVideoActive(false, in: &state)
+        setPlaybackState(.stopped, in: &state)
+        announce(.playbackDidFinish(reason: reason, error: error), in: state)
     }
 
-    func setPlaybackState(_ new: PlaybackState) {
+    func setPlaybackState(_ new: PlaybackState, in state: inout State) {
         state.position.rebase(running: new == .playing)
         guard state.playbackState != new else { return }
         state.playbackState = new
-        announce(.playbackStateDidChange(new))
+        announce(.playbackStateDidChange(new), in: state)
     }
 
-    func setAirPlayVideoActive(_ active: Bool) {
+    func setAirPlayVideoActive(_ active: Bool, in state: inout State) {
         guard state.isAirPlayVideoActive != active else { return }
         state.isAirPlayVideoActive = active
-        announce(.isAirPlayVideoActiveDidChange(active))
+        announce(.isAirPlayVideoActiveDidChange(active), in: state)
     }
 
     /// Posts `event` and yields it to every subscriber, after everything announced before it.
-    func announce(_ event: MoviePlayerEvent) {
+    func announce(_ event: MoviePlayerEvent, in state: State) {
         let subscribers = Array(state.subscribers.values)
         let role = self.role
         delivery.async { [self] in
@@ -232,40 +227,41 @@ extension MoviePlayerController {
 
     /// The receiver was lost or refused the movie (or a reconnection attempt to it failed): retry it, or play on here
     /// from where it was, as the route rules say.
-    func routeLost() {
-        follow(state.route.routeLost(candidate: routeCandidate, now: Self.routeClock()), afterLoss: true)
+    func routeLost(in state: inout State) {
+        let step = state.route.routeLost(candidate: routeCandidate(in: state), now: Self.routeClock())
+        follow(step, afterLoss: true, in: &state)
     }
 
     /// The connection to the receiver broke without a finish: a movie player retries the same receiver (same address,
     /// same key), `.interrupted` at its position meanwhile; an engine player (audio, music) and a route without a key
     /// come back here at once, as from a lost route.
-    func connectionBroken(receiverID: String?) {
+    func connectionBroken(receiverID: String?, in state: inout State) {
         let step = state.route.connectionBroken(
-            receiverID: receiverID, retries: role == nil, candidate: routeCandidate, now: Self.routeClock())
-        follow(step, afterLoss: true)
+            receiverID: receiverID, retries: role == nil, candidate: routeCandidate(in: state), now: Self.routeClock())
+        follow(step, afterLoss: true, in: &state)
     }
 
     // MARK: Reports
 
     /// A report of the playback of `generation`; ignored when that playback was replaced meanwhile.
     func receive(_ report: MoviePlaybackReport, generation: Int) {
-        // The owner decides whether it plays on before the finish is announced to it (outside the lock: the owner's
-        // lock is taken before this player's, never after).
+        // The owner decides whether it plays on before the finish is announced to it (outside the mutex: an owner is
+        // never called while it is held).
         var playsOn = false
         if case .event(.finished(.playbackEnded, _, _)) = report, let role,
-            lock.withLock({ generation == state.generation })
+            state.withLock({ generation == $0.generation })
         {
             playsOn = role.playsOnAfterEnd()
         }
-        let ended = lock.withLock { () -> Bool in
+        let ended = state.withLock { state -> Bool in
             guard generation == state.generation else { return false }
             switch report {
-            case .event(let event): apply(event)
+            case .event(let event): apply(event, in: &state)
             case .routeLost:
                 // The receiver is gone, or a reconnection to it failed.
-                routeLost()
+                routeLost(in: &state)
             case .connectionBroken(_, let receiverID):
-                connectionBroken(receiverID: receiverID)
+                connectionBroken(receiverID: receiverID, in: &state)
             }
             return state.playback == nil
         }
@@ -273,7 +269,7 @@ extension MoviePlayerController {
         if ended && !playsOn { releasePlayback() }
     }
 
-    private func apply(_ event: PlaybackEvent) {
+    private func apply(_ event: PlaybackEvent, in state: inout State) {
         let remote = state.playback?.route != nil
         // While a move starts the new playback, it reports the load states again from `playable`: not a change.
         if case .loadState(let load) = event, !state.clockStarted && load.isSubset(of: state.movie.loadState) { return }
@@ -282,60 +278,60 @@ extension MoviePlayerController {
         let changed = state.movie.facts.apply(event)
         switch event {
         case .loadState(let load):
-            if changed.contains(.loadState) { announce(.loadStateDidChange(load)) }
+            if changed.contains(.loadState) { announce(.loadStateDidChange(load), in: state) }
         case .durationAvailable(let seconds):
             guard !state.movie.durationAnnounced else { return }
             state.movie.durationAnnounced = true
-            announce(.durationAvailable(seconds))
+            announce(.durationAvailable(seconds), in: state)
         case .mediaTypes:
             let mask = state.movie.mediaTypes
             if !state.movie.mediaTypesAnnounced {
                 state.movie.mediaTypesAnnounced = true
-                announce(.mediaTypesAvailable(mask))
+                announce(.mediaTypesAvailable(mask), in: state)
             }
-            if remote && mask.contains(.video) { setAirPlayVideoActive(true) }
+            if remote && mask.contains(.video) { setAirPlayVideoActive(true, in: &state) }
         case .naturalSize:
             // Announced whenever it changes (a stream that switches resolution), as the seeds post it again.
             guard changed.contains(.naturalSize) || !state.movie.naturalSizeAnnounced else { return }
             state.movie.naturalSizeAnnounced = true
-            announce(.naturalSizeAvailable(state.movie.naturalSize))
+            announce(.naturalSizeAvailable(state.movie.naturalSize), in: state)
         case .readyForDisplay:
-            if changed.contains(.readyForDisplay) { announce(.readyForDisplayDidChange(true)) }
+            if changed.contains(.readyForDisplay) { announce(.readyForDisplayDidChange(true), in: state) }
         case .playbackState(let new):
-            applyPlaybackState(new)
+            applyPlaybackState(new, in: &state)
         case .position(let seconds, _):
             // Before the clock starts a playback reports where it has not begun yet.
             guard state.clockStarted else { return }
             state.position.set(seconds)
             // endPlaybackTime ends the movie there, as its end would.
             if state.endPlaybackTime > 0 && seconds >= state.endPlaybackTime {
-                if state.repeatMode == .one { return replay() }
-                unload(finishing: true)
+                if state.repeatMode == .one { return replay(in: &state) }
+                unload(finishing: true, in: &state)
                 state.position = PositionEstimate(seconds: state.endPlaybackTime)
-                finish(reason: .playbackEnded, error: nil)
+                finish(reason: .playbackEnded, error: nil, in: &state)
             }
         case .videoActive(let active):
-            if remote { setAirPlayVideoActive(active) }
+            if remote { setAirPlayVideoActive(active, in: &state) }
         case .accessLog(let entry):
             state.movie.accessLog.append(entry)
         case .errorLog(let entry):
             state.movie.errorLog.append(entry)
         case .metadata(let metadata):
-            if changed.contains(.metadata) { announce(.timedMetadataUpdated(metadata)) }
+            if changed.contains(.metadata) { announce(.timedMetadataUpdated(metadata), in: state) }
         case .buffered, .tracks, .volume, .rate, .sync, .joinRequest:
             break
         case .finished(.playbackError, _, _) where remote:
             // Another sender took the receiver over, or it could not play the movie: play on here,
             // where a movie that cannot be played finishes with its own error.
-            routeLost()
+            routeLost(in: &state)
         case .finished(.playbackEnded, _, _) where state.repeatMode == .one:
-            replay()
+            replay(in: &state)
         case .finished(let reason, let error, _):
-            finish(reason: reason, error: error.map { CastError(.playback, $0) })
+            finish(reason: reason, error: error.map { CastError(.playback, $0) }, in: &state)
         }
     }
 
-    private func applyPlaybackState(_ new: PlaybackState) {
+    private func applyPlaybackState(_ new: PlaybackState, in state: inout State) {
         // While scrubbing the state is the scrub's; the engine's pause and seeks underneath do not show.
         if state.seeking != nil && new != .stopped {
             if new == .playing { state.clockStarted = true }
@@ -363,6 +359,6 @@ extension MoviePlayerController {
         case .interrupted, .seekingForward, .seekingBackward:
             break
         }
-        setPlaybackState(new)
+        setPlaybackState(new, in: &state)
     }
 }

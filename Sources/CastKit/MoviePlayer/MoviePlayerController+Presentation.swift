@@ -1,6 +1,6 @@
 import CastMedia
-public import Foundation
 public import CastProtocol
+public import Foundation
 
 extension MoviePlayerController {
     /// How the movie repeats (MPMovieRepeatMode).
@@ -37,13 +37,13 @@ extension MoviePlayerController {
     /// How pictures fit the screen when they play here: `.aspectFit` (default), `.aspectFill`, `.fill` or `.none`.
     /// Applied at once to a movie playing in a window; a receiver fits pictures by its own setting.
     public var scalingMode: ScalingMode {
-        get { lock.withLock { state.scalingMode } }
+        get { state.withLock { $0.scalingMode } }
         set {
-            lock.withLock {
+            state.withLock { state in
                 guard state.scalingMode != newValue else { return }
                 state.scalingMode = newValue
                 state.playback?.perform(.scaling(newValue))
-                announce(.scalingModeDidChange(newValue))
+                announce(.scalingModeDidChange(newValue), in: state)
             }
         }
     }
@@ -53,8 +53,14 @@ extension MoviePlayerController {
     /// at once to the movie playing (the receiver seeks to where it is, to read the new track's lines again) and to
     /// the next ones; setting nil changes nothing until the next movie. A language no track has keeps what shows.
     public var subtitleLanguage: String? {
-        get { lock.withLock { state.subtitleLanguage } }
-        set { choose(\.subtitleLanguage, newValue, allowsOff: true) { $0.perform(.subtitles($1)) } }
+        get { state.withLock { $0.subtitleLanguage } }
+        set {
+            state.withLock { state in
+                if let language = Self.choose(newValue, keptIn: &state.subtitleLanguage, allowsOff: true) {
+                    state.playback?.perform(.subtitles(language))
+                }
+            }
+        }
     }
 
     /// The audio track played, here or on a receiver: a language (ISO 639, "fra" or "fr") picks that track; nil (the
@@ -62,24 +68,24 @@ extension MoviePlayerController {
     /// seeks to where it is and goes on in that language) and to the next ones; nil changes nothing until the next
     /// movie. A language no track has keeps what plays. `tracks` lists the languages.
     public var audioLanguage: String? {
-        get { lock.withLock { state.audioLanguage } }
-        set { choose(\.audioLanguage, newValue, allowsOff: false) { $0.perform(.audio($1)) } }
-    }
-
-    /// Keeps a track choice and applies it to the movie playing, when it is one the engine takes: a language code, or
-    /// "off" where `allowsOff`.
-    private func choose(
-        _ choice: WritableKeyPath<State, String?>, _ value: String?, allowsOff: Bool,
-        apply: (any MoviePlayback, String) -> Void
-    ) {
-        lock.withLock {
-            let language = value?.lowercased()
-            guard state[keyPath: choice] != language else { return }
-            state[keyPath: choice] = language
-            if let language, let playback = state.playback, Self.isTrackChoice(language, allowsOff: allowsOff) {
-                apply(playback, language)
+        get { state.withLock { $0.audioLanguage } }
+        set {
+            state.withLock { state in
+                if let language = Self.choose(newValue, keptIn: &state.audioLanguage, allowsOff: false) {
+                    state.playback?.perform(.audio(language))
+                }
             }
         }
+    }
+
+    /// Keeps a track choice in `kept`; returns the language to apply to the movie playing when the choice changed and
+    /// is one the engine takes: a language code, or "off" where `allowsOff`.
+    private static func choose(_ value: String?, keptIn kept: inout String?, allowsOff: Bool) -> String? {
+        let language = value?.lowercased()
+        guard kept != language else { return nil }
+        kept = language
+        guard let language, isTrackChoice(language, allowsOff: allowsOff) else { return nil }
+        return language
     }
 
     /// Whether `language` is a choice a track control takes.
@@ -89,13 +95,13 @@ extension MoviePlayerController {
 
     /// The controls a program would draw; default `.default`. Kept, not drawn.
     public var controlStyle: ControlStyle {
-        get { lock.withLock { state.controlStyle } }
-        set { lock.withLock { state.controlStyle = newValue } }
+        get { state.withLock { $0.controlStyle } }
+        set { state.withLock { $0.controlStyle = newValue } }
     }
 
     /// Whether local video fills the display (`setFullscreen(_:animated:)`). Default false.
     public var isFullscreen: Bool {
-        get { lock.withLock { state.isFullscreen } }
+        get { state.withLock { $0.isFullscreen } }
         set { setFullscreen(newValue, animated: false) }
     }
 
@@ -104,22 +110,22 @@ extension MoviePlayerController {
     /// window here moves to the full display (or back) at its position, like a route move; one playing on a receiver
     /// or with no window output only changes the property.
     public func setFullscreen(_ fullscreen: Bool, animated: Bool) {
-        lock.withLock {
+        state.withLock { state in
             guard state.isFullscreen != fullscreen else { return }
             let info = FullscreenAnimation(duration: animated ? 0.3 : 0, curve: "easeInOut")
-            announce(fullscreen ? .willEnterFullscreen(info) : .willExitFullscreen(info))
+            announce(fullscreen ? .willEnterFullscreen(info) : .willExitFullscreen(info), in: state)
             state.isFullscreen = fullscreen
-            if state.playback != nil && state.playback?.route == nil && localOutputs().showsPictures {
-                restartHere()
+            if state.playback != nil && state.playback?.route == nil && localOutputs(in: state).showsPictures {
+                restartHere(in: &state)
             }
-            announce(fullscreen ? .didEnterFullscreen(info) : .didExitFullscreen(info))
+            announce(fullscreen ? .didEnterFullscreen(info) : .didExitFullscreen(info), in: state)
         }
     }
 
     /// The outputs local playback uses now: the window becomes the full display while `isFullscreen`; otherwise
     /// pictures go into the application's window when `view` has one (instead of CastKit's window, or none;
     /// framemd5, a test output, stays).
-    func localOutputs() -> Outputs {
+    func localOutputs(in state: State) -> Outputs {
         var local = outputs
         let hostWindow = view.x11Window
         switch outputs.video {
@@ -138,10 +144,10 @@ extension MoviePlayerController {
 
     /// `view` or `backgroundView` changed: a movie playing here moves to where its pictures now go, at its position.
     func viewChanged() {
-        lock.withLock {
+        state.withLock { state in
             guard let playback = state.playback, playback.route == nil else { return }
-            guard localOutputs() != state.shownOutputs else { return }
-            restartHere()
+            guard localOutputs(in: state) != state.shownOutputs else { return }
+            restartHere(in: &state)
         }
     }
 
@@ -149,16 +155,16 @@ extension MoviePlayerController {
 
     /// Whether the movie starts again when it ends. Default `.none`.
     public var repeatMode: RepeatMode {
-        get { lock.withLock { state.repeatMode } }
-        set { lock.withLock { state.repeatMode = newValue } }
+        get { state.withLock { $0.repeatMode } }
+        set { state.withLock { $0.repeatMode = newValue } }
     }
 
     /// Where the movie comes from: detected when it loads (`.file` for a file URL, `.streaming` for http(s)) unless
     /// set beforehand, as the seeds allow, to say so. Default `.unknown`.
     public var movieSourceType: SourceType {
-        get { lock.withLock { state.movieSourceType } }
+        get { state.withLock { $0.movieSourceType } }
         set {
-            lock.withLock {
+            state.withLock { state in
                 state.movieSourceType = newValue
                 state.sourceTypeGiven = newValue != .unknown
             }
@@ -168,9 +174,9 @@ extension MoviePlayerController {
     /// How much of the movie can play without waiting, in seconds from its start: what the engine (here or on the
     /// receiver) reports buffered, else the whole of a file, else what has played of a stream.
     public var playableDuration: TimeInterval {
-        lock.withLock {
+        state.withLock { state in
             if let buffered = state.movie.bufferedUpTo { return buffered }
-            return state.movieSourceType == .streaming ? currentTime() : state.movie.duration
+            return state.movieSourceType == .streaming ? state.currentTime : state.movie.duration
         }
     }
 
@@ -185,7 +191,7 @@ extension MoviePlayerController {
 
     /// Ends a scrub where it got to; the movie plays again if it was playing.
     public func endSeeking() {
-        lock.withLock {
+        state.withLock { state in
             guard let seeking = state.seeking else { return }
             seeking.timer.cancel()
             state.seeking = nil
@@ -193,15 +199,15 @@ extension MoviePlayerController {
             if seeking.resumePlaying {
                 state.intent = .playing
                 playback.perform(.resume)
-                setPlaybackState(.playing)
+                setPlaybackState(.playing, in: &state)
             } else {
-                setPlaybackState(.paused)
+                setPlaybackState(.paused, in: &state)
             }
         }
     }
 
     private func beginSeeking(forward: Bool) {
-        lock.withLock {
+        state.withLock { state in
             guard let playback = state.playback else { return }
             if let seeking = state.seeking {
                 seeking.timer.cancel()
@@ -215,16 +221,16 @@ extension MoviePlayerController {
             timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
             timer.setEventHandler { [weak self] in self?.scrubStep() }
             state.seeking = Seeking(forward: forward, resumePlaying: resume, timer: timer)
-            setPlaybackState(forward ? .seekingForward : .seekingBackward)
+            setPlaybackState(forward ? .seekingForward : .seekingBackward, in: &state)
             timer.resume()
         }
     }
 
     /// One step of a scrub: 2 s in its direction, within the movie.
     private func scrubStep() {
-        lock.withLock {
+        state.withLock { state in
             guard let seeking = state.seeking, let playback = state.playback else { return }
-            var target = currentTime() + (seeking.forward ? 2 : -2)
+            var target = state.currentTime + (seeking.forward ? 2 : -2)
             target = max(0, target)
             if state.movie.duration > 0 { target = min(target, state.movie.duration) }
             state.position = PositionEstimate(seconds: target)
@@ -233,13 +239,13 @@ extension MoviePlayerController {
     }
 
     /// Starts the loaded movie again here at its position, in its state (after the outputs changed).
-    private func restartHere() {
+    private func restartHere(in state: inout State) {
         guard let old = state.playback else { return }
-        let seconds = currentTime()
+        let seconds = state.currentTime
         old.perform(.stop)
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
-        load(from: seconds, playing: state.intent == .playing)
+        load(from: seconds, playing: state.intent == .playing, in: &state)
     }
 }
 

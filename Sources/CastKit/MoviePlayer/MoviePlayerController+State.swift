@@ -3,7 +3,7 @@ import CastProtocol
 import Foundation
 
 extension MoviePlayerController {
-    /// Everything that changes, guarded by the player's lock.
+    /// Everything that changes: the value of the player's mutex.
     struct State {
         var contentURL: URL?
         var shouldAutoplay = true
@@ -51,6 +51,19 @@ extension MoviePlayerController {
         var seeking: Seeking?
         /// Makes thumbnails of `contentURL`; opened on the first request, dropped when the URL changes.
         var thumbnailer: Thumbnailer?
+
+        /// The position now, within the movie.
+        var currentTime: Double {
+            let seconds = max(position.now, 0)
+            return movie.duration > 0 ? min(seconds, movie.duration) : seconds
+        }
+
+        /// Where the next load begins: a position set while unloaded, else `initialPlaybackTime`, else 0. Taken: a
+        /// position set while unloaded counts once.
+        mutating func takeStartPosition() -> Double {
+            defer { pendingStart = nil }
+            return pendingStart ?? movieStart
+        }
     }
 
     /// A scrub in progress (`beginSeekingForward/Backward`).

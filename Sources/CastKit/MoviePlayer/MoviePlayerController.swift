@@ -1,5 +1,6 @@
 public import CastProtocol
 public import Foundation
+import Synchronization
 
 /// Plays a movie file, locally or on the selected receiver, with the semantics of the seeds' movie player
 /// (MPMoviePlayerController): the same properties, defaults and notifications, with AirPlay replaced by Cast
@@ -9,13 +10,12 @@ public import Foundation
 /// `allowsAirPlay` true the movie plays on the receiver; toggling either moves it, at its position and in its
 /// playback state. Thread-safe: every member may be used from any thread. Notifications are posted, and `events`
 /// yield, on a serial queue of the player's own, in the order the changes happened.
-public final class MoviePlayerController: @unchecked Sendable {
-    // Invariant: every mutable value lives in `state` and is read and written only under `lock`; the lets never
-    // change. Under the lock the player calls its playback (whose methods never block and never report
-    // synchronously, see `MoviePlayback`) and queues deliveries on `delivery`; it never calls another player or the
-    // registry (those calls happen after the lock is released), so locks are never held in a cycle.
-    let lock = NSLock()
-    var state = State()
+public final class MoviePlayerController: Sendable {
+    // Every mutable value is in `state`. Under its mutex the player calls its playback (whose methods never block and
+    // never report synchronously, see `MoviePlayback`), queues deliveries on `delivery` and reads mutexes that take no
+    // other (`CastRoute`'s selection, `view`'s settings); it never calls another player, the registry or an owner
+    // (those calls happen after the mutex is released), so locks are never held in a cycle.
+    let state: Mutex<State>
     /// Where local playback goes.
     public let outputs: Outputs
     /// Who this player is to receivers.
@@ -43,7 +43,7 @@ public final class MoviePlayerController: @unchecked Sendable {
         self.outputs = outputs
         self.configuration = configuration
         self.role = role
-        state.contentURL = contentURL
+        state = Mutex(State(contentURL: contentURL))
         MoviePlayerRegistry.shared.add(self)
         view.onChange { [weak self] in self?.viewChanged() }
         backgroundView.onChange { [weak self] in self?.viewChanged() }
@@ -51,8 +51,9 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     deinit {
         MoviePlayerRegistry.shared.remove(ObjectIdentifier(self))
-        state.playback?.perform(.stop)
-        for continuation in state.subscribers.values { continuation.finish() }
+        let (playback, subscribers) = state.withLock { ($0.playback, $0.subscribers) }
+        playback?.perform(.stop)
+        for continuation in subscribers.values { continuation.finish() }
     }
 
     // MARK: The movie
@@ -60,23 +61,23 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// The movie, a file or an http(s) URL. Setting it unloads the current movie (which pauses: no finish is posted) and, when one
     /// was loaded, loads the new one from its start, which plays when `shouldAutoplay` is true.
     public var contentURL: URL? {
-        get { lock.withLock { state.contentURL } }
+        get { state.withLock { $0.contentURL } }
         set {
-            let claimed = lock.withLock { () -> Bool in
+            let claimed = state.withLock { state -> Bool in
                 let wasLoaded = state.playback != nil
-                unload()
+                unload(in: &state)
                 let changed = state.contentURL != newValue
                 state.contentURL = newValue
                 if changed {
                     // A detected source type belongs to the movie it was detected from.
                     if !state.sourceTypeGiven { state.movieSourceType = .unknown }
-                    announce(.nowPlayingMovieDidChange(newValue))
+                    announce(.nowPlayingMovieDidChange(newValue), in: state)
                 }
                 state.thumbnailer?.close()
                 state.thumbnailer = nil
-                resetMovie()
+                resetMovie(in: &state)
                 guard wasLoaded else { return false }
-                load(from: state.movieStart, playing: state.shouldAutoplay)
+                load(from: state.movieStart, playing: state.shouldAutoplay, in: &state)
                 return state.shouldAutoplay
             }
             if claimed { claimPlayback() }
@@ -84,19 +85,19 @@ public final class MoviePlayerController: @unchecked Sendable {
     }
 
     /// The movie's length in seconds; 0 until known (`.movieDurationAvailable`).
-    public var duration: TimeInterval { lock.withLock { state.movie.duration } }
+    public var duration: TimeInterval { state.withLock { $0.movie.duration } }
 
     /// The size of the movie's pictures (display aspect applied); zero until known (`.movieNaturalSizeAvailable`).
-    public var naturalSize: CGSize { lock.withLock { state.movie.naturalSize } }
+    public var naturalSize: CGSize { state.withLock { $0.movie.naturalSize } }
 
     /// The kinds of media the movie holds; empty until known (`.movieMediaTypesAvailable`).
-    public var movieMediaTypes: MediaTypes { lock.withLock { state.movie.mediaTypes } }
+    public var movieMediaTypes: MediaTypes { state.withLock { $0.movie.mediaTypes } }
 
     /// How far loading has come; empty until the movie is opened (`.moviePlayerLoadStateDidChange`).
-    public var loadState: LoadState { lock.withLock { state.movie.loadState } }
+    public var loadState: LoadState { state.withLock { $0.movie.loadState } }
 
     /// Whether the first picture is ready to be shown (`.moviePlayerReadyForDisplayDidChange`).
-    public var readyForDisplay: Bool { lock.withLock { state.movie.readyForDisplay } }
+    public var readyForDisplay: Bool { state.withLock { $0.movie.readyForDisplay } }
 
     /// The kinds of media a movie holds (MPMovieMediaTypeMask).
     public struct MediaTypes: OptionSet, Sendable, Hashable {
@@ -111,34 +112,34 @@ public final class MoviePlayerController: @unchecked Sendable {
     // MARK: Playback
 
     /// Whether a movie is loaded (prepared, playing or paused).
-    public var isPreparedToPlay: Bool { lock.withLock { state.playback != nil } }
+    public var isPreparedToPlay: Bool { state.withLock { $0.playback != nil } }
 
     /// Whether `prepareToPlay()` starts playback as soon as the movie is loaded. Default true.
     public var shouldAutoplay: Bool {
-        get { lock.withLock { state.shouldAutoplay } }
-        set { lock.withLock { state.shouldAutoplay = newValue } }
+        get { state.withLock { $0.shouldAutoplay } }
+        set { state.withLock { $0.shouldAutoplay = newValue } }
     }
 
     /// Where playback of a newly loaded movie begins, in seconds; -1 (the default), any negative value and NaN (the
     /// iOS SDK's default) are the movie's start.
     public var initialPlaybackTime: TimeInterval {
-        get { lock.withLock { state.initialPlaybackTime } }
-        set { lock.withLock { state.initialPlaybackTime = newValue } }
+        get { state.withLock { $0.initialPlaybackTime } }
+        set { state.withLock { $0.initialPlaybackTime = newValue } }
     }
 
     /// Where playback ends, in seconds; -1 (the default) is the movie's end. Reaching it finishes the movie with
     /// `.playbackEnded`, within a position report (a quarter of a second) of the time.
     public var endPlaybackTime: TimeInterval {
-        get { lock.withLock { state.endPlaybackTime } }
-        set { lock.withLock { state.endPlaybackTime = newValue } }
+        get { state.withLock { $0.endPlaybackTime } }
+        set { state.withLock { $0.endPlaybackTime = newValue } }
     }
 
     /// Loads the movie (opens and probes it, locally or on the receiver); it plays when `shouldAutoplay` is true and
     /// waits paused otherwise. Does nothing when a movie is loaded.
     public func prepareToPlay() {
-        let claimed = lock.withLock { () -> Bool in
+        let claimed = state.withLock { state -> Bool in
             guard state.playback == nil else { return false }
-            load(from: startPosition(), playing: state.shouldAutoplay)
+            load(from: state.takeStartPosition(), playing: state.shouldAutoplay, in: &state)
             return state.shouldAutoplay && state.playback != nil
         }
         if claimed { claimPlayback() }
@@ -146,16 +147,16 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// Plays: loads the movie first when needed, resumes a paused one; stops whichever other movie player plays.
     public func play() {
-        if lock.withLock({ resumeOrLoad() }) { claimPlayback() }
+        if state.withLock({ state in resumeOrLoad(in: &state) }) { claimPlayback() }
     }
 
-    /// Resumes the loaded movie, or loads it playing; returns whether one is loaded now. Under `lock`.
-    private func resumeOrLoad() -> Bool {
+    /// Resumes the loaded movie, or loads it playing; returns whether one is loaded now.
+    private func resumeOrLoad(in state: inout State) -> Bool {
         if let playback = state.playback {
             state.intent = .playing
             playback.perform(.resume)
         } else {
-            load(from: startPosition(), playing: true)
+            load(from: state.takeStartPosition(), playing: true, in: &state)
         }
         return state.playback != nil
     }
@@ -164,13 +165,14 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// a player that started to play meanwhile keeps playing, and this one waits, interrupted by it (as if it had
     /// been playing when that one started). Between two items nothing plays, so `play()` would take over.
     func playNextItem() {
-        guard lock.withLock({ resumeOrLoad() }), !MoviePlayerRegistry.shared.claimIfFree(self) else { return }
+        let loaded = state.withLock { state in resumeOrLoad(in: &state) }
+        guard loaded, !MoviePlayerRegistry.shared.claimIfFree(self) else { return }
         yieldPlayback()
     }
 
     /// Pauses where the movie is.
     public func pause() {
-        lock.withLock {
+        state.withLock { state in
             guard let playback = state.playback else { return }
             state.intent = .paused
             state.position.rebase(running: false)
@@ -182,11 +184,11 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// Stops and unloads the movie: `playbackState` becomes `.stopped`, `.moviePlayerPlaybackDidFinish` is posted with
     /// `.userExited`, and the next `play()` starts from the beginning (or `initialPlaybackTime`).
     public func stop() {
-        lock.withLock {
+        state.withLock { state in
             guard state.playback != nil else { return }
-            unload(finishing: true)
+            unload(finishing: true, in: &state)
             state.position = PositionEstimate()
-            finish(reason: .userExited, error: nil)
+            finish(reason: .userExited, error: nil, in: &state)
         }
         releasePlayback()
     }
@@ -194,10 +196,10 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// The playback position in seconds. Setting it seeks there exactly (the picture at that time, audio from it); set
     /// before the movie is loaded, it is where the movie will begin.
     public var currentPlaybackTime: TimeInterval {
-        get { lock.withLock { currentTime() } }
+        get { state.withLock { $0.currentTime } }
         set {
             guard newValue.isFinite else { return }
-            lock.withLock {
+            state.withLock { state in
                 let target = state.movie.duration > 0 ? min(max(newValue, 0), state.movie.duration) : max(newValue, 0)
                 guard let playback = state.playback else {
                     state.pendingStart = target
@@ -213,7 +215,7 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// The rate: 0 while not playing, otherwise the playing speed (1 normal). Setting 0 pauses; setting another value
     /// (clamped to 0.5...2, pitch kept) plays at that rate.
     public var currentPlaybackRate: Float {
-        get { lock.withLock { state.playbackState == .playing ? Float(state.rate) : 0 } }
+        get { state.withLock { state in state.playbackState == .playing ? Float(state.rate) : 0 } }
         set {
             guard !newValue.isNaN else { return }
             if newValue <= 0 { return pause() }
@@ -223,14 +225,14 @@ public final class MoviePlayerController: @unchecked Sendable {
     }
 
     /// Whether a movie is loaded and asked to play (it may still be opening): what an owner switching items keeps.
-    var isPlayingOrAboutTo: Bool { lock.withLock { state.playback != nil && state.intent == .playing } }
+    var isPlayingOrAboutTo: Bool { state.withLock { state in state.playback != nil && state.intent == .playing } }
 
     /// The rate playback runs at while playing (0.5...2), without starting playback as `currentPlaybackRate` does.
     var rateSetting: Float {
-        get { lock.withLock { Float(state.rate) } }
+        get { state.withLock { Float($0.rate) } }
         set {
             guard !newValue.isNaN else { return }
-            lock.withLock {
+            state.withLock { state in
                 state.position.rebase(running: state.position.running)
                 state.rate = min(max(Double(newValue), 0.5), 2)
                 state.position.rate = state.rate
@@ -241,10 +243,10 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// The output level, 0...1 (default 1); on a receiver it sets the receiver's level. Kept across movies.
     var volume: Double {
-        get { lock.withLock { state.volume } }
+        get { state.withLock { $0.volume } }
         set {
             guard newValue.isFinite else { return }
-            lock.withLock {
+            state.withLock { state in
                 state.volume = min(max(newValue, 0), 1)
                 state.playback?.perform(.volume(state.volume))
             }
@@ -252,33 +254,33 @@ public final class MoviePlayerController: @unchecked Sendable {
     }
 
     /// `.playing`, `.paused`, `.stopped`, `.interrupted`, or seeking (`.moviePlayerPlaybackStateDidChange`).
-    public var playbackState: PlaybackState { lock.withLock { state.playbackState } }
+    public var playbackState: PlaybackState { state.withLock { $0.playbackState } }
 
     // MARK: Routes
 
     /// Whether the movie may play on the selected receiver (`CastRoute.selected`). Default true. Setting it moves
     /// a loaded movie, at its position and in its playback state.
     public var allowsAirPlay: Bool {
-        get { lock.withLock { state.allowsAirPlay } }
+        get { state.withLock { $0.allowsAirPlay } }
         set {
-            lock.withLock {
+            state.withLock { state in
                 guard state.allowsAirPlay != newValue else { return }
                 state.allowsAirPlay = newValue
-                follow(state.route.selectionChanged(candidate: routeCandidate))
+                follow(state.route.selectionChanged(candidate: routeCandidate(in: state)), in: &state)
             }
         }
     }
 
     /// Whether the movie's video plays on a receiver (`.moviePlayerIsAirPlayVideoActiveDidChange`).
-    public var isAirPlayVideoActive: Bool { lock.withLock { state.isAirPlayVideoActive } }
+    public var isAirPlayVideoActive: Bool { state.withLock { $0.isAirPlayVideoActive } }
 
     /// The receiver the movie plays on now (a group's leader: the first member still in it); nil while it plays
     /// locally or is not loaded.
-    public var activeRoute: ReceiverDescription? { lock.withLock { state.playback?.route } }
+    public var activeRoute: ReceiverDescription? { state.withLock { $0.playback?.route } }
 
     /// Every receiver the movie plays on now: one, or a group's members (as selected, then as they joined); empty
     /// while it plays locally or is not loaded.
-    public var activeReceivers: [ReceiverDescription] { lock.withLock { state.playback?.receivers ?? [] } }
+    public var activeReceivers: [ReceiverDescription] { state.withLock { $0.playback?.receivers ?? [] } }
 
     /// Sets the output level (0...1) of one receiver the movie plays on, alone: a member of a group keeps its own
     /// level, as each AirPlay 2 speaker has its slider (the player's level, `MusicPlayerController.volume`, sets
@@ -287,7 +289,7 @@ public final class MoviePlayerController: @unchecked Sendable {
     public func setVolume(_ volume: Float, forReceiver receiver: ReceiverDescription) {
         guard volume.isFinite else { return }
         let level = min(max(Double(volume), 0), 1)
-        lock.withLock {
+        state.withLock { state in
             guard let playback = state.playback, playback.receivers.contains(receiver) else { return }
             if let group = playback as? GroupMoviePlayback {
                 group.setVolume(level, of: receiver)
@@ -301,7 +303,7 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// The level (0...1) a receiver of the group the movie plays on last reported; on the one receiver the movie plays
     /// on, the player's level; nil for a receiver it does not play on (or a member that has reported none yet).
     public func volume(forReceiver receiver: ReceiverDescription) -> Float? {
-        lock.withLock {
+        state.withLock { state in
             guard let playback = state.playback, playback.receivers.contains(receiver) else { return nil }
             if let group = playback as? GroupMoviePlayback { return group.volume(of: receiver).map(Float.init) }
             return Float(state.volume)
@@ -310,7 +312,9 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// Called by `CastRoute` after the selection changed.
     func routeDidChange() {
-        lock.withLock { follow(state.route.selectionChanged(candidate: routeCandidate)) }
+        state.withLock { state in
+            follow(state.route.selectionChanged(candidate: routeCandidate(in: state)), in: &state)
+        }
     }
 
     // MARK: Events
@@ -320,10 +324,10 @@ public final class MoviePlayerController: @unchecked Sendable {
     public func events() -> AsyncStream<MoviePlayerEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: MoviePlayerEvent.self)
         let id = UUID()
-        lock.withLock { state.subscribers[id] = continuation }
+        state.withLock { $0.subscribers[id] = continuation }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            _ = lock.withLock { state.subscribers.removeValue(forKey: id) }
+            _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
         return stream
     }
@@ -334,13 +338,13 @@ public final class MoviePlayerController: @unchecked Sendable {
     public static let errorUserInfoKey = "error"
 
     /// Makes this the one player that plays; the one that played stops, or is interrupted when it is the engine of
-    /// an audio or music player. Called without the lock.
+    /// an audio or music player. Called without the mutex.
     private func claimPlayback() {
         MoviePlayerRegistry.shared.claim(self)?.yieldPlayback()
     }
 
     /// This player no longer plays (paused, stopped, finished): players it interrupted hear that the interruption
-    /// ended. Called without the lock.
+    /// ended. Called without the mutex.
     func releasePlayback() {
         for player in MoviePlayerRegistry.shared.release(self) {
             player.interruptionEnded()
@@ -350,13 +354,13 @@ public final class MoviePlayerController: @unchecked Sendable {
     /// Another player started to play (or plays, when this one was about to).
     private func yieldPlayback() {
         guard role?.yields == .interrupt else { return stop() }
-        let interrupted = lock.withLock { () -> Bool in
+        let interrupted = state.withLock { state -> Bool in
             guard let playback = state.playback, state.intent == .playing else { return false }
             state.intent = .paused
             state.position.rebase(running: false)
             playback.perform(.pause)
             state.interrupted = true
-            setPlaybackState(.interrupted)
+            setPlaybackState(.interrupted, in: &state)
             signal(.interruptionBegan)
             return true
         }
@@ -365,10 +369,10 @@ public final class MoviePlayerController: @unchecked Sendable {
 
     /// The player that interrupted this one stopped playing: it stays paused, and its owner hears it may resume.
     private func interruptionEnded() {
-        lock.withLock {
+        state.withLock { state in
             guard state.interrupted else { return }
             state.interrupted = false
-            if state.playbackState == .interrupted { setPlaybackState(.paused) }
+            if state.playbackState == .interrupted { setPlaybackState(.paused, in: &state) }
             signal(.interruptionEnded)
         }
     }
@@ -391,7 +395,7 @@ struct EngineRole: Sendable {
     var yields: Yield
     /// Asked when the movie ended by itself, before the finish is announced: true when the owner plays on at once (an
     /// audio player's next loop; the answer is its decision), so the players it interrupted are not told the
-    /// interruption ended in the gap. Called without the player's lock.
+    /// interruption ended in the gap. Called without the player's mutex.
     var playsOnAfterEnd: @Sendable () -> Bool = { false }
 }
 

@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 import Foundation
+import Synchronization
 
 /// What plays on a route: a Cast receiver's `RemotePlayback`, or an AirPlay speaker's `SpeakerPlayback`.
 protocol RouteSession: Sendable {
@@ -17,9 +18,11 @@ extension SpeakerPlayback: RouteSession {}
 ///
 /// Controls given before the receiver's engine reports its first playback state are held and sent after it: the
 /// receiver ignores controls that reach a session whose engine has not started.
-final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
-    // Invariant: `lock` guards `state`; the lets are immutable. Connecting and sending happen on `work` only, so
-    // controls reach the receiver in the order they were given.
+///
+/// Thread-safety: what changes is in `state`, a `Mutex` under which nothing else is called (the receiver is reached,
+/// and reports are made, after it is released). Connecting and sending happen on `work` only, so controls reach the
+/// receiver in the order they were given.
+final class RemoteMoviePlayback: MoviePlayback, Sendable {
     let route: ReceiverDescription?
     private let receiver: ReceiverDescription
     private let path: String
@@ -29,8 +32,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     private let autoplay: Bool
     private let report: @Sendable (MoviePlaybackReport) -> Void
     private let work = DispatchQueue(label: "CastKit.RemoteMoviePlayback")
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Mutex(State())
 
     private struct State {
         var playback: (any RouteSession)?
@@ -60,7 +62,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
 
     func start() {
         work.async { [self] in
-            guard !lock.withLock({ state.stopped }) else { return }
+            guard !state.withLock({ $0.stopped }) else { return }
             let playback: any RouteSession
             do throws(CastError) {
                 if receiver.kind == .speaker {
@@ -87,7 +89,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
                 return
             }
             let receiverID = (playback as? RemotePlayback)?.receiverID
-            let kept = lock.withLock {
+            let kept = state.withLock { state in
                 if !state.stopped {
                     state.playback = playback
                     state.receiverID = receiverID
@@ -118,7 +120,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
             do {
                 event = try playback.nextEvent()
             } catch {
-                let (stopped, receiverID) = lock.withLock { (state.stopped, state.receiverID) }
+                let (stopped, receiverID) = state.withLock { ($0.stopped, $0.receiverID) }
                 if !stopped { report(.connectionBroken(error, receiverID: receiverID)) }
                 playback.close()
                 return
@@ -128,7 +130,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
                 videoStopped = true
                 continue
             case .finished(_, let message, .receiverShutdown?):
-                let (stopped, receiverID) = lock.withLock { (state.stopped, state.receiverID) }
+                let (stopped, receiverID) = state.withLock { ($0.stopped, $0.receiverID) }
                 if !stopped {
                     report(
                         .connectionBroken(
@@ -156,7 +158,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     }
 
     private func releaseHeldControls() {
-        let held = lock.withLock { () -> [PlaybackControl.Action] in
+        let held = state.withLock { state -> [PlaybackControl.Action] in
             guard !state.ready else { return [] }
             state.ready = true
             defer { state.held = [] }
@@ -166,7 +168,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     }
 
     private func control(_ action: PlaybackControl.Action) {
-        let now = lock.withLock {
+        let now = state.withLock { state in
             if !state.ready { state.held.append(action) }
             return state.ready
         }
@@ -176,7 +178,7 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
     /// Sends on `work`; a failure shows up as the event thread's broken connection.
     private func send(_ action: PlaybackControl.Action) {
         work.async { [self] in
-            guard let playback = lock.withLock({ state.stopped ? nil : state.playback }) else { return }
+            guard let playback = state.withLock({ $0.stopped ? nil : $0.playback }) else { return }
             try? playback.control(action)
         }
     }
@@ -188,14 +190,15 @@ final class RemoteMoviePlayback: MoviePlayback, @unchecked Sendable {
         case .stop: stop()
         case .scaling: break
         case .join: break  // a movie plays on one receiver
-        case .pause, .resume, .resumeAt, .align, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio: control(action)
+        case .pause, .resume, .resumeAt, .align, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio:
+            control(action)
         }
     }
 
     private func stop() {
-        lock.withLock { state.stopped = true }
+        state.withLock { $0.stopped = true }
         work.async { [self] in
-            guard let playback = lock.withLock({ state.playback }) else { return }
+            guard let playback = state.withLock({ $0.playback }) else { return }
             try? playback.control(.stop)
             playback.close()
         }

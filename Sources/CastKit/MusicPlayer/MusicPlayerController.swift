@@ -1,5 +1,6 @@
 public import CastProtocol
 public import Foundation
+import Synchronization
 
 /// Plays a queue of music, locally or on the selected receiver, with the semantics of the seeds' music player
 /// (MPMusicPlayerController): a queue set from items or a query, `nowPlayingItem`, shuffle and repeat modes,
@@ -10,10 +11,10 @@ public import Foundation
 /// receiver, or a group of them, the same way (`CastRoute.selection`, `allowsAirPlay`). Another CastKit player starting
 /// to play interrupts it (`playbackState` `.interrupted`, then `.paused`); it does not resume by itself.
 ///
-/// Thread-safety: every member may be used from any thread; the queue lives behind `lock`, the playback in the engine
-/// player (behind its own lock, never taken while `lock` is held). Notifications are posted on the engine's serial
-/// delivery queue, in order.
-public final class MusicPlayerController: @unchecked Sendable {
+/// Thread-safety: every member may be used from any thread; the queue lives in `state`, a `Mutex` under which nothing
+/// else is called, the playback in the engine player (called after the mutex is released). Notifications are posted on
+/// the engine's serial delivery queue, in order.
+public final class MusicPlayerController: Sendable {
     /// The order items play in (MPMusicShuffleMode).
     public enum ShuffleMode: Sendable {
         /// The queue's order.
@@ -35,21 +36,46 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// The music player of this program (MPMusicPlayerController.applicationMusicPlayer), on the default outputs.
     public static let applicationMusicPlayer = MusicPlayerController()
 
-    // Invariant: `queue`, `order`, `index`, `shuffle`, `repeatMode` and `notifying` are read and written only under
-    // `lock`; the engine is called without it.
-    private let lock = NSLock()
-    private var queue: [MediaItem] = []
-    /// Indices into `queue` in playing order.
-    private var order: [Int] = []
-    /// The position in `order` of the now playing item; nil when there is none.
-    private var index: Int?
-    private var shuffle = ShuffleMode.off
-    private var repeats = RepeatMode.none
-    private var notifying = 0
-    private var engine: MoviePlayerController!
-    /// A switch of the now playing item that waits a moment before it reaches the engine (see `setQueue(with:)`).
-    private var pending: PendingSwitch?
-    private var pendingGeneration = 0
+    private let engine: MoviePlayerController
+    private let state = Mutex(State())
+
+    /// The queue, where it is, and the notifications asked for.
+    private struct State {
+        var queue: [MediaItem] = []
+        /// Indices into `queue` in playing order.
+        var order: [Int] = []
+        /// The position in `order` of the now playing item; nil when there is none.
+        var index: Int?
+        var shuffle = ShuffleMode.off
+        var repeats = RepeatMode.none
+        var notifying = 0
+        /// A switch of the now playing item that waits a moment before it reaches the engine (see `setQueue(with:)`).
+        var pending: PendingSwitch?
+        var pendingGeneration = 0
+
+        /// The now playing item.
+        var nowPlaying: MediaItem? { index.map { queue[order[$0]] } }
+
+        /// The item after the now playing one, made the now playing one: the same again when it ended by itself
+        /// under `.one`; past the last, the first under `.all` (a new round), else nil (the queue was played through).
+        mutating func advance(afterEnd: Bool) -> MediaItem? {
+            guard let current = index else { return nil }
+            if afterEnd && repeats == .one { return queue[order[current]] }
+            if current + 1 < order.count {
+                index = current + 1
+            } else if repeats == .all && !order.isEmpty {
+                // A new round while shuffling plays a new order, every item once.
+                if shuffle == .songs {
+                    order = MusicPlayerController.order(count: queue.count, shuffle: .songs, first: nil)
+                }
+                index = 0
+            } else {
+                index = nil
+                return nil
+            }
+            return nowPlaying
+        }
+    }
 
     /// Where the program has asked the player to be, while a switch waits: the item and the time set since.
     private struct PendingSwitch {
@@ -68,11 +94,12 @@ public final class MusicPlayerController: @unchecked Sendable {
     ) {
         var audioOnly = outputs
         audioOnly.video = .none
+        let link = EngineOwner<MusicPlayerController>()
         let role = EngineRole(
-            observe: { [weak self] signal in self?.engineSignalled(signal) }, postsNotifications: false,
-            yields: .interrupt)
+            observe: { signal in link.owner?.engineSignalled(signal) }, postsNotifications: false, yields: .interrupt)
         engine = MoviePlayerController(contentURL: nil, outputs: audioOnly, configuration: configuration, role: role)
         engine.shouldAutoplay = false
+        link.connect(self)
     }
 
     // MARK: The queue
@@ -88,16 +115,16 @@ public final class MusicPlayerController: @unchecked Sendable {
         applyPendingSwitch()
         let wasPlaying = engine.isPlayingOrAboutTo
         let loaded = engine.contentURL?.standardizedFileURL
-        let (first, deferred) = lock.withLock { () -> (MediaItem?, Bool) in
-            queue = items
-            order = Self.order(count: items.count, shuffle: shuffle, first: nil)
-            index = order.isEmpty ? nil : 0
-            let first = index.map { queue[order[$0]] }
+        let (first, deferred) = state.withLock { state -> (MediaItem?, Bool) in
+            state.queue = items
+            state.order = Self.order(count: items.count, shuffle: state.shuffle, first: nil)
+            state.index = state.order.isEmpty ? nil : 0
+            let first = state.nowPlaying
             guard wasPlaying, let first, let loaded, items.contains(where: { $0.url.standardizedFileURL == loaded })
             else { return (first, false) }
-            pendingGeneration += 1
-            pending = PendingSwitch(item: first, time: nil, generation: pendingGeneration)
-            let generation = pendingGeneration
+            state.pendingGeneration += 1
+            state.pending = PendingSwitch(item: first, time: nil, generation: state.pendingGeneration)
+            let generation = state.pendingGeneration
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.switchGrace) { [weak self] in
                 self?.applyPendingSwitch(generation: generation)
             }
@@ -115,73 +142,74 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// the order not played yet, at random places.
     public func append(_ items: [MediaItem]) {
         applyPendingSwitch()
-        let first = lock.withLock { () -> MediaItem?? in
-            let start = queue.count
-            queue += items
-            let added = Array(start..<queue.count)
-            if shuffle == .songs {
-                let played = (index ?? -1) + 1
-                var rest = Array(order[played...]) + added
+        let first = state.withLock { state -> MediaItem?? in
+            let start = state.queue.count
+            state.queue += items
+            let added = Array(start..<state.queue.count)
+            if state.shuffle == .songs {
+                let played = (state.index ?? -1) + 1
+                var rest = Array(state.order[played...]) + added
                 rest.shuffle()
-                order = Array(order[..<played]) + rest
+                state.order = Array(state.order[..<played]) + rest
             } else {
-                order += added
+                state.order += added
             }
-            guard index == nil, !order.isEmpty else { return .none }
-            index = 0
-            return .some(queue[order[0]])
+            guard state.index == nil, !state.order.isEmpty else { return .none }
+            state.index = 0
+            return .some(state.queue[state.order[0]])
         }
         if case .some(let item) = first { load(item, playing: false) }
     }
 
     /// The queue, in the order it was set.
-    public var items: [MediaItem] { lock.withLock { queue } }
+    public var items: [MediaItem] { state.withLock { $0.queue } }
 
     /// The item playing (or paused, or next to play); nil when the queue is empty or was played through. Setting
     /// an item of the queue starts it from its beginning (playing if the player was playing); an item not in the
     /// queue is ignored.
     public var nowPlayingItem: MediaItem? {
-        get { lock.withLock { index.map { queue[order[$0]] } } }
+        get { state.withLock { $0.nowPlaying } }
         set {
             guard let newValue else { return stop() }
             let wasPlaying = engine.isPlayingOrAboutTo
-            let found = lock.withLock { () -> Bool in
-                guard let queueIndex = queue.firstIndex(of: newValue), let position = order.firstIndex(of: queueIndex)
+            let found = state.withLock { state -> Bool in
+                guard let queueIndex = state.queue.firstIndex(of: newValue),
+                    let position = state.order.firstIndex(of: queueIndex)
                 else { return false }
-                index = position
+                state.index = position
                 // A switch that waits takes the new item instead, from its beginning.
-                if pending != nil {
-                    pending?.item = newValue
-                    pending?.time = nil
+                if state.pending != nil {
+                    state.pending?.item = newValue
+                    state.pending?.time = nil
                 }
                 return true
             }
-            if found && !lock.withLock({ pending != nil }) { load(newValue, playing: wasPlaying) }
+            if found && !state.withLock({ $0.pending != nil }) { load(newValue, playing: wasPlaying) }
         }
     }
 
     /// The index of the now playing item in the queue (as set, not shuffled); nil when there is none.
-    public var indexOfNowPlayingItem: Int? { lock.withLock { index.map { order[$0] } } }
+    public var indexOfNowPlayingItem: Int? { state.withLock { state in state.index.map { state.order[$0] } } }
 
     /// The order items play in. Turning shuffle on keeps the now playing item and shuffles the rest; turning it off
     /// goes back to the queue's order from the now playing item.
     public var shuffleMode: ShuffleMode {
-        get { lock.withLock { shuffle } }
+        get { state.withLock { $0.shuffle } }
         set {
-            lock.withLock {
-                guard shuffle != newValue else { return }
-                shuffle = newValue
-                let current = index.map { order[$0] }
-                order = Self.order(count: queue.count, shuffle: newValue, first: current)
-                index = current.flatMap { order.firstIndex(of: $0) }
+            state.withLock { state in
+                guard state.shuffle != newValue else { return }
+                state.shuffle = newValue
+                let current = state.index.map { state.order[$0] }
+                state.order = Self.order(count: state.queue.count, shuffle: newValue, first: current)
+                state.index = current.flatMap { state.order.firstIndex(of: $0) }
             }
         }
     }
 
     /// What happens at the end of an item and of the queue. Default `.none`.
     public var repeatMode: RepeatMode {
-        get { lock.withLock { repeats } }
-        set { lock.withLock { repeats = newValue } }
+        get { state.withLock { $0.repeats } }
+        set { state.withLock { $0.repeats = newValue } }
     }
 
     // MARK: Playback
@@ -189,14 +217,13 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Plays the now playing item (from where it was paused).
     public func play() {
         applyPendingSwitch()
-        if lock.withLock({ index == nil && !order.isEmpty }) {
+        let restart = state.withLock { state -> MediaItem? in
             // Played through: start the queue over.
-            let first = lock.withLock { () -> MediaItem in
-                index = 0
-                return queue[order[0]]
-            }
-            engine.contentURL = first.url
+            guard state.index == nil, !state.order.isEmpty else { return nil }
+            state.index = 0
+            return state.nowPlaying
         }
+        if let restart { engine.contentURL = restart.url }
         engine.play()
     }
 
@@ -236,11 +263,11 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// The position within the now playing item, in seconds; setting it seeks there.
     /// While a switch waits (see `setQueue(with:)`), it is the time the program set, or 0.
     public var currentPlaybackTime: TimeInterval {
-        get { lock.withLock { pending.map { $0.time ?? 0 } } ?? engine.currentPlaybackTime }
+        get { state.withLock { $0.pending.map { $0.time ?? 0 } } ?? engine.currentPlaybackTime }
         set {
-            let waiting = lock.withLock { () -> Bool in
-                guard pending != nil else { return false }
-                pending?.time = newValue
+            let waiting = state.withLock { state -> Bool in
+                guard state.pending != nil else { return false }
+                state.pending?.time = newValue
                 return true
             }
             if !waiting { engine.currentPlaybackTime = newValue }
@@ -286,7 +313,7 @@ public final class MusicPlayerController: @unchecked Sendable {
     public func skipToNextItem() {
         applyPendingSwitch()
         let wasPlaying = engine.isPlayingOrAboutTo
-        guard let next = lock.withLock({ advance(afterEnd: false) }) else { return endOfQueue() }
+        guard let next = state.withLock({ $0.advance(afterEnd: false) }) else { return endOfQueue() }
         load(next, playing: wasPlaying)
     }
 
@@ -295,16 +322,16 @@ public final class MusicPlayerController: @unchecked Sendable {
     public func skipToPreviousItem() {
         applyPendingSwitch()
         let wasPlaying = engine.isPlayingOrAboutTo
-        let previous = lock.withLock { () -> MediaItem? in
-            guard let current = index, !order.isEmpty else { return nil }
+        let previous = state.withLock { state -> MediaItem? in
+            guard let current = state.index, !state.order.isEmpty else { return nil }
             if current > 0 {
-                index = current - 1
-            } else if repeats == .all {
-                index = order.count - 1
+                state.index = current - 1
+            } else if state.repeats == .all {
+                state.index = state.order.count - 1
             } else {
-                index = 0
+                state.index = 0
             }
-            return queue[order[index!]]
+            return state.nowPlaying
         }
         guard let previous else { return }
         load(previous, playing: wasPlaying)
@@ -321,12 +348,12 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// Starts posting `.musicPlayerControllerPlaybackStateDidChange`, `...NowPlayingItemDidChange` and
     /// `...VolumeDidChange`. Calls nest: each needs its `endGeneratingPlaybackNotifications()`.
     public func beginGeneratingPlaybackNotifications() {
-        lock.withLock { notifying += 1 }
+        state.withLock { $0.notifying += 1 }
     }
 
     /// Stops posting, once as many ends as begins were called.
     public func endGeneratingPlaybackNotifications() {
-        lock.withLock { notifying = max(0, notifying - 1) }
+        state.withLock { $0.notifying = max(0, $0.notifying - 1) }
     }
 
     // MARK: Internals
@@ -335,9 +362,9 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// timer; nil: whichever waits, before another call acts). The item playing now, asked for again at about the
     /// time it is at (within `restoreTolerance`, the time the program took), plays on untouched.
     private func applyPendingSwitch(generation: Int? = nil) {
-        let taken = lock.withLock { () -> PendingSwitch? in
-            guard let waiting = pending, generation == nil || waiting.generation == generation else { return nil }
-            pending = nil
+        let taken = state.withLock { state -> PendingSwitch? in
+            guard let waiting = state.pending, generation == nil || waiting.generation == generation else { return nil }
+            state.pending = nil
             return waiting
         }
         guard let taken else { return }
@@ -373,30 +400,6 @@ public final class MusicPlayerController: @unchecked Sendable {
         post(.musicPlayerControllerNowPlayingItemDidChange)
     }
 
-    /// The item after the now playing one, made the now playing one: the same again when it ended by itself under
-    /// `.one`; past the last, the first under `.all` (a new round), else nil (the queue was played through).
-    /// Under `lock`.
-    private func advance(afterEnd: Bool) -> MediaItem? {
-        guard let current = index else { return nil }
-        if afterEnd && repeats == .one { return queue[order[current]] }
-        if current + 1 < order.count {
-            index = current + 1
-        } else if repeats == .all && !order.isEmpty {
-            reshuffleForNewRound()
-            index = 0
-        } else {
-            index = nil
-            return nil
-        }
-        return queue[order[index!]]
-    }
-
-    /// A new round of `.all` while shuffling plays a new order, every item once. Under `lock`.
-    private func reshuffleForNewRound() {
-        guard shuffle == .songs else { return }
-        order = Self.order(count: queue.count, shuffle: .songs, first: nil)
-    }
-
     /// Indices in playing order: the queue's, or a shuffle that starts with `first` when given.
     private static func order(count: Int, shuffle: ShuffleMode, first: Int?) -> [Int] {
         guard shuffle == .songs else { return Array(0..<count) }
@@ -406,7 +409,7 @@ public final class MusicPlayerController: @unchecked Sendable {
     }
 
     private func post(_ name: Notification.Name) {
-        guard lock.withLock({ notifying > 0 }) else { return }
+        guard state.withLock({ $0.notifying > 0 }) else { return }
         NotificationCenter.default.post(name: name, object: self)
     }
 
@@ -429,12 +432,12 @@ public final class MusicPlayerController: @unchecked Sendable {
     /// one was between items keeps playing, and this one waits for it, interrupted.
     private func advanceAfterEnd() {
         // The item that ended was on its way out: the switch that waited plays now.
-        if lock.withLock({ pending != nil }) {
+        if state.withLock({ $0.pending != nil }) {
             applyPendingSwitch()
             if !engine.isPlayingOrAboutTo { engine.play() }
             return
         }
-        guard let next = lock.withLock({ advance(afterEnd: true) }) else { return endOfQueue() }
+        guard let next = state.withLock({ $0.advance(afterEnd: true) }) else { return endOfQueue() }
         engine.contentURL = next.url
         engine.playNextItem()
         post(.musicPlayerControllerNowPlayingItemDidChange)

@@ -459,17 +459,14 @@ enum JSONLine {
     }
 }
 
-/// What a Playlist follows: playback on a Cast receiver, or on an AirPlay speaker.
-protocol FollowedPlayback: Sendable {
+/// What a Playlist follows: `SenderPlayback` (a Cast receiver, an AirPlay speaker, a group) with what `cast` shows.
+protocol FollowedPlayback: SenderPlayback {
     /// The name of where it plays.
     var routeName: String { get }
     /// The level playback starts at.
     var startVolume: (level: Double, muted: Bool) { get }
     /// The duration when known before the first event.
     var knownDuration: Double? { get }
-    func nextEvent() throws(CastError) -> PlaybackEvent
-    func control(_ action: PlaybackControl.Action) throws(CastError)
-    func close()
     /// The message when the connection broke.
     func lostMessage(_ error: CastError) -> String
 }

@@ -1,7 +1,7 @@
-public import CastProtocol
 import CastAirPlay
 import CastDiscovery
 public import CastMedia
+public import CastProtocol
 import CastSecurity
 import Foundation
 import Synchronization
@@ -132,10 +132,13 @@ public final class Receiver: Sendable {
             $0.listenFD = fd
             $0.port = port
         }
-        logger.info("listening on port \(port) (address \(configuration.listenAddress), id \(id), auth \(configuration.auth.rawValue))")
+        logger.info(
+            "listening on port \(port) (address \(configuration.listenAddress), id \(id), auth \(configuration.auth.rawValue))"
+        )
         if MonotonicClock.testSkew != 0 {
             logger.warning(
-                "test only: this castd's CLOCK_MONOTONIC runs \(MonotonicClock.testSkew * 1e6) ppm off (CAST_TEST_CLOCK_SKEW_PPM); never set it on a real box")
+                "test only: this castd's CLOCK_MONOTONIC runs \(MonotonicClock.testSkew * 1e6) ppm off (CAST_TEST_CLOCK_SKEW_PPM); never set it on a real box"
+            )
         }
         let thread = Thread { [self] in acceptLoop(fd) }
         thread.name = "castd accept"
@@ -211,16 +214,24 @@ public final class Receiver: Sendable {
     /// The port of the AirPlay video service, once started with `--airplay-video`.
     public var airPlayPort: UInt16? { state.withLock { $0.airPlay?.port } }
 
-    /// Stops advertising and accepting. Connections in progress end when their peers go.
+    /// Stops the receiver's services, in the reverse of the order `start` started them (docs/architecture.md,
+    /// "castd's services"): the advertisements go first, so that no sender finds a receiver that no longer
+    /// answers; then the AirPlay service and the listener (no new connection is accepted; the revocation watcher
+    /// sees `stopped` and ends); then the session (its sender is told); then the spare worker and the idle window.
+    /// Connections in progress end when their peers go. Idempotent.
     public func stop() {
-        let (fd, advertisers, airPlay, session) = state.withLock {
-            state -> (Int32, [Advertiser], AirPlayVideoService?, PlaybackSession?) in
+        let (fd, advertisers, airPlay, session, window) = state.withLock {
+            state -> (Int32, [Advertiser], AirPlayVideoService?, PlaybackSession?, VideoWindow?) in
             state.stopped = true
             defer {
                 state.advertiser = nil
                 state.airPlayAdvertiser = nil
+                state.window = nil
             }
-            return (state.listenFD, [state.advertiser, state.airPlayAdvertiser].compactMap { $0 }, state.airPlay, state.session)
+            return (
+                state.listenFD, [state.advertiser, state.airPlayAdvertiser].compactMap { $0 }, state.airPlay,
+                state.session, state.window
+            )
         }
         for advertiser in advertisers { advertiser.stop() }
         airPlay?.stop()
@@ -232,6 +243,7 @@ public final class Receiver: Sendable {
 
         // castd is going: its waiting worker goes with it now, not when its death signal reaches it.
         SpareWorker.shared.close()
+        window?.close()
     }
 
     /// The status a `statusRequest` is answered with.
@@ -305,7 +317,9 @@ public final class Receiver: Sendable {
                 self?.tellWatchers(event, except: session)
                 if case .finished(let reason, let error, _) = event {
                     self?.state.withLock { $0.rules.finished(session.token) }
-                    logger.info("\"\(session.request.title)\" from \(session.senderName) finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")")
+                    logger.info(
+                        "\"\(session.request.title)\" from \(session.senderName) finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
+                    )
                 }
             },
             onEnd: { [weak self] session in
@@ -325,7 +339,9 @@ public final class Receiver: Sendable {
         }
         switch decision {
         case .refuse:
-            logger.info("\(senderName) asked to play; refused: busy with \(previous?.senderName ?? "another sender") (takeover deny)")
+            logger.info(
+                "\(senderName) asked to play; refused: busy with \(previous?.senderName ?? "another sender") (takeover deny)"
+            )
             return nil
         case .start(let interrupted):
             if let previous, previous.token == interrupted {
@@ -348,7 +364,9 @@ public final class Receiver: Sendable {
     /// The sender was sent `playAccepted` for `token`: a URL session starts its engine now, so that no event can
     /// reach the sender before the acceptance.
     func accepted(token: String) {
-        guard let session = state.withLock({ $0.session }), session.token == token, session.request.url != nil else { return }
+        guard let session = state.withLock({ $0.session }), session.token == token, session.request.url != nil else {
+            return
+        }
         session.startURL()
     }
 
@@ -385,7 +403,8 @@ public final class Receiver: Sendable {
             guard let session = state.withLock({ $0.session }) else { return false }
             if case .resumeAt(let instant) = action {
                 let ahead = Double(instant - MonotonicClock.nanoseconds()) / 1e6
-                logger.info("resume scheduled at \(instant) (CLOCK_MONOTONIC ns, \(String(format: "%.1f", ahead)) ms ahead)")
+                logger.info(
+                    "resume scheduled at \(instant) (CLOCK_MONOTONIC ns, \(String(format: "%.1f", ahead)) ms ahead)")
             }
             session.control(action)
             return true
@@ -470,7 +489,8 @@ public final class Receiver: Sendable {
         guard let session = state.withLock({ $0.session }) else {
             for (index, time) in request.times.enumerated() {
                 try? writer.send(
-                    .thumbnail(ThumbnailPart(request: request.request, index: index, time: time, error: "nothing plays")))
+                    .thumbnail(
+                        ThumbnailPart(request: request.request, index: index, time: time, error: "nothing plays")))
             }
             return
         }
@@ -557,7 +577,9 @@ public final class Receiver: Sendable {
     /// whether a connection is served, refused (its source has its share of unadmitted places) or served in place of
     /// the oldest unadmitted connection, which is closed.
     private func acceptLoop(_ listenFD: Int32) {
-        TCP.serve(listenFD, isStopped: { state.withLock { $0.stopped } }, onFailure: { logger.error("accept failed: \($0)") }) {
+        TCP.serve(
+            listenFD, isStopped: { state.withLock { $0.stopped } }, onFailure: { logger.error("accept failed: \($0)") }
+        ) {
             fd, peer in
             let accepted = (fd: fd, peer: peer)
             let wakeHandle = fcntl(accepted.fd, F_DUPFD_CLOEXEC, 0)

@@ -1,5 +1,21 @@
-import CastProtocol
+public import CastProtocol
 import CastRAOP
+
+/// Playback at the other end of the network, as a sender sees it: a Cast receiver (`RemotePlayback`), an AirPlay
+/// speaker (`SpeakerPlayback`) or a group of them (`GroupPlayback`). The pull side of the one vocabulary of playback
+/// (docs/architecture.md): events are taken in order (`nextEvent`), and a control returns once it is sent, or throws
+/// when the connection failed. CastKit turns one into a `PlaybackDriver` (`RemoteMoviePlayback`,
+/// `GroupMoviePlayback`); `cast` follows one as it is.
+public protocol SenderPlayback: AnyObject, Sendable {
+    /// The next event, in order; blocks until there is one.
+    /// - Throws: `CastError` `.connectionLost` when the connection ended before the playback finished.
+    func nextEvent() throws(CastError) -> PlaybackEvent
+    /// Carries out `action` (a `resumeAt` instant is in the receiver's clock).
+    /// - Throws: `CastError` when it could not be sent (or was refused).
+    func control(_ action: PlaybackControl.Action) throws(CastError)
+    /// Ends the connections; a reader waiting in `nextEvent` wakes with an error.
+    func close()
+}
 
 /// What a group (`GroupPlayback`) needs of one of its members: the wire's control actions in, playback events out,
 /// and a clock it can schedule by. A Cast receiver (`RemotePlayback`) keeps a clock of its own, which the group measures
@@ -7,7 +23,7 @@ import CastRAOP
 /// process is its timing server and tells it, in sync packets, at which instant of that clock each frame is heard.
 ///
 /// Thread-safety: one thread takes events; controls, time requests and `close` come from any thread.
-protocol GroupMemberPlayback: AnyObject, Sendable {
+protocol GroupMemberPlayback: SenderPlayback {
     /// The level it started at (0...1, muted).
     var levelAtStart: (level: Double, muted: Bool) { get }
     /// How far ahead of the instant a scheduled start must be told (nanoseconds): what it buffers before playing.
@@ -16,10 +32,11 @@ protocol GroupMemberPlayback: AnyObject, Sendable {
     func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent
     /// Sends a time request and returns its stamp; nil for a member that keeps the group's clock (nothing to measure).
     func requestTime() throws(CastError) -> Int64?
-    /// Carries out `action`; a `resumeAt` instant is in the member's clock.
-    func control(_ action: PlaybackControl.Action) throws(CastError)
-    func close()
 }
+
+extension RemotePlayback: SenderPlayback {}
+extension SpeakerPlayback: SenderPlayback {}
+extension GroupPlayback: SenderPlayback {}
 
 extension RemotePlayback: GroupMemberPlayback {
     var levelAtStart: (level: Double, muted: Bool) { initialVolume }

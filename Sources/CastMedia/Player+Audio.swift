@@ -63,6 +63,8 @@ private final class AudioWriter {
     /// Test only (`CAST_TEST_DRIFT_COMPENSATION=off`): the drift is measured and reported, never corrected, so that a
     /// test can show what the correction does.
     static let correctsDrift = ProcessInfo.processInfo.environment["CAST_TEST_DRIFT_COMPENSATION"] != "off"
+    static let logsDrift = ProcessInfo.processInfo.environment["CAST_TEST_DRIFT_LOG"] != nil
+    var lastDriftLog: UInt64 = 0
 
     init(player: Player, frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?, streamName: String) {
         self.player = player
@@ -254,6 +256,7 @@ private final class AudioWriter {
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(offset + chunk, bytes.count)])
             // Read per period, so that a volume change is heard from the next period on.
             let gain = player.gain
+            let began = Monotonic.now()
             let frames: Int
             if gain == 1 {
                 frames = try device.write(piece)
@@ -271,13 +274,18 @@ private final class AudioWriter {
             let delay = device.delay()
             let now = Monotonic.now()
             if pacesItself {
-                // A device that reports no delay (the file plugin over null) is taken to hold what it was given,
-                // up to its buffer: a blocking write returns when it made room.
+                // A device that reports no delay (the file plugin over null in the lab) is known to be full only when
+                // a write had to wait for room (it took half its own length or more): it then holds what it holds
+                // when full, a constant `DriftCompensation` calibrates away. A write that did not wait (the engine
+                // fell behind for a moment, or the device is filling) says nothing of where the device is.
                 let reports = delay >= device.periodFrames
-                let held = reports ? delay : min(framesSinceStart, device.bufferFrames)
-                correctDrift(
-                    played: position - Double(held) / Double(rate) * speed * mediaPerFrame, at: now,
-                    calibrates: !reports)
+                let waited = Double(now - began) / 1e9 >= 0.5 * Double(frames) / Double(rate)
+                if reports || waited {
+                    let held = reports ? delay : device.bufferFrames
+                    correctDrift(
+                        played: position - Double(held) / Double(rate) * speed * mediaPerFrame, at: now,
+                        calibrates: !reports)
+                }
             }
             if delay >= device.periodFrames {
                 let played = position - Double(delay) / Double(rate) * speed
@@ -330,9 +338,19 @@ private final class AudioWriter {
             drift = DriftCompensation(calibrates: calibrates)
             driftStart = start
         }
-        let rate = drift.update(error: played - player.clock.position(at: now), at: Double(now) / 1e9)
+        let error = played - player.clock.position(at: now)
+        let rate = drift.update(error: error, at: Double(now) / 1e9)
+        if Self.logsDrift, now > lastDriftLog + 1_000_000_000 {
+            lastDriftLog = now
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "castd: drift %.3f s: error %.3f ms, offset %.3f ms, rate %.1f ppm, written %.4f s\n",
+                        Double(now - start) / 1e9, error * 1000, (drift.offset ?? 0) * 1000, (rate - 1) * 1e6, position
+                    ).utf8))
+        }
         if Self.correctsDrift { resampler?.stretch = 1 / rate - 1 }
-        player.noteDeviceDrift(offset: drift.offset, ppm: (rate - 1) * 1e6)
+        player.noteDeviceDrift(offset: drift.offset, ppm: min(max((rate - 1) * 1e6, -1000), 1000))
     }
 
     /// Software volume: each S16 sample times `gain` (0...1), rounded to the nearest.

@@ -3,13 +3,13 @@ import XCTest
 
 /// The controller that keeps a self-paced sound card in step with a group (`DriftCompensation`), driven by simulated
 /// cards: errors and times in, the rate to play the media at out. The card's error grows by its drift plus the
-/// correction; it is seen only when a blocking write returns, late by up to one block of the device (here 5.3 ms, a
-/// pipe page of 8-channel audio, as in the lab), never early.
+/// correction; it is seen only when a blocking write returns, off by up to one block of the device (here 1.33 ms: a
+/// USB audio packet is 1 ms, the lab's pipe page 1.33 ms), one way only.
 final class DriftCompensationTests: XCTestCase {
     /// A card `drift` off (ppm of the clock's rate) for `seconds`, observed every 25 ms with block noise; returns the
     /// true error (s) each second and the mean rate over the last 20 s.
     private func simulate(
-        drift: Double, seconds: Double, calibrates: Bool = true, initialError: Double = 0, block: Double = 0.00533,
+        drift: Double, seconds: Double, calibrates: Bool = true, initialError: Double = 0, block: Double = 0.00133,
         seed: UInt64 = 1
     ) -> (errors: [Double], rate: Double) {
         var controller = DriftCompensation(calibrates: calibrates)

@@ -8,12 +8,12 @@
 /// the clock and removes it. With settle 2 s and integral time 4 s (Ki = Kp² / 4) the loop is critically damped. The
 /// rate stays within ±`limit`, and the integral stops growing while it is held at the limit (no wind-up).
 ///
-/// Each error is taken through the upper envelope of the last `window` of them (their largest): where the card is is
+/// Each error is taken through the upper envelope of the last `window` of them (the largest but a tenth): where the card is is
 /// known only at the moments a blocking write returns, and a device that moves audio in blocks (a DMA period whose
 /// pointer is updated once a period, a USB packet, a page of a pipe) makes that estimate vary by up to a block from
 /// one write to the next. The largest of a second's errors is the steadiest: on a card whose delay lags its pointer, the
 /// one taken just after the pointer moved; in the lab's pipe, the one with a whole page held (a constant, calibrated
-/// away).
+/// away). The largest tenth is left out: a stray early reading would otherwise move the envelope for a whole window.
 ///
 /// A device that reports no delay (`calibrates`; `AlsaDevice.delay()` is 0, as ALSA's file plugin over null in the
 /// lab) hides what it holds, so the error it yields is off by a constant; the envelope of the first `window` after a
@@ -27,6 +27,8 @@ struct DriftCompensation: Sendable {
     static let limit = 0.001
     /// The envelope's span: 1 s.
     static let window = 1.0
+    /// The envelope: this quantile of the window's errors.
+    static let envelopeQuantile = 0.9
 
     /// Whether the first window's envelope is the zero (a device that reports no delay).
     let calibrates: Bool
@@ -52,7 +54,8 @@ struct DriftCompensation: Sendable {
         let start = first ?? time
         first = start
         recent.removeFirst(recent.prefix { $0.time < time - Self.window }.count)
-        let envelope = recent.map(\.error).max() ?? error
+        let sorted = recent.map(\.error).sorted()
+        let envelope = sorted[Int(Double(sorted.count - 1) * Self.envelopeQuantile)]
         if time - start < Self.window {
             last = time
             return rate

@@ -51,8 +51,6 @@ private final class AudioWriter {
     var deviceFrames = 0
     /// Whether the device paces itself (`AlsaDevice.pacesItself`).
     let pacesItself: Bool
-    /// Device frames written since the device last started (prepared after a seek or a pause): what it holds at most.
-    var framesSinceStart = 0
     /// Whether the segment's first audio is still to be preceded by silence up to its instant (a self-paced device).
     var needsPriming = false
     /// The controller of a self-paced device's drift in a group, and the group start it follows (nil: none yet).
@@ -63,6 +61,7 @@ private final class AudioWriter {
     /// Test only (`CAST_TEST_DRIFT_COMPENSATION=off`): the drift is measured and reported, never corrected, so that a
     /// test can show what the correction does.
     static let correctsDrift = ProcessInfo.processInfo.environment["CAST_TEST_DRIFT_COMPENSATION"] != "off"
+    /// Test only (`CAST_TEST_DRIFT_LOG`): a line a second on standard error with the error measured and the correction.
     static let logsDrift = ProcessInfo.processInfo.environment["CAST_TEST_DRIFT_LOG"] != nil
     var lastDriftLog: UInt64 = 0
 
@@ -270,7 +269,6 @@ private final class AudioWriter {
             written += Double(frames) / Double(rate) * speed * mediaPerFrame
             offset += frames * device.frameBytes
             deviceFrames += frames
-            framesSinceStart += frames
             let delay = device.delay()
             let now = Monotonic.now()
             if pacesItself {
@@ -279,7 +277,7 @@ private final class AudioWriter {
                 // when full, a constant `DriftCompensation` calibrates away. A write that did not wait (the engine
                 // fell behind for a moment, or the device is filling) says nothing of where the device is.
                 let reports = delay >= device.periodFrames
-                let waited = Double(now - began) / 1e9 >= 0.5 * Double(frames) / Double(rate)
+                let waited = frames > 0 && Double(now - began) / 1e9 >= 0.5 * Double(frames) / Double(rate)
                 if reports || waited {
                     let held = reports ? delay : device.bufferFrames
                     correctDrift(
@@ -313,13 +311,11 @@ private final class AudioWriter {
             }
             frames -= n
             deviceFrames += done
-            framesSinceStart += done
         }
     }
 
     /// Forgets the drift learnt (a seek, a pause: the device starts again, and so may the group's timeline).
     private func restartDrift() {
-        framesSinceStart = 0
         drift = DriftCompensation(calibrates: false)
         driftStart = nil
         resampler?.stretch = 0
@@ -415,9 +411,7 @@ private final class AudioWriter {
         restartDrift()
         if unplayed > 0 {
             let tail = Array(recent.suffix(unplayed))
-            let done = try tail.withUnsafeBytes { try device.write($0) }
-            deviceFrames += done
-            framesSinceStart += done
+            deviceFrames += try tail.withUnsafeBytes { try device.write($0) }
         }
     }
 }

@@ -135,7 +135,9 @@ final class ResamplerCompensationTests: XCTestCase {
         for stretch in [0.0, 0.0005, -0.0005, 0.001, 0.01] {
             let result = try outputFrames(stretch: stretch)
             let expected = Double(input) * (1 + min(max(stretch, -0.001), 0.001))
-            print("stretch \(stretch): \(result.frames) frames for \(input), \(expected) expected; largest step \(result.peakStep)")
+            print(
+                "stretch \(stretch): \(result.frames) frames for \(input), \(expected) expected;"
+                    + " largest step \(result.peakStep)")
             XCTAssertEqual(Double(result.frames), expected, accuracy: 40, "stretch \(stretch)")
             // A 1 kHz tone at 16000 moves at most 2π·1000/48000·16000 ≈ 2094 a sample: no click, no skipped period.
             XCTAssertLessThan(result.peakStep, 2200, "stretch \(stretch)")

@@ -16,9 +16,9 @@ public enum Capture {
         ]
     }
 
-    /// The byte offset of the first beep onset at or after byte `from` of an S16 capture of `channels` (channel 0): the first
-    /// sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of full
-    /// scale follows within 10.
+    /// The byte offset of the first beep onset at or after byte `from` of an S16 capture of `channels` (channel 0): the
+    /// first sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of
+    /// full scale follows within 10.
     public static func beepOnset(in bytes: Data, from: Int, channels: Int = 2) -> Int? {
         bytes.withUnsafeBytes { raw -> Int? in
             let stride = channels * 2

@@ -7,13 +7,14 @@ import Glibc
 /// A DAC made of a FIFO: a thread reads one pipe page (4096 bytes) at each of its deadlines, `rate` frames per second
 /// of this test's CLOCK_MONOTONIC (48 kHz × (1 + ppm·10⁻⁶), absolute deadlines, so its crystal neither wanders nor
 /// catches up), beginning when the first bytes arrive (a card starts with its first write). The pipe is the card's
-/// buffer (F_SETPIPE_SZ: `pages` of 4096 bytes), so a writer that runs ahead blocks until the card takes a page. (ALSA's
-/// file plugin before it is no buffer: it holds back one ALSA buffer and passes on what each write adds, only when castd
-/// writes; with a pipe of one page castd's writer woke too late for its next write a quarter of the time on a loaded
-/// machine.) A writer learns where the card is only when a page is freed: the wider a frame, the finer that grain (16
-/// channels of S32 make a page 64 frames, 1.3 ms). Only channel 0 is kept, as S16 (`samples`). Frame i of what was read is played
-/// at `start + i / rate`, exactly as on a card; a deadline that finds less than a page is an underrun (the card plays
-/// silence for the missing part, which is recorded as zeros so that later frames keep their times).
+/// buffer (F_SETPIPE_SZ: `pages` of 4096 bytes), so a writer that runs ahead blocks until the card takes a page.
+/// (ALSA's file plugin before it is no buffer: it holds back one ALSA buffer and passes on what each write adds, only
+/// when castd writes; with a pipe of one page castd's writer woke too late for its next write a quarter of the time on
+/// a loaded machine.) A writer learns where the card is only when a page is freed: the wider a frame, the finer that
+/// grain (16 channels of S32 make a page 64 frames, 1.3 ms). Only channel 0 is kept, as S16 (`samples`). Frame i of
+/// what was read is played at `start + i / rate`, exactly as on a card; a deadline that finds less than a page is an
+/// underrun (the card plays silence for the missing part, which is recorded as zeros so that later frames keep their
+/// times).
 public final class PacedCapture: @unchecked Sendable {
     // Invariant: `fd`, `path`, `rate`, `frameBytes` are set in init; `state` is read and written only under `lock`.
     public let path: String
@@ -111,7 +112,9 @@ public final class PacedCapture: @unchecked Sendable {
                 if n <= 0 { break }
                 got += n
             }
-            if got < Self.page { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress! + got, 0, Self.page - got) } }
+            if got < Self.page {
+                buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress! + got, 0, Self.page - got) }
+            }
             var channel0 = [UInt8](repeating: 0, count: 2 * (Self.page / frameBytes))
             for frame in 0..<(Self.page / frameBytes) {
                 // The sample's two most significant bytes (little-endian).

@@ -6,14 +6,14 @@ import XCTest
 /// A group whose members' sound cards pace themselves (docs/multiroom.md, "A sound card that paces itself"): each castd
 /// is told `--audio-clock device`, and its ALSA file PCM writes into a FIFO that this test drains at the pace of a card
 /// of its own (`PacedCapture`: a pipe page at each deadline of 48 kHz × (1 + ppm·10⁻⁶) on this test's clock), so that
-/// castd's writes block on the card and the card, not castd, sets the pace, as on real hardware. Each sample's play time
-/// is the card's: when it was started plus its index over the card's rate. The members run in time namespaces of their
-/// own with box clocks 100 ppm fast and slow (`CAST_TEST_CLOCK_SKEW_PPM`), their cards 150 ppm fast and slow against
-/// this test's clock: left alone the two cards drift 0.3 ms a second apart (18 ms over a minute); castd resamples each
-/// one onto the group's timeline (`DriftCompensation`).
+/// castd's writes block on the card and the card, not castd, sets the pace, as on real hardware. Each sample's play
+/// time is the card's: when it was started plus its index over the card's rate. The members run in time namespaces of
+/// their own with box clocks 100 ppm fast and slow (`CAST_TEST_CLOCK_SKEW_PPM`), their cards 150 ppm fast and slow
+/// against this test's clock: left alone the two cards drift 0.3 ms a second apart (18 ms over a minute); castd
+/// resamples each one onto the group's timeline (`DriftCompensation`).
 ///
-/// `CAST_TEST_DRIFT_COMPENSATION=off` (test only) makes castd measure and report the drift but not correct it: the
-/// test then fails, and prints how far the cards drifted.
+/// `CAST_TEST_DRIFT_COMPENSATION=off` (test only) makes castd measure and report the drift but not correct it: the test
+/// then fails, and prints how far the cards drifted.
 final class PacedCardGroupTests: LabTestCase {
     override class var labPrefix: String { "pcd" }
     override class var labRooms: Int { 2 }
@@ -105,7 +105,8 @@ final class PacedCardGroupTests: LabTestCase {
             print(
                 "card member \(member.name): \(member.card.frames) frames played, \(underruns.count) underruns while playing"
                     + " (\(member.card.allUnderruns.count) with the end's)")
-            XCTAssertEqual(underruns.count, 0, "\(member.name): the card ran dry while castd played, at \(underruns.prefix(10))")
+            XCTAssertEqual(
+                underruns.count, 0, "\(member.name): the card ran dry while castd played, at \(underruns.prefix(10))")
             times.append(beepTimes(member.card))
         }
         // What castd measured (CAST_TEST_DRIFT_LOG): its card's error against its clock, the correction.

@@ -92,7 +92,8 @@ final class AlsaDevice: @unchecked Sendable {
         let length = snd_output_buffer_string(output, &text)
         guard let text, length > 0 else { return false }
         let dump = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
-        return dump.split(separator: "\n").last { $0.contains(" PCM") && !$0.hasPrefix(" ") }?.contains("Null PCM") ?? false
+        let last = dump.split(separator: "\n").last { $0.contains(" PCM") && !$0.hasPrefix(" ") }
+        return last?.contains("Null PCM") ?? false
     }
 
     deinit { snd_pcm_close(pcm) }

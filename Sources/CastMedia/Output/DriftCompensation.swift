@@ -1,23 +1,24 @@
 /// Keeps a sound card that paces itself in step with the clock it should follow (a group member's `PlaybackClock`,
-/// which `Player.align` keeps on the group's timeline): the card's position against that clock in, the rate to play
-/// the media at against the card out, applied by resampling (`Resampler.stretch`). Pure: errors and times are
-/// arguments, so it is tested without a card (DriftCompensationTests).
+/// which `Player.align` keeps on the group's timeline): the card's position against that clock in, the rate to play the
+/// media at against the card out, applied by resampling (`Resampler.stretch`). Pure: errors and times are arguments, so
+/// it is tested without a card (DriftCompensationTests).
 ///
 /// A PI controller: the rate is `1 − (error / settle + ∫error / integralTime²)`. The proportional term alone would
 /// leave an error of drift × settle (0.3 ms for a card 150 ppm off); the integral term learns the card's rate against
 /// the clock and removes it. With settle 2 s and integral time 4 s (Ki = Kp² / 4) the loop is critically damped. The
 /// rate stays within ±`limit`, and the integral stops growing while it is held at the limit (no wind-up).
 ///
-/// Each error is taken through the upper envelope of the last `window` of them (the largest but a tenth): where the card is is
-/// known only at the moments a blocking write returns, and a device that moves audio in blocks (a DMA period whose
-/// pointer is updated once a period, a USB packet, a page of a pipe) makes that estimate vary by up to a block from
-/// one write to the next. The largest of a second's errors is the steadiest: on a card whose delay lags its pointer, the
-/// one taken just after the pointer moved; in the lab's pipe, the one with a whole page held (a constant, calibrated
-/// away). The largest tenth is left out: a stray early reading would otherwise move the envelope for a whole window.
+/// Each error is taken through the upper envelope of the last `window` of them (the largest but a tenth): where the
+/// card is is known only at the moments a blocking write returns, and a device that moves audio in blocks (a DMA period
+/// whose pointer is updated once a period, a USB packet, a page of a pipe) makes that estimate vary by up to a block
+/// from one write to the next. The largest of a second's errors is the steadiest: on a card whose delay lags its
+/// pointer, the one taken just after the pointer moved; in the lab's pipe, the one with a whole page held (a constant,
+/// calibrated away). The largest tenth is left out: a stray early reading would otherwise move the envelope for a whole
+/// window.
 ///
-/// A device that reports no delay (`calibrates`; `AlsaDevice.delay()` is 0, as ALSA's file plugin over null in the
-/// lab) hides what it holds, so the error it yields is off by a constant; the envelope of the first `window` after a
-/// start is taken as its zero, the start itself being placed right by priming the device with silence.
+/// A device that reports no delay (`calibrates`; `AlsaDevice.delay()` is 0, as ALSA's file plugin over null in the lab)
+/// hides what it holds, so the error it yields is off by a constant; the envelope of the first `window` after a start
+/// is taken as its zero, the start itself being placed right by priming the device with silence.
 struct DriftCompensation: Sendable {
     /// How long the error takes to be made up by the proportional term: 2 s.
     static let settle = 2.0

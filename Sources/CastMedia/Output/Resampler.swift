@@ -59,7 +59,8 @@ final class Resampler {
         if compensates {
             let stretch = min(max(stretch, -0.001), 0.001)
             let delta = Int32((stretch * Double(compensationDistance)).rounded())
-            try checkFFmpeg("\(streamName): swr_set_compensation", swr_set_compensation(swr, delta, compensationDistance))
+            try checkFFmpeg(
+                "\(streamName): swr_set_compensation", swr_set_compensation(swr, delta, compensationDistance))
         }
         let inSamples = frame.map { Int32($0.pointer.pointee.nb_samples) } ?? 0
         let capacity = Int(swr_get_out_samples(swr, inSamples)) + 32
@@ -95,7 +96,9 @@ final class Resampler {
 
     /// Converts interleaved S16 `samples` (`channels` to a frame, at `rate`) as if they were a decoded frame: how tests
     /// feed the resampler without FFmpeg's types.
-    func convert(s16 samples: [Int16], channels: Int, rate: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    func convert(
+        s16 samples: [Int16], channels: Int, rate: Int, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         let frame = Frame()
         let pointer = frame.pointer
         pointer.pointee.format = AV_SAMPLE_FMT_S16.rawValue

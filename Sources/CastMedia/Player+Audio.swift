@@ -7,6 +7,11 @@ extension Player {
     /// Writes never run more than the device buffer ahead of the clock, so a device that accepts audio at once
     /// (ALSA `null`, `file`) still plays in real time. When the device holds audio (its delay is at least a
     /// period), played = written − delay, and the clock follows it: the audio clock is the master.
+    ///
+    /// A device that paces itself (`AlsaDevice.pacesItself`, a sound card) is written as fast as it takes audio, its
+    /// blocking writes setting the pace; a segment's first audio is preceded by silence up to the instant it is due.
+    /// In a group, its drift from the clock (which `align` keeps on the group's timeline) is corrected by resampling
+    /// (`DriftCompensation`, `Resampler.stretch`).
     func runAudioOutput(frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?, streamName: String) {
         do {
             try AudioWriter(player: self, frames: frames, timing: timing, device: device, streamName: streamName).run()
@@ -44,13 +49,32 @@ private final class AudioWriter {
     var tempo: AudioTempo?
     /// Device frames written since the device was opened (the timing log's count).
     var deviceFrames = 0
+    /// Whether the device paces itself (`AlsaDevice.pacesItself`).
+    let pacesItself: Bool
+    /// Whether the segment's first audio is still to be preceded by silence up to its instant (a self-paced device).
+    var needsPriming = false
+    /// The controller of a self-paced device's drift in a group, and the group start it follows (nil: none yet).
+    var drift = DriftCompensation(calibrates: false)
+    var driftStart: UInt64?
+    /// The media seconds each device frame of the resampler's current output stands for, per second of the rate.
+    var mediaPerFrame = 1.0
+    /// Test only (`CAST_TEST_DRIFT_COMPENSATION=off`): the drift is measured and reported, never corrected, so that a
+    /// test can show what the correction does.
+    static let correctsDrift = ProcessInfo.processInfo.environment["CAST_TEST_DRIFT_COMPENSATION"] != "off"
+    /// Test only (`CAST_TEST_DRIFT_LOG`): a line a second on standard error with the error measured and the correction.
+    static let logsDrift = ProcessInfo.processInfo.environment["CAST_TEST_DRIFT_LOG"] != nil
+    var lastDriftLog: UInt64 = 0
 
     init(player: Player, frames: BoundedQueue<Frame>, timing: StreamTiming, device: AlsaDevice?, streamName: String) {
         self.player = player
         self.frames = frames
         self.timing = timing
         self.device = device
-        self.resampler = device.map { Resampler(outputRate: $0.rate, speakers: $0.speakers, streamName: streamName) }
+        pacesItself = device?.pacesItself ?? false
+        self.resampler = device.map {
+            Resampler(
+                outputRate: $0.rate, speakers: $0.speakers, streamName: streamName, compensates: $0.pacesItself)
+        }
         if let device {
             rate = device.rate
             recentLimit = device.bufferFrames * device.frameBytes
@@ -127,6 +151,8 @@ private final class AudioWriter {
         let firstTime = firstTime.map { timeline.place(stamp: $0, duration: 0).time }
         serial = segment.serial
         written = 0
+        needsPriming = pacesItself
+        restartDrift()
         recent.removeAll()
         skipFrames = 0
         base = firstTime ?? anchor
@@ -168,6 +194,7 @@ private final class AudioWriter {
 
     private func play(_ frame: Frame) throws {
         if let resampler {
+            mediaPerFrame = 1 / (1 + resampler.stretch)
             try resampler.convert(frame) { try deliver($0) }
         } else {
             var samples = Int64(frame.pointer.pointee.nb_samples)
@@ -218,10 +245,17 @@ private final class AudioWriter {
         let chunk = device.periodFrames * device.frameBytes
         var offset = 0
         while offset < bytes.count {
-            try waitUntilDue(position - lead * speed)
+            if !pacesItself || needsPriming {
+                try waitUntilDue(position - lead * speed)
+            } else {
+                // The device's blocking writes pace it; only pause, seek and stop are looked at.
+                try waitUntilDue(-.greatestFiniteMagnitude)
+            }
+            if needsPriming { try prime() }
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(offset + chunk, bytes.count)])
             // Read per period, so that a volume change is heard from the next period on.
             let gain = player.gain
+            let began = Monotonic.now()
             let frames: Int
             if gain == 1 {
                 frames = try device.write(piece)
@@ -232,11 +266,25 @@ private final class AudioWriter {
                     return try device.write(scaled)
                 }
             }
-            written += Double(frames) / Double(rate) * speed
+            written += Double(frames) / Double(rate) * speed * mediaPerFrame
             offset += frames * device.frameBytes
             deviceFrames += frames
             let delay = device.delay()
             let now = Monotonic.now()
+            if pacesItself {
+                // A device that reports no delay (the file plugin over null in the lab) is known to be full only when
+                // a write had to wait for room (it took half its own length or more): it then holds what it holds
+                // when full, a constant `DriftCompensation` calibrates away. A write that did not wait (the engine
+                // fell behind for a moment, or the device is filling) says nothing of where the device is.
+                let reports = delay >= device.periodFrames
+                let waited = frames > 0 && Double(now - began) / 1e9 >= 0.5 * Double(frames) / Double(rate)
+                if reports || waited {
+                    let held = reports ? delay : device.bufferFrames
+                    correctDrift(
+                        played: position - Double(held) / Double(rate) * speed * mediaPerFrame, at: now,
+                        calibrates: !reports)
+                }
+            }
             if delay >= device.periodFrames {
                 let played = position - Double(delay) / Double(rate) * speed
                 player.clock.follow(played, at: now, tolerance: 0.02)
@@ -245,6 +293,60 @@ private final class AudioWriter {
                 log.audio(frames: deviceFrames, at: now, latency: Int64(bitPattern: due &- now))
             }
         }
+    }
+
+    /// Silence before a segment's first audio on a self-paced device, so that its first sample is heard at the instant
+    /// the clock says (a card starts playing with its first write): from now to that instant, less what it holds.
+    private func prime() throws {
+        needsPriming = false
+        guard let device, let due = player.clock.dueTime(of: position) else { return }
+        let now = Monotonic.now()
+        guard due > now else { return }
+        var frames = Int(Double(due - now) / 1e9 * Double(rate)) - device.delay()
+        let silence = [UInt8](repeating: 0, count: device.periodFrames * device.frameBytes)
+        while frames > 0 {
+            let n = min(frames, device.periodFrames)
+            let done = try silence.withUnsafeBytes {
+                try device.write(UnsafeRawBufferPointer(rebasing: $0[0..<(n * device.frameBytes)]))
+            }
+            frames -= n
+            deviceFrames += done
+        }
+    }
+
+    /// Forgets the drift learnt (a seek, a pause: the device starts again, and so may the group's timeline).
+    private func restartDrift() {
+        drift = DriftCompensation(calibrates: false)
+        driftStart = nil
+        resampler?.stretch = 0
+        player.noteDeviceDrift(offset: nil, ppm: nil)
+    }
+
+    /// Keeps a self-paced device on the clock while the player follows a group's timeline: the device's position
+    /// (`played` at `now`) against the clock's is the error `DriftCompensation` turns into the rate the media is
+    /// resampled at. A new scheduled start begins again.
+    private func correctDrift(played: Double, at now: UInt64, calibrates: Bool) {
+        guard let start = player.groupStart, now > start, player.clock.isRunning else {
+            if driftStart != nil { restartDrift() }
+            return
+        }
+        if driftStart != start {
+            drift = DriftCompensation(calibrates: calibrates)
+            driftStart = start
+        }
+        let error = played - player.clock.position(at: now)
+        let rate = drift.update(error: error, at: Double(now) / 1e9)
+        if Self.logsDrift, now > lastDriftLog + 1_000_000_000 {
+            lastDriftLog = now
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "castd: drift %.3f s: error %.3f ms, offset %.3f ms, rate %.1f ppm, written %.4f s\n",
+                        Double(now - start) / 1e9, error * 1000, (drift.offset ?? 0) * 1000, (rate - 1) * 1e6, position
+                    ).utf8))
+        }
+        if Self.correctsDrift { resampler?.stretch = 1 / rate - 1 }
+        player.noteDeviceDrift(offset: drift.offset, ppm: min(max((rate - 1) * 1e6, -1000), 1000))
     }
 
     /// Software volume: each S16 sample times `gain` (0...1), rounded to the nearest.
@@ -306,6 +408,7 @@ private final class AudioWriter {
         player.resumeClockIfPlaying()
         guard let device else { return }
         device.prepare()
+        restartDrift()
         if unplayed > 0 {
             let tail = Array(recent.suffix(unplayed))
             deviceFrames += try tail.withUnsafeBytes { try device.write($0) }

@@ -80,7 +80,8 @@ extension Player {
             guard case .alsa(let name) = configuration.audio else { return nil }
             let codec = decoder.context.pointee
             return try AlsaDevice(
-                name: name, rate: Int(codec.sample_rate), channels: min(max(configuration.audioChannels, 1), 8))
+                name: name, rate: Int(codec.sample_rate), channels: min(max(configuration.audioChannels, 1), 8),
+                clock: configuration.audioClock)
         }
 
         // What is known after probing. The load state follows the buffer from here on (Player+Buffering.swift).

@@ -35,8 +35,8 @@ extension Player {
     /// ±`maximumTrim`; an error over `alignJump` (a member that fell behind) moves the clock at once.
     ///
     /// The clock paces the outputs the engine paces (video, and sound on a PCM that takes what it is given, such as
-    /// ALSA's null and file PCMs). A sound card paces itself, and the clock follows it; keeping a card in step needs the
-    /// same trim applied by resampling (docs/multiroom.md).
+    /// ALSA's null and file PCMs). A sound card paces itself: the audio output keeps it on this clock by resampling
+    /// (`DriftCompensation`), and the `sync` event then reports the card's offset and correction (docs/multiroom.md).
     public func align(elapsed: Double, at instant: UInt64) {
         lock.withLock {
             guard var alignment = state.alignment, control.current == .playing, clock.isRunning, !state.seeking,
@@ -63,7 +63,20 @@ extension Player {
             let trim = min(max(ratio * (1 - error / Self.alignSettle), 1 - Self.maximumTrim), 1 + Self.maximumTrim)
             clock.setTrim(trim)
             state.alignment = alignment
-            emit(.sync(offset: error, trim: (trim - 1) * 1e6))
+            if let drift = state.deviceDrift {
+                emit(.sync(offset: error + (drift.offset ?? 0), trim: drift.ppm))
+            } else {
+                emit(.sync(offset: error, trim: (trim - 1) * 1e6))
+            }
         }
+    }
+
+    /// The instant the group's timeline began for this member (its last scheduled resume, CLOCK_MONOTONIC ns), or nil
+    /// when it follows none: what a self-paced audio device is kept in step for.
+    var groupStart: UInt64? { lock.withLock { state.alignment?.time } }
+
+    /// The audio output's report of a self-paced device's drift (nil: none measured), for the next `sync` event.
+    func noteDeviceDrift(offset: Double?, ppm: Double?) {
+        lock.withLock { state.deviceDrift = ppm.map { (offset, $0) } }
     }
 }

@@ -36,6 +36,9 @@ public final class Player: @unchecked Sendable {
         /// Where the group's timeline began for this member (its last scheduled resume), and the first alignment
         /// since (Player+Group.swift); nil when no scheduled resume started playback, or a seek left that timeline.
         var alignment: GroupAlignment?
+        /// A self-paced audio device's drift from the clock while it follows a group (the audio output's
+        /// `DriftCompensation`): its offset (nil while it is calibrated) and the correction, in ppm of the rate.
+        var deviceDrift: (offset: Double?, ppm: Double)?
         /// A seek asked for before playback started, carried out as soon as it starts.
         var pendingSeek: (seconds: Double, exact: Bool)?
         /// Software volume (0...1) and mute, applied to the samples before they reach the device.

@@ -9,6 +9,21 @@ public enum AudioOutput: Sendable, Equatable {
     case alsa(device: String)
 }
 
+/// Who paces the audio: the sound card, or the engine's clock (DESIGN.md 6; docs/multiroom.md, "A sound card that
+/// paces itself").
+public enum AudioClock: String, Sendable, Equatable, CaseIterable {
+    /// By the PCM: one that ends in ALSA's `null` (`null` itself, the `file` plugin over it, as the lab's captures)
+    /// takes what it is given, and the engine paces it; any other (a card, a plugin over one, a sound server) paces
+    /// itself.
+    case auto
+    /// The device paces itself: the engine writes up to its buffer ahead, its blocking writes set the pace, and the
+    /// clock follows it (played = written − delay). In a group its drift from the group's timeline is corrected by
+    /// resampling (`DriftCompensation`).
+    case device
+    /// The engine paces the writes by its clock, one device buffer ahead; in a group the clock's trim keeps it in step.
+    case engine
+}
+
 /// Where the engine presents video.
 public enum VideoOutput: Sendable, Equatable {
     /// Video is decoded and timed but not shown.
@@ -66,6 +81,8 @@ public struct PlayerConfiguration: Sendable {
     /// standard matrix (`ffmpeg -ac N`) and written in the device's channel order. 2 (stereo) by default: ALSA's own
     /// conversion would keep only the first channels of a wider source, and lose the centre where dialogue is.
     public var audioChannels = 2
+    /// Who paces the audio device (`AudioClock`): by the PCM unless told.
+    public var audioClock: AudioClock = .auto
     /// The language of the audio track to play (ISO 639-2 "fra" or 639-1 "fr"), when the media has several; nil, or a
     /// language no track has: the track FFmpeg picks (the default one).
     public var audioLanguage: String?

@@ -79,6 +79,7 @@ public struct ReceiverSettings: Sendable {
         OptionSpec("listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
         OptionSpec("audio-device", value: "PCM", help: "ALSA PCM to play audio on, or none (default: default)"),
         OptionSpec("audio-channels", value: "N", help: "channels the PCM plays, 1 to 8; sources are downmixed to them (default 2)"),
+        OptionSpec("audio-clock", value: "MODE", help: "who paces audio: device (a sound card), engine (castd's clock) or auto (default: by the PCM)"),
         OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE (default: window with a display, else none)"),
         OptionSpec("scaling", value: "MODE", help: "how the window fits pictures: aspectFit (default), aspectFill, fill or none"),
         OptionSpec("timing-log", value: "FILE", help: "write when each video frame and audio period was presented (A/V sync checks)"),
@@ -167,6 +168,9 @@ public struct ReceiverSettings: Sendable {
         guard let audioChannels = Int(values["audio-channels"] ?? "2"), (1...8).contains(audioChannels) else {
             throw Problem("--audio-channels must be a number from 1 to 8")
         }
+        guard let audioClock = AudioClock(rawValue: values["audio-clock"] ?? "auto") else {
+            throw Problem("--audio-clock must be device, engine or auto")
+        }
         guard let takeover = TakeoverPolicy(rawValue: values["takeover"] ?? "allow") else {
             throw Problem("--takeover must be allow or deny")
         }
@@ -197,6 +201,7 @@ public struct ReceiverSettings: Sendable {
         var engine = PlayerConfiguration(audio: audioDevice == "none" ? .none : .alsa(device: audioDevice), video: video,
             scalingMode: scaling, timingLog: values["timing-log"])
         engine.audioChannels = audioChannels
+        engine.audioClock = audioClock
         configuration = ReceiverConfiguration(
             name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth,
             stateDirectory: values["state-dir"] ?? Self.defaultStateDirectory(environment), takeover: takeover,

@@ -57,6 +57,7 @@ final class ReceiverSettingsTests: XCTestCase {
         XCTAssertEqual(configuration.engine.video, .none, "no display: no window")
         XCTAssertEqual(configuration.engine.scalingMode, .aspectFit)
         XCTAssertEqual(configuration.engine.audioChannels, 2)
+        XCTAssertEqual(configuration.engine.audioClock, .auto, "by the PCM")
         XCTAssertEqual(configuration.decoderIsolation, .on(DecoderLimits()))
         XCTAssertNil(configuration.airPlayVideoPort)
         XCTAssertNil(settings.eventsPath)
@@ -68,6 +69,7 @@ final class ReceiverSettingsTests: XCTestCase {
     func testEveryValueIsTakenAndChecked() throws {
         let settings = try parse([
             "--name", "Kitchen", "--port", "0", "--listen", "127.0.0.1", "--audio-device", "none", "--audio-channels", "6",
+            "--audio-clock", "device",
             "--video-out", "framemd5:/tmp/f.md5", "--scaling", "fill", "--takeover", "deny", "--sender-timeout", "2.5",
             "--pairing-attempts", "3", "--decoder-memory", "600", "--decoder-cpu", "30", "--no-advertise",
             "--airplay-video", "--airplay-port", "7002", "--events", "-", "--state-dir", "/state",
@@ -78,6 +80,7 @@ final class ReceiverSettingsTests: XCTestCase {
         XCTAssertEqual(configuration.listenAddress, "127.0.0.1")
         XCTAssertEqual(configuration.engine.audio, .none)
         XCTAssertEqual(configuration.engine.audioChannels, 6)
+        XCTAssertEqual(configuration.engine.audioClock, .device)
         XCTAssertEqual(configuration.engine.video, .framemd5(path: "/tmp/f.md5"))
         XCTAssertEqual(configuration.engine.scalingMode, .fill)
         XCTAssertEqual(configuration.takeover, .deny)
@@ -97,6 +100,7 @@ final class ReceiverSettingsTests: XCTestCase {
             (["--name", String(repeating: "x", count: 64)], "--name must be 1 to 63 bytes"),
             (["--port", "65536"], "--port must be a number"),
             (["--auth", "pins"], "--auth must be pin, password or none"),
+            (["--audio-clock", "card"], "--audio-clock must be device, engine or auto"),
             (["--video-out", "framemd5:"], "--video-out must be"),
             (["--scaling", "stretch"], "--scaling must be"),
             (["--audio-device", ""], "--audio-device must name"),

@@ -16,24 +16,25 @@ public enum Capture {
         ]
     }
 
-    /// The byte offset of the first beep onset at or after byte `from` of an S16 stereo capture (channel 0): the first
-    /// sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of full
-    /// scale follows within 10.
-    public static func beepOnset(in bytes: Data, from: Int) -> Int? {
+    /// The byte offset of the first beep onset at or after byte `from` of an S16 capture of `channels` (channel 0): the
+    /// first sample out of silence (over 1 % of full scale after 100 samples under it) that a sample over a tenth of
+    /// full scale follows within 10.
+    public static func beepOnset(in bytes: Data, from: Int, channels: Int = 2) -> Int? {
         bytes.withUnsafeBytes { raw -> Int? in
-            let frames = raw.count / 4
-            guard from / 4 < frames else { return nil }
+            let stride = channels * 2
+            let frames = raw.count / stride
+            guard from / stride < frames else { return nil }
             func sample(_ frame: Int) -> Int {
-                abs(Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: frame * 4, as: Int16.self))))
+                abs(Int(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: frame * stride, as: Int16.self))))
             }
             var quiet = 0
-            for frame in (from / 4)..<frames {
+            for frame in (from / stride)..<frames {
                 if sample(frame) < 328 {
                     quiet += 1
                     continue
                 }
                 if quiet >= 100, (frame..<min(frame + 10, frames)).contains(where: { sample($0) > 3277 }) {
-                    return frame * 4
+                    return frame * stride
                 }
                 quiet = 0
             }

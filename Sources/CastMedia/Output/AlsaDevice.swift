@@ -18,11 +18,15 @@ final class AlsaDevice: @unchecked Sendable {
     /// The buffer and period sizes the device agreed to, in frames.
     let bufferFrames: Int
     let periodFrames: Int
+    /// Whether the device plays in real time and so paces the writes itself (a sound card), rather than taking what it
+    /// is given (`AudioClock`).
+    let pacesItself: Bool
     /// Bytes per frame (S16: 2 per channel).
     var frameBytes: Int { channels * 2 }
 
     /// Opens `name` for playback, asking for `rate` and `channels` (1...8) and a buffer of about 100 ms in 4 periods.
-    init(name: String, rate: Int, channels: Int) throws {
+    /// `clock` says who paces it; `.auto` decides by the PCM (`endsInNull`).
+    init(name: String, rate: Int, channels: Int, clock: AudioClock = .auto) throws {
         var handle: OpaquePointer?
         try Self.check("snd_pcm_open(\(name))", snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0))
         guard let handle else { throw MediaError.other("snd_pcm_open(\(name)): no handle") }
@@ -68,6 +72,28 @@ final class AlsaDevice: @unchecked Sendable {
         self.speakers = Self.channelMap(handle, channels: Int(chosenChannels))
         self.bufferFrames = max(Int(buffer), 1)
         self.periodFrames = max(Int(period), 1)
+        switch clock {
+        case .device: pacesItself = true
+        case .engine: pacesItself = false
+        case .auto: pacesItself = !Self.endsInNull(handle)
+        }
+    }
+
+    /// Whether the PCM's chain of plugins ends in ALSA's `null` PCM, which takes audio at once: `null` itself, or a
+    /// plugin over it (`snd_pcm_dump` names each PCM of the chain, the last one "Null PCM"; alsa-lib has no call that
+    /// returns a plugin's slave).
+    private static func endsInNull(_ pcm: OpaquePointer) -> Bool {
+        if snd_pcm_type(pcm) == SND_PCM_TYPE_NULL { return true }
+        var output: OpaquePointer?
+        guard snd_output_buffer_open(&output) == 0, let output else { return false }
+        defer { snd_output_close(output) }
+        guard snd_pcm_dump(pcm, output) == 0 else { return false }
+        var text: UnsafeMutablePointer<CChar>?
+        let length = snd_output_buffer_string(output, &text)
+        guard let text, length > 0 else { return false }
+        let dump = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
+        let last = dump.split(separator: "\n").last { $0.contains(" PCM") && !$0.hasPrefix(" ") }
+        return last?.contains("Null PCM") ?? false
     }
 
     deinit { snd_pcm_close(pcm) }

@@ -4,6 +4,10 @@ internal import CFFmpeg
 /// downmixed (or upmixed) with swresample's standard matrix, as `ffmpeg -ac N` does, centre and surrounds included,
 /// and written in the device's channel order. Rebuilds itself when the input format changes mid-stream. Used by the
 /// audio output thread only.
+///
+/// With `compensates`, swresample resamples even between equal rates, so that `stretch` can make each media second a
+/// little longer or shorter on the device (`swr_set_compensation`): how a sound card that paces itself is kept in step
+/// with a group (`DriftCompensation`). Without it the samples pass through untouched (bit-exact captures).
 final class Resampler {
     private var swr: OpaquePointer?
     private var inputKey: (format: Int32, rate: Int32, layout: String)?
@@ -16,17 +20,28 @@ final class Resampler {
 
     /// The stream converted, named in errors ("audio stream #1 (dts, 48000 Hz, 5.1(side))").
     private let streamName: String
+    /// Whether `stretch` may be used (the context always resamples).
+    let compensates: Bool
+    /// Output samples per input sample, less 1: positive plays the media slower (samples are added), within ±0.1 %.
+    /// Applied from the next `convert` on; 0 without `compensates`.
+    var stretch = 0.0
 
-    init(outputRate: Int, speakers: SpeakerLayout, streamName: String) {
+    /// The compensation is spread over this many output samples, 10 s of them: its delta is then a whole number of
+    /// samples to within 0.1 ppm of the stretch asked for at 48 kHz.
+    private var compensationDistance: Int32 { Int32(outputRate * 10) }
+
+    init(outputRate: Int, speakers: SpeakerLayout, streamName: String, compensates: Bool = false) {
         self.outputRate = outputRate
         self.speakers = speakers
         self.streamName = streamName
+        self.compensates = compensates
     }
 
     /// Output in ALSA's usual order for `outputChannels` (1...8).
-    convenience init(outputRate: Int, outputChannels: Int, streamName: String) {
+    convenience init(outputRate: Int, outputChannels: Int, streamName: String, compensates: Bool = false) {
         self.init(
-            outputRate: outputRate, speakers: SpeakerLayout(alsaDefaultFor: outputChannels), streamName: streamName)
+            outputRate: outputRate, speakers: SpeakerLayout(alsaDefaultFor: outputChannels), streamName: streamName,
+            compensates: compensates)
     }
 
     deinit { swr_free(&swr) }
@@ -41,6 +56,12 @@ final class Resampler {
     func convert(_ frame: Frame?, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         if let frame { try configure(for: frame.pointer) }
         guard let swr else { return }
+        if compensates {
+            let stretch = min(max(stretch, -0.001), 0.001)
+            let delta = Int32((stretch * Double(compensationDistance)).rounded())
+            try checkFFmpeg(
+                "\(streamName): swr_set_compensation", swr_set_compensation(swr, delta, compensationDistance))
+        }
         let inSamples = frame.map { Int32($0.pointer.pointee.nb_samples) } ?? 0
         let capacity = Int(swr_get_out_samples(swr, inSamples)) + 32
         guard capacity > 0 else { return }
@@ -73,6 +94,24 @@ final class Resampler {
         try reordered.withUnsafeBytes { raw in try body(UnsafeRawBufferPointer(rebasing: raw[0..<(samples * 2)])) }
     }
 
+    /// Converts interleaved S16 `samples` (`channels` to a frame, at `rate`) as if they were a decoded frame: how tests
+    /// feed the resampler without FFmpeg's types.
+    func convert(
+        s16 samples: [Int16], channels: Int, rate: Int, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let frame = Frame()
+        let pointer = frame.pointer
+        pointer.pointee.format = AV_SAMPLE_FMT_S16.rawValue
+        pointer.pointee.sample_rate = Int32(rate)
+        pointer.pointee.nb_samples = Int32(samples.count / channels)
+        av_channel_layout_default(&pointer.pointee.ch_layout, Int32(channels))
+        try checkFFmpeg("av_frame_get_buffer", av_frame_get_buffer(pointer, 0))
+        samples.withUnsafeBytes { raw in
+            pointer.pointee.data.0!.update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: raw.count)
+        }
+        try convert(frame, body)
+    }
+
     private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws {
         var inLayout = Self.inputLayout(of: frame)
         defer { av_channel_layout_uninit(&inLayout) }
@@ -94,6 +133,9 @@ final class Resampler {
                 &swr, &outLayout, AV_SAMPLE_FMT_S16, Int32(outputRate), &inLayout,
                 AVSampleFormat(rawValue: key.format), key.rate, 0, nil))
         try checkFFmpeg("\(what): swr_init", swr_init(swr))
+        // Compensation with no delta turns resampling on (swresample initialises itself again), so that later
+        // stretches change nothing but the rate.
+        if compensates { try checkFFmpeg("\(what): swr_set_compensation", swr_set_compensation(swr, 0, 0)) }
         inputKey = key
     }
 

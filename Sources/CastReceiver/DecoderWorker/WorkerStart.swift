@@ -22,6 +22,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var audioDevice: String?
     /// The channels the PCM is opened with (`PlayerConfiguration.audioChannels`); nil: the engine's default.
     var audioChannels: Int?
+    /// Who paces the PCM (`PlayerConfiguration.audioClock`'s raw value); nil: by the PCM.
+    var audioClock: String?
     /// The audio track's language (`PlayerConfiguration.audioLanguage`); nil: FFmpeg's pick.
     var audioLanguage: String?
     /// The subtitle track's language or "off" (`PlayerConfiguration.subtitleLanguage`); nil: the forced or default one.
@@ -70,6 +72,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         case .alsa(let device): audioDevice = device
         }
         audioChannels = configuration.audioChannels
+        audioClock = configuration.audioClock == .auto ? nil : configuration.audioClock.rawValue
         audioLanguage = configuration.audioLanguage
         subtitleLanguage = configuration.subtitleLanguage
         self.media = media
@@ -98,6 +101,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
             scalingMode: ScalingMode(rawValue: scalingMode) ?? .aspectFit, autoplay: autoplay, timingLog: timingLog)
         configuration.requestDate = requestDate.map { Date(timeIntervalSince1970: $0) }
         if let audioChannels { configuration.audioChannels = audioChannels }
+        configuration.audioClock = audioClock.flatMap(AudioClock.init(rawValue:)) ?? .auto
         configuration.audioLanguage = audioLanguage
         configuration.subtitleLanguage = subtitleLanguage
         return configuration

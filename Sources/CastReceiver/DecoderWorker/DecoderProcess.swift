@@ -158,15 +158,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
         var steppedAside = false
         let (workerPID, cpuBudget) = state.withLock { ($0.pid, $0.startMessage.limits.cpuWithoutProgress) }
         var budget = workerPID.map { CPUBudget(pid: $0, seconds: cpuBudget) }
-        while true {
-            let message: WorkerMessage?
-            do {
-                message = try channel.receive()
-            } catch {
-                violation = "\(error)"
-                break
-            }
-            guard let message else { break }
+        while !finished, violation == nil, let message = channel.next(violation: &violation) {
             switch message {
             case .read(let read):
                 let accepted = state.withLock { state -> Bool in
@@ -203,7 +195,6 @@ final class DecoderProcess: PlaybackDriver, Sendable {
                 .thumbnail:
                 preconditionFailure("WorkerMessage.fromWorker lets only read and event through")
             }
-            if violation != nil || finished { break }
         }
         let pid = state.withLock { state -> pid_t? in
             state.closed = true

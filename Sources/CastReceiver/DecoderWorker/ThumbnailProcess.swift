@@ -157,15 +157,7 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
 
     private func runReader(_ worker: Worker) {
         var violation: String?
-        while violation == nil {
-            let message: WorkerMessage?
-            do {
-                message = try worker.channel.receive()
-            } catch {
-                violation = "\(error)"
-                break
-            }
-            guard let message else { break }
+        while violation == nil, let message = worker.channel.next(violation: &violation) {
             switch message {
             case .read(let read):
                 let accepted = worker.reads.withLock { reads -> Bool in

@@ -104,6 +104,17 @@ final class WorkerChannel: @unchecked Sendable {
         try receive(dataInto: nil)
     }
 
+    /// The next message for a reader loop: nil when the peer closed the channel, or broke its rules (then `violation`
+    /// says how).
+    func next(violation: inout String?) -> WorkerMessage? {
+        do {
+            return try receive()
+        } catch {
+            violation = "\(error)"
+            return nil
+        }
+    }
+
     /// `receive()`, except that the bytes of each `data` message are received straight into the memory `sink` gives
     /// for them (told the message's offset and length before a byte of it is copied), and `receive` goes on to the
     /// next message: no copy through the frame decoder's buffer for megabytes of media.

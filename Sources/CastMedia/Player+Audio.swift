@@ -288,7 +288,8 @@ private final class AudioWriter {
             if delay >= device.periodFrames {
                 let played = position - Double(delay) / Double(rate) * speed
                 player.clock.follow(played, at: now, tolerance: 0.02)
-                player.timingLog?.audio(frames: deviceFrames, at: now, latency: Int64(delay) * 1_000_000_000 / Int64(rate))
+                player.timingLog?.audio(
+                    frames: deviceFrames, at: now, latency: Int64(delay) * 1_000_000_000 / Int64(rate))
             } else if let log = player.timingLog, let due = player.clock.dueTime(of: position) {
                 log.audio(frames: deviceFrames, at: now, latency: Int64(bitPattern: due &- now))
             }

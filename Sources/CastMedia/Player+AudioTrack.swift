@@ -46,7 +46,7 @@ extension Player {
     /// demuxer reads next.
     public func selectAudio(_ language: String) {
         // Before playback starts, the choice is taken when the media opens (no seek: the start time holds).
-        let playing = lock.withLock {
+        let playing = shared.withLock { state in
             state.audioChoice = language.lowercased()
             return state.clockStarted
         }
@@ -55,7 +55,7 @@ extension Player {
 
     /// The choice made with `selectAudio`, taken once by the demux thread.
     func takeAudioChoice() -> String? {
-        lock.withLock {
+        shared.withLock { state in
             defer { state.audioChoice = nil }
             return state.audioChoice
         }

@@ -41,7 +41,7 @@ extension Player {
     /// measurements.
     func beginBuffering(size: Int64?, duration: Double?, bitRate: Int64, bytesRead: Int64, openedIn seconds: Double) {
         let monitor = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "CastMedia.Player.buffering"))
-        lock.withLock {
+        shared.withLock { state in
             state.buffering.size = size
             if let size, let duration, duration > 0 {
                 state.buffering.byteRate = Double(size) / duration
@@ -63,13 +63,13 @@ extension Player {
 
     /// The demux thread is about to read (FFmpeg reads the input itself): the reading time starts.
     func willRead() {
-        lock.withLock { state.buffering.readStarted = Monotonic.now() }
+        shared.withLock { state in state.buffering.readStarted = Monotonic.now() }
     }
 
     /// The demux thread read; `bytesRead` is the AVIOContext's total so far.
     func didRead(bytesRead: Int64) {
         let now = Monotonic.now()
-        lock.withLock {
+        shared.withLock { state in
             let started = state.buffering.readStarted ?? now
             state.buffering.readStarted = nil
             let delta = max(bytesRead - state.buffering.bytesRead, 0)
@@ -82,7 +82,7 @@ extension Player {
 
     /// A packet of `stream` reaching media time `seconds` (its end) was demuxed.
     func demuxed(stream: Int32, upTo seconds: Double) {
-        lock.withLock {
+        shared.withLock { state in
             state.buffering.demuxedUpTo[stream] = max(state.buffering.demuxedUpTo[stream] ?? -.infinity, seconds)
         }
     }
@@ -90,7 +90,7 @@ extension Player {
     /// The demux thread reached the end of the input (true), or a seek made it read again (false; what was
     /// demuxed for the old position no longer counts).
     func inputEnded(_ ended: Bool) {
-        lock.withLock {
+        shared.withLock { state in
             state.buffering.inputEnded = ended
             if !ended { state.buffering.demuxedUpTo.removeAll() }
         }
@@ -100,9 +100,9 @@ extension Player {
     /// events), and sends `buffered` when it changed. Runs on the monitor's queue; the events are emitted under
     /// `lock`, so that they keep their order with pause, resume and seek.
     func checkBuffering() {
-        lock.withLock {
+        shared.withLock { state in
             guard !state.finished, state.outcome == nil, state.buffering.monitor != nil else { return }
-            let (measurement, playable) = measureLocked()
+            let (measurement, playable) = measureLocked(state)
             let now = Monotonic.now()
             switch state.buffering.rule.update(measurement) {
             case nil: break
@@ -117,37 +117,37 @@ extension Player {
                 emit(.playbackState(.interrupted))
                 emit(.position(seconds: max(clock.position(), 0), at: Date().timeIntervalSince1970))
             case .recovered(let load):
-                closeStallLocked(at: now)
+                closeStallLocked(&state, at: now)
                 emit(.loadState(load))
                 // A user's pause during the stall stays a pause.
                 if control.current == .playing && state.clockStarted && !state.seeking {
-                    startClock { clock.resume(time: $0) }
+                    startClock(&state) { clock.resume(time: $0) }
                     emit(.playbackState(.playing))
                 }
             }
-            reportBufferedLocked(playable: playable, ahead: measurement.ahead, now: now)
+            reportBufferedLocked(&state, playable: playable, ahead: measurement.ahead, now: now)
         }
     }
 
     /// Restarts the clock when it should run but stands: the audio output paused it at the device's position while
     /// a pause or stall held it, and the hold may have ended just before (resume() or the refill found it running).
     func resumeClockIfPlaying() {
-        lock.withLock {
+        shared.withLock { state in
             guard state.clockStarted, !state.seeking, !state.buffering.rule.isStalled, control.current == .playing
             else { return }
-            startClock { clock.resume(time: $0) }
+            startClock(&state) { clock.resume(time: $0) }
         }
     }
 
-    /// A seek ends a stall (it starts over and its segment is judged on its own). Call under `lock`.
-    func endStallForSeek() {
+    /// A seek ends a stall (it starts over and its segment is judged on its own). Call inside the monitor, with its state.
+    func endStallForSeek(_ state: inout State) {
         guard state.buffering.rule.isStalled else { return }
-        closeStallLocked(at: Monotonic.now())
-        if let load = state.buffering.rule.cancelStall(measureLocked().measurement) { emit(.loadState(load)) }
+        closeStallLocked(&state, at: Monotonic.now())
+        if let load = state.buffering.rule.cancelStall(measureLocked(state).measurement) { emit(.loadState(load)) }
     }
 
-    /// Releases the outputs and counts the stall's time. Call under `lock`.
-    private func closeStallLocked(at now: UInt64) {
+    /// Releases the outputs and counts the stall's time. Call inside the monitor, with its state.
+    private func closeStallLocked(_ state: inout State, at now: UInt64) {
         control.hold(false)
         if let began = state.buffering.stallBegan {
             state.buffering.stallSeconds += Double(now &- began) / 1e9
@@ -155,13 +155,13 @@ extension Player {
         }
     }
 
-    /// Seconds stalled so far, counting a stall in progress. Call under `lock`.
-    func stallSecondsLocked(now: UInt64 = Monotonic.now()) -> Double {
+    /// Seconds stalled so far, counting a stall in progress. Call inside the monitor, with its state.
+    func stallSecondsLocked(_ state: State, now: UInt64 = Monotonic.now()) -> Double {
         state.buffering.stallSeconds + (state.buffering.stallBegan.map { Double(now &- $0) / 1e9 } ?? 0)
     }
 
-    /// The input's measured delivery rate (bytes/s), its total bytes and reading time. Call under `lock`.
-    func inputStatisticsLocked() -> (rate: Double?, bytes: Int64, readingTime: Double) {
+    /// The input's measured delivery rate (bytes/s), its total bytes and reading time. Call inside the monitor, with its state.
+    func inputStatisticsLocked(_ state: State) -> (rate: Double?, bytes: Int64, readingTime: Double) {
         if let readAhead {
             let snapshot = readAhead.snapshot
             return (snapshot.rate, snapshot.received, snapshot.readingTime)
@@ -175,11 +175,11 @@ extension Player {
         )
     }
 
-    /// What the buffer holds now, and the media time up to which media is playable. Call under `lock`.
-    private func measureLocked() -> (measurement: BufferingRule.Measurement, playable: Double) {
+    /// What the buffer holds now, and the media time up to which media is playable. Call inside the monitor, with its state.
+    private func measureLocked(_ state: State) -> (measurement: BufferingRule.Measurement, playable: Double) {
         let position = max(clock.position(), 0)
         let buffering = state.buffering
-        let input = inputStatisticsLocked()
+        let input = inputStatisticsLocked(state)
         let readAhead = self.readAhead?.snapshot
         // Once the read-ahead holds everything up to the end, nothing waits for the network any more.
         let ended = buffering.inputEnded || readAhead?.atEnd == true
@@ -188,6 +188,7 @@ extension Player {
         if let readAhead, let byteRate = buffering.byteRate, byteRate > 0 {
             upTo += Double(readAhead.buffered) / byteRate
         }
+        let duration = state.duration
         if ended, let duration { upTo = max(upTo, duration) }
         if let duration { upTo = min(upTo, duration) }
         let ahead = max(upTo - position, 0)
@@ -200,9 +201,9 @@ extension Player {
         return (measurement, duration.map { min(playable, $0) } ?? playable)
     }
 
-    /// Sends `buffered` when it moved by a quarter second or more, at most every `bufferedEventInterval`. Call under
-    /// `lock`.
-    private func reportBufferedLocked(playable: Double, ahead: Double, now: UInt64) {
+    /// Sends `buffered` when it moved by a quarter second or more, at most every `bufferedEventInterval`. Call inside
+    /// the monitor, with its state.
+    private func reportBufferedLocked(_ state: inout State, playable: Double, ahead: Double, now: UInt64) {
         if let last = state.buffering.reported {
             guard now &- last.at >= Self.bufferedEventInterval,
                 abs(last.playable - playable) >= 0.25 || abs(last.ahead - ahead) >= 0.25

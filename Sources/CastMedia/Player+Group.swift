@@ -18,8 +18,8 @@ extension Player {
 
     /// Starts or resumes the clock (`start` does, at the time it is given): now, or the instant of a scheduled resume
     /// still ahead (at most `maximumScheduleAhead` from now), used once. A scheduled one begins the group's timeline
-    /// for this member (`align`). Call under `lock`.
-    func startClock(_ start: (UInt64) -> Void) {
+    /// for this member (`align`). Call inside the monitor, with its state.
+    func startClock(_ state: inout State, _ start: (UInt64) -> Void) {
         let now = Monotonic.now()
         defer { state.resumeAt = nil }
         guard let instant = state.resumeAt, instant > now else { return start(now) }
@@ -38,7 +38,7 @@ extension Player {
     /// ALSA's null and file PCMs). A sound card paces itself: the audio output keeps it on this clock by resampling
     /// (`DriftCompensation`), and the `sync` event then reports the card's offset and correction (docs/multiroom.md).
     public func align(elapsed: Double, at instant: UInt64) {
-        lock.withLock {
+        shared.withLock { state in
             guard var alignment = state.alignment, control.current == .playing, clock.isRunning, !state.seeking,
                 !state.buffering.rule.isStalled, instant > alignment.time
             else { return }
@@ -73,10 +73,10 @@ extension Player {
 
     /// The instant the group's timeline began for this member (its last scheduled resume, CLOCK_MONOTONIC ns), or nil
     /// when it follows none: what a self-paced audio device is kept in step for.
-    var groupStart: UInt64? { lock.withLock { state.alignment?.time } }
+    var groupStart: UInt64? { shared.withLock { state in state.alignment?.time } }
 
     /// The audio output's report of a self-paced device's drift (nil: none measured), for the next `sync` event.
     func noteDeviceDrift(offset: Double?, ppm: Double?) {
-        lock.withLock { state.deviceDrift = ppm.map { (offset, $0) } }
+        shared.withLock { state in state.deviceDrift = ppm.map { (offset, $0) } }
     }
 }

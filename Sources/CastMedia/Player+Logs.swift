@@ -16,9 +16,9 @@ extension Player {
     /// The entry; `closing`: the finish (a stall in progress counts up to now).
     func accessLogEntry(closing: Bool) -> AccessLogEntry {
         let watched = clock.played()
-        return lock.withLock {
+        return shared.withLock { state in
             let requested = state.log.requested ?? Date()
-            let input = inputStatisticsLocked()
+            let input = inputStatisticsLocked(state)
             let byteRate = state.buffering.byteRate
             return AccessLogEntry(
                 uri: inputURI, serverAddress: inputServerAddress,
@@ -26,7 +26,7 @@ extension Player {
                 startupTime: state.log.firstFrame.map { max($0.timeIntervalSince(requested), 0) },
                 indicatedBitrate: byteRate.map { ($0 * 8).rounded() },
                 observedBitrate: input.readingTime > 0 ? (Double(input.bytes) * 8 / input.readingTime).rounded() : nil,
-                stalls: state.buffering.stalls, stallDuration: stallSecondsLocked(),
+                stalls: state.buffering.stalls, stallDuration: stallSecondsLocked(state),
                 droppedFrames: state.droppedVideoFrames, bytesTransferred: input.bytes,
                 transferDuration: input.readingTime, durationWatched: watched)
         }

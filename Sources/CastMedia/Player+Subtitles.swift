@@ -27,8 +27,8 @@ struct SubtitleTrack {
 extension Player {
     /// The overlay the video output draws, if any (read for each frame: a track may be switched while playing).
     var subtitleOverlay: SubtitleOverlay? {
-        get { lock.withLock { state.subtitleOverlay } }
-        set { lock.withLock { state.subtitleOverlay = newValue } }
+        get { shared.withLock { state in state.subtitleOverlay } }
+        set { shared.withLock { state in state.subtitleOverlay = newValue } }
     }
 
     /// Shows the subtitle track in `language` (ISO 639, as `PlayerConfiguration.subtitleLanguage`) from now on, or none
@@ -36,11 +36,11 @@ extension Player {
     /// again: playback seeks to where it is (exact), which reports `seekingForward` and the state again; on a source
     /// that cannot seek the new track shows from what the demuxer reads next.
     public func selectSubtitles(_ language: String) {
-        lock.withLock { state.subtitleChoice = language.lowercased() }
+        shared.withLock { state in state.subtitleChoice = language.lowercased() }
         if language.lowercased() == "off" {
             subtitleOverlay = nil
             // The demux thread may be waiting at the end of the input: the change is announced from here.
-            let tracks = lock.withLock { state.tracks }
+            let tracks = shared.withLock { state in state.tracks }
             if !tracks.isEmpty {
                 announce(
                     tracks.map { track in
@@ -49,7 +49,7 @@ extension Player {
                         return track
                     })
             }
-        } else if lock.withLock({ state.clockStarted }) {
+        } else if shared.withLock({ state in state.clockStarted }) {
             // Before playback starts, the choice is taken when the media opens (no seek: the start time holds).
             seek(to: clock.position(), exact: true)
         }
@@ -57,7 +57,7 @@ extension Player {
 
     /// The choice made with `selectSubtitles`, taken once by the demux thread.
     func takeSubtitleChoice() -> String? {
-        lock.withLock {
+        shared.withLock { state in
             defer { state.subtitleChoice = nil }
             return state.subtitleChoice
         }
@@ -138,7 +138,7 @@ extension Player {
 
     /// Emits `tracks` and keeps them for `selectSubtitles`.
     private func announce(_ tracks: [MediaTrack]) {
-        lock.withLock { state.tracks = tracks }
+        shared.withLock { state in state.tracks = tracks }
         emit(.tracks(tracks))
     }
 }

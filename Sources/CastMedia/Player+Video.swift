@@ -142,7 +142,9 @@ extension Player {
                 for presenter in presenters { try presenter.present(frame) }
                 let size = DisplaySize(of: frame.pointer.pointee)
                 // The first size was announced from the stream's parameters when it opened.
-                if let shown = shownSize, shown != size, size.width > 0 { emit(.naturalSize(width: size.width, height: size.height)) }
+                if let shown = shownSize, shown != size, size.width > 0 {
+                    emit(.naturalSize(width: size.width, height: size.height))
+                }
                 shownSize = size
                 let presented = Monotonic.now()
                 timingLog?.video(pts: timing.seconds(of: frame) ?? due, at: presented)

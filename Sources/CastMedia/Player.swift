@@ -6,10 +6,10 @@ import Foundation
 /// Thread-safe: every method may be called from any thread. Work happens on threads of the player's own (demux,
 /// one decoder per stream, one per output); events are delivered in order on one serial queue, never on those
 /// threads' hot loops.
-public final class Player: @unchecked Sendable {
-    // Invariant: `input`, `configuration`, `onEvent` and the objects below (`events`, `interrupt`, `clock`,
-    // `control`, `threads`) are set in init and never replaced; they are thread-safe themselves. Everything in
-    // `State` is read and written only under `lock`.
+///
+/// `input`, `configuration`, `onEvent` and the objects below (`events`, `interrupt`, `clock`, `control`, `threads`)
+/// are set in init and never replaced, and thread-safe themselves; everything else is in `State`, in one `Monitor`.
+public final class Player: Sendable {
     let input: MediaInput
     let configuration: PlayerConfiguration
     private let onEvent: @Sendable (PlaybackEvent) -> Void
@@ -62,11 +62,13 @@ public final class Player: @unchecked Sendable {
         var audioChoice: String?
         /// The tracks last announced (`tracks`), so that turning subtitles off is announced at once.
         var tracks: [MediaTrack] = []
+        /// The duration once known, to clamp positions.
+        var duration: Double?
     }
 
-    // Internal (not private) for the extensions in Player+*.swift; the invariant above holds there too.
-    let lock = NSCondition()
-    var state = State()
+    // Internal (not private) for the extensions in Player+*.swift. Helpers that work inside it take the state as
+    // their first argument (`startClock(&state) { … }`).
+    let shared: Monitor<State>
 
     /// A player for `input`; nothing happens until `start()`. `onEvent` receives every event, in order.
     public init(
@@ -86,7 +88,9 @@ public final class Player: @unchecked Sendable {
             }
         }
         self.timingLog = timingLog
-        if case .source(let source) = input { state.seekable = source.isSeekable }
+        var initial = State()
+        if case .source(let source) = input { initial.seekable = source.isSeekable }
+        shared = Monitor(initial)
         // shouldAutoplay off: everything loads, the first frame is shown, and playback waits for resume().
         if !configuration.autoplay { control.set(.paused) }
     }
@@ -117,25 +121,25 @@ public final class Player: @unchecked Sendable {
 
     /// Whether the input can seek (known once it is opened).
     var isSeekable: Bool {
-        get { lock.withLock { state.seekable } }
-        set { lock.withLock { state.seekable = newValue } }
+        get { shared.withLock { state in state.seekable } }
+        set { shared.withLock { state in state.seekable = newValue } }
     }
 
     /// Opens, probes and plays, on threads of its own; returns at once. Every failure is reported as
     /// `.finished(reason: .playbackError, error:)` with FFmpeg's message. A second call does nothing.
     public func start() {
-        let first = lock.withLock {
+        let first = shared.withLock { state in
             defer { state.started = true }
             return !state.started
         }
         guard first else { return }
-        lock.withLock { state.log.requested = configuration.requestDate ?? Date() }
+        shared.withLock { state in state.log.requested = configuration.requestDate ?? Date() }
         spawnThread(named: "CastMedia.demux", joined: false) { [self] in runDemux() }
     }
 
     /// Pauses: output stops at once (the audio device drops what it holds) and the clock stands.
     public func pause() {
-        lock.withLock {
+        shared.withLock { state in
             guard state.started, !state.finished, control.set(.paused) == .playing else { return }
             if state.clockStarted { clock.pause() }
             // A group resumes its members at a new instant: the timeline they followed ends here.
@@ -150,13 +154,13 @@ public final class Player: @unchecked Sendable {
     /// exactly then: the clock stands until that instant and the outputs begin their samples and pictures by it (a
     /// group's start, docs/multiroom.md). `playing` is reported at once.
     public func resume(at instant: UInt64? = nil) {
-        lock.withLock {
+        shared.withLock { state in
             guard state.started, !state.finished, control.set(.playing) == .paused else { return }
             state.resumeAt = instant
             // While seeking the clock stands until the new segment starts it; while stalled, until the buffer
             // refilled (playback stays interrupted until then).
             let stalled = state.buffering.rule.isStalled
-            if state.clockStarted && !state.seeking && !stalled { startClock { clock.resume(time: $0) } }
+            if state.clockStarted && !state.seeking && !stalled { startClock(&state) { clock.resume(time: $0) } }
             emit(.playbackState(stalled ? .interrupted : .playing))
         }
     }
@@ -171,13 +175,13 @@ public final class Player: @unchecked Sendable {
     /// playback carries on, and its position events say where it is.
     public func seek(to seconds: Double, exact: Bool) {
         guard seconds.isFinite else { return }
-        lock.withLock {
+        shared.withLock { state in
             guard state.seekable, state.started, !state.finished, state.outcome == nil else { return }
             guard state.clockStarted else {
                 state.pendingSeek = (seconds, exact)
                 return
             }
-            let target = clamped(seconds)
+            let target = clamped(seconds, in: state)
             let from = clock.position()
             // The serial moves in the queues first: whatever a stage still puts for the old position is dropped.
             // Then the outputs learn it (they drop what they hold), then the demux thread seeks.
@@ -185,7 +189,7 @@ public final class Player: @unchecked Sendable {
             for queue in state.queues { queue.flush(serial: serial) }
             guard control.beginSegment(target: target, exact: exact) != nil else { return }
             // A seek starts over: a stall ends here, and the new segment is judged on its own buffer.
-            endStallForSeek()
+            endStallForSeek(&state)
             clock.pause(at: target)
             state.seeking = true
             emit(.playbackState(target >= from ? .seekingForward : .seekingBackward))
@@ -195,41 +199,41 @@ public final class Player: @unchecked Sendable {
     /// Sets the volume, 0 (silence) to 1 (as decoded), clamped; applied to the samples before they are written to the
     /// device, so it is heard from the next period on.
     public func setVolume(_ volume: Double) {
-        lock.withLock { state.volume = volume.isNaN ? 1 : min(max(volume, 0), 1) }
+        shared.withLock { state in state.volume = volume.isNaN ? 1 : min(max(volume, 0), 1) }
     }
 
     /// Mutes or unmutes the audio, keeping the volume.
     public func setMuted(_ muted: Bool) {
-        lock.withLock { state.muted = muted }
+        shared.withLock { state in state.muted = muted }
     }
 
     /// Sets the playback rate, 0.5 to 2 (clamped): video is paced by the clock at that rate, audio keeps its pitch
     /// (libavfilter's atempo). Positions stay in media time.
     public func setRate(_ rate: Double) {
         guard !rate.isNaN else { return }
-        lock.withLock { clock.setRate(min(max(rate, 0.5), 2)) }
+        shared.withLock { state in clock.setRate(min(max(rate, 0.5), 2)) }
     }
 
     /// How many video frames were decoded but not shown because they came too late (the next frame was already due);
     /// only windows drop frames. Grows during playback; final once it finished.
-    public var droppedVideoFrames: Int { lock.withLock { state.droppedVideoFrames } }
+    public var droppedVideoFrames: Int { shared.withLock { state in state.droppedVideoFrames } }
 
     /// Counts a frame the video output dropped.
-    func countDroppedFrame() { lock.withLock { state.droppedVideoFrames += 1 } }
+    func countDroppedFrame() { shared.withLock { state in state.droppedVideoFrames += 1 } }
 
     /// The factor the audio output multiplies samples by.
-    var gain: Double { lock.withLock { state.muted ? 0 : state.volume } }
+    var gain: Double { shared.withLock { state in state.muted ? 0 : state.volume } }
 
     /// Ends playback; it finishes with `.userExited`. Idempotent; unblocks a blocked read.
     public func stop() {
-        let started = lock.withLock {
+        let started = shared.withLock { state in
             if state.outcome == nil { state.outcome = (.userExited, nil) }
             return state.started
         }
         shutDown()
         // A player that never started still finishes, so that every start has its end.
         if !started {
-            let first = lock.withLock {
+            let first = shared.withLock { state in
                 defer { state.started = true }
                 return !state.started
             }
@@ -239,9 +243,7 @@ public final class Player: @unchecked Sendable {
 
     /// Blocks until the finished event was delivered. For tests and tools; never call it on the event queue.
     public func waitUntilFinished() {
-        lock.withLock {
-            while !state.finished { lock.wait() }
-        }
+        shared.wait(until: { $0.finished })
     }
 
     // MARK: Internals shared by the pipeline's threads
@@ -253,7 +255,7 @@ public final class Player: @unchecked Sendable {
 
     /// Records a failure (unless stop() or another failure came first) and shuts the pipeline down.
     func fail(_ error: any Error) {
-        let first = lock.withLock {
+        let first = shared.withLock { state in
             guard state.outcome == nil else { return false }
             state.outcome = (.playbackError, "\(error)")
             return true
@@ -268,7 +270,7 @@ public final class Player: @unchecked Sendable {
     /// Registers a queue so that a seek flushes it and shutDown() aborts it; aborts it at once when already
     /// shutting down.
     func register(_ queue: any StageQueue) {
-        let stopping = lock.withLock {
+        let stopping = shared.withLock { state in
             state.queues.append(queue)
             return state.outcome != nil
         }
@@ -277,7 +279,7 @@ public final class Player: @unchecked Sendable {
 
     /// Aborts every queue, which ends the decode threads (they outlive the end of the input, waiting for a seek).
     func releaseQueues() {
-        for queue in lock.withLock({ state.queues }) { queue.abort() }
+        for queue in shared.withLock({ state in state.queues }) { queue.abort() }
     }
 
     /// Wakes and ends every thread of the pipeline.
@@ -285,7 +287,7 @@ public final class Player: @unchecked Sendable {
         control.set(.stopping)
         interrupt.raise()
         source?.cancel()
-        for queue in lock.withLock({ state.queues }) { queue.abort() }
+        for queue in shared.withLock({ state in state.queues }) { queue.abort() }
     }
 
     /// Runs `body` on a thread of its own; `joined` threads are waited for before the player finishes.
@@ -308,7 +310,7 @@ public final class Player: @unchecked Sendable {
     /// A seek returns to the state it interrupted, paused or playing, and reports the new position at once.
     func startSegment(_ segment: PlaybackControl.Segment, firstFrames times: [Double]) -> Double? {
         var startTimer = false
-        let anchor = lock.withLock { () -> Double? in
+        let anchor = shared.withLock { state -> Double? in
             guard control.segment.serial == segment.serial else { return nil }
             let target = segment.target ?? configuration.startTime
             var anchor: Double
@@ -326,7 +328,7 @@ public final class Player: @unchecked Sendable {
                 clock.start(at: anchor)
                 clock.pause()
             } else {
-                startClock { clock.start(at: anchor, time: $0) }
+                startClock(&state) { clock.start(at: anchor, time: $0) }
             }
             if segment.serial > 0 { state.alignment = nil }
             if segment.serial == 0 {
@@ -339,12 +341,12 @@ public final class Player: @unchecked Sendable {
             } else {
                 state.seeking = false
                 emit(.playbackState(paused ? .paused : .playing))
-                emit(.position(seconds: clamped(anchor), at: Date().timeIntervalSince1970))
+                emit(.position(seconds: clamped(anchor, in: state), at: Date().timeIntervalSince1970))
             }
             return anchor
         }
         if startTimer { startPositionTimer() }
-        let pending = lock.withLock {
+        let pending = shared.withLock { state in
             defer { state.pendingSeek = nil }
             return state.pendingSeek
         }
@@ -352,15 +354,15 @@ public final class Player: @unchecked Sendable {
         return anchor
     }
 
-    /// `seconds` within the media's duration, when known. Call under `lock`.
-    private func clamped(_ seconds: Double) -> Double {
-        guard let duration else { return max(seconds, 0) }
+    /// `seconds` within the media's duration, when known.
+    private func clamped(_ seconds: Double, in state: State) -> Double {
+        guard let duration = state.duration else { return max(seconds, 0) }
         return min(max(seconds, 0), duration)
     }
 
     /// Emits `videoActive(true)` once, when the first frame is presented.
     func videoBecameActive() {
-        let first = lock.withLock {
+        let first = shared.withLock { state in
             defer { state.videoActive = true }
             return !state.videoActive
         }
@@ -376,21 +378,19 @@ public final class Player: @unchecked Sendable {
             if let duration = mediaDuration { seconds = min(seconds, duration) }
             onEvent(.position(seconds: seconds, at: Date().timeIntervalSince1970))
         }
-        lock.withLock { state.positionTimer = timer }
+        shared.withLock { state in state.positionTimer = timer }
         timer.resume()
     }
 
     /// The duration once known, to clamp positions.
     var mediaDuration: Double? {
-        get { lock.withLock { duration } }
-        set { lock.withLock { duration = newValue } }
+        get { shared.withLock { $0.duration } }
+        set { shared.withLock { $0.duration = newValue } }
     }
-    /// Guarded by `lock`, like `state`.
-    var duration: Double?
 
     /// Emits the closing events and wakes `waitUntilFinished()`. Called once, after every pipeline thread ended.
     func finish() {
-        let (outcome, timer, wasActive, monitor) = lock.withLock {
+        let (outcome, timer, wasActive, monitor) = shared.withLock { state in
             (state.outcome ?? (.playbackEnded, nil), state.positionTimer, state.videoActive, state.buffering.monitor)
         }
         let position = clock.isRunning ? max(clock.position(), 0) : nil
@@ -409,10 +409,7 @@ public final class Player: @unchecked Sendable {
             if wasActive { onEvent(.videoActive(false)) }
             onEvent(.playbackState(.stopped))
             onEvent(.finished(reason: outcome.reason, error: outcome.error))
-            lock.withLock {
-                state.finished = true
-                lock.broadcast()
-            }
+            shared.withLock { $0.finished = true }
         }
     }
 }

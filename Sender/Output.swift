@@ -1,7 +1,7 @@
 // Output and environment of cast: printing, JSON, where the sender keeps its identity.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 import Foundation
 import Synchronization
 
@@ -21,20 +21,45 @@ func browseTimeout(_ arguments: ParsedArguments) throws(CastError) -> Duration {
     return .milliseconds(Int(seconds * 1000))
 }
 
+/// An environment variable (getenv: `ProcessInfo.environment` copies the whole environment into a dictionary, a
+/// fiftieth of `cast status`'s start-up).
+func environment(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
+
 func senderConfigDirectory() -> String {
-    let env = ProcessInfo.processInfo.environment
-    return (env["XDG_CONFIG_HOME"] ?? ((env["HOME"] ?? "/tmp") + "/.config")) + "/cast"
+    (environment("XDG_CONFIG_HOME") ?? ((environment("HOME") ?? "/tmp") + "/.config")) + "/cast"
+}
+
+/// `value` with `digits` decimals (and a sign when `sign`), as `%.Nf` / `%+.Nf` print it, without `String(format:)`
+/// (which goes through Foundation's C varargs and locale machinery at every call).
+func fixed(_ value: Double, digits: Int, sign: Bool = false) -> String {
+    guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : (sign ? "+inf" : "inf")) }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    guard scaled < 9e15 else { return String(value) }
+    let whole = Int(scaled)
+    let negative = value < 0 && whole != 0
+    var text = String(whole / Int(scale))
+    if digits > 0 {
+        let fraction = String(whole % Int(scale))
+        text += "." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
+    return (negative ? "-" : (sign ? "+" : "")) + text
 }
 
 func senderName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
-    let host = gethostname(&buffer, buffer.count) == 0
+    let host =
+        gethostname(&buffer, buffer.count) == 0
         ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
-    return "\(ProcessInfo.processInfo.environment["USER"] ?? "user")@\(host)"
+    return "\(environment("USER") ?? "user")@\(host)"
 }
 
 func json(_ object: Any) -> String {
-    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    let data =
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
     return String(decoding: data, as: UTF8.self)
 }
 

@@ -1,6 +1,7 @@
 // The terminal of `cast send`: keys in (space, q, arrows) and the status line out.
 import CastProtocol
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -20,9 +21,8 @@ enum Key: Sendable {
     case next
 }
 
-/// The terminal settings to put back at exit. Written once, before the reader starts, on the main
-/// thread; read by the atexit handler.
-nonisolated(unsafe) private var savedTerminal: termios?
+/// The terminal settings to put back at exit. Written once, before the reader starts; read by the atexit handler.
+private let savedTerminal = Mutex<termios?>(nil)
 
 /// Reads single keys from a terminal in non-canonical, no-echo mode on its own thread (a
 /// blocking read), and restores the terminal when the process exits. Ctrl-C still raises SIGINT.
@@ -32,9 +32,9 @@ enum KeyReader {
         guard isatty(0) == 1 else { return false }
         var settings = termios()
         guard tcgetattr(0, &settings) == 0 else { return false }
-        savedTerminal = settings
+        savedTerminal.withLock { $0 = settings }
         atexit {
-            if var saved = savedTerminal { tcsetattr(0, TCSANOW, &saved) }
+            if var saved = savedTerminal.withLock({ $0 }) { tcsetattr(0, TCSANOW, &saved) }
         }
         settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(0, TCSANOW, &settings)
@@ -112,6 +112,7 @@ struct StatusLine {
         let level = volume.map { String(format: "  vol %d%%", Int(($0 * 100).rounded())) } ?? ""
         let buffering =
             (playback.isStalled ? "  buffering" : "") + (playback.bufferedAhead.map { "  buf \(Int($0))s" } ?? "")
-        return "\(symbol) \(state.rawValue)\(buffering)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
+        return
+            "\(symbol) \(state.rawValue)\(buffering)  \(clock(position)) / \(clock(duration))\(bar)\(level)  \(title)"
     }
 }

@@ -135,7 +135,7 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
             }
         }
         report(after, of: connection, arguments,
-            text: "volume: \(String(format: "%.2f", after.volume ?? 1))\(after.muted == true ? " (muted)" : "")")
+            text: "volume: \(fixed(after.volume ?? 1, digits: 2))\(after.muted == true ? " (muted)" : "")")
     }
 }
 

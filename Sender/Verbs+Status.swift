@@ -97,7 +97,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         output("state: \(status.state.rawValue)")
         if let title = status.title { output("playing: \(printable(title))") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
-        if let volume = status.volume { output("volume: \(String(format: "%.2f", volume))\(status.muted == true ? " (muted)" : "")") }
+        if let volume = status.volume { output("volume: \(fixed(volume, digits: 2))\(status.muted == true ? " (muted)" : "")") }
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
         if status.group != nil || status.sync != nil {
             let members = status.group.map { $0.map(printable).joined(separator: " + ") }
@@ -106,8 +106,8 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         }
         switch measured {
         case .success(let measurement):
-            let offset = String(format: "%+.6f", measurement.estimate.offset)
-            output("clock: offset \(offset) s, round trip \(String(format: "%.2f", measurement.roundTrip * 1000)) ms")
+            let offset = fixed(measurement.estimate.offset, digits: 6, sign: true)
+            output("clock: offset \(offset) s, round trip \(fixed(measurement.roundTrip * 1000, digits: 2)) ms")
         case .failure(let error): output("clock: not measured (\(error.message))")
         }
     }

@@ -68,7 +68,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .readyForDisplay: "ready for display"
     case .position(let seconds, _): "position: \(clock(seconds))"
     case .videoActive(let active): "video: \(active ? "on" : "off")"
-    case .volume(let level, let muted): "volume: \(String(format: "%.2f", level))\(muted ? " (muted)" : "")"
+    case .volume(let level, let muted): "volume: \(fixed(level, digits: 2))\(muted ? " (muted)" : "")"
     case .rate(let rate): "rate: \(rate)"
     case .buffered(let playable, let ahead): "buffered: \(clock(playable)) (\(Int(ahead)) s ahead)"
     case .accessLog(let log): "access log: \(log.bytesTransferred) bytes, \(log.stalls) stalls"

@@ -16,11 +16,15 @@ enum JSONPayload {
 
     /// Decodes a payload of the message called `name`.
     /// - Throws: `ProtocolError` `.malformedMessage` saying what is wrong and where.
-    static func decode<T: Decodable>(_: T.Type, from payload: [UInt8], name: String) throws(ProtocolError) -> T {
+    /// `name` is only formatted for an error: describing an enum case (`"\(type)"`) goes through the runtime's
+    /// reflection, a twentieth of `cast status`'s instructions when it was done for every message.
+    static func decode<T: Decodable>(_: T.Type, from payload: [UInt8], name: @autoclosure () -> String)
+        throws(ProtocolError) -> T
+    {
         do {
             return try JSONDecoder().decode(T.self, from: Data(payload))
         } catch {
-            throw ProtocolError(.malformedMessage, "\(name) payload does not decode: \(describe(error))")
+            throw ProtocolError(.malformedMessage, "\(name()) payload does not decode: \(describe(error))")
         }
     }
 

@@ -54,6 +54,55 @@ final class IdentityTests: XCTestCase {
         }
     }
 
+    /// A key written by OpenSSL's own tool (`openssl genpkey`, the 48-byte PKCS#8 form that `KeyFile` reads itself)
+    /// loads to the public key OpenSSL derives from it, also with its base64 on one line; a PKCS#8 key of another
+    /// algorithm (X25519: the same length) goes to OpenSSL's reader and is refused, not misread as Ed25519 by its
+    /// seed. A reader that took any 48-byte key for Ed25519 would fail the X25519 case.
+    func testKeysInEveryFormLoadToTheKeyOpenSSLReads() throws {
+        for (form, arguments) in [
+            ("genpkey", ["genpkey", "-algorithm", "ed25519"]),
+            ("x25519", ["genpkey", "-algorithm", "x25519"]),
+        ] {
+            let directory = try Fixtures.temporaryDirectory(self)
+            let keyFile = directory + "/identity.pem"
+            let pem = try openssl(arguments)
+            XCTAssertTrue(
+                FileManager.default.createFile(atPath: keyFile, contents: pem, attributes: [.posixPermissions: 0o600]))
+            if form == "x25519" {
+                XCTAssertThrowsError(try Identity.loadOrCreate(directory: directory), form) { error in
+                    XCTAssertEqual((error as? SecurityError)?.kind, .keyFile)
+                }
+                continue
+            }
+            let loaded = try Identity.loadOrCreate(directory: directory)
+            // The public key as OpenSSL derives it from the same file.
+            let der = try openssl(["pkey", "-in", keyFile, "-pubout", "-outform", "DER"])
+            XCTAssertEqual(loaded.publicKey, Array(der.suffix(32)), form)
+            // The same key with its base64 on one line.
+            let text = String(decoding: pem, as: UTF8.self)
+            let wrapped = text.replacingOccurrences(of: "\n", with: "").replacingOccurrences(
+                of: "-----BEGIN PRIVATE KEY-----", with: "-----BEGIN PRIVATE KEY-----\n"
+            ).replacingOccurrences(of: "-----END PRIVATE KEY-----", with: "\n-----END PRIVATE KEY-----\n")
+            XCTAssertTrue(
+                FileManager.default.createFile(
+                    atPath: keyFile, contents: Data(wrapped.utf8), attributes: [.posixPermissions: 0o600]))
+            XCTAssertEqual(try Identity.loadOrCreate(directory: directory).publicKey, loaded.publicKey, "one line")
+        }
+    }
+
+    private func openssl(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "openssl \(arguments)")
+        return data
+    }
+
     func testFingerprintIsThirtyTwoLowercaseHexDigitsOfSHA256() throws {
         // SHA-256 of 32 zero bytes is 66687aad f862bd77 6c8fc18b 8e9f8e20 0897...; the id is its first 16 bytes.
         XCTAssertEqual(fingerprint(ofPublicKey: [UInt8](repeating: 0, count: 32)), "66687aadf862bd776c8fc18b8e9f8e20")

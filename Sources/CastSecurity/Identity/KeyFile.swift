@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Foundation
 import Glibc
 
 /// The on-disk form of an identity key: `<directory>/identity.pem`, PKCS#8 PEM, mode 0600.
@@ -28,6 +29,7 @@ struct KeyFile {
         try PrivateDirectory.check(directory, kind: .keyFile)
         guard let (pem, _) = try WholeFile.readPrivate(path, what: "identity key file", kind: .keyFile, limit: 1 << 20)
         else { return nil }
+        if let key = Self.ed25519Key(pem: pem) { return key }
         let bio = try MemoryBIO(copying: pem)
         guard let key = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil) else {
             let details = drainOpenSSLErrors()
@@ -40,6 +42,31 @@ struct KeyFile {
             throw SecurityError(.keyFile, "identity key file \(path) holds a key that is not Ed25519")
         }
         return privateKey
+    }
+
+    /// The PKCS#8 DER of an Ed25519 private key up to its 32-byte seed (RFC 8410: version 0, id-Ed25519, the
+    /// seed as an OCTET STRING in an OCTET STRING): what `PEM_write_bio_PrivateKey` writes for one.
+    static let ed25519PKCS8Prefix: [UInt8] = [
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+    ]
+
+    /// The key of an identity file in the form this program writes (`-----BEGIN PRIVATE KEY-----`, the 48 bytes of
+    /// an Ed25519 PKCS#8 key), made from its seed directly; nil for anything else, which OpenSSL's PEM reader then
+    /// reads (or refuses). OpenSSL 3's PEM reader tries every decoder of every provider: a sixth of `cast status`'s
+    /// instructions went there (docs/performance.md).
+    static func ed25519Key(pem: [UInt8]) -> PrivateKey? {
+        guard pem.count < 512, let text = String(validating: pem, as: UTF8.self) else { return nil }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard lines.count >= 3, lines.first == "-----BEGIN PRIVATE KEY-----", lines.last == "-----END PRIVATE KEY-----",
+            let der = Data(base64Encoded: lines.dropFirst().dropLast().joined()).map(Array.init),
+            der.count == ed25519PKCS8Prefix.count + 32, der.starts(with: ed25519PKCS8Prefix)
+        else { return nil }
+        let seed = Array(der[ed25519PKCS8Prefix.count...])
+        guard let key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, seed, seed.count) else {
+            _ = drainOpenSSLErrors()
+            return nil
+        }
+        return PrivateKey(owning: key)
     }
 
     /// Creates `directory` and any missing parents with mode 0700; an existing directory is left as it is.
@@ -102,4 +129,3 @@ struct KeyFile {
     }
 
 }
-

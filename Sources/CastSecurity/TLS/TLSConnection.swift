@@ -56,14 +56,29 @@ public final class TLSConnection: @unchecked Sendable {
     /// Throws `.tls` at once if the peer does not speak TLS 1.3, `.timedOut` if it has not finished the
     /// handshake within `handshakeTimeout`.
     public static func accept(fd: Int32, identity: Identity, handshakeTimeout: Duration) throws -> TLSConnection {
-        try handshake(fd: fd, context: identity.credentials.serverContext, isServer: true, timeout: handshakeTimeout)
+        try handshake(
+            fd: fd, context: try context(identity.credentials, server: true, fd: fd), isServer: true,
+            timeout: handshakeTimeout)
     }
 
     /// Runs the client side of the handshake on `fd`, a connected TCP socket, presenting `identity`.
     ///
     /// Takes ownership of `fd` exactly as `accept(fd:identity:handshakeTimeout:)` does.
     public static func connect(fd: Int32, identity: Identity, handshakeTimeout: Duration) throws -> TLSConnection {
-        try handshake(fd: fd, context: identity.credentials.clientContext, isServer: false, timeout: handshakeTimeout)
+        try handshake(
+            fd: fd, context: try context(identity.credentials, server: false, fd: fd), isServer: false,
+            timeout: handshakeTimeout)
+    }
+
+    /// The credentials' context for one side, made on first use; `fd` is closed when it cannot be made (the
+    /// connection owns it from the start).
+    private static func context(_ credentials: TLSCredentials, server: Bool, fd: Int32) throws -> SSLContext {
+        do {
+            return try credentials.context(server: server)
+        } catch {
+            closeDescriptor(fd)
+            throw error
+        }
     }
 
     private static func handshake(fd: Int32, context: SSLContext, isServer: Bool, timeout: Duration) throws
@@ -144,7 +159,7 @@ public final class TLSConnection: @unchecked Sendable {
                     if result == 1 { return .done(count) }
                     return try interpret(result, function: "SSL_read_ex", during: "TLS read", endOfStream: .done(0))
                 }
-            } catch where initialized > 0 {
+            } catch  where initialized > 0 {
                 // The bytes already read are the caller's; the failure repeats on the next read.
                 return initialized
             }

@@ -1,21 +1,30 @@
 internal import COpenSSL
+import Synchronization
 
 /// What an identity needs to speak TLS: its key, a self-signed certificate for it and one configured
-/// `SSL_CTX` per role. Built once per `Identity`, because `SSL_CTX_new` is slow in OpenSSL 3.
+/// `SSL_CTX` per role, each made the first time it is used and kept, because `SSL_CTX_new` is slow in OpenSSL 3
+/// (`cast` only ever needs the client's, castd the server's).
 ///
-/// `@unchecked Sendable`: every stored property is immutable after `init`, and each wrapped handle is
-/// documented as safe for concurrent read-only use (see the handle classes).
+/// `@unchecked Sendable`: `key` and `certificate` are immutable after `init`, the contexts are made and read inside
+/// their `Mutex`, and each wrapped handle is documented as safe for concurrent read-only use (see the handle classes).
 final class TLSCredentials: @unchecked Sendable {
     let key: PrivateKey
     let certificate: Certificate
-    let serverContext: SSLContext
-    let clientContext: SSLContext
+    private let contexts = Mutex<(server: SSLContext?, client: SSLContext?)>((nil, nil))
 
     init(key: PrivateKey, commonName: String) throws {
         self.key = key
         certificate = try Self.selfSignedCertificate(key: key, commonName: commonName)
-        serverContext = try Self.context(key: key, certificate: certificate)
-        clientContext = try Self.context(key: key, certificate: certificate)
+    }
+
+    /// The context of one side of a handshake (the server's or the client's), made the first time it is asked for.
+    func context(server: Bool) throws -> SSLContext {
+        try contexts.withLock { contexts in
+            if let made = server ? contexts.server : contexts.client { return made }
+            let made = try Self.context(key: key, certificate: certificate)
+            if server { contexts.server = made } else { contexts.client = made }
+            return made
+        }
     }
 
     /// An X.509 v3 certificate for `key`, signed by itself, CN = `commonName`, valid from a day ago for 20 years.

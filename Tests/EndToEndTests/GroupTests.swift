@@ -252,14 +252,9 @@ final class GroupTests: LabTestCase {
             Thread.sleep(forTimeInterval: 0.1)
         }
         for (member, expected) in [(members[0], -100.0), (members[1], 100.0)] {
-            let status = try lab.run(
-                on: .phone, [Paths.cast, "status", member.name, "--json"],
-                environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-            let object = try XCTUnwrap(
-                JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
-            let sync = try XCTUnwrap(object["sync"] as? [String: Double], "\(member.name): \(status.stdout)")
+            let (object, sync, stdout) = try memberStatus(member.name)
             print("group member \(member.name) at 15 s: \(sync)")
-            XCTAssertEqual(object["group"] as? [String], ["Kitchen", "Living Room", "Study"], status.stdout)
+            XCTAssertEqual(object["group"] as? [String], ["Kitchen", "Living Room", "Study"], stdout)
             XCTAssertEqual(sync["trimPPM"] ?? 0, expected, accuracy: 30, member.name)
             XCTAssertLessThan(abs(sync["offsetSeconds"] ?? 1), 0.001, member.name)
         }

@@ -87,12 +87,7 @@ final class PacedCardGroupTests: LabTestCase {
             Thread.sleep(forTimeInterval: 0.1)
         }
         for member in members {
-            let status = try lab.run(
-                on: .phone, [Paths.cast, "status", member.name, "--json"],
-                environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-            let object = try XCTUnwrap(
-                JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
-            let sync = try XCTUnwrap(object["sync"] as? [String: Double], "\(member.name): \(status.stdout)")
+            let sync = try memberStatus(member.name).sync
             print("card member \(member.name) at 20 s: \(sync)")
             // The correction undoes the card's drift against the group, about −150 ppm for the fast card, +150 for the
             // slow one, plus the loop's own movement: printed, not asserted (the beeps are the measure).

@@ -38,7 +38,8 @@ final class Lab {
 
     /// The host's lab address.
     func address(_ host: Host) -> String {
-        (try? runCommand([Paths.lab, "addr", name, host.rawValue]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
+        (try? runCommand([Paths.lab, "addr", name, host.rawValue]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)) ?? ""
     }
 
     /// Runs a command on a host (with the host's D-Bus, so avahi tools and our programs find its avahi-daemon).
@@ -46,7 +47,8 @@ final class Lab {
     func run(on host: Host, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60)
         throws -> CommandResult
     {
-        try runCommand([Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, timeout: timeout)
+        try runCommand(
+            [Paths.lab, "exec", name, host.rawValue] + arguments, environment: environment, timeout: timeout)
     }
 
     /// Starts a long-running program on a host; stopped by `tearDown`. With `interactive`, its
@@ -104,7 +106,8 @@ final class Daemon: @unchecked Sendable {
             let data = handle.availableData
             guard !data.isEmpty, let self else { return }
             let text = String(decoding: data, as: UTF8.self)
-            self.lock.withLock { self.pending += text
+            self.lock.withLock {
+                self.pending += text
                 while let newline = self.pending.firstIndex(of: "\n") {
                     self.lines.append(String(self.pending[..<newline]))
                     self.pending = String(self.pending[self.pending.index(after: newline)...])
@@ -162,7 +165,8 @@ final class Daemon: @unchecked Sendable {
 extension Daemon {
     /// The port castd printed in its "listening on port N" line.
     func listeningPort(timeout: Double = 10) throws -> UInt16 {
-        let line = try XCTUnwrap(waitForLine(containing: "listening on port", timeout: timeout), "castd did not start: \(output)")
+        let line = try XCTUnwrap(
+            waitForLine(containing: "listening on port", timeout: timeout), "castd did not start: \(output)")
         return try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""), line)
     }
 }
@@ -176,10 +180,12 @@ extension Lab {
     {
         let receiver = try start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work)/state",
-             "--video-out", "framemd5:\(work)/frames.md5", "--audio-device",
-             "castcapture:FILE=\(work)/audio.raw,CHANNELS=\(captureChannels)",
-             "--events", "\(work)/events.jsonl"] + extra,
+            [
+                Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work)/state",
+                "--video-out", "framemd5:\(work)/frames.md5", "--audio-device",
+                "castcapture:FILE=\(work)/audio.raw,CHANNELS=\(captureChannels)",
+                "--events", "\(work)/events.jsonl",
+            ] + extra,
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
         let port = try receiver.listeningPort()
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
@@ -208,8 +214,20 @@ class LabTestCase: XCTestCase {
     func requireTimeNamespaces() throws {
         guard FileManager.default.fileExists(atPath: "/proc/self/timens_offsets") else {
             throw XCTSkip(
-                "this kernel has no time namespaces (CONFIG_TIME_NS, Linux ≥ 5.6): /proc/self/timens_offsets is missing")
+                "this kernel has no time namespaces (CONFIG_TIME_NS, Linux ≥ 5.6): /proc/self/timens_offsets is missing"
+            )
         }
+    }
+
+    /// `cast status NAME --json` from the phone, as the sender whose settings are in `work`/sender: the status object
+    /// and its `sync` (a group member's offset from the group and its trim).
+    func memberStatus(_ name: String) throws -> (object: [String: Any], sync: [String: Double], stdout: String) {
+        let status = try lab.run(
+            on: .phone, [Paths.cast, "status", name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let object = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
+        let sync = try XCTUnwrap(object["sync"] as? [String: Double], "\(name): \(status.stdout)")
+        return (object, sync, status.stdout)
     }
 
     override func tearDown() {

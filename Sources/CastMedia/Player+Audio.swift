@@ -93,25 +93,13 @@ private final class AudioWriter {
         while true {
             // The segment's first frame that is due: after an exact seek, the one containing the target.
             let segment = reader.segment
-            var first: Frame?
-            var ended = false
-            while first == nil && !ended {
-                guard let item = reader.next() else { return }
-                switch item {
-                case .end: ended = true
-                case .superseded: break
-                case .item(let frame):
-                    if segment.exact, let target = segment.target {
-                        let start = timing.seconds(of: frame) ?? 0
-                        let length =
-                            Double(frame.pointer.pointee.nb_samples) / Double(max(frame.pointer.pointee.sample_rate, 1))
-                        if start + length <= target { continue }
-                    }
-                    first = frame
-                }
-                if reader.segment != segment { break }
+            let start = reader.firstFrame { frame, target in
+                let length =
+                    Double(frame.pointer.pointee.nb_samples) / Double(max(frame.pointer.pointee.sample_rate, 1))
+                return (timing.seconds(of: frame) ?? 0) + length <= target
             }
-            if reader.segment != segment { continue }
+            guard let start else { return }
+            guard case .first(let first) = start else { continue }
             let firstTime = first.map { timing.seconds(of: $0) ?? segment.target ?? player.configuration.startTime }
             if let first, device == nil { rate = Int(max(first.pointer.pointee.sample_rate, 1)) }
             let anchor: Double
@@ -126,7 +114,7 @@ private final class AudioWriter {
             }
             begin(segment, firstTime: firstTime, anchor: anchor)
             do {
-                if !ended, let first { try play(from: first, reader: &reader) }
+                if let first { try play(from: first, reader: &reader) }
             } catch is Superseded {
                 discard()
                 reader.catchUp()

@@ -54,24 +54,12 @@ extension Player {
         while true {
             // The segment's first frame: after an exact seek, the one whose interval contains the target.
             let segment = reader.segment
-            var first: Frame?
-            var ended = false
-            while first == nil && !ended {
-                guard let item = reader.next() else { return }
-                switch item {
-                case .end: ended = true
-                case .superseded: break
-                case .item(let frame):
-                    if segment.exact, let target = segment.target, let t = timing.seconds(of: frame),
-                        t + timing.duration(of: frame) <= target + 1e-6
-                    {
-                        continue
-                    }
-                    first = frame
-                }
-                if reader.segment != segment { break }
+            let start = reader.firstFrame { frame, target in
+                guard let t = timing.seconds(of: frame) else { return false }
+                return t + timing.duration(of: frame) <= target + 1e-6
             }
-            if reader.segment != segment { continue }
+            guard let start else { return }
+            guard case .first(let first) = start else { continue }
             if first != nil && !announcedReady {
                 announcedReady = true
                 emit(.readyForDisplay)
@@ -87,7 +75,7 @@ extension Player {
             }
             if segment.serial > 0 { for presenter in presenters { presenter.restart() } }
             do {
-                if !ended, let first {
+                if let first {
                     var timeline = PresentationTimeline(maxJump: timing.maxTimestampJump)
                     timeline.begin(at: anchor)
                     try play(

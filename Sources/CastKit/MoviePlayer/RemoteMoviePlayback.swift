@@ -3,16 +3,6 @@ import CastProtocol
 import Foundation
 import Synchronization
 
-/// What plays on a route: a Cast receiver's `RemotePlayback`, or an AirPlay speaker's `SpeakerPlayback`.
-protocol RouteSession: Sendable {
-    func nextEvent() throws(CastError) -> PlaybackEvent
-    func control(_ action: PlaybackControl.Action) throws(CastError)
-    func close()
-}
-
-extension RemotePlayback: RouteSession {}
-extension SpeakerPlayback: RouteSession {}
-
 /// A movie playing on a route (a receiver, or for audio an AirPlay speaker): the session driven from a serial queue
 /// (connecting blocks), its events read on a thread of their own.
 ///
@@ -35,7 +25,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var playback: (any RouteSession)?
+        var playback: (any SenderPlayback)?
         /// The key the receiver presented, once connected.
         var receiverID: String?
         var stopped = false
@@ -63,7 +53,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
     func start() {
         work.async { [self] in
             guard !state.withLock({ $0.stopped }) else { return }
-            let playback: any RouteSession
+            let playback: any SenderPlayback
             do throws(CastError) {
                 if receiver.kind == .speaker {
                     let speaker = try SpeakerPlayback.start(decodingInProcess: path, on: receiver)
@@ -113,7 +103,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
     /// player retries it as it would a killed one. Its video stops just before that finish, so a `videoActive false`
     /// is held until the next event shows whether it ends an ordinary playback or comes from a shutdown (dropped: the
     /// video is expected back within the retry window, as after a kill).
-    private func readEvents(from playback: any RouteSession) {
+    private func readEvents(from playback: any SenderPlayback) {
         var videoStopped = false
         while true {
             let event: PlaybackEvent

@@ -45,6 +45,31 @@ struct SegmentReader {
         }
     }
 
+    /// How a segment's playback begins (`firstFrame(endsBefore:)`).
+    enum Start {
+        /// With its first frame that is due, or with none (the segment ended at once).
+        case first(Frame?)
+        /// A seek began a newer segment meanwhile; `segment` is now that one.
+        case superseded
+    }
+
+    /// The segment's first frame that is due: after an exact seek, the first that does not end before the target
+    /// (`endsBefore(frame, target)`, the output's own measure of a frame); nil when stopping. The audio and the video
+    /// output begin each segment this way.
+    mutating func firstFrame(endsBefore: (Frame, Double) -> Bool) -> Start? {
+        let segment = self.segment
+        while true {
+            guard let item = next() else { return nil }
+            switch item {
+            case .end: return .first(nil)
+            case .superseded: return .superseded
+            case .item(let frame):
+                if segment.exact, let target = segment.target, endsBefore(frame, target) { continue }
+                return .first(frame)
+            }
+        }
+    }
+
     /// Whether a next item is already at hand (held, or waiting in the queue): `next()` would not wait.
     var hasNextAtHand: Bool { held != nil || frames.hasWaitingItem }
 

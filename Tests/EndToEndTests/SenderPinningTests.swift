@@ -17,8 +17,10 @@ final class SenderPinningTests: LabTestCase {
     private func startCastd(_ name: String, port: Int, state: String, extra: [String] = []) throws -> Daemon {
         let daemon = try lab.start(
             on: .box,
-            [Paths.castd, "--name", name, "--port", String(port), "--state-dir", "\(work!)/\(state)", "--video-out",
-             "framemd5:\(work!)/\(state).md5", "--audio-device", "none", "--events", "\(work!)/\(state).jsonl"] + extra)
+            [
+                Paths.castd, "--name", name, "--port", String(port), "--state-dir", "\(work!)/\(state)", "--video-out",
+                "framemd5:\(work!)/\(state).md5", "--audio-device", "none", "--events", "\(work!)/\(state).jsonl",
+            ] + extra)
         let started = extra.contains("--no-advertise") ? "listening on port" : "advertised as"
         XCTAssertNotNil(daemon.waitForLine(containing: started), "\(daemon.output)")
         return daemon
@@ -33,12 +35,54 @@ final class SenderPinningTests: LabTestCase {
         XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
     }
 
+    /// Waits (at most 15 s) until the phone's avahi has resolved a castd named `name` (avahi-browse, which does not
+    /// connect to it: `cast list` would ask an open receiver its status). A receiver just started is advertised once
+    /// avahi has probed its name, and the phone's avahi may take a moment more on a loaded machine; the sends below
+    /// look for the paired name for their usual 2 s, and where the impostor was not yet in sight they would reach
+    /// nothing (exit 5) instead of being refused (exit 4): safe, but not what is tested here.
+    private func waitUntilResolved(_ name: String) throws {
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while Date() < deadline {
+            let browse = try lab.run(on: .phone, ["avahi-browse", "-p", "-r", "-t", "_castd._tcp"], timeout: 20)
+            let names = browse.stdout.split(separator: "\n").filter { $0.hasPrefix("=") }.compactMap { line in
+                line.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first.map(unescaped)
+            }
+            if names.contains(name) { return }
+        }
+        XCTFail("the phone's avahi never resolved \"\(name)\"")
+    }
+
+    /// avahi-browse's escaping undone: `\DDD` is the byte DDD (decimal), `\c` the character c.
+    private func unescaped(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var rest = Array(text.utf8)[...]
+        while let byte = rest.popFirst() {
+            guard byte == UInt8(ascii: "\\"), !rest.isEmpty else {
+                bytes.append(byte)
+                continue
+            }
+            let digits = rest.prefix(3)
+            if digits.count == 3, digits.allSatisfy({ (48...57).contains($0) }),
+                let value = UInt8(String(decoding: digits, as: UTF8.self))
+            {
+                bytes.append(value)
+                rest = rest.dropFirst(3)
+            } else {
+                bytes.append(rest.removeFirst())
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Asserts that `result` is the impersonation refusal, and that `impostor` neither played nor heard a hello.
     private func assertRefused(_ result: CommandResult, by impostor: Daemon, state: String, _ what: String) {
         XCTAssertEqual(result.status, 4, "\(what): \(result.stderr)")
         XCTAssertTrue(
-            result.stderr.contains("WARNING: the identity of receiver \"Living Room\" has changed"), "\(what): \(result.stderr)")
-        XCTAssertFalse(impostor.output.contains { $0.contains(" plays ") || $0.contains("connected from") }, "\(what): \(impostor.output)")
+            result.stderr.contains("WARNING: the identity of receiver \"Living Room\" has changed"),
+            "\(what): \(result.stderr)")
+        XCTAssertFalse(
+            impostor.output.contains { $0.contains(" plays ") || $0.contains("connected from") },
+            "\(what): \(impostor.output)")
         let events = (try? String(contentsOfFile: "\(work!)/\(state).jsonl", encoding: .utf8)) ?? ""
         XCTAssertFalse(events.contains("playing"), "\(what): \(events)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(work!)/\(state).md5"), what)
@@ -57,6 +101,7 @@ final class SenderPinningTests: LabTestCase {
         for (index, name) in ["Living Room 2", "Living Room "].enumerated() {
             let state = "impostor\(index)"
             let impostor = try startCastd(name, port: 7101, state: state, extra: ["--auth", "none"])
+            try waitUntilResolved(name)
             assertRefused(try cast(["send", clip, "--to", "Living Room"]), by: impostor, state: state, "\(name) file")
             assertRefused(
                 try cast(["send", "http://alice:secret@\(box):9/movie.mp4", "--to", "living room"]), by: impostor,
@@ -67,12 +112,14 @@ final class SenderPinningTests: LabTestCase {
         }
         // The impostor named "Living Room " is the only one in sight: no --to at all is refused too.
         let spaced = try startCastd("Living Room ", port: 7101, state: "impostor-spaced", extra: ["--auth", "none"])
+        try waitUntilResolved("Living Room ")
         assertRefused(try cast(["send", clip]), by: spaced, state: "impostor-spaced", "only one in sight")
         spaced.stop()
 
         // Another name altogether, at the paired receiver's address and port, reached by that address.
         let atAddress = try startCastd("Den", port: 7100, state: "impostor-address", extra: ["--auth", "none"])
-        assertRefused(try cast(["send", clip, "--to", "\(box):7100"]), by: atAddress, state: "impostor-address", "address")
+        assertRefused(
+            try cast(["send", clip, "--to", "\(box):7100"]), by: atAddress, state: "impostor-address", "address")
         // By its own name it is just another open receiver: not what the user paired with, and not refused.
         XCTAssertEqual(try cast(["status", "Den"]).status, 0)
         atAddress.stop()
@@ -119,7 +166,8 @@ final class SenderPinningTests: LabTestCase {
         let played = try cast(["send", clip, "--to", "Living Room"])
         XCTAssertEqual(played.status, 0, played.stderr)
         XCTAssertNotNil(back.output.first { $0.contains(" plays ") }, "\(back.output)")
-        XCTAssertFalse(impostor.output.contains { $0.contains("connected from") || $0.contains(" plays ") }, "\(impostor.output)")
+        XCTAssertFalse(
+            impostor.output.contains { $0.contains("connected from") || $0.contains(" plays ") }, "\(impostor.output)")
         impostor.stop()
         back.stop()
     }

@@ -77,7 +77,7 @@ let package = Package(
             name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver",
             exclude: ["castd.service"], swiftSettings: strict),
         .executableTarget(
-            name: "cast", dependencies: ["CastSender", "CastProtocol", "CastCommandLine"], path: "Sender",
+            name: "cast", dependencies: ["CastSender", "CastProtocol", "CastSecurity", "CastCommandLine"], path: "Sender",
             swiftSettings: strict),
         // `cast`'s speaker decoder (a helper process: FFmpeg stays out of `cast`).
         .executableTarget(

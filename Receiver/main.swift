@@ -11,6 +11,8 @@ import Foundation
     import Glibc
 #endif
 
+startOpenSSLWithoutExitCleanUp()
+
 // A decoder worker (castd re-executed by itself for one session, docs/decoder-worker.md) does nothing else. The mode
 // is not in --help, and refuses to run unless castd started it.
 if SessionWorker.isRequested(CommandLine.arguments) {

@@ -31,6 +31,11 @@ func senderConfigDirectory() -> String {
     (environment("XDG_CONFIG_HOME") ?? ((environment("HOME") ?? "/tmp") + "/.config")) + "/cast"
 }
 
+/// `text` and spaces up to `width` characters (never cut), without NSString's `padding(toLength:withPad:startingAt:)`.
+func padded(_ text: String, to width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+}
+
 /// `value` with `digits` decimals (and a sign when `sign`), as `%.Nf` / `%+.Nf` print it, without `String(format:)`
 /// (which goes through Foundation's C varargs and locale machinery at every call).
 func fixed(_ value: Double, digits: Int, sign: Bool = false) -> String {

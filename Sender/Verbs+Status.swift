@@ -51,7 +51,7 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
     let rows = table.map { $0.map(printable) }
     let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
-        output(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+        output(zip(row, widths).map { padded($0, to: $1) }.joined(separator: "  ")
             .trimmingCharacters(in: .whitespaces))
     }
 }

@@ -2,6 +2,7 @@
 import CastCommandLine
 import CastSender
 import CastProtocol
+import CastSecurity
 import Foundation
 import Synchronization
 
@@ -156,18 +157,21 @@ let verbs: [Verb] = [
 /// Other names for verbs.
 let verbAliases = ["play": "queue"]
 
-let toolUsage = """
+/// `cast --help`: made only when asked for (a global `let` in main.swift is made at every start).
+var toolUsage: String {
+    """
     usage: cast VERB [options]
 
     Send media to Cast receivers and control them.
 
     verbs:
-    \(verbs.map { "  " + $0.name.padding(toLength: verbColumn, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    \(verbs.map { "  " + padded($0.name, to: verbColumn) + $0.abstract }.joined(separator: "\n"))
 
     Run 'cast VERB --help' for a verb's options, 'man cast' for the whole manual.
     exit codes: 0 done, 1 playback error, 2 usage, 3 no such receiver, 4 not authorised, 5 connection lost,
     6 receiver busy
     """
+}
 
 func help(for verb: Verb) -> String {
     """
@@ -185,6 +189,7 @@ func help(for verb: Verb) -> String {
 
 @MainActor func main() -> Int32 {
     signal(SIGPIPE, SIG_IGN)
+    startOpenSSLWithoutExitCleanUp()
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments == ["--man"] {
         FileHandle.standardOutput.write(Data(manualPage().roff.utf8))

@@ -16,6 +16,27 @@ enum Fixtures {
         return directory
     }
 
+    /// What OpenSSL's own tool prints for `arguments`, with `input` on its standard input; fails the test on a
+    /// non-zero exit.
+    static func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        let feed = Pipe()
+        if input != nil { process.standardInput = feed }
+        try process.run()
+        if let input {
+            feed.fileHandleForWriting.write(input)
+            try feed.fileHandleForWriting.close()
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "openssl \(arguments)")
+        return data
+    }
+
     /// Two identities that live only in memory, made once for the whole test run (key generation is cheap,
     /// but `SSL_CTX_new` is not).
     static let receiver = try! Identity.ephemeral()

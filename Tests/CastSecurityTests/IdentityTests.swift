@@ -65,7 +65,7 @@ final class IdentityTests: XCTestCase {
         ] {
             let directory = try Fixtures.temporaryDirectory(self)
             let keyFile = directory + "/identity.pem"
-            let pem = try openssl(arguments)
+            let pem = try Fixtures.openssl(arguments)
             XCTAssertTrue(
                 FileManager.default.createFile(atPath: keyFile, contents: pem, attributes: [.posixPermissions: 0o600]))
             if form == "x25519" {
@@ -76,7 +76,7 @@ final class IdentityTests: XCTestCase {
             }
             let loaded = try Identity.loadOrCreate(directory: directory)
             // The public key as OpenSSL derives it from the same file.
-            let der = try openssl(["pkey", "-in", keyFile, "-pubout", "-outform", "DER"])
+            let der = try Fixtures.openssl(["pkey", "-in", keyFile, "-pubout", "-outform", "DER"])
             XCTAssertEqual(loaded.publicKey, Array(der.suffix(32)), form)
             // The same key with its base64 on one line.
             let text = String(decoding: pem, as: UTF8.self)
@@ -88,19 +88,6 @@ final class IdentityTests: XCTestCase {
                     atPath: keyFile, contents: Data(wrapped.utf8), attributes: [.posixPermissions: 0o600]))
             XCTAssertEqual(try Identity.loadOrCreate(directory: directory).publicKey, loaded.publicKey, "one line")
         }
-    }
-
-    private func openssl(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "openssl \(arguments)")
-        return data
     }
 
     func testFingerprintIsThirtyTwoLowercaseHexDigitsOfSHA256() throws {

@@ -57,6 +57,18 @@ final class Certificate: @unchecked Sendable {
     /// Takes ownership of `pointer`.
     init(owning pointer: OpaquePointer) { self.pointer = pointer }
     deinit { X509_free(pointer) }
+
+    /// The certificate as OpenSSL writes it (DER).
+    var der: [UInt8] {
+        let count = i2d_X509(pointer, nil)
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            _ = i2d_X509(pointer, &cursor)
+        }
+        return bytes
+    }
 }
 
 /// An owned `SSL_CTX`.

@@ -50,7 +50,7 @@ let package = Package(
 
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL", "CastProtocol"], swiftSettings: strict),
-        .target(name: "CastDiscovery", dependencies: ["CAvahi"], swiftSettings: strict),
+        .target(name: "CastDiscovery", dependencies: ["CAvahi", "CastProtocol"], swiftSettings: strict),
         .target(name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Services and the library

@@ -2,15 +2,33 @@
 import CastCommandLine
 import CastProtocol
 import CastSender
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
+/// Writes `line` and a newline to standard output.
 func output(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    write(line + "\n", to: STDOUT_FILENO)
+}
+
+/// Writes `text` to standard error.
+func writeError(_ text: String) {
+    write(text, to: STDERR_FILENO)
+}
+
+/// Writes all of `text` to `fd`, again after a partial write or a signal; a closed pipe (`cast list | head`) or a
+/// full disk ends the write quietly, as it did through `FileHandle`: there is nobody left to tell.
+func write(_ text: String, to fd: Int32) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        bytes = bytes.dropFirst(written)
+    }
 }
 
 func browseTimeout(_ arguments: ParsedArguments) throws(CastError) -> Duration {
@@ -60,12 +78,6 @@ func senderName() -> String {
         gethostname(&buffer, buffer.count) == 0
         ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
     return "\(environment("USER") ?? "user")@\(host)"
-}
-
-func json(_ object: Any) -> String {
-    let data =
-        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-    return String(decoding: data, as: UTF8.self)
 }
 
 /// The sender's settings (`cast config`).

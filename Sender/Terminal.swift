@@ -1,6 +1,6 @@
 // The terminal of `cast send`: keys in (space, q, arrows) and the status line out.
 import CastProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,7 +38,7 @@ enum KeyReader {
         }
         settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(0, TCSANOW, &settings)
-        let thread = Thread {
+        startDetachedThread(name: "cast keys") {
             var pending: [UInt8] = []
             var byte: UInt8 = 0
             while read(0, &byte, 1) == 1 {
@@ -51,8 +51,6 @@ enum KeyReader {
                 }
             }
         }
-        thread.name = "cast keys"
-        thread.start()
         return true
     }
 
@@ -83,7 +81,7 @@ enum KeyReader {
 func clock(_ seconds: Double?) -> String {
     guard let seconds, seconds.isFinite, seconds >= 0 else { return "--:--" }
     let whole = Int(seconds)
-    return String(format: "%d:%02d", whole / 60, whole % 60)
+    return "\(whole / 60):" + (whole % 60 < 10 ? "0" : "") + "\(whole % 60)"
 }
 
 /// The live status line of `cast send` on a terminal (mpv-like): state, position / duration, bar.
@@ -109,7 +107,7 @@ struct StatusLine {
             let filled = min(width, max(0, Int((position / duration) * Double(width))))
             bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
-        let level = volume.map { String(format: "  vol %d%%", Int(($0 * 100).rounded())) } ?? ""
+        let level = volume.map { "  vol \(Int(($0 * 100).rounded()))%" } ?? ""
         let buffering =
             (playback.isStalled ? "  buffering" : "") + (playback.bufferedAhead.map { "  buf \(Int($0))s" } ?? "")
         return

@@ -1,7 +1,7 @@
 // cast config: the default receiver and aliases.
 import CastCommandLine
 import CastSender
-import Foundation
+import FoundationEssentials
 
 /// `cast config`                        show the settings
 /// `cast config default [NAME]`          show or set the receiver used when a verb is given none

@@ -2,7 +2,7 @@
 import CastCommandLine
 import CastSender
 import CastProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,7 +54,7 @@ func join(_ arguments: ParsedArguments) throws(CastError) {
     }
     defer { newcomer.close() }
     let name = printable(newcomer.welcome.name)
-    func named(_ one: String, _ other: String) -> Bool { one.caseInsensitiveCompare(other) == .orderedSame }
+    func named(_ one: String, _ other: String) -> Bool { one.matchesIgnoringCase(other) }
     let before = try newcomer.status()
     if before.state != .stopped, before.group?.contains(where: { named($0, memberName) }) == true {
         throw CastError(.usage, "\(name) is in the group already")

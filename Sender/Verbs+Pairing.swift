@@ -2,7 +2,7 @@
 import CastCommandLine
 import CastSender
 import CastProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,8 +15,8 @@ func pair(_ arguments: ParsedArguments) throws(CastError) {
     let paired = try Pairing.pair(receiver, configDirectory: senderConfigDirectory(), senderName: senderName()) {
         if let given { return given }
         let what = receiver.record?.auth == .password ? "the password of" : "the PIN shown on"
-        FileHandle.standardError.write(Data("Enter \(what) \(printable(receiver.name)): ".utf8))
-        return readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces)
+        writeError("Enter \(what) \(printable(receiver.name)): ")
+        return readLine(strippingNewline: true)?.trimmed()
     }
     output(arguments.has("json")
         ? json(["name": paired.name, "id": paired.id, "paired": true]) : "paired with \(printable(paired.name)) (id \(paired.id))")

@@ -2,7 +2,8 @@
 import CastCommandLine
 import CastProtocol
 import CastSender
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -191,7 +192,7 @@ final class Playlist: Sendable {
             case .failed(let message):
                 failures.append(message)
                 guard announceTracks else { throw CastError(.playback, message) }
-                FileHandle.standardError.write(Data("cast: \(message); going on with the next\n".utf8))
+                writeError("cast: \(message); going on with the next\n")
             case .ended: playedThisRound = true
             case .userExited where skipping: playedThisRound = true
             case .userExited: return try finish(failures)
@@ -313,7 +314,7 @@ final class Playlist: Sendable {
                     case .left(let name, let why): line = "\(name) left the group: \(why)"
                     case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
                     }
-                    FileHandle.standardError.write(Data("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n".utf8))
+                    writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
                 })
         } else if receiver.kind == .speaker {
             title = try MediaFile.open(source).title  // missing or unreadable: a usage error, before connecting
@@ -397,7 +398,7 @@ final class Playlist: Sendable {
             default: break
             }
             if live {
-                FileHandle.standardOutput.write(Data(("\r\u{1B}[2K" + line.render()).utf8))
+                write("\r\u{1B}[2K" + line.render(), to: STDOUT_FILENO)
             }
         }
     }

@@ -2,7 +2,8 @@
 import CastCommandLine
 import CastSender
 import CastProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -52,7 +53,7 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
     let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
         output(zip(row, widths).map { padded($0, to: $1) }.joined(separator: "  ")
-            .trimmingCharacters(in: .whitespaces))
+            .trimmed())
     }
 }
 

@@ -2,7 +2,8 @@
 import CastCommandLine
 import CastSender
 import CastProtocol
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -53,9 +54,8 @@ func trackText(_ track: MediaTrack) -> String {
 /// One line for a person about an event.
 /// A group member's step: "0.042 ms ahead of the group, rate trimmed −99.8 ppm".
 func syncText(offset: Double, trim: Double) -> String {
-    String(
-        format: "%.3f ms %@ of the group, rate trimmed %+.1f ppm", abs(offset) * 1000, offset < 0 ? "behind" : "ahead",
-        trim)
+    "\(fixed(abs(offset) * 1000, digits: 3)) ms \(offset < 0 ? "behind" : "ahead") of the group, rate trimmed "
+        + "\(fixed(trim, digits: 1, sign: true)) ppm"
 }
 
 func describe(_ event: PlaybackEvent) -> String {

@@ -3,7 +3,7 @@ import CastCommandLine
 import CastSender
 import CastProtocol
 import CastSecurity
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -192,7 +192,7 @@ func help(for verb: Verb) -> String {
     startOpenSSLWithoutExitCleanUp()
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments == ["--man"] {
-        FileHandle.standardOutput.write(Data(manualPage().roff.utf8))
+        write(manualPage().roff, to: STDOUT_FILENO)
         return 0
     }
     guard let first = arguments.first, first != "--help", first != "help", first != "-h" else {
@@ -200,8 +200,7 @@ func help(for verb: Verb) -> String {
         return arguments.isEmpty ? 2 : 0
     }
     guard let verb = verbs.first(where: { $0.name == (verbAliases[first] ?? first) }) else {
-        FileHandle.standardError.write(Data(
-            "cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name) + verbAliases.keys)) (see cast --help)\n".utf8))
+        writeError("cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name) + verbAliases.keys)) (see cast --help)\n")
         return 2
     }
     do {
@@ -213,13 +212,13 @@ func help(for verb: Verb) -> String {
         try verb.run(parsed)
         return 0
     } catch let error as UsageError {
-        FileHandle.standardError.write(Data("cast \(verb.name): \(error.message) (see cast \(verb.name) --help)\n".utf8))
+        writeError("cast \(verb.name): \(error.message) (see cast \(verb.name) --help)\n")
         return 2
     } catch let error as CastError {
-        FileHandle.standardError.write(Data("cast \(verb.name): \(error.message)\n".utf8))
+        writeError("cast \(verb.name): \(error.message)\n")
         return error.exitCode
     } catch {
-        FileHandle.standardError.write(Data("cast \(verb.name): \(error)\n".utf8))
+        writeError("cast \(verb.name): \(error)\n")
         return 1
     }
 }

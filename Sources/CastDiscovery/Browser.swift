@@ -1,4 +1,5 @@
-import Foundation
+import CastProtocol
+import FoundationEssentials
 import Synchronization
 
 /// Finds receivers on the local network through avahi-client.
@@ -102,7 +103,7 @@ extension Browser {
         // Connect here so that a missing daemon is reported to the caller, then hand the session to the thread.
         let session = UncheckedSession(session: try BrowseSession(serviceType: serviceType))
         let watch = BrowseWatch()
-        let thread = Thread {
+        startDetachedThread(name: "CastDiscovery watch") {
             do {
                 try session.session.watch(onChange: onEvent, isCancelled: { watch.isCancelled })
                 onEnd(nil)
@@ -110,8 +111,6 @@ extension Browser {
                 onEnd(error)
             }
         }
-        thread.name = "CastDiscovery watch"
-        thread.start()
         return watch
     }
 }

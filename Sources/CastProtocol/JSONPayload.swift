@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The JSON coding every message payload shares: sorted keys (stable bytes on the wire), and
 /// decoding failures turned into `malformedMessage` with a short reason a person can act on.

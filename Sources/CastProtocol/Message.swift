@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The version of Cast's programs and libraries (castd, cast, CastKit), shown in hellos, help and manual pages.
 public let castVersion = "0.1.0"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Receiver → sender: the SRP salt and the receiver's public value B for this attempt's fresh PIN.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Receiver → sender: the receiver's proof M2 and its public key. The receiver sends it only after M1 was
 /// right and the sender was stored; the sender pins the receiver only after M2 is right too.

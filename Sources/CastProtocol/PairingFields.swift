@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The bounds on pairing message fields, so that no field can make a receiver allocate much before the
 /// peer is authenticated.

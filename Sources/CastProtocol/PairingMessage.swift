@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A decoded pairing message (types 30–39). Shaped like `Message` so the two can be merged.
 public enum PairingMessage: Sendable, Equatable {

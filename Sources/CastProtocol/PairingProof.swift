@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Sender → receiver: the sender's SRP public value A and its proof M1 (which covers the TLS binding).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Events travel as JSON objects with an `event` key naming the kind, e.g.
 /// `{"event":"playbackState","state":"playing"}`. The same objects are what `castd --events` and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Receiver → sender: one part of the answer to one time of a `ThumbnailRequest`. JSON:
 /// `{"request":7,"index":0,"time":1.5,"actualTime":1.52,"width":640,"height":360,"part":0,"parts":3,"data":"iVBO…"}`,

@@ -1,6 +1,7 @@
 public import CastProtocol
 import CastSecurity
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// One file played by several Cast receivers in step: a group (docs/multiroom.md).
@@ -314,9 +315,7 @@ public final class GroupPlayback: Sendable {
     }
 
     private func startReader(_ index: Int) {
-        let thread = Thread { [self] in read(member: index) }
-        thread.name = "cast group member \(index)"
-        thread.start()
+        startDetachedThread(name: "cast group member \(index)") { [self] in read(member: index) }
     }
 
     private func startClockTimer() {
@@ -349,9 +348,7 @@ public final class GroupPlayback: Sendable {
                     return !state.isEmpty && !state.stopping
                 }
                 if mayRejoin, reach != nil, let id = member(index).id {
-                    let thread = Thread { [self] in rejoin(id) }
-                    thread.name = "cast group rejoin \(index)"
-                    thread.start()
+                    startDetachedThread(name: "cast group rejoin \(index)") { [self] in rejoin(id) }
                 }
                 return
             }

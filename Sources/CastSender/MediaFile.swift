@@ -1,5 +1,5 @@
 public import CastProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -41,7 +41,7 @@ public final class MediaFile: Sendable {
             close(fd)
             throw CastError(.usage, "\(path) is a directory")
         }
-        return describe(fd: fd, owns: true, name: (path as NSString).lastPathComponent)
+        return describe(fd: fd, owns: true, name: path.lastPathComponent)
     }
 
     private static func describe(fd: Int32, owns: Bool, name: String) -> MediaFile {

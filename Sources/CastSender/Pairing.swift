@@ -1,6 +1,6 @@
 import CastProtocol
 import CastSecurity
-import Foundation
+import FoundationEssentials
 
 /// Pairing from the sender's side: SRP-6a with the receiver's PIN (or password) inside TLS, both
 /// proofs bound to this TLS session, then each side keeps the other's public key.

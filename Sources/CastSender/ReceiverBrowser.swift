@@ -1,7 +1,8 @@
 import CastDiscovery
 import CastProtocol
 import CastRAOP
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// Finds receivers on the local network over mDNS (avahi-daemon).
@@ -32,7 +33,7 @@ public enum ReceiverBrowser {
         let speakerBrowse = cancellation ?? BrowseCancellation()
         let speakersDone = DispatchSemaphore(value: 0)
         if includingSpeakers {
-            let thread = Thread {
+            startDetachedThread(name: "cast browse speakers") {
                 let found = Result {
                     try Browser.browse(
                         serviceType: speakerServiceType, timeout: timeout,
@@ -41,8 +42,6 @@ public enum ReceiverBrowser {
                 speakers.withLock { $0 = found }
                 speakersDone.signal()
             }
-            thread.name = "cast browse speakers"
-            thread.start()
         } else {
             speakersDone.signal()
         }

@@ -1,6 +1,8 @@
+import CastProtocol
 import CastDiscovery
 import CastSecurity
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// A receiver reached from what the user typed (`ReceiverConnection.reach`).
@@ -123,7 +125,7 @@ private final class ReachRace: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     func attempt(_ way: Way, _ body: @escaping @Sendable () throws(CastError) -> Reached) {
-        let thread = Thread { [self] in
+        startDetachedThread(name: way == .lastAddress ? "cast reach last address" : "cast reach discovery") { [self] in
             let result: Result<Reached, CastError>
             do throws(CastError) { result = .success(try body()) } catch { result = .failure(error) }
             let late = lock.withLock { state -> Bool in
@@ -137,8 +139,6 @@ private final class ReachRace: Sendable {
             if late, case .success(let reached) = result { reached.discard() }
             finished.signal()
         }
-        thread.name = way == .lastAddress ? "cast reach last address" : "cast reach discovery"
-        thread.start()
     }
 
     /// Blocks until one way proved the key (it wins), or both ended. A speaker found by discovery counts only once

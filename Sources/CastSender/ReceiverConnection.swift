@@ -1,6 +1,6 @@
 public import CastProtocol
 import CastSecurity
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A sender's control connection to one receiver: TLS 1.3, hello, then requests.

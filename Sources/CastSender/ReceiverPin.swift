@@ -1,5 +1,9 @@
 import CastSecurity
-import Foundation
+import FoundationEssentials
+// Unicode canonical decomposition (NFD), which the standard library has and exports only to Foundation's own
+// string code (`_nfd`); FoundationEssentials does not re-export it, and all of Foundation (with ICU) would come with
+// NSString's `decomposedStringWithCanonicalMapping`.
+@_spi(_Unicode) import Swift
 
 /// Which paired receiver a connection must reach, judged only from what the user asked for and how the receiver
 /// was found, never from what the receiver says about itself once connected.
@@ -80,7 +84,7 @@ struct ReceiverPin: Sendable, Equatable {
     static func folded(_ name: String) -> String {
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
-        for scalar in name.decomposedStringWithCanonicalMapping.lowercased().unicodeScalars {
+        for scalar in String(String.UnicodeScalarView(name._nfd)).lowercased().unicodeScalars {
             switch scalar.properties.generalCategory {
             case .control where !scalar.properties.isWhitespace, .format, .nonspacingMark, .enclosingMark:
                 continue

@@ -1,6 +1,7 @@
 public import CastProtocol
 import CastSecurity
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Media playing on a receiver: the control connection that carries requests and pushed events,
 /// and the media connection over which the receiver pulls the file (none for a URL, which the receiver opens itself).
@@ -43,7 +44,8 @@ public final class RemotePlayback: Sendable {
     /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
     public static func start(
         _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil, subtitles: MediaFile? = nil,
+        volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
+        subtitles: MediaFile? = nil,
         autoplay: Bool = true, group: [String]? = nil
     ) throws(CastError) -> RemotePlayback {
         let receiver = connection.receiver
@@ -55,17 +57,20 @@ public final class RemotePlayback: Sendable {
             request.autoplay = autoplay ? nil : false
             request.group = group.map { Array($0.prefix(PlayRequest.maximumGroupSize)) }
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
-            let tls = try connectTLS(to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
+            let tls = try connectTLS(
+                to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
             // The media connection must reach the same receiver as the control connection.
             guard let mediaKey = tls.peerPublicKey, fingerprint(ofPublicKey: mediaKey) == connection.peerID else {
                 tls.close()
-                throw CastError(.notAuthorised, "the media connection reached a receiver with another identity: refused")
+                throw CastError(
+                    .notAuthorised, "the media connection reached a receiver with another identity: refused")
             }
             do {
                 try tls.write(Message.mediaHello(MediaHello(session: accepted.session)).frame().encoded())
             } catch {
                 tls.close()
-                throw CastError(.connectionLost, "lost \(printable(receiver.name)) while opening the media connection: \(error)")
+                throw CastError(
+                    .connectionLost, "lost \(printable(receiver.name)) while opening the media connection: \(error)")
             }
             let server = MediaServer(tls: tls, file: file, subtitles: subtitles)
             let playback = RemotePlayback(connection: connection, media: server, volume: level)
@@ -105,10 +110,15 @@ public final class RemotePlayback: Sendable {
         let password = password ?? split.password
         if username?.contains(":") == true { throw CastError(.usage, "the user name must not contain ':'") }
         if let features = receiver.record?.features, !features.contains(.url) {
-            throw CastError(.playback, "\(printable(receiver.name)) does not open URLs (its features are 0x\(String(features.rawValue, radix: 16)))")
+            throw CastError(
+                .playback,
+                "\(printable(receiver.name)) does not open URLs (its features are 0x\(String(features.rawValue, radix: 16)))"
+            )
         }
         // The title is a text field (at most 1024 bytes); the URL is ASCII, so bytes are characters.
-        let title = split.url.utf8.count <= maximumTextLength ? split.url : String(split.url.prefix(maximumTextLength - 3)) + "…"
+        let title =
+            split.url.utf8.count <= maximumTextLength
+            ? split.url : String(split.url.prefix(maximumTextLength - 3)) + "…"
         var request = PlayRequest(
             title: title, url: split.url, username: username, password: username == nil ? nil : (password ?? ""),
             startTime: startTime)
@@ -170,18 +180,45 @@ public final class RemotePlayback: Sendable {
 
     /// `url` without its userinfo, and the user name and password it carried (percent-decoded).
     public static func splitCredentials(_ url: String) -> (url: String, username: String?, password: String?) {
-        guard let marker = url.range(of: "://") else { return (url, nil, nil) }
+        guard let marker = url.firstRange(of: "://") else { return (url, nil, nil) }
         let rest = url[marker.upperBound...]
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return (url, nil, nil) }
         let userinfo = rest[..<at]
         let user = userinfo.prefix { $0 != ":" }
         let password = user.endIndex < userinfo.endIndex ? userinfo[userinfo.index(after: user.endIndex)...] : nil
-        func decoded(_ text: Substring) -> String { String(text).removingPercentEncoding ?? String(text) }
+        func decoded(_ text: Substring) -> String { percentDecoded(text) ?? String(text) }
         return (
             String(url[..<marker.upperBound]) + String(rest[rest.index(after: at)...]), decoded(user),
             password.map(decoded)
         )
+    }
+
+    /// `text` with each `%XX` replaced by its byte, read as UTF-8; nil when an escape is malformed or the bytes are
+    /// not UTF-8 (as `removingPercentEncoding` answers).
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8[...]
+        while let byte = utf8.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard utf8.count >= 2, let high = hexValue(utf8.popFirst()!), let low = hexValue(utf8.popFirst()!) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// The receiver's name.
@@ -196,11 +233,14 @@ public final class RemotePlayback: Sendable {
     /// closed.
     private func startHeartbeat() {
         let (connection, stop) = (self.connection, heartbeatStop)
-        let thread = Thread {
+        startDetachedThread(name: "cast heartbeat") {
             while true {
-                let wait = max(.zero, (connection.heartbeatDue() ?? ReceiverConnection.now() + Self.heartbeatInterval)
-                    - ReceiverConnection.now())
-                let nanoseconds = Int(wait.components.seconds) * 1_000_000_000
+                let wait = max(
+                    .zero,
+                    (connection.heartbeatDue() ?? ReceiverConnection.now() + Self.heartbeatInterval)
+                        - ReceiverConnection.now())
+                let nanoseconds =
+                    Int(wait.components.seconds) * 1_000_000_000
                     + Int(wait.components.attoseconds / 1_000_000_000)
                 guard stop.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut else { return }
                 do {
@@ -210,8 +250,6 @@ public final class RemotePlayback: Sendable {
                 }
             }
         }
-        thread.name = "cast heartbeat"
-        thread.start()
     }
 
     /// The next event the receiver pushes; waits as long as it takes (heartbeats keep a dead
@@ -257,9 +295,7 @@ final class MediaServer: Sendable {
     /// `subtitles`: the play request's subtitle file, served as resource 1 (`MediaRead.subtitles`).
     init(tls: TLSConnection, file: MediaFile, subtitles: MediaFile? = nil) {
         self.tls = tls
-        let thread = Thread { [tls] in Self.serve(tls, file, subtitles) }
-        thread.name = "cast media"
-        thread.start()
+        startDetachedThread(name: "cast media") { [tls] in Self.serve(tls, file, subtitles) }
     }
 
     func close() { tls.close() }

@@ -1,5 +1,6 @@
+import CastProtocol
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// The on-disk form of an identity key: `<directory>/identity.pem`, PKCS#8 PEM, mode 0600.
@@ -56,7 +57,7 @@ struct KeyFile {
     /// instructions went there (docs/performance.md).
     static func ed25519Key(pem: [UInt8]) -> PrivateKey? {
         guard pem.count < 512, let text = String(validating: pem, as: UTF8.self) else { return nil }
-        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmed() }
         guard lines.count >= 3, lines.first == "-----BEGIN PRIVATE KEY-----", lines.last == "-----END PRIVATE KEY-----",
             let der = Data(base64Encoded: lines.dropFirst().dropLast().joined()).map(Array.init),
             der.count == ed25519PKCS8Prefix.count + 32, der.starts(with: ed25519PKCS8Prefix)

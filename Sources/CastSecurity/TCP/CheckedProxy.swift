@@ -1,4 +1,5 @@
-import Foundation
+import CastProtocol
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -46,9 +47,7 @@ public final class CheckedProxy: Sendable {
         (listenFD, port) = try TCP.listen(host: "127.0.0.1", port: 0)
         self.policy = policy
         self.onRefusal = onRefusal
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "castd checked proxy"
-        thread.start()
+        startDetachedThread(name: "castd checked proxy") { [self] in acceptLoop() }
     }
 
     /// Stops accepting; tunnels already open end by themselves.
@@ -75,13 +74,11 @@ public final class CheckedProxy: Sendable {
                 client.close()
                 return
             }
-            let thread = Thread { [self] in
+            startDetachedThread(name: "castd checked proxy connection") { [self] in
                 serve(client)
                 client.close()
                 state.withLock { $0.connections -= 1 }
             }
-            thread.name = "castd checked proxy connection"
-            thread.start()
         }
     }
 

@@ -1,6 +1,7 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// A TLS 1.3 connection over a connected TCP socket, authenticated by raw Ed25519 keys rather than a CA.
 ///
@@ -30,7 +31,7 @@ public final class TLSConnection: @unchecked Sendable {
 
     private let fd: Int32
     private let ssl: SSLSession
-    private let lock = NSLock()
+    private let lock = Mutex(())
     /// `close()` was called: no more `SSL_*` calls.
     private var isClosed = false
     /// A fatal TLS error happened; OpenSSL forbids `SSL_shutdown` afterwards.
@@ -228,8 +229,10 @@ public final class TLSConnection: @unchecked Sendable {
     /// A thread blocked in `read` or `write` is woken and gets `.closed`; the descriptor itself is closed
     /// once no thread is waiting on it.
     public func close() {
-        lock.lock()
-        defer { lock.unlock() }
+        lock.withLock { _ in closeLocked() }
+    }
+
+    private func closeLocked() {
         guard !isClosed else { return }
         isClosed = true
         if !isBroken {
@@ -247,9 +250,9 @@ public final class TLSConnection: @unchecked Sendable {
     /// Shuts the socket down in both directions (shutdown(2)) without closing it, so that a `read` blocked in
     /// another thread returns `[]` promptly and further writes fail. Idempotent. Call `close()` afterwards.
     public func shutdown() {
-        lock.lock()
-        defer { lock.unlock() }
-        if !descriptorClosed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        lock.withLock { _ in
+            if !descriptorClosed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     // MARK: - Locking and waiting
@@ -262,12 +265,12 @@ public final class TLSConnection: @unchecked Sendable {
     }
 
     /// Runs `body` with the lock held, on a clean OpenSSL error queue; throws `.closed` after `close()`.
-    private func withSSL<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !isClosed else { throw SecurityError(.closed, "the TLS connection is closed") }
-        ERR_clear_error()
-        return try body(ssl.pointer)
+    private func withSSL<Result: Sendable>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
+        try lock.withLock { _ throws -> Result in
+            guard !isClosed else { throw SecurityError(.closed, "the TLS connection is closed") }
+            ERR_clear_error()
+            return try body(ssl.pointer)
+        }
     }
 
     /// Waits without the lock for the socket, then unregisters as a waiter (closing the descriptor if `close()`
@@ -279,14 +282,14 @@ public final class TLSConnection: @unchecked Sendable {
         } catch {
             waitError = error
         }
-        lock.lock()
-        defer { lock.unlock() }
-        waiters -= 1
-        if isClosed {
-            if waiters == 0 { closeDescriptorLocked() }
-            throw SecurityError(.closed, "the TLS connection was closed during the \(operation)")
+        try lock.withLock { _ throws in
+            waiters -= 1
+            if isClosed {
+                if waiters == 0 { closeDescriptorLocked() }
+                throw SecurityError(.closed, "the TLS connection was closed during the \(operation)")
+            }
+            if let waitError { throw waitError }
         }
-        if let waitError { throw waitError }
     }
 
     private func closeDescriptorLocked() {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Lowercase hex, as public keys are written in trust stores and shown to users.
 func hexString(_ bytes: [UInt8]) -> String {

@@ -1,4 +1,5 @@
-public import Foundation
+import CastProtocol
+public import FoundationEssentials
 
 /// The sender's pinned receivers: receiver id → public key (and name), recorded when pairing succeeds.
 ///
@@ -54,7 +55,7 @@ public final class KnownReceivers: Sendable {
 
   /// The receivers pinned under this name (case-insensitive): normally none or one.
   public func lookup(name: String) throws(SecurityError) -> [KnownReceiver] {
-    try list().filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    try list().filter { $0.name.matchesIgnoringCase(name) }
   }
 
   /// Pins a receiver after a successful pairing and saves. An entry with the same id, or with the same name
@@ -80,7 +81,7 @@ public final class KnownReceivers: Sendable {
       id: id.lowercased(), publicKey: publicKey, name: name, pairedAt: wholeSeconds(pairedAt), address: address)
     try file.update { (document: inout Document) throws(SecurityError) in
       document.receivers = document.receivers.filter {
-        $0.value.name.caseInsensitiveCompare(name) != .orderedSame
+        !$0.value.name.matchesIgnoringCase(name)
       }
       if let address { document.forget(address: address) }
       document.receivers[receiver.id] = receiver
@@ -125,7 +126,7 @@ public final class KnownReceivers: Sendable {
     return try file.update { (document: inout Document) throws(SecurityError) -> TrustStoreRemoval<KnownReceiver> in
       let all = document.receivers.values.sorted { $0.id < $1.id }
       var matches = all.filter { $0.id == wanted }
-      if matches.isEmpty { matches = all.filter { $0.name.caseInsensitiveCompare(nameOrId) == .orderedSame } }
+      if matches.isEmpty { matches = all.filter { $0.name.matchesIgnoringCase(nameOrId) } }
       if matches.isEmpty && wanted.count >= 4 { matches = all.filter { $0.id.hasPrefix(wanted) } }
       switch matches.count {
       case 0: return .notFound

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The receiver's list of paired senders: who may control it without a PIN.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The sender's own settings, as `cast config` sets them: a default receiver and aliases.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import CastProtocol
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -167,7 +168,7 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
   /// Temporary files of writers that died before their rename. Only called under the file lock, so no
   /// live writer owns one.
   private func removeStaleTemporaryFiles() {
-    let prefix = (path as NSString).lastPathComponent + ".tmp-"
+    let prefix = path.lastPathComponent + ".tmp-"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     for name in names where name.hasPrefix(prefix) {
       unlink(directory + "/" + name)

@@ -1,6 +1,6 @@
 import CastProtocol
 import CastSecurity
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

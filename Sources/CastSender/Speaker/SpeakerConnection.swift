@@ -1,6 +1,6 @@
 import CastRAOP
 import CastSecurity
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
 public import CastProtocol
 import CastRAOP
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,7 +1,8 @@
 import CastProtocol
 import CastRAOP
 import CastSecurity
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -128,9 +129,7 @@ final class SpeakerStream: @unchecked Sendable {
             stream.stopHelpers()
             throw stream.castError(error)
         }
-        let thread = Thread { stream.run() }
-        thread.name = "cast speaker"
-        thread.start()
+        startDetachedThread(name: "cast speaker") { stream.run() }
         return stream
     }
 
@@ -222,7 +221,7 @@ final class SpeakerStream: @unchecked Sendable {
     private func startHelpers() {
         for (socket, name) in [(timing, "cast speaker timing"), (control, "cast speaker control")] {
             helpersDone.enter()
-            let thread = Thread { [self] in
+            startDetachedThread(name: name) { [self] in
                 defer { helpersDone.leave() }
                 while !helpersStop.load(ordering: .relaxed) {
                     guard let (bytes, source) = socket.receive() else { continue }
@@ -242,8 +241,6 @@ final class SpeakerStream: @unchecked Sendable {
                     // a lost packet with silence.
                 }
             }
-            thread.name = name
-            thread.start()
         }
     }
 

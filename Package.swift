@@ -17,10 +17,10 @@ let package = Package(
         .library(name: "CastKit", targets: ["CastKit"]),
     ],
     targets: [
-        // MARK: C libraries (module map + shim header, no logic)
-        .systemLibrary(
-            name: "CAvahi", pkgConfig: "avahi-client",
-            providers: [.apt(["libavahi-client-dev"])]),
+        // MARK: C libraries (module map + shim header; no logic but CAvahi's loader)
+        // avahi-client is opened with dlopen on first use (shim.h), not linked, so that a `cast` that never browses
+        // maps no avahi, D-Bus or systemd library: headers only (/usr/include, libavahi-client-dev from scripts/setup).
+        .systemLibrary(name: "CAvahi"),
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]),

@@ -35,23 +35,31 @@ public final class Advertiser: @unchecked Sendable {
         stop()
     }
 
-    /// Starts publishing. Never throws: without a daemon it reports `.daemonUnavailable` and waits for one.
+    /// Starts publishing. Never throws: without a daemon it reports `.daemonUnavailable` and waits for one; without
+    /// the avahi client library (opened here, on first use) it reports `.failed` and stops.
     /// Calling it again, or after ``stop()``, does nothing.
     public func start() {
         state.withLock { state in
             guard case .idle(let ad) = state else { return }
-            guard let poll = avahi_threaded_poll_new() else {
+            do throws(DiscoveryError) {
+                try Avahi.load()
+            } catch {
+                events.send(.failed(error.reason))
+                state = .stopped
+                return
+            }
+            guard let poll = cast_avahi_threaded_poll_new() else {
                 events.send(.failed("cannot create avahi's event loop"))
                 state = .stopped
                 return
             }
             let publication = AvahiPublication(
-                ad, serviceType: ad.serviceType, api: avahi_threaded_poll_get(poll),
+                ad, serviceType: ad.serviceType, api: cast_avahi_threaded_poll_get(poll),
                 events: events)
             publication.connect()  // callbacks from inside avahi_client_new run here, before the thread exists
-            guard avahi_threaded_poll_start(poll) >= 0 else {
+            guard cast_avahi_threaded_poll_start(poll) >= 0 else {
                 publication.close()
-                avahi_threaded_poll_free(poll)
+                cast_avahi_threaded_poll_free(poll)
                 events.send(.failed("cannot start avahi's event loop thread"))
                 state = .stopped
                 return
@@ -68,9 +76,9 @@ public final class Advertiser: @unchecked Sendable {
                 ad.txt = txt
                 state = .idle(ad)
             case .running(let poll, let publication):
-                avahi_threaded_poll_lock(poll)
+                cast_avahi_threaded_poll_lock(poll)
                 publication.update(txt: txt)
-                avahi_threaded_poll_unlock(poll)
+                cast_avahi_threaded_poll_unlock(poll)
             case .stopped:
                 break
             }
@@ -81,9 +89,9 @@ public final class Advertiser: @unchecked Sendable {
     public func stop() {
         state.withLock { state in
             if case .running(let poll, let publication) = state {
-                avahi_threaded_poll_stop(poll)
+                cast_avahi_threaded_poll_stop(poll)
                 publication.close()
-                avahi_threaded_poll_free(poll)
+                cast_avahi_threaded_poll_free(poll)
             }
             state = .stopped
         }

@@ -8,6 +8,7 @@ public enum AdvertiserEvent: Sendable, Equatable {
     /// There is no avahi-daemon, or it went away: the service is not advertised. The advertiser keeps waiting
     /// for a daemon and publishes again (`.published`) when one appears.
     case daemonUnavailable(String)
-    /// The daemon refused the service (bad name, TXT record too large, …); the advertiser does not retry.
+    /// The daemon refused the service (bad name, TXT record too large, …), or the avahi client library is not
+    /// installed; the advertiser does not retry.
     case failed(String)
 }

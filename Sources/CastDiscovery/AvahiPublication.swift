@@ -63,12 +63,12 @@ final class AvahiPublication {
     /// Replaces the TXT record; published at once when the service is on the network, else when it gets there.
     func update(txt newTXT: [String: String]) {
         txt = newTXT
-        guard let client, avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING,
-            let group, avahi_entry_group_is_empty(group) == 0
+        guard let client, cast_avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING,
+            let group, cast_avahi_entry_group_is_empty(group) == 0
         else { return }
         let list = TXTRecord.makeStringList(txt)
-        defer { avahi_string_list_free(list) }
-        let result = avahi_entry_group_update_service_txt_strlst(
+        defer { cast_avahi_string_list_free(list) }
+        let result = cast_avahi_entry_group_update_service_txt_strlst(
             group, Avahi.anyInterface, Avahi.anyProtocol, AvahiPublishFlags(0), name, serviceType, nil, list)
         if result < 0 { events.send(.failed("cannot update the TXT record: \(Avahi.message(result))")) }
     }
@@ -77,7 +77,7 @@ final class AvahiPublication {
     func close() {
         if let retryTimer { api.pointee.timeout_free(retryTimer) }
         retryTimer = nil
-        if let client { avahi_client_free(client) }
+        if let client { cast_avahi_client_free(client) }
         client = nil
         group = nil
     }
@@ -88,7 +88,7 @@ final class AvahiPublication {
         var error: Int32 = 0
         // NO_FAIL: with the bus up but no daemon, the client waits in CONNECTING and follows the daemon as it
         // comes and goes. Only a missing system bus makes avahi_client_new fail; then we retry on a timer.
-        let created = avahi_client_new(
+        let created = cast_avahi_client_new(
             api, AVAHI_CLIENT_NO_FAIL,
             { client, state, userdata in
                 AvahiPublication.publication(userdata).clientChanged(client, state)
@@ -113,13 +113,13 @@ final class AvahiPublication {
         case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
             // The daemon is (re)establishing its host name, maybe after a host name collision (which it
             // resolves itself; our service name is not in question). Withdraw; S_RUNNING publishes again.
-            if let group { avahi_entry_group_reset(group) }
+            if let group { cast_avahi_entry_group_reset(group) }
         case AVAHI_CLIENT_CONNECTING:
             reportUnavailable("avahi-daemon is not running")
         case AVAHI_CLIENT_FAILURE:
             // Typically AVAHI_ERR_DISCONNECTED: the daemon (or the bus) went away. This client is dead; a new
             // one (NO_FAIL) waits for the daemon. Not freed here, inside its own callback, but from the timer.
-            let error = changed.map { avahi_client_errno($0) } ?? Avahi.errorDisconnected
+            let error = changed.map { cast_avahi_client_errno($0) } ?? Avahi.errorDisconnected
             reportUnavailable("lost avahi-daemon (\(Avahi.message(error)))")
             scheduleRetry(afterMilliseconds: 0)
         default:
@@ -129,7 +129,7 @@ final class AvahiPublication {
 
     private func retryTimerFired() {
         api.pointee.timeout_update(retryTimer, nil)
-        if let client { avahi_client_free(client) }
+        if let client { cast_avahi_client_free(client) }
         client = nil
         group = nil
         createClient()
@@ -157,17 +157,17 @@ final class AvahiPublication {
     private func publish() {
         guard let client else { return }
         if group == nil {
-            group = avahi_entry_group_new(
+            group = cast_avahi_entry_group_new(
                 client,
                 { group, state, userdata in
                     AvahiPublication.publication(userdata).groupChanged(group, state)
                 }, context)
             if group == nil {
-                events.send(.failed("cannot create an entry group: \(Avahi.message(avahi_client_errno(client)))"))
+                events.send(.failed("cannot create an entry group: \(Avahi.message(cast_avahi_client_errno(client)))"))
                 return
             }
         }
-        guard let group, avahi_entry_group_is_empty(group) != 0 else { return }
+        guard let group, cast_avahi_entry_group_is_empty(group) != 0 else { return }
         addAndCommit(group)
     }
 
@@ -176,20 +176,20 @@ final class AvahiPublication {
         // a name taken elsewhere on the network shows up later as AVAHI_ENTRY_GROUP_COLLISION.
         for _ in 0..<32 {
             let list = TXTRecord.makeStringList(txt)
-            let added = avahi_entry_group_add_service_strlst(
+            let added = cast_avahi_entry_group_add_service_strlst(
                 group, Avahi.anyInterface, Avahi.anyProtocol, AvahiPublishFlags(0), name, serviceType, nil, nil, port,
                 list)
-            avahi_string_list_free(list)
+            cast_avahi_string_list_free(list)
             if added == Avahi.errorCollision {
                 takeAlternativeName()
-                avahi_entry_group_reset(group)
+                cast_avahi_entry_group_reset(group)
                 continue
             }
             if added < 0 {
                 events.send(.failed("cannot add \(name) (\(serviceType)): \(Avahi.message(added))"))
                 return
             }
-            let committed = avahi_entry_group_commit(group)
+            let committed = cast_avahi_entry_group_commit(group)
             if committed < 0 { events.send(.failed("cannot commit \(name): \(Avahi.message(committed))")) }
             return
         }
@@ -203,10 +203,10 @@ final class AvahiPublication {
             events.send(.published(name: name))
         case AVAHI_ENTRY_GROUP_COLLISION:
             takeAlternativeName()
-            avahi_entry_group_reset(changed)
+            cast_avahi_entry_group_reset(changed)
             addAndCommit(changed)
         case AVAHI_ENTRY_GROUP_FAILURE:
-            let error = avahi_client_errno(avahi_entry_group_get_client(changed))
+            let error = cast_avahi_client_errno(cast_avahi_entry_group_get_client(changed))
             events.send(.failed("publishing \(name) failed: \(Avahi.message(error))"))
         default:
             break
@@ -214,9 +214,9 @@ final class AvahiPublication {
     }
 
     private func takeAlternativeName() {
-        guard let alternative = avahi_alternative_service_name(name) else { return }
+        guard let alternative = cast_avahi_alternative_service_name(name) else { return }
         let newName = String(cString: alternative)
-        avahi_free(alternative)
+        cast_avahi_free(alternative)
         events.send(.renamed(from: name, to: newName))
         name = newName
     }

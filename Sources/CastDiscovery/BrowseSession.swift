@@ -18,13 +18,14 @@ final class BrowseSession {
     private var resolvers: [String: [OpaquePointer]] = [:]
 
     init(serviceType: String) throws {
-        guard let poll = avahi_simple_poll_new() else { throw DiscoveryError.browseFailed("out of memory") }
+        try Avahi.load()
+        guard let poll = cast_avahi_simple_poll_new() else { throw DiscoveryError.browseFailed("out of memory") }
         self.serviceType = serviceType
         self.poll = poll
         var error: Int32 = 0
         // No AVAHI_CLIENT_NO_FAIL: without a daemon (or without a bus) this fails at once.
-        client = avahi_client_new(
-            avahi_simple_poll_get(poll), AvahiClientFlags(0),
+        client = cast_avahi_client_new(
+            cast_avahi_simple_poll_get(poll), AvahiClientFlags(0),
             { client, state, userdata in
                 BrowseSession.session(userdata).clientChanged(client, state)
             }, context, &error)
@@ -33,8 +34,8 @@ final class BrowseSession {
 
     deinit {
         // Freeing the client frees its browser and every resolver still running.
-        if let client { avahi_client_free(client) }
-        avahi_simple_poll_free(poll)
+        if let client { cast_avahi_client_free(client) }
+        cast_avahi_simple_poll_free(poll)
     }
 
     private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -51,12 +52,12 @@ final class BrowseSession {
         let deadline = start + timeout
         let earliestReturn = start + min(timeout, .seconds(1))
         guard let client else { throw DiscoveryError.daemonNotRunning("no client") }
-        browser = avahi_service_browser_new(
+        browser = cast_avahi_service_browser_new(
             client, Avahi.anyInterface, Avahi.anyProtocol, serviceType, nil, AvahiLookupFlags(0),
             { browser, interface, proto, event, name, type, domain, flags, userdata in
                 BrowseSession.session(userdata).browserEvent(interface, proto, event, name, type, domain)
             }, context)
-        if browser == nil { throw DiscoveryError.browseFailed(Avahi.message(avahi_client_errno(client))) }
+        if browser == nil { throw DiscoveryError.browseFailed(Avahi.message(cast_avahi_client_errno(client))) }
         if let cancellation, !cancellation.register(poll) { return [] }
         defer { cancellation?.unregister(poll) }
 
@@ -70,7 +71,7 @@ final class BrowseSession {
             if let found, receivers.values.contains(where: found) { break }
             let wake = isComplete ? earliestReturn : deadline
             let sleep = Self.milliseconds(wake - now)
-            if avahi_simple_poll_iterate(poll, Int32(clamping: max(1, min(sleep, 250)))) != 0 {
+            if cast_avahi_simple_poll_iterate(poll, Int32(clamping: max(1, min(sleep, 250)))) != 0 {
                 throw DiscoveryError.browseFailed("avahi's event loop failed")
             }
         }
@@ -83,20 +84,22 @@ final class BrowseSession {
     func watch(onChange: @escaping (BrowseEvent) -> Void, isCancelled: () -> Bool) throws {
         guard let client else { throw DiscoveryError.daemonNotRunning("no client") }
         self.onChange = onChange
-        browser = avahi_service_browser_new(
+        browser = cast_avahi_service_browser_new(
             client, Avahi.anyInterface, Avahi.anyProtocol, serviceType, nil, AvahiLookupFlags(0),
             { browser, interface, proto, event, name, type, domain, flags, userdata in
                 BrowseSession.session(userdata).browserEvent(interface, proto, event, name, type, domain)
             }, context)
-        if browser == nil { throw DiscoveryError.browseFailed(Avahi.message(avahi_client_errno(client))) }
+        if browser == nil { throw DiscoveryError.browseFailed(Avahi.message(cast_avahi_client_errno(client))) }
         while !isCancelled() {
             if let failure { throw failure }
-            if avahi_simple_poll_iterate(poll, 250) != 0 { throw DiscoveryError.browseFailed("avahi's event loop failed") }
+            if cast_avahi_simple_poll_iterate(poll, 250) != 0 {
+                throw DiscoveryError.browseFailed("avahi's event loop failed")
+            }
         }
     }
 
     /// Wakes a poll that another thread iterates (`BrowseCancellation`).
-    static func wake(_ poll: OpaquePointer) { avahi_simple_poll_wakeup(poll) }
+    static func wake(_ poll: OpaquePointer) { cast_avahi_simple_poll_wakeup(poll) }
 
     private static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
@@ -107,7 +110,7 @@ final class BrowseSession {
 
     private func clientChanged(_ changed: OpaquePointer?, _ state: AvahiClientState) {
         if state == AVAHI_CLIENT_FAILURE {
-            let error = changed.map { avahi_client_errno($0) } ?? Avahi.errorDisconnected
+            let error = changed.map { cast_avahi_client_errno($0) } ?? Avahi.errorDisconnected
             failure = .daemonNotRunning(Avahi.message(error))
         }
     }
@@ -123,7 +126,7 @@ final class BrowseSession {
             if let known = receivers[String(cString: name)], !known.address.contains(":") { return }
             if onChange != nil {
                 // A watch keeps one resolver per instance and interface/protocol: it reports changes of the service.
-                let resolver = avahi_service_resolver_new(
+                let resolver = cast_avahi_service_resolver_new(
                     client, interface, proto, name, type, domain, Avahi.anyProtocol, AvahiLookupFlags(0),
                     { _, interface, _, event, name, _, _, host, address, port, txt, _, userdata in
                         BrowseSession.session(userdata).resolved(interface, event, name, host, address, port, txt)
@@ -131,11 +134,11 @@ final class BrowseSession {
                 if let resolver { resolvers[String(cString: name), default: []].append(resolver) }
                 return
             }
-            let resolver = avahi_service_resolver_new(
+            let resolver = cast_avahi_service_resolver_new(
                 client, interface, proto, name, type, domain, Avahi.anyProtocol, AvahiLookupFlags(0),
                 { resolver, interface, _, event, name, _, _, host, address, port, txt, _, userdata in
                     BrowseSession.session(userdata).resolved(interface, event, name, host, address, port, txt)
-                    avahi_service_resolver_free(resolver)
+                    cast_avahi_service_resolver_free(resolver)
                 }, context)
             if resolver != nil { pendingResolves += 1 }
         case AVAHI_BROWSER_REMOVE:
@@ -143,12 +146,12 @@ final class BrowseSession {
             let instance = String(cString: name)
             // Gone from one interface or protocol; it may still be seen on another, but a watch reports the
             // service gone once any of its announcements is withdrawn (avahi withdraws them all together).
-            for resolver in resolvers.removeValue(forKey: instance) ?? [] { avahi_service_resolver_free(resolver) }
+            for resolver in resolvers.removeValue(forKey: instance) ?? [] { cast_avahi_service_resolver_free(resolver) }
             if receivers.removeValue(forKey: instance) != nil { onChange(.disappeared(name: instance)) }
         case AVAHI_BROWSER_ALL_FOR_NOW:
             isAllForNow = true
         case AVAHI_BROWSER_FAILURE:
-            failure = .browseFailed(Avahi.message(client.map { avahi_client_errno($0) } ?? 0))
+            failure = .browseFailed(Avahi.message(client.map { cast_avahi_client_errno($0) } ?? 0))
         default:
             break
         }
@@ -186,7 +189,7 @@ final class BrowseSession {
     /// The address as text; an IPv6 link-local one gets `%interface`, without which it cannot be connected to.
     private static func numeric(_ address: UnsafePointer<AvahiAddress>, interface: AvahiIfIndex) -> String {
         var buffer = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
-        avahi_address_snprint(&buffer, buffer.count, address)
+        cast_avahi_address_snprint(&buffer, buffer.count, address)
         var text = Self.string(fromNULTerminated: buffer)
         if address.pointee.proto == Avahi.inet6, text.lowercased().hasPrefix("fe80:"), interface >= 0 {
             var interfaceName = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)

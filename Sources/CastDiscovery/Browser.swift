@@ -12,6 +12,7 @@ public enum Browser {
     /// resolve has finished. Blocks the calling thread.
     /// With `until`, returns as soon as a resolved receiver satisfies it (what was resolved so far).
     /// - Throws: ``DiscoveryError/daemonNotRunning`` at once when no avahi-daemon is reachable;
+    ///   ``DiscoveryError/libraryMissing`` when avahi-client (opened on the first browse) is not installed;
     ///   ``DiscoveryError/browseFailed`` when the daemon cannot browse.
     /// With `cancellation`, returns (what was resolved so far) as soon as another thread cancels it.
     public static func browse(
@@ -95,7 +96,8 @@ extension Browser {
     /// Follows `serviceType` on a thread of its own: `onEvent` is called on that thread for every service that
     /// appears, changes or disappears, until the watch is cancelled or avahi fails (then `onEnd` gets the error;
     /// after `cancel()` it gets nil).
-    /// - Throws: ``DiscoveryError/daemonNotRunning`` at once when no avahi-daemon is reachable.
+    /// - Throws: ``DiscoveryError/daemonNotRunning`` at once when no avahi-daemon is reachable;
+    ///   ``DiscoveryError/libraryMissing`` when avahi-client is not installed.
     public static func watch(
         serviceType: String = ServiceAdvertisement.castServiceType,
         onEvent: @escaping @Sendable (BrowseEvent) -> Void, onEnd: @escaping @Sendable ((any Error)?) -> Void

@@ -10,7 +10,7 @@ enum TXTRecord {
         for key in txt.keys.sorted().reversed() {
             let value = Array(txt[key, default: ""].utf8)
             list = value.withUnsafeBufferPointer { bytes in
-                avahi_string_list_add_pair_arbitrary(list, key, bytes.baseAddress, bytes.count)
+                cast_avahi_string_list_add_pair_arbitrary(list, key, bytes.baseAddress, bytes.count)
             }
         }
         return list
@@ -24,14 +24,14 @@ enum TXTRecord {
             var key: UnsafeMutablePointer<CChar>? = nil
             var value: UnsafeMutablePointer<CChar>? = nil
             var size = 0
-            if avahi_string_list_get_pair(current, &key, &value, &size) == 0, let key {
+            if cast_avahi_string_list_get_pair(current, &key, &value, &size) == 0, let key {
                 let valueText =
                     value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: size), as: UTF8.self) } ?? ""
                 txt[String(cString: key)] = valueText
             }
-            avahi_free(key)
-            avahi_free(value)
-            item = avahi_string_list_get_next(current)
+            cast_avahi_free(key)
+            cast_avahi_free(value)
+            item = cast_avahi_string_list_get_next(current)
         }
         return txt
     }

@@ -74,6 +74,40 @@ final class ProductTests: XCTestCase {
         XCTAssertTrue(helper.stdout.contains("libavcodec"), helper.stdout)
     }
 
+    /// avahi-client is opened on first use, not linked: a `cast` that never browses maps no avahi, D-Bus or systemd
+    /// library (2.1 M instructions of the dynamic loader's work at every start), and where avahi-client is not
+    /// installed a browse says so and exits 3 (discovery) instead of `cast` not starting at all. castd still
+    /// advertises and `cast list` still finds it (DiscoveryAndStatusTests).
+    func testCastMapsNoAvahiUntilItBrowses() throws {
+        let cast = try runCommand(["ldd", Paths.cast])
+        XCTAssertEqual(cast.status, 0)
+        let help = try runCommand([Paths.cast, "--help"], environment: ["LD_DEBUG": "files"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stderr.contains("calling init"), "LD_DEBUG had no effect:\n\(help.stderr)")
+        // "lib" too: the checkout's path may name avahi.
+        for library in ["libavahi", "libdbus", "libsystemd"] {
+            XCTAssertFalse(cast.stdout.contains(library), "cast links \(library):\n\(cast.stdout)")
+            XCTAssertFalse(help.stderr.contains(library), "cast --help loads \(library):\n\(help.stderr)")
+        }
+
+        // Without the library: a mount namespace of its own where the file is empty.
+        let installed = URL(fileURLWithPath: try Self.installedAvahiClient()).resolvingSymlinksInPath().path
+        let list = try runCommand([
+            "unshare", "--mount", "sh", "-c", "mount --bind /dev/null \"$0\" && exec \"$1\" list --timeout 1",
+            installed, Paths.cast,
+        ])
+        XCTAssertEqual(list.status, 3, list.stderr)
+        XCTAssertTrue(
+            list.stderr.contains("the avahi client library (libavahi-client.so.3) is not installed ("), list.stderr)
+    }
+
+    /// Where the dynamic loader finds libavahi-client.so.3, from its cache.
+    private static func installedAvahiClient() throws -> String {
+        let cache = try runCommand(["/sbin/ldconfig", "-p"])
+        let line = cache.stdout.split(separator: "\n").first { $0.contains("libavahi-client.so.3 ") }
+        return try XCTUnwrap(line?.components(separatedBy: " => ").last, "libavahi-client.so.3 is not installed")
+    }
+
     /// The help is the parser's contract, word for word: every verb the tool's help lists has a help of its own
     /// whose options all parse, whose synopsis names only those options, and whose every example parses.
     func testEveryVerbsHelpMatchesWhatItsParserAccepts() throws {

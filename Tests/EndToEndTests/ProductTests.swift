@@ -61,14 +61,22 @@ final class ProductTests: XCTestCase {
         XCTAssertEqual(columns.count, 1, "the help is not in one column:\n\(castdHelp.stdout)")
     }
 
-    /// `cast` links no media library (it starts in milliseconds, and a send to a Cast receiver loads no decoder): an
-    /// AirPlay speaker's audio is decoded by its helper `cast-decode`, which does link FFmpeg.
+    /// `cast` links no media library and not Foundation (it starts in milliseconds, and a send to a Cast receiver loads
+    /// no decoder): an AirPlay speaker's audio is decoded by its helper `cast-decode`, which does link FFmpeg.
     func testCastLinksNoFFmpegSDLOrALSAAndItsDecoderDoes() throws {
         let media = ["libavcodec", "libavformat", "libSDL2", "libasound", "libass"]
         let cast = try runCommand(["ldd", Paths.cast])
         XCTAssertEqual(cast.status, 0)
         XCTAssertTrue(cast.stdout.contains("libssl"), cast.stdout)
         for library in media { XCTAssertFalse(cast.stdout.contains(library), "cast links \(library):\n\(cast.stdout)") }
+        // Nor all of Foundation (CoreFoundation, ICU): the sender's libraries use FoundationEssentials only, which a
+        // build with the Swift runtime as shared libraries (the tests' debug build) shows (docs/architecture.md).
+        if cast.stdout.contains("libswiftCore") {
+            XCTAssertTrue(cast.stdout.contains("libFoundationEssentials"), cast.stdout)
+        }
+        for library in ["libFoundation.so", "lib_FoundationICU", "libFoundationInternationalization"] {
+            XCTAssertFalse(cast.stdout.contains(library), "cast links \(library):\n\(cast.stdout)")
+        }
         let helper = try runCommand(["ldd", Paths.binaries.appendingPathComponent("cast-decode").path])
         XCTAssertEqual(helper.status, 0)
         XCTAssertTrue(helper.stdout.contains("libavcodec"), helper.stdout)

@@ -1,7 +1,7 @@
 // cast pause, resume, stop, seek and volume: controls of whatever plays on a receiver.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 import FoundationEssentials
 import Synchronization
 

@@ -1,7 +1,7 @@
 // cast pair and cast unpair.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 import FoundationEssentials
 import Synchronization
 

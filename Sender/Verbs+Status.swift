@@ -1,7 +1,7 @@
 // cast list and cast status.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 import Dispatch
 import FoundationEssentials
 import Synchronization

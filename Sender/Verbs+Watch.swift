@@ -1,7 +1,7 @@
 // cast watch: follow a receiver's events.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 import Dispatch
 import FoundationEssentials
 import Synchronization

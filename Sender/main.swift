@@ -1,8 +1,8 @@
 // cast: the Cast command line sender. Arguments and output; the work is CastKit.
 import CastCommandLine
-import CastSender
 import CastProtocol
 import CastSecurity
+import CastSender
 import FoundationEssentials
 import Synchronization
 

@@ -1,5 +1,5 @@
-import CastProtocol
 import CastDiscovery
+import CastProtocol
 import CastSecurity
 import Dispatch
 import FoundationEssentials

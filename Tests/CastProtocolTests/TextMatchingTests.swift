@@ -14,8 +14,10 @@ final class TextMatchingTests: XCTestCase {
     }
 
     func testCaseInsensitiveMatchAgreesWithNSString() {
-        let pairs = [("Living Room", "living room"), ("KITCHEN", "kitchen"), ("Čajovna", "čajovna"), ("Ωmega", "ωmega"),
-                     ("Kitchen", "Kitchen 2"), ("a", "b"), ("e\u{301}", "\u{E9}")]
+        let pairs = [
+            ("Living Room", "living room"), ("KITCHEN", "kitchen"), ("Čajovna", "čajovna"), ("Ωmega", "ωmega"),
+            ("Kitchen", "Kitchen 2"), ("a", "b"), ("e\u{301}", "\u{E9}"),
+        ]
         for (one, other) in pairs {
             XCTAssertEqual(
                 one.matchesIgnoringCase(other), one.caseInsensitiveCompare(other) == .orderedSame, "\(one) / \(other)")

@@ -10,7 +10,8 @@ final class CredentialsTests: XCTestCase {
         XCTAssertEqual(split.url, "http://host:8080/a/b.mp4?x=1")
         XCTAssertEqual(split.username, "alice")
         XCTAssertEqual(split.password, "s3cr:t@pw")
-        XCTAssertEqual(RemotePlayback.splitCredentials("https://host/x@y").username, nil, "an @ in the path is not userinfo")
+        XCTAssertEqual(
+            RemotePlayback.splitCredentials("https://host/x@y").username, nil, "an @ in the path is not userinfo")
         XCTAssertEqual(RemotePlayback.splitCredentials("https://bob@host/").password, nil)
     }
 

@@ -1,5 +1,5 @@
-import CastProtocol
 internal import COpenSSL
+import CastProtocol
 import FoundationEssentials
 import Glibc
 

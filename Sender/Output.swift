@@ -1,6 +1,7 @@
 // Output and environment of cast: printing, JSON, where the sender keeps its identity.
 import CastCommandLine
 import CastProtocol
+import CastSecurity
 import CastSender
 import FoundationEssentials
 import Synchronization
@@ -22,13 +23,7 @@ func writeError(_ text: String) {
 /// Writes all of `text` to `fd`, again after a partial write or a signal; a closed pipe (`cast list | head`) or a
 /// full disk ends the write quietly, as it did through `FileHandle`: there is nobody left to tell.
 func write(_ text: String, to fd: Int32) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        bytes = bytes.dropFirst(written)
-    }
+    try? WholeFile.write(fd, Array(text.utf8))
 }
 
 func browseTimeout(_ arguments: ParsedArguments) throws(CastError) -> Duration {

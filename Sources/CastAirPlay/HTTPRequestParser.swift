@@ -1,3 +1,5 @@
+import CastProtocol
+
 /// Turns the bytes of one connection into HTTP/1.x requests, one at a time, within fixed bounds.
 ///
 /// A value with no I/O: feed it what the socket gave, then take requests until it returns nil (more bytes
@@ -221,7 +223,9 @@ public struct HTTPRequestParser: Sendable {
                 } else {
                     (name, value) = (pair, "")
                 }
-                guard let decodedName = percentDecoded(name), let decodedValue = percentDecoded(value) else {
+                guard let decodedName = percentDecoded(name, plusIsSpace: true),
+                    let decodedValue = percentDecoded(value, plusIsSpace: true)
+                else {
                     throw HTTPRequestError(.badRequest, "bad percent-encoding in the query")
                 }
                 if query[decodedName] == nil { query[decodedName] = decodedValue }
@@ -258,34 +262,6 @@ public struct HTTPRequestParser: Sendable {
             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
             true
         default: false
-        }
-    }
-
-    /// `%XX` decoded and `+` as a space (form encoding, as query strings use); nil on a bad escape or
-    /// bytes that are not UTF-8.
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                    return nil
-                }
-                bytes.append(high << 4 | low)
-            case UInt8(ascii: "+"): bytes.append(0x20)
-            default: bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
         }
     }
 }

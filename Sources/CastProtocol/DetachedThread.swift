@@ -3,19 +3,20 @@
 #endif
 
 /// Starts `body` on a new detached POSIX thread called `name` (the kernel keeps its first 15 bytes, which `top -H`
-/// and a debugger show).
+/// and a debugger show), with a stack of `stackSize` bytes (default: the process's stack limit, 8 MiB).
 ///
 /// What Foundation's `Thread { }.start()` did, without Foundation: `Thread` is NSThread, and using it links all of
 /// Foundation (CoreFoundation, NSString, ICU's tables) into a program. `cast` and the libraries it is made of use
 /// FoundationEssentials only, which is what keeps its start-up short (docs/performance.md). A thread that cannot be
 /// started (the process is out of threads or memory) stops the program with the reason, as `Thread` would have
 /// done no better: every caller starts a thread the work cannot go on without.
-public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) {
+public func startDetachedThread(name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
     let start = Unmanaged.passRetained(ThreadStart(name: name, body: body)).toOpaque()
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
     var thread = pthread_t()
     let result = pthread_create(
         &thread, &attributes,

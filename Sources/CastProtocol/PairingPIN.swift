@@ -8,7 +8,7 @@ public struct PairingPIN: Sendable, Hashable, CustomStringConvertible {
 
   /// Parses what a user typed: four ASCII digits, surrounding white space ignored; `nil` otherwise.
   public init?(_ text: String) {
-    let trimmed = text.trimmingWhitespace()
+    let trimmed = text.trimmed()
     guard trimmed.utf8.count == Self.length,
       trimmed.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
     else { return nil }
@@ -39,14 +39,4 @@ public struct PairingPIN: Sendable, Hashable, CustomStringConvertible {
 
   /// The digits.
   public var description: String { digits }
-}
-
-extension String {
-  fileprivate func trimmingWhitespace() -> String {
-    let isSpace: (Character) -> Bool = { $0.isWhitespace }
-    guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-      return ""
-    }
-    return String(self[first...last])
-  }
 }

@@ -1,4 +1,4 @@
-/// The few string operations of Foundation's `NSString` that the sender and its libraries need, written for Swift's
+/// The few string operations of Foundation's `NSString` (and its percent decoding) that the sender and its libraries need, written for Swift's
 /// own `String` so that they link FoundationEssentials only (docs/performance.md, "`cast` start-up").
 
 extension StringProtocol {
@@ -19,5 +19,34 @@ extension StringProtocol {
     public var lastPathComponent: String {
         guard let last = split(separator: "/").last else { return isEmpty ? "" : "/" }
         return String(last)
+    }
+}
+
+/// `text` with each `%XX` replaced by its byte (and, with `plusIsSpace`, each `+` by a space, as form-encoded query
+/// strings write one), read as UTF-8; nil when an escape is malformed or the bytes are not UTF-8, as Foundation's
+/// `removingPercentEncoding` answers.
+public func percentDecoded(_ text: Substring, plusIsSpace: Bool = false) -> String? {
+    var bytes: [UInt8] = []
+    var iterator = text.utf8.makeIterator()
+    while let byte = iterator.next() {
+        switch byte {
+        case UInt8(ascii: "%"):
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        case UInt8(ascii: "+") where plusIsSpace: bytes.append(0x20)
+        default: bytes.append(byte)
+        }
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
     }
 }

@@ -242,9 +242,6 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     }
 
     private func spawnThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
+        startDetachedThread(name: name, stackSize: 1 << 20, body)
     }
 }

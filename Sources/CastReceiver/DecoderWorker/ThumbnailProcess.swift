@@ -260,9 +260,6 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
     }
 
     private func spawnThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
+        startDetachedThread(name: name, stackSize: 1 << 20, body)
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 /// Reading and writing a whole small file through a descriptor, as the key file and the trust
 /// stores do: EINTR retried, partial writes continued, and a read bounded so a huge or growing
 /// file cannot exhaust memory.
-enum WholeFile {
+public enum WholeFile {
     /// Reads to the end of `fd`; throws `tooLarge()` once more than `limit` bytes arrived.
     static func read(_ fd: Int32, limit: Int, tooLarge: () -> SecurityError) throws(SecurityError) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -59,8 +59,8 @@ enum WholeFile {
         return (bytes, status)
     }
 
-    /// Writes all of `bytes` to `fd`.
-    static func write(_ fd: Int32, _ bytes: [UInt8]) throws(SecurityError) {
+    /// Writes all of `bytes` to `fd` (also `cast`'s output).
+    public static func write(_ fd: Int32, _ bytes: [UInt8]) throws(SecurityError) {
         var offset = 0
         while offset < bytes.count {
             offset += try systemCall("write") {

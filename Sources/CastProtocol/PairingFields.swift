@@ -68,7 +68,8 @@ func pairingBytes(fromHex text: String) -> [UInt8]? {
   return bytes
 }
 
-private func hexValue(_ digit: UInt8) -> UInt8? {
+/// The value of one hexadecimal digit (either case); nil for anything else. Also the percent decoder's.
+func hexValue(_ digit: UInt8) -> UInt8? {
   switch digit {
   case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
   case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

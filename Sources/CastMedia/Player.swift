@@ -293,13 +293,10 @@ public final class Player: Sendable {
     /// Runs `body` on a thread of its own; `joined` threads are waited for before the player finishes.
     func spawnThread(named name: String, joined: Bool = true, _ body: @escaping @Sendable () -> Void) {
         if joined { threads.enter() }
-        let thread = Thread { [threads] in
+        startDetachedThread(name: name, stackSize: 4 << 20) { [threads] in
             body()
             if joined { threads.leave() }
         }
-        thread.name = name
-        thread.stackSize = 4 << 20
-        thread.start()
     }
 
     /// Run by the last output to pass a segment's start barrier, with the media times of the outputs' first frames:

@@ -121,10 +121,7 @@ public final class Thumbnailer: Sendable {
             return !jobs.workerRunning
         }
         if startWorker {
-            let thread = Thread { [self] in runWorker() }
-            thread.name = "CastMedia.thumbnails"
-            thread.stackSize = 4 << 20
-            thread.start()
+            startDetachedThread(name: "CastMedia.thumbnails", stackSize: 4 << 20) { [self] in runWorker() }
         }
     }
 

@@ -57,6 +57,8 @@ public final class Receiver: Sendable {
         var airPlay: AirPlayVideoService?
         var airPlayAdvertiser: Advertiser?
         var stopped = false
+        /// The watch of the state directory that wakes the revocation watcher (closed by `stop`).
+        var revocationWatch: DirectoryWatch?
         /// Connections that asked to be told every event (`cast watch`).
         var watchers: [MessageWriter] = []
         /// The output level, 0...1, and mute.
@@ -140,9 +142,7 @@ public final class Receiver: Sendable {
                 "test only: this castd's CLOCK_MONOTONIC runs \(MonotonicClock.testSkew * 1e6) ppm off (CAST_TEST_CLOCK_SKEW_PPM); never set it on a real box"
             )
         }
-        let thread = Thread { [self] in acceptLoop(fd) }
-        thread.name = "castd accept"
-        thread.start()
+        startDetachedThread(name: "castd accept") { [self] in acceptLoop(fd) }
         if configuration.advertise { startAdvertising(port: port) }
         if configuration.auth != .none { watchRevocations() }
         // The first session's worker is ready before it is asked for.
@@ -216,26 +216,28 @@ public final class Receiver: Sendable {
 
     /// Stops the receiver's services, in the reverse of the order `start` started them (docs/architecture.md,
     /// "castd's services"): the advertisements go first, so that no sender finds a receiver that no longer
-    /// answers; then the AirPlay service and the listener (no new connection is accepted; the revocation watcher
-    /// sees `stopped` and ends); then the session (its sender is told); then the spare worker and the idle window.
+    /// answers; then the AirPlay service, the listener (no new connection is accepted) and the revocation watch
+    /// (its thread ends); then the session (its sender is told); then the spare worker and the idle window.
     /// Connections in progress end when their peers go. Idempotent.
     public func stop() {
-        let (fd, advertisers, airPlay, session, window) = state.withLock {
-            state -> (Int32, [Advertiser], AirPlayVideoService?, PlaybackSession?, VideoWindow?) in
+        let (fd, advertisers, airPlay, session, window, revocationWatch) = state.withLock {
+            state -> (Int32, [Advertiser], AirPlayVideoService?, PlaybackSession?, VideoWindow?, DirectoryWatch?) in
             state.stopped = true
             defer {
                 state.advertiser = nil
                 state.airPlayAdvertiser = nil
                 state.window = nil
+                state.revocationWatch = nil
             }
             return (
                 state.listenFD, [state.advertiser, state.airPlayAdvertiser].compactMap { $0 }, state.airPlay,
-                state.session, state.window
+                state.session, state.window, state.revocationWatch
             )
         }
         for advertiser in advertisers { advertiser.stop() }
         airPlay?.stop()
         if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        revocationWatch?.close()
         // A code beside the reason: senders that know it retry this receiver (it may be restarting); others see an
         // ordinary playback error.
         session?.end(
@@ -437,8 +439,9 @@ public final class Receiver: Sendable {
     /// The receiver's monotonic time, as the session rules take it.
     private func clockNow() -> Duration { ContinuousClock.now - epoch }
 
-    /// How often the pairing store is looked at for senders unpaired while connected: an `lstat` of the store,
-    /// and a read only when another process replaced it, so that `castd --unpair` takes effect within this.
+    /// How often the pairing store is looked at for senders unpaired while connected when its directory cannot be
+    /// watched (inotify refused, or the directory was removed): an `lstat` of the store, and a read only when another
+    /// process replaced it, so that `castd --unpair` takes effect within this.
     static let revocationCheckInterval: Duration = .milliseconds(250)
 
     /// Keeps an admitted connection (control or media) so that it is closed if its sender is unpaired; under
@@ -447,19 +450,62 @@ public final class Receiver: Sendable {
         if configuration.auth != .none { admitted.add(tls, sender: sender, peer: peer) }
     }
 
-    /// Closes the connections of senders unpaired since they were admitted, then looks again after the interval.
+    /// Closes the connections of senders unpaired since they were admitted whenever the state directory changes
+    /// (`castd --unpair` replaces the pairing store by rename): a thread waits on an inotify watch of it, so the
+    /// change takes effect at once and an idle receiver never wakes to look. Where the directory cannot be watched,
+    /// the store is looked at every `revocationCheckInterval` instead, and the log says so.
     private func watchRevocations() {
+        let watch: DirectoryWatch
+        do {
+            watch = try DirectoryWatch(directory: configuration.stateDirectory)
+        } catch {
+            logger.warning(
+                "cannot watch \(configuration.stateDirectory) for unpaired senders (\(error)); "
+                    + "looking at the pairing store every \(Self.revocationCheckInterval) instead")
+            pollRevocations()
+            return
+        }
+        let started = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.revocationWatch = watch
+            return true
+        }
+        guard started else { return }
+        startDetachedThread(name: "castd revocations") { [weak self] in
+            while true {
+                let event = watch.wait()
+                guard let self else { return }
+                switch event {
+                case .changed:
+                    closeRevokedConnections()
+                case .closed:
+                    return
+                case .directoryGone:
+                    logger.warning(
+                        "the state directory \(watch.directory) was removed or moved; "
+                            + "looking at the pairing store every \(Self.revocationCheckInterval) instead")
+                    closeRevokedConnections()
+                    pollRevocations()
+                    return
+                }
+            }
+        }
+    }
+
+    /// Closes the connections of senders unpaired since they were admitted, then looks again after the interval:
+    /// `watchRevocations` without inotify.
+    private func pollRevocations() {
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.revocationCheckInterval.timeInterval) {
             [weak self] in
             guard let self, !state.withLock({ $0.stopped }) else { return }
             closeRevokedConnections()
-            watchRevocations()
+            pollRevocations()
         }
     }
 
     /// Closes every connection of a sender that is no longer paired (`castd --unpair`, or the store edited by
     /// another process): its control connection ends, and with it the session it plays and its media connection.
-    /// Called every `revocationCheckInterval` and on SIGHUP; does nothing under `--auth none`.
+    /// Called when the state directory changes and on SIGHUP; does nothing under `--auth none`.
     public func closeRevokedConnections() {
         guard configuration.auth != .none, !admitted.isEmpty else { return }
         for (sender, peer) in admitted.closeRevoked(isPaired: { pairing.isPaired($0) }) {
@@ -612,7 +658,7 @@ public final class Receiver: Sendable {
                     "the oldest connection waiting to be admitted was closed to make room for \(accepted.peer) "
                         + "(\(configuration.limits.maximumUnadmittedConnections) waiting)")
             }
-            let thread = Thread { [self] in
+            startDetachedThread(name: "castd connection") { [self] in
                 let connection = ControlConnection(
                     fd: accepted.fd, peer: accepted.peer, ticket: ticket, receiver: self, logger: logger)
                 connection.run()
@@ -622,8 +668,6 @@ public final class Receiver: Sendable {
                 }
                 if let handle { close(handle) }
             }
-            thread.name = "castd connection"
-            thread.start()
         }
         close(listenFD)
     }

@@ -115,9 +115,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
                 group.close()
                 return
             }
-            let thread = Thread { [self] in readEvents(from: group) }
-            thread.name = "CastKit.GroupMoviePlayback.events"
-            thread.start()
+            startDetachedThread(name: "CastKit.group") { [self] in readEvents(from: group) }
         }
     }
 

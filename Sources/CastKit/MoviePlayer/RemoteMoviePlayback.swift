@@ -91,9 +91,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                 playback.close()
                 return
             }
-            let thread = Thread { [self] in readEvents(from: playback) }
-            thread.name = "CastKit.RemoteMoviePlayback.events"
-            thread.start()
+            startDetachedThread(name: "CastKit.events") { [self] in readEvents(from: playback) }
         }
     }
 

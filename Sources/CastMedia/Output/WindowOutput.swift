@@ -118,10 +118,7 @@ final class WindowOutput: Sendable {
                 return state.nextToken
             }
             if let token { return token }
-            let thread = Thread { [self] in runSDLThread(mode: mode) }
-            thread.name = "CastMedia.window"
-            thread.stackSize = 4 << 20
-            thread.start()
+            startDetachedThread(name: "CastMedia.window", stackSize: 4 << 20) { [self] in runSDLThread(mode: mode) }
         }
     }
 

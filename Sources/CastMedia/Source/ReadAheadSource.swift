@@ -1,3 +1,4 @@
+import CastProtocol
 import Foundation
 
 /// A source that reads its upstream ahead of the engine on a thread of its own, so that the demux thread is served
@@ -28,9 +29,7 @@ public final class ReadAheadSource: MediaSource {
             capacity > 0 && chunk > 0 && backBuffer >= 0, "ReadAheadSource needs a positive capacity and chunk")
         self.upstream = upstream
         self.core = Core(upstream: upstream, capacity: capacity, chunk: min(chunk, capacity), backBuffer: backBuffer)
-        let thread = Thread { [core] in core.runReader() }
-        thread.name = "CastMedia.readAhead"
-        thread.start()
+        startDetachedThread(name: "CastMedia.readAhead") { [core] in core.runReader() }
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import CastAirPlay
+import CastProtocol
 import CastSecurity
 import Foundation
 import Synchronization
@@ -50,9 +51,7 @@ final class AirPlayVideoService: Sendable {
             $0.listenFD = fd
             $0.port = bound
         }
-        let thread = Thread { [self] in acceptLoop(fd) }
-        thread.name = "castd airplay accept"
-        thread.start()
+        startDetachedThread(name: "castd airplay accept") { [self] in acceptLoop(fd) }
         return bound
     }
 
@@ -84,13 +83,11 @@ final class AirPlayVideoService: Sendable {
                 stream.close()
                 return
             }
-            let thread = Thread { [self] in
+            startDetachedThread(name: "castd airplay connection") { [self] in
                 AirPlayConnection(stream: stream, peer: accepted.peer, service: self, logger: logger).run()
                 state.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
                 stream.close()
             }
-            thread.name = "castd airplay connection"
-            thread.start()
         }
         TCPStream(fd: listenFD).close()
     }

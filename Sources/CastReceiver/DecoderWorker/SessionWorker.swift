@@ -65,7 +65,7 @@ public enum SessionWorker {
         for control in early { player.perform(control.action) }
         player.setVolume(start.volume)
         player.setMuted(start.muted)
-        let reader = Thread {
+        startDetachedThread(name: "castd.worker.reader") {
             while true {
                 let message: WorkerMessage?
                 do {
@@ -86,8 +86,6 @@ public enum SessionWorker {
                 }
             }
         }
-        reader.name = "castd.worker.reader"
-        reader.start()
         player.start()
         done.wait()
         exit(0)

@@ -91,15 +91,12 @@ enum WorkerProcess {
         private let jobs = Monitor([@Sendable () -> Void]())
 
         private init() {
-            let thread = Thread { [unowned self] in
+            startDetachedThread(name: "castd.decoder.spawner", stackSize: 256 << 10) { [unowned self] in
                 while true {
                     let job = jobs.withLock(when: { !$0.isEmpty }) { $0.removeFirst() }
                     job()
                 }
             }
-            thread.name = "castd.decoder.spawner"
-            thread.stackSize = 256 << 10
-            thread.start()
         }
 
         /// Runs `body` on the spawner's thread and returns what it returned (or throws what it threw).

@@ -5,9 +5,16 @@ import Glibc
 /// file cannot exhaust memory.
 public enum WholeFile {
     /// Reads to the end of `fd`; throws `tooLarge()` once more than `limit` bytes arrived.
-    static func read(_ fd: Int32, limit: Int, tooLarge: () -> SecurityError) throws(SecurityError) -> [UInt8] {
+    ///
+    /// `expected` (the size fstat gave, when known) sizes the read buffer: a file of that size is read in one call
+    /// and its end found by the next, in a buffer of the file's size (4 KiB at least) instead of 64 KiB, each of whose
+    /// pages the process would fault in to zero it (`cast` reads its key and trust stores at every start).
+    static func read(_ fd: Int32, limit: Int, expected: Int = 65535, tooLarge: () -> SecurityError)
+        throws(SecurityError)
+        -> [UInt8]
+    {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        var chunk = [UInt8](repeating: 0, count: min(max(expected, 4095), 65535) + 1)
         while true {
             let count = try systemCall("read") {
                 chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -43,7 +50,8 @@ public enum WholeFile {
         guard PrivateDirectory.isTrustedOwner(status) else {
             throw SecurityError(
                 kind,
-                "\(what) \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; refusing it")
+                "\(what) \(path) is owned by uid \(status.st_uid), not by this user (uid \(geteuid())) or root; refusing it"
+            )
         }
         let mode = status.st_mode & 0o7777
         if mode & 0o077 != 0 {
@@ -55,7 +63,9 @@ public enum WholeFile {
         if status.st_size > limit {
             throw SecurityError(kind, "\(what) \(path) is \(status.st_size) bytes, more than the \(limit) allowed")
         }
-        let bytes = try read(fd, limit: limit) { SecurityError(kind, "\(what) \(path) is larger than \(limit) bytes") }
+        let bytes = try read(fd, limit: limit, expected: Int(status.st_size)) {
+            SecurityError(kind, "\(what) \(path) is larger than \(limit) bytes")
+        }
         return (bytes, status)
     }
 

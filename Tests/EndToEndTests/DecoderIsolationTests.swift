@@ -122,7 +122,7 @@ final class DecoderIsolationTests: LabTestCase {
             Thread.sleep(forTimeInterval: 0.2)
         }
         print("1080p60 to framemd5 with a CPU budget of 3 s: the worker used \(used) s of CPU")
-        XCTAssertEqual(sender.exitStatus, 0, "\(sender.output.suffix(5))")
+        XCTAssertEqual(sender.waitForExit(), 0, "\(sender.output.suffix(5))")  // and its last lines read
         XCTAssertTrue(sender.output.contains { $0.contains(#""reason":"playbackEnded""#) }, "\(sender.output.suffix(5))")
         XCTAssertGreaterThan(used, 9, "the clip did not use enough CPU to show anything on this machine")
         XCTAssertFalse(sender.output.contains { $0.contains(#""stalled""#) }, "a slow decoder was taken for a stall")

@@ -102,9 +102,16 @@ final class Daemon: @unchecked Sendable {
         process.standardOutput = pipe
         process.standardError = pipe
         process.standardInput = input ?? FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard !data.isEmpty, let self else { return }
+        readUntilEndOfFile(pipe.fileHandleForReading) { [weak self] data in
+            guard let self else { return }
+            guard !data.isEmpty else {
+                // End of file: every writer (the program and anything it forked) has closed the pipe.
+                return self.lock.withLock {
+                    if !self.pending.isEmpty { self.lines.append(self.pending) }
+                    self.pending = ""
+                    self.ended = true
+                }
+            }
             let text = String(decoding: data, as: UTF8.self)
             self.lock.withLock {
                 self.pending += text
@@ -117,6 +124,8 @@ final class Daemon: @unchecked Sendable {
         try process.run()
     }
     private var pending = ""
+    /// The output pipe reached end of file: `lines` holds everything the program wrote.
+    private var ended = false
 
     var pid: Int32 { process.processIdentifier }
 
@@ -125,10 +134,16 @@ final class Daemon: @unchecked Sendable {
         input?.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    /// Waits for the process to end (at most `timeout` seconds); its exit status, nil if still running.
+    /// Waits for the process to end (at most `timeout` seconds); its exit status, nil if still running. Once it
+    /// has ended, `output` holds all it wrote: the exit is seen before the reader has taken the last lines from the
+    /// pipe, so this also waits for the pipe's end of file (at most 2 s more, in case something the program
+    /// forked still holds the pipe open).
     func waitForExit(timeout: Double = 10) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        guard !process.isRunning else { return nil }
+        let drained = Date().addingTimeInterval(2)
+        while !lock.withLock({ ended }) && Date() < drained { Thread.sleep(forTimeInterval: 0.005) }
         return exitStatus
     }
     var isRunning: Bool { process.isRunning }

@@ -123,13 +123,16 @@ final class Playlist: Sendable {
         let receiver: ReceiverDescription
         // The connection made while finding the receiver serves the first source; later ones connect afresh.
         var reached: ReceiverConnection?
-        // Several --to: a group (docs/multiroom.md), every member reached before anything plays.
+        // Several --to: a group (docs/multiroom.md), with every member that can be reached; the others are looked
+        // for while it plays.
         let targets = arguments.values("to")
         var members: [ReceiverDescription] = []
         var reachedMembers: [ReachedReceiver]?
+        var absent: [String] = []
         if targets.count > 1 {
             try checkGroup(targets, subtitles: subtitles, languages: (audioLanguage, subtitleLanguage))
-            let reachedAll = try reachMembers(targets)
+            let reachedAll: [ReachedReceiver]
+            (reachedAll, absent) = try reachMembers(targets)
             members = reachedAll.map(\.receiverDescription)
             reachedMembers = reachedAll
             receiver = members[0]
@@ -178,7 +181,8 @@ final class Playlist: Sendable {
             let memberConnections = reachedMembers
             reachedMembers = nil
             let outcome = try play(
-                source, on: receiver, over: connection, group: (members, memberConnections), credentials: credentials,
+                source, on: receiver, over: connection, group: (members, memberConnections, absent),
+                credentials: credentials,
                 startTime: index == 0 && !playedThisRound ? startTime : nil, volume: volume,
                 languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json, live: live)
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
@@ -225,11 +229,38 @@ final class Playlist: Sendable {
         guard Set(targets).count == targets.count else { throw CastError(.usage, "a receiver is named twice in --to") }
     }
 
-    /// Reaches every member of a group, one after another: Cast receivers (connected) and AirPlay speakers.
-    private func reachMembers(_ targets: [String]) throws(CastError) -> [ReachedReceiver] {
+    /// Reaches every member of a group at once: Cast receivers (connected) and AirPlay speakers. One that cannot be
+    /// reached is left out with a word on standard error, and when it was not found or did not answer it is looked
+    /// for while the group plays (`absent`: what the user named, aliases resolved). None reached is the first one's
+    /// failure; a usage error (two names for one receiver, a malformed address) is the command's.
+    private func reachMembers(_ targets: [String]) throws(CastError) -> (reached: [ReachedReceiver], absent: [String]) {
+        let arguments = arguments
+        let results = Mutex([Result<ReachedReceiver, CastError>?](repeating: nil, count: targets.count))
+        let done = DispatchGroup()
+        for (index, target) in targets.enumerated() {
+            done.enter()
+            startDetachedThread(name: "cast reach \(index)") {
+                let result = Result { () throws(CastError) in
+                    try reachReceiver(target, arguments, includingSpeakers: true)
+                }
+                results.withLock { $0[index] = result }
+                done.leave()
+            }
+        }
+        done.wait()
         var reached: [ReachedReceiver] = []
+        var absent: [String] = []
+        var failures: [(target: String, error: CastError)] = []
+        for (target, result) in zip(targets, results.withLock { $0 }) {
+            switch result {
+            case .success(let receiver)?: reached.append(receiver)
+            case .failure(let error)?: failures.append((target, error))
+            case nil: preconditionFailure("every reach ends with a result")
+            }
+        }
         do throws(CastError) {
-            for target in targets { reached.append(try reachReceiver(target, arguments, includingSpeakers: true)) }
+            if let misuse = failures.first(where: { $0.error.kind == .usage }) { throw misuse.error }
+            guard !reached.isEmpty else { throw failures[0].error }
             let connections = reached.compactMap { if case .connected(let connection) = $0 { connection } else { nil } }
             let speakers = reached.compactMap { if case .speaker(let speaker) = $0 { speaker.address } else { nil } }
             guard Set(connections.compactMap(\.peerID)).count == connections.count,
@@ -241,7 +272,14 @@ final class Playlist: Sendable {
             reached.forEach { $0.close() }
             throw error
         }
-        return reached
+        for (target, error) in failures {
+            let lookedFor = [CastError.Kind.noSuchReceiver, .connectionLost, .discovery].contains(error.kind)
+            writeError(
+                "cast: \(printable(target)) is left out of the group: \(error.message)"
+                    + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
+            if lookedFor { absent.append((try? settings().resolve(target)) ?? target) }
+        }
+        return (reached, absent)
     }
 
     private func finish(_ failures: [String]) throws(CastError) {
@@ -258,7 +296,7 @@ final class Playlist: Sendable {
     /// Plays one source to its finish.
     private func play(
         _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?,
-        group: (members: [ReceiverDescription], reached: [ReachedReceiver]?),
+        group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]),
         credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
         languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
@@ -267,9 +305,12 @@ final class Playlist: Sendable {
         if !group.members.isEmpty {
             let file = try MediaFile.open(source)
             title = file.title
-            // Each member as reached for the first source; for the next ones, receivers are connected afresh, and
-            // each speaker gets a decoder of its own.
+            // Each member as reached for the first source; for the next ones, receivers are connected afresh (one that
+            // cannot be is left out, and looked for as those not reached at first are), and each speaker gets a
+            // decoder of its own.
             var destinations: [GroupPlayback.Destination] = []
+            var absent = group.absent
+            var unreachable: CastError?
             do throws(CastError) {
                 for (index, member) in group.members.enumerated() {
                     if member.kind == .speaker {
@@ -281,21 +322,29 @@ final class Playlist: Sendable {
                     } else if case .connected(let connection)? = group.reached?[index] {
                         destinations.append(.receiver(connection))
                     } else {
-                        destinations.append(
-                            .receiver(
-                                try ReceiverConnection.open(
-                                    member, configDirectory: senderConfigDirectory(), senderName: senderName())))
+                        do throws(CastError) {
+                            destinations.append(
+                                .receiver(
+                                    try ReceiverConnection.open(
+                                        member, configDirectory: senderConfigDirectory(), senderName: senderName())))
+                        } catch {
+                            writeError("cast: \(member.name) is left out of the group: \(error.message)\n")
+                            unreachable = unreachable ?? error
+                            absent.append(member.id.isEmpty ? member.name : member.id)
+                        }
                     }
                 }
+                if destinations.isEmpty, let unreachable { throw unreachable }
             } catch {
                 for case .receiver(let connection) in destinations { connection.close() }
-                group.reached?.dropFirst(destinations.count).forEach { $0.close() }
+                group.reached?.forEach { $0.close() }  // closing twice is harmless
                 throw error
             }
             let live = live
             let (configDirectory, sender) = (senderConfigDirectory(), senderName())
             playback = try GroupPlayback.start(
                 file, to: destinations, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                absent: absent,
                 reach: { receiver throws(CastError) in
                     // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
                     // receiver someone asked to add by its name; its key is checked as for any send.

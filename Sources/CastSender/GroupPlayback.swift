@@ -27,6 +27,9 @@ import Synchronization
 /// in step. With `reach`, a `joinRequest` from a member (`cast join kitchen --to "living room"` elsewhere) adds that
 /// receiver.
 ///
+/// A member that cannot start (not reached, its clock exchange broken, the media refused) does not stop the others:
+/// the group starts with those that can, and looks for the ones that were not reached while it plays.
+///
 /// A member joins a group that plays (`add`, or a rejoin) without disturbing the others: it loads the media paused
 /// where the group will be a moment later, and is told to resume at the instant the group's timeline reaches the
 /// position it reports; from then on it is aligned as the others are.
@@ -82,13 +85,13 @@ public final class GroupPlayback: Sendable {
 
     /// A member joining or leaving, for the program to say (`cast send` writes a line on standard error).
     public enum MemberChange: Sendable, Equatable {
-        /// Added at a member's `joinRequest`.
+        /// Added at a member's `joinRequest`, or found after the start (a receiver that could not be reached before it).
         case joined(String)
         /// A lost member back in the group.
         case rejoined(String)
         /// Out of the group: finished early, failed, lost, or not ready in time; `why` says which.
         case left(String, why: String)
-        /// Someone asked for it to be added, and it could not be.
+        /// It could not start with the others, or someone asked for it to be added, and it could not be.
         case notAdded(String, why: String)
     }
 
@@ -212,76 +215,103 @@ public final class GroupPlayback: Sendable {
     private func member(_ index: Int) -> Member { shared.withLock { state in state.roster[index] } }
 
     /// Plays `file` on every receiver at the other end of `connections` (open, their keys checked), in step, and
-    /// serves it to each. The group owns the connections from here, and closes them on failure too. Returns once
-    /// every member is ready and their start is scheduled.
+    /// serves it to each. The group owns the connections from here. Returns once every member is ready and their
+    /// start is scheduled.
+    ///
+    /// A member that cannot start (its clock exchange broke, it refused the media) is left out and the others play,
+    /// as an AirPlay 2 or Snapcast user expects: `onMemberChange` says `.notAdded` with why.
     ///
     /// `reach`, when given, connects to a receiver by its id or name (its key checked, as `ReceiverConnection.reach`
-    /// does): a member that is lost is then looked for once a second and rejoins the group in step, and a receiver a
-    /// member's `joinRequest` names is added. `onMemberChange` says who joined, rejoined or left, and who could not
-    /// be added.
-    /// - Throws: `CastError`: the first member's failure to measure its clock (`.connectionLost`) or to accept the
-    ///   media (`.busy`, `.notAuthorised`, a refusal); every connection is closed then.
+    /// does): a member that is lost, or whose connection broke at the start, is then looked for once a second and
+    /// joins the group in step (`.rejoined`); so is every receiver of `absent` (ids or names that could not be
+    /// reached before the start, `.joined` when it appears); and a receiver a member's `joinRequest` names is added.
+    /// `onMemberChange` says who joined, rejoined or left, and who could not be added.
+    /// - Throws: `CastError` when no member could start: the first member's failure to measure its clock
+    ///   (`.connectionLost`) or to accept the media (`.busy`, `.notAuthorised`, a refusal); every connection is
+    ///   closed then.
     public static func start(
         _ file: MediaFile, over connections: [ReceiverConnection], configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, autoplay: Bool = true,
+        volume: Double? = nil, autoplay: Bool = true, absent: [String] = [],
         reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         try start(
             file, to: connections.map { .receiver($0) }, configDirectory: configDirectory, startTime: startTime,
-            volume: volume, autoplay: autoplay, reach: reach, onMemberChange: onMemberChange)
+            volume: volume, autoplay: autoplay, absent: absent, reach: reach, onMemberChange: onMemberChange)
     }
 
     /// Plays `file` on every destination in step: Cast receivers as `start(_:over:…)` says, and AirPlay speakers, each
     /// streamed the audio its source decodes, set up paused (nothing sent) and started by the same schedule as the
-    /// receivers (docs/multiroom.md, "AirPlay speakers in a group"). The first destination leads. With `autoplay`
-    /// false every member waits paused at the start position until the first `resume` (CastKit's `shouldAutoplay`).
+    /// receivers (docs/multiroom.md, "AirPlay speakers in a group"). The first destination that starts leads. With
+    /// `autoplay` false every member waits paused at the start position until the first `resume` (CastKit's
+    /// `shouldAutoplay`).
     /// - Throws: `CastError`: as `start(_:over:…)`, and a speaker's refusal or failure to set up.
     public static func start(
         _ file: MediaFile, to destinations: [Destination], configDirectory: String, startTime: Double? = nil,
-        volume: Double? = nil, autoplay: Bool = true,
+        volume: Double? = nil, autoplay: Bool = true, absent: [String] = [],
         reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         precondition(!destinations.isEmpty, "a group has at least one member")
+        // Who could not start, by the order they were given in.
+        var failures: [(order: Int, name: String, id: String?, error: CastError)] = []
+        // The clocks first: a member whose exchange breaks is out before the others are told who is in the group.
+        var measured: [(order: Int, destination: Destination, clock: ClockProbe?)] = []
+        for (order, destination) in destinations.enumerated() {
+            guard case .receiver(let connection) = destination else {
+                measured.append((order, destination, nil))
+                continue
+            }
+            do throws(CastError) {
+                measured.append((order, destination, try measureClock(of: connection)))
+            } catch {
+                connection.close()
+                failures.append((order, printable(connection.welcome.name), connection.welcome.id, error))
+            }
+        }
+        let names = measured.map { _, destination, _ in
+            switch destination {
+            case .receiver(let connection): printable(connection.welcome.name)
+            case .speaker(let speaker, _): printable(speaker.name)
+            }
+        }
         var clocks: [ClockProbe?] = []
         var members: [Member] = []
-        do throws(CastError) {
-            for destination in destinations {
-                guard case .receiver(let connection) = destination else {
-                    clocks.append(nil)
-                    continue
-                }
-                clocks.append(try measureClock(of: connection))
-            }
-            let names = destinations.map { destination in
-                switch destination {
-                case .receiver(let connection): printable(connection.welcome.name)
-                case .speaker(let speaker, _): printable(speaker.name)
-                }
-            }
-            for destination in destinations {
+        for (order, destination, clock) in measured {
+            do throws(CastError) {
                 switch destination {
                 case .receiver(let connection):
-                    let playback = try RemotePlayback.start(
-                        file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
-                        autoplay: false, group: names)
-                    members.append(
-                        Member(name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
+                    do throws(CastError) {
+                        let playback = try RemotePlayback.start(
+                            file, over: connection, configDirectory: configDirectory, startTime: startTime,
+                            volume: volume, autoplay: false, group: names)
+                        members.append(
+                            Member(
+                                name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
+                    } catch {
+                        connection.close()
+                        throw error
+                    }
                 case .speaker(let speaker, let source):
                     let playback = try SpeakerPlayback.start(
                         source: source, on: speaker, volume: volume, startTime: startTime, autoplay: false)
                     members.append(Member(name: printable(speaker.name), playback: playback, id: nil))
                 }
+                clocks.append(clock)
+            } catch {
+                switch destination {
+                case .receiver(let connection):
+                    failures.append((order, printable(connection.welcome.name), connection.welcome.id, error))
+                case .speaker(let speaker, _): failures.append((order, printable(speaker.name), nil, error))
+                }
             }
-        } catch {
-            for member in members { member.playback.close() }
-            for case .receiver(let connection) in destinations.dropFirst(members.count) { connection.close() }
-            throw error
         }
+        failures.sort { $0.order < $1.order }
+        guard !members.isEmpty else { throw failures[0].error }
         let group = GroupPlayback(
             members: members, clocks: clocks, file: file, configDirectory: configDirectory, reach: reach,
             onMemberChange: onMemberChange)
+        for failure in failures { onMemberChange(.notAdded(failure.name, why: failure.error.message)) }
         group.shared.withLock { state in
             for index in members.indices { state.members[index].awaiting = .load }
             state.operating = true
@@ -290,6 +320,11 @@ public final class GroupPlayback: Sendable {
         group.startClockTimer()
         if autoplay { group.scheduleResumeWhenReady() } else { group.waitUntilReady() }
         group.shared.withLock { $0.operating = false }
+        // Looked for while the group plays: the receivers not reached before the start, and those whose clock
+        // exchange broke (by id, as a lost member is).
+        let broken = failures.compactMap { $0.error.kind == .connectionLost ? $0.id : nil }
+        for receiver in absent { group.lookFor(receiver, rejoining: false) }
+        for id in broken { group.lookFor(id, rejoining: true) }
         return group
     }
 
@@ -347,9 +382,7 @@ public final class GroupPlayback: Sendable {
                     state.queue.append(.lost(member: index, error))
                     return !state.isEmpty && !state.stopping
                 }
-                if mayRejoin, reach != nil, let id = member(index).id {
-                    startDetachedThread(name: "cast group rejoin \(index)") { [self] in rejoin(id) }
-                }
+                if mayRejoin, let id = member(index).id { lookFor(id, rejoining: true) }
                 return
             }
             if case .joinRequest(let receiver) = event {
@@ -627,22 +660,42 @@ public final class GroupPlayback: Sendable {
         }
     }
 
-    /// Looks for a lost member once every `rejoinInterval` and joins it again, for as long as the group lasts.
-    private func rejoin(_ id: String) {
+    /// Looks for `receiver` (an id or a name, as `reach` takes it) once every `rejoinInterval`, on a thread of its
+    /// own, and joins it to the group when it is found, for as long as the group lasts: a lost member by its id
+    /// (`rejoining`: `.rejoined`), or a receiver that could not be reached before the start (`.joined`). The latter is
+    /// given up when it refuses us for good (`.notAdded`: not paired, not a Cast receiver); a lost member is looked
+    /// for whatever it answers, as the receiver it was.
+    private func lookFor(_ receiver: String, rejoining: Bool) {
         guard let reach else { return }
-        while true {
-            let over = shared.withLock(when: { $0.closed }, timeout: Self.rejoinInterval) { state in
-                state.closed || state.isEmpty || state.stopping
+        startDetachedThread(name: "cast group look-out") { [self] in
+            while true {
+                let over = shared.withLock(when: { $0.closed }, timeout: Self.rejoinInterval) { state in
+                    state.closed || state.isEmpty || state.stopping
+                }
+                if over { return }
+                let connection: ReceiverConnection
+                do throws(CastError) {
+                    connection = try reach(receiver)
+                } catch {
+                    guard rejoining || (error.kind != .usage && error.kind != .notAuthorised) else {
+                        return onMemberChange(.notAdded(printable(receiver), why: error.message))
+                    }
+                    continue
+                }
+                // Named twice (an alias, say): in the group already.
+                let member = shared.withLock { state in
+                    state.roster.indices.contains { state.isActive($0) && state.roster[$0].id == connection.welcome.id }
+                }
+                if member { return connection.close() }
+                do {
+                    try join(connection)
+                } catch {
+                    continue
+                }
+                let name = printable(connection.welcome.name)
+                onMemberChange(rejoining ? .rejoined(name) : .joined(name))
+                return
             }
-            if over { return }
-            guard let connection = try? reach(id) else { continue }
-            do {
-                try join(connection)
-            } catch {
-                continue
-            }
-            onMemberChange(.rejoined(printable(connection.welcome.name)))
-            return
         }
     }
 

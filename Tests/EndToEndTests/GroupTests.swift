@@ -397,6 +397,56 @@ final class GroupTests: LabTestCase {
         XCTAssertLessThan(apart, 0.001)
     }
 
+    /// A member that cannot be reached at the start does not hold the others back, as with AirPlay 2 or Snapcast:
+    /// with the living room's castd not running, `cast send FILE --to Kitchen --to "Living Room"` plays on the
+    /// kitchen at once and says the living room is left out; when its castd starts, it is found and joins in step,
+    /// and the sender exits 0. With no member in reach, `cast send` fails as for one receiver (exit 3, not found).
+    func testAMemberNotReachedAtTheStartJoinsInStepWhenItAppears() throws {
+        try requireTimeNamespaces()
+        let clip = try beeps(seconds: 16)
+        let nobody = try lab.run(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room", "--timeout", "1"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(nobody.status, 3, nobody.stderr)
+        XCTAssertTrue(nobody.stderr.contains("Kitchen"), nobody.stderr)
+
+        let kitchen = try startMember("Kitchen", on: .room1, shift: 3)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room", "--timeout", "1"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "Living Room is left out of the group", timeout: 20), "\(sender.output)")
+        XCTAssertNotNil(sender.waitForLine(containing: "it joins when it can be reached", timeout: 1))
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertGreaterThanOrEqual(kitchen.capture.reads.last?.total ?? 0, Int(rate) * 2, "the kitchen did not play")
+
+        let livingRoom = try startMember("Living Room", on: .room2, shift: 7)
+        let advertised = MonotonicClock.nanoseconds()
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "Living Room joined the group", timeout: 20), "\(sender.output)")
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var first: FIFOCapture.Read?
+        while first == nil && Date() < deadline {
+            first = livingRoom.capture.reads.first
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let joined = try XCTUnwrap(first, "the living room wrote nothing after it joined")
+        print(
+            String(
+                format: "a member absent at the start: castd advertised → its first samples in %.0f ms",
+                Double(joined.arrival - advertised) / 1e6))
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        print("what the sender said:", sender.output.filter { $0.hasPrefix("cast:") })
+        _ = kitchen.capture.stop(atLeast: Int(rate) * 16)
+        _ = livingRoom.capture.stop(atLeast: 0)
+        let apart = try spread([kitchen, livingRoom], between: joined.arrival, and: .max)
+        print(String(format: "group after a late join: the members within %.3f ms of one another", apart * 1000))
+        XCTAssertLessThan(apart, 0.001)
+    }
+
     /// `cast join Study --to Kitchen` from another terminal while the kitchen and the living room play: castd passes the
     /// request on to the group's sender, which reaches the study and starts it in step, at the group's place in the
     /// file; `cast join` returns once the study plays in the group.

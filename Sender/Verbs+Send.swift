@@ -274,12 +274,17 @@ final class Playlist: Sendable {
         }
         for (target, error) in failures {
             let lookedFor = [CastError.Kind.noSuchReceiver, .connectionLost, .discovery].contains(error.kind)
-            writeError(
-                "cast: \(printable(target)) is left out of the group: \(error.message)"
-                    + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
+            sayLeftOut(printable(target), error, lookedFor: lookedFor)
             if lookedFor { absent.append((try? settings().resolve(target)) ?? target) }
         }
         return (reached, absent)
+    }
+
+    /// Says on standard error that a member is left out of the group, and whether it is looked for while it plays.
+    private func sayLeftOut(_ name: String, _ error: CastError, lookedFor: Bool) {
+        writeError(
+            "cast: \(name) is left out of the group: \(error.message)"
+                + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
     }
 
     private func finish(_ failures: [String]) throws(CastError) {
@@ -328,7 +333,7 @@ final class Playlist: Sendable {
                                     try ReceiverConnection.open(
                                         member, configDirectory: senderConfigDirectory(), senderName: senderName())))
                         } catch {
-                            writeError("cast: \(member.name) is left out of the group: \(error.message)\n")
+                            sayLeftOut(member.name, error, lookedFor: true)
                             unreachable = unreachable ?? error
                             absent.append(member.id.isEmpty ? member.name : member.id)
                         }

@@ -213,6 +213,16 @@ final class GroupTests: LabTestCase {
     /// How far apart the members wrote the first beep half a second or more into the last stretch each wrote without
     /// a pause between `from` and `to` (after a pause, a resume or a seek, that stretch is the group's new start), on
     /// this test's clock (s). The beeps are a second apart: compared within one.
+    /// The first read of `capture` that arrived after `instant` (this test's clock, ns), waiting up to 10 s for it.
+    private func firstRead(of capture: FIFOCapture, after instant: Int64) -> FIFOCapture.Read? {
+        var read: FIFOCapture.Read?
+        _ = waitUntil(timeout: 10) {
+            read = capture.reads.first { $0.arrival > instant }
+            return read != nil
+        }
+        return read
+    }
+
     private func spread(_ members: [Member], between from: Int64, and to: Int64) throws -> Double {
         var heard: [Double] = []
         for member in members {
@@ -372,13 +382,7 @@ final class GroupTests: LabTestCase {
         let advertised = MonotonicClock.nanoseconds()
         XCTAssertNotNil(
             sender.waitForLine(containing: "Living Room rejoined the group", timeout: 20), "\(sender.output)")
-        let deadline = Date(timeIntervalSinceNow: 10)
-        var back: FIFOCapture.Read?
-        while back == nil && Date() < deadline {
-            back = livingRoom.capture.reads.first { $0.arrival > advertised }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        let first = try XCTUnwrap(back, "the living room wrote nothing after it came back")
+        let first = try XCTUnwrap(firstRead(of: livingRoom.capture, after: advertised), "the living room wrote nothing after it came back")
         print(String(format: "rejoin: castd advertised → its first samples in %.0f ms", Double(first.arrival - advertised) / 1e6))
         // At the same place in the file, which the beeps (a second apart) cannot tell: the positions castd reports.
         Thread.sleep(forTimeInterval: 1.5)
@@ -427,13 +431,7 @@ final class GroupTests: LabTestCase {
         let advertised = MonotonicClock.nanoseconds()
         XCTAssertNotNil(
             sender.waitForLine(containing: "Living Room joined the group", timeout: 20), "\(sender.output)")
-        let deadline = Date(timeIntervalSinceNow: 10)
-        var first: FIFOCapture.Read?
-        while first == nil && Date() < deadline {
-            first = livingRoom.capture.reads.first
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        let joined = try XCTUnwrap(first, "the living room wrote nothing after it joined")
+        let joined = try XCTUnwrap(firstRead(of: livingRoom.capture, after: advertised), "the living room wrote nothing after it joined")
         print(
             String(
                 format: "a member absent at the start: castd advertised → its first samples in %.0f ms",

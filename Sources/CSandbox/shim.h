@@ -7,7 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -68,5 +74,91 @@ static inline int cast_sandbox_clear_capabilities(void) {
 /// pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process `pid` exits, so that castd can wait
 /// for a worker with a deadline (poll) instead of polling waitpid. -1 and errno on failure.
 static inline int cast_sandbox_pidfd_open(int pid) { return (int)syscall(__NR_pidfd_open, pid, 0); }
+
+
+/// Brings the loopback interface of the calling process's network namespace up (a new namespace has it down).
+/// 0, or -1 with errno.
+static inline int cast_sandbox_loopback_up(void) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+    int status = ioctl(fd, SIOCGIFFLAGS, &request);
+    if (status == 0) {
+        request.ifr_flags |= IFF_UP;
+        status = ioctl(fd, SIOCSIFFLAGS, &request);
+    }
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return status;
+}
+
+/// A TCP listener on 127.0.0.1 and a free port of the calling process's network namespace, close-on-exec; its port
+/// in `*port`. The descriptor, or -1 with errno.
+static inline int cast_sandbox_loopback_listener(uint16_t *port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in address;
+    memset(&address, 0, sizeof address);
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 16) != 0
+        || getsockname(fd, (struct sockaddr *)&address, &length) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    *port = ntohs(address.sin_port);
+    return fd;
+}
+
+/// Sends one byte, `marker`, over the Unix socket `channel` with `fd` attached (SCM_RIGHTS), or with none when `fd`
+/// is negative. 0, or -1 with errno.
+static inline int cast_sandbox_send_descriptor(int channel, int fd, uint8_t marker) {
+    char control[CMSG_SPACE(sizeof(int))];
+    memset(control, 0, sizeof control);
+    struct iovec data = {.iov_base = &marker, .iov_len = 1};
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1};
+    if (fd >= 0) {
+        message.msg_control = control;
+        message.msg_controllen = sizeof control;
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(header), &fd, sizeof(int));
+    }
+    ssize_t sent;
+    do { sent = sendmsg(channel, &message, MSG_NOSIGNAL); } while (sent < 0 && errno == EINTR);
+    return sent == 1 ? 0 : -1;
+}
+
+/// Receives the one byte `cast_sandbox_send_descriptor` sent, into `*marker`, and the descriptor attached to it into
+/// `*fd` (close-on-exec; -1 when none came). 1 when a byte came, 0 at the end of the stream, -1 with errno (EAGAIN:
+/// the socket's receive timeout passed). Any descriptors beyond the first are closed.
+static inline int cast_sandbox_receive_descriptor(int channel, int *fd, uint8_t *marker) {
+    char control[CMSG_SPACE(4 * sizeof(int))];
+    struct iovec data = {.iov_base = marker, .iov_len = 1};
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control,
+                             .msg_controllen = sizeof control};
+    *fd = -1;
+    ssize_t received;
+    do { received = recvmsg(channel, &message, MSG_CMSG_CLOEXEC); } while (received < 0 && errno == EINTR);
+    if (received <= 0) return (int)received;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t index = 0; index < count; index++) {
+            int descriptor;
+            memcpy(&descriptor, CMSG_DATA(header) + index * sizeof(int), sizeof(int));
+            if (*fd < 0) *fd = descriptor; else close(descriptor);
+        }
+    }
+    return 1;
+}
 
 #endif

@@ -45,14 +45,14 @@ extension Player {
     /// What plays, for the logs: the URL without credentials, or the source's name.
     var inputURI: String? {
         switch input {
-        case .url(let url, _): URLInput.redacted(url)
+        case .url(let url, _, _): URLInput.redacted(url)
         case .source(let source): source.nameHint
         }
     }
 
     /// The server of a URL, `host[:port]` as the URL names it; nil for a source (its owner knows where it reads).
     var inputServerAddress: String? {
-        guard case .url(let url, _) = input else { return nil }
+        guard case .url(let url, _, _) = input else { return nil }
         let rest = URLInput.redacted(url)
         guard let start = rest.range(of: "://") else { return nil }
         let authority = rest[start.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }

@@ -107,10 +107,10 @@ public final class Player: Sendable {
     /// credentials in the userinfo, percent-encoded). Any other scheme (`file:`, `concat:`, ...) finishes with
     /// `playbackError` at `start()`. See `URLInput` for the limits, and `MediaInput.url` for `proxy`.
     public convenience init(
-        url: String, proxy: String? = nil, configuration: PlayerConfiguration,
+        url: String, proxy: String? = nil, formats: URLFormats = .any, configuration: PlayerConfiguration,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
-        self.init(input: .url(url, proxy: proxy), configuration: configuration, onEvent: onEvent)
+        self.init(input: .url(url, proxy: proxy, formats: formats), configuration: configuration, onEvent: onEvent)
     }
 
     /// The source, when the input is one.

@@ -22,8 +22,8 @@ final class PlaybackSession: Sendable {
     /// The AirPlay client's `X-Apple-Session-ID`, when an AirPlay client started it with one.
     let airPlaySessionID: String?
     private let engine: PlayerConfiguration
-    /// The http proxy every connection for the URL goes through (`CheckedProxy`: AirPlay clients' URLs), nil: direct.
-    private let urlProxy: String?
+    /// How the URL reaches the network: a paired sender's, or a stranger's through castd's checks.
+    private let urlAccess: URLAccess
     /// Whether the engine runs in a worker process (`DecoderProcess`) or here (`Player`).
     private let isolation: DecoderIsolation
     /// castd's idle window, which steps aside while a worker shows this session's video in a window of its own.
@@ -55,7 +55,7 @@ final class PlaybackSession: Sendable {
     init(
         request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
         isolation: DecoderIsolation = .off, idleWindow: VideoWindow? = nil, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, urlProxy: String? = nil,
+        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired,
         onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {
@@ -66,7 +66,7 @@ final class PlaybackSession: Sendable {
         self.owner = owner
         self.startFraction = startFraction
         self.airPlaySessionID = airPlaySessionID
-        self.urlProxy = urlProxy
+        self.urlAccess = urlAccess
         var engine = engine
         engine.startTime = request.startTime ?? 0
         engine.audioLanguage = request.audioLanguage
@@ -167,9 +167,10 @@ final class PlaybackSession: Sendable {
             var start = WorkerStart(
                 media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits
             )
-            start.urlProxy = urlProxy
             start.subtitles = request.subtitles
-            return DecoderProcess(start: start, source: source, idleWindow: idleWindow) { event in self.handle(event) }
+            return DecoderProcess(start: start, source: source, urlAccess: urlAccess, idleWindow: idleWindow) { event in
+                self.handle(event)
+            }
         }
         if let source {
             var engine = engine
@@ -180,7 +181,9 @@ final class PlaybackSession: Sendable {
             // The network read happens on the read-ahead thread; the engine reads from its buffer.
             return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
         }
-        return Player(url: url ?? "", proxy: urlProxy, configuration: engine) { event in self.handle(event) }
+        return Player(url: url ?? "", proxy: urlAccess.sharedProxy, formats: urlAccess.formats, configuration: engine) {
+            event in self.handle(event)
+        }
     }
 
     /// `url` with `username:password@` after its scheme, each percent-encoded (FFmpeg decodes them).
@@ -213,9 +216,11 @@ final class PlaybackSession: Sendable {
             let made: any SessionThumbnails
             if case .on(let limits) = isolation {
                 made = ThumbnailProcess(
-                    source: source, url: url, urlProxy: urlProxy, limits: limits, onFailure: onFailure)
+                    source: source, url: url, urlAccess: urlAccess, limits: limits, onFailure: onFailure)
             } else {
-                made = LocalThumbnails(input: source.map { .source($0) } ?? .url(url ?? "", proxy: urlProxy))
+                made = LocalThumbnails(
+                    input: source.map { .source($0) }
+                        ?? .url(url ?? "", proxy: urlAccess.sharedProxy, formats: urlAccess.formats))
             }
             state.thumbnailer = made
             return made

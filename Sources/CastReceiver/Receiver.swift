@@ -179,6 +179,13 @@ public final class Receiver: Sendable {
         } else {
             logger.info("decoder sandbox: the state directory is hidden from decoder workers (private mount namespace)")
         }
+        if let problem = report.networkProblem {
+            logger.warning(
+                "decoder sandbox: no private network (\(problem)): AirPlay clients' URLs are refused, and a compromised "
+                    + "decoder could connect wherever castd can")
+        } else {
+            logger.info("decoder sandbox: decoder workers have no network but their own loopback (URLs through castd's proxy)")
+        }
         if let problem = report.filterProblem {
             logger.warning("decoder sandbox: no system call filter (\(problem))")
         } else {
@@ -303,7 +310,7 @@ public final class Receiver: Sendable {
     /// same whoever asks: a Cast sender or an AirPlay client.
     func beginSession(
         _ request: PlayRequest, senderName: String, owner: SessionOwner, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, urlProxy: String? = nil
+        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired
     ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events
@@ -313,7 +320,7 @@ public final class Receiver: Sendable {
         let session = PlaybackSession(
             request: request, senderName: senderName, owner: owner, engine: engine,
             isolation: configuration.decoderIsolation, idleWindow: idleWindow, startFraction: startFraction,
-            airPlaySessionID: airPlaySessionID, urlProxy: urlProxy,
+            airPlaySessionID: airPlaySessionID, urlAccess: urlAccess,
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.tellWatchers(event, except: session)

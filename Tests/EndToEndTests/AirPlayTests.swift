@@ -338,6 +338,166 @@ final class AirPlayTests: XCTestCase {
         XCTAssertFalse(info.contains("error"), info)
     }
 
+    /// A listener on every address of the box (loopback included) that prints `HIT` and the first line of each
+    /// connection it accepts.
+    private func startBoxListener() throws -> (daemon: Daemon, port: Substring) {
+        let listener = try lab.start(on: .box, ["python3", "-c", """
+            import socket, threading
+            s = socket.socket()
+            s.bind(("0.0.0.0", 0))
+            s.listen(16)
+            print("port %d" % s.getsockname()[1], flush=True)
+            def serve(c):
+                c.settimeout(2)
+                try: line = c.recv(200).split(b"\\r\\n")[0].decode("latin-1")
+                except Exception: line = ""
+                print("HIT %s" % line, flush=True)
+                c.close()
+            while True:
+                c, a = s.accept()
+                threading.Thread(target=serve, args=(c,), daemon=True).start()
+            """])
+        let port = try XCTUnwrap(listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
+        return (listener, port)
+    }
+
+    /// Issue #29: an AirPlay client whose file sits on a plain web server (`python3 -m http.server` on the phone) gets it
+    /// played: the proxy passes FFmpeg's absolute-form requests on in the origin form (before: `GET http://…`, which
+    /// that server answers 404).
+    func testPlayFromAPlainPythonWebServer() throws {
+        // Its moov first: that server ignores Range, so a file whose index is at the end cannot be read back from its
+        // start by anyone (ffmpeg itself reconnects at byte 48 and reads the file's start as that).
+        _ = try Media.clip("faststart.mp4", extra: ["-movflags", "+faststart"])
+        try startReceiver()
+        let server = try lab.start(on: .phone, ["python3", "-m", "http.server", "0", "--directory", Media.folder.path])
+        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
+        let port = try XCTUnwrap(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first, line)
+        let (playStatus, info) = try playAndPoll("http://\(lab.address(.phone)):\(port)/faststart.mp4")
+        XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), playStatus)
+        XCTAssertTrue(info.contains("duration"), "\(server.output)\n\(receiver.output)")
+        XCTAssertFalse(info.contains("error"), info)
+        XCTAssertNotNil(server.waitForLine(containing: "\"GET /faststart.mp4 HTTP/1.1\" 200"), "\(server.output)")
+        XCTAssertFalse(server.output.contains { $0.contains("GET http://") }, "\(server.output)")
+    }
+
+    /// Issue #36: demuxers that open inputs named in what they read (concat lists, HLS variants, DASH manifests) never
+    /// reach the box's loopback, whether the entry names it, or the stranger's server redirects an entry there: the
+    /// worker has no network but its own loopback, on which only castd's checking proxy answers, and a stranger's URL
+    /// is read only with the formats on the whitelist. The control: an HLS variant and its segment on the phone are
+    /// opened (through the proxy, in the origin form), so entries are opened when they may be.
+    func testListEntriesAndNestedInputsNeverReachTheBoxLoopback() throws {
+        _ = try Media.clip("movie.mp4")
+        try startReceiver()
+        let (listener, port) = try startBoxListener()
+        let loopback = "127.0.0.1:\(port)"
+        let segment = Media.folder.appendingPathComponent("stranger-seg.ts").path
+        let made = try runCommand(
+            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "2", "-c:v",
+             "libx264", "-pix_fmt", "yuv420p", "-f", "mpegts", segment], timeout: 60)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let phoneServer = try lab.start(on: .phone, ["python3", "-c", """
+            import http.server, sys, urllib.parse
+            loopback, segment = sys.argv[1], sys.argv[2]
+            pages = {
+                "/rel.ffconcat": "ffconcat version 1.0\\nfile seg.ts\\n",
+                "/abs.ffconcat": "ffconcat version 1.0\\nfile http://%s/abs.ts\\n" % loopback,
+                "/unsafe.ffconcat": "ffconcat version 1.0\\nfile http://%s/unsafe.ts\\noption safe 0\\n" % loopback,
+                "/master.m3u8": "#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=100000\\nhttp://%s/variant.m3u8\\n" % loopback,
+                "/manifest.mpd": '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" '
+                    'mediaPresentationDuration="PT2S" minBufferTime="PT1S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">'
+                    '<BaseURL>http://%s/dash/</BaseURL><Period><AdaptationSet mimeType="video/mp4"><Representation id="1" '
+                    'bandwidth="100000" codecs="avc1.64001f"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet>'
+                    '</Period></MPD>' % loopback,
+                "/control.m3u8": "#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=100000\\nok-variant.m3u8\\n",
+                "/ok-variant.m3u8": "#EXTM3U\\n#EXT-X-TARGETDURATION:2\\n#EXT-X-MEDIA-SEQUENCE:0\\n#EXTINF:2.0,\\nok-seg.ts\\n#EXT-X-ENDLIST\\n",
+            }
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    path = urllib.parse.urlsplit(self.path).path
+                    print("GOT %s %s" % (self.requestline, self.headers.get("Host")), flush=True)
+                    if path == "/ok-seg.ts":
+                        body = open(segment, "rb").read()
+                        self.send_response(200)
+                    elif path in pages:
+                        body = pages[path].encode()
+                        self.send_response(200)
+                    else:
+                        body = b""
+                        self.send_response(302)
+                        self.send_header("Location", "http://%s/redirected%s" % (loopback, path))
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args): pass
+            server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Handler)
+            print("port %d" % server.server_address[1], flush=True)
+            server.serve_forever()
+            """, loopback, segment])
+        let phonePort = try XCTUnwrap(phoneServer.waitForLine(containing: "port ")?.split(separator: " ").last)
+        let phone = "\(lab.address(.phone)):\(phonePort)"
+
+        for page in ["rel.ffconcat", "abs.ffconcat", "unsafe.ffconcat", "master.m3u8", "manifest.mpd"] {
+            let (playStatus, info) = try playAndPoll("http://\(phone)/\(page)")
+            XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), "\(page): \(playStatus)")
+            XCTAssertTrue(info.contains("the media could not be played"), "\(page): \(info)")
+            XCTAssertTrue(phoneServer.output.contains { $0.contains("GOT GET /\(page) ") }, "\(page): \(phoneServer.output)")
+        }
+        // The control: entries that may be opened are, through the proxy and in the origin form.
+        let (playStatus, info) = try playAndPoll("http://\(phone)/control.m3u8")
+        XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), playStatus)
+        XCTAssertTrue(info.contains("duration"), info)
+        XCTAssertNotNil(phoneServer.waitForLine(containing: "GOT GET /ok-seg.ts HTTP/1.1 \(phone)"), "\(phoneServer.output)")
+        XCTAssertFalse(phoneServer.output.contains { $0.contains("GET http://") }, "absolute form reached the server")
+        // Time for any entry opened late; then the box's loopback listener has seen nothing.
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertFalse(listener.output.contains { $0.hasPrefix("HIT") }, "the box's listener was reached: \(listener.output)")
+    }
+
+    /// Issue #36: a stranger's worker has no network but its own loopback: a raw connection from inside its network
+    /// namespace reaches neither the phone nor the box's loopback, while the same from the box does (the control), and
+    /// its only interface is `lo`. Its URL plays all the same, through castd's proxy on that loopback.
+    func testAStrangersWorkerConnectsNowhereButThroughTheProxy() throws {
+        _ = try Media.clip("long.mp4", seconds: 20)
+        try startReceiver()
+        let (listener, port) = try startBoxListener()
+        let url = "\(try serve())/long.mp4"
+        let phonePort = try XCTUnwrap(url.split(separator: ":").last?.split(separator: "/").first)
+        // The client keeps its connection (its session ends with it), polling as an iPhone does.
+        let client = try lab.start(on: .phone, ["python3", "-c", """
+            import socket, sys, time
+            s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+            body = ("Content-Location: %s\\nStart-Position: 0\\n" % sys.argv[3]).encode()
+            s.sendall(("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\nX-Apple-Session-ID: s\\r\\n"
+                + "Content-Length: %d\\r\\n\\r\\n" % len(body)).encode() + body)
+            while True:
+                time.sleep(0.5)
+                s.sendall(b"GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: s\\r\\n\\r\\n")
+                if b"duration" in s.recv(65536): print("PLAYING", flush=True)
+            """, lab.address(.box), String(airPlayPort), url])
+        XCTAssertNotNil(client.waitForLine(containing: "PLAYING", timeout: 20), "\(client.output) \(receiver.output)")
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid))
+        let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
+        let probe = """
+            import socket, sys
+            for host, port in ((sys.argv[1], int(sys.argv[2])), ("127.0.0.1", int(sys.argv[3]))):
+                try:
+                    socket.create_connection((host, port), timeout=3).close()
+                    print("CONNECTED %s:%d" % (host, port))
+                except OSError as error:
+                    print("FAILED %s:%d %s" % (host, port, error))
+            """
+        let arguments = ["python3", "-c", probe, lab.address(.phone), String(phonePort), String(port)]
+        let inWorker = try runCommand(["nsenter", "--net=/proc/\(worker)/ns/net"] + arguments, timeout: 20)
+        XCTAssertEqual(inWorker.stdout.components(separatedBy: "FAILED").count, 3, inWorker.stdout + inWorker.stderr)
+        XCTAssertFalse(inWorker.stdout.contains("CONNECTED"), inWorker.stdout)
+        let links = try runCommand(["nsenter", "--net=/proc/\(worker)/ns/net", "ip", "-o", "link"], timeout: 10)
+        XCTAssertEqual(links.stdout.split(separator: "\n").map { $0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces) }, ["lo"])
+        // The control: from the box itself both connect.
+        let inBox = try lab.run(on: .box, arguments, timeout: 20)
+        XCTAssertEqual(inBox.stdout.components(separatedBy: "CONNECTED").count, 3, inBox.stdout + inBox.stderr)
+        XCTAssertNotNil(listener.waitForLine(containing: "HIT"), "\(listener.output)")
+    }
+
     func testPyatvPlayURLPlaysBitExactAndCastWatchersSeeIt() throws {
         let clip = try Media.clip("movie.mp4")
         let atvremote = try atvremote()

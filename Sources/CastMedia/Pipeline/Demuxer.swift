@@ -15,7 +15,8 @@ final class Demuxer {
     convenience init(input: MediaInput, interrupt: Interrupt) throws {
         switch input {
         case .source(let source): try self.init(source: source, interrupt: interrupt)
-        case .url(let url, let proxy): try self.init(url: url, proxy: proxy, interrupt: interrupt)
+        case .url(let url, let proxy, let formats):
+            try self.init(url: url, proxy: proxy, formats: formats, interrupt: interrupt)
         }
     }
 
@@ -38,14 +39,15 @@ final class Demuxer {
 
     /// Opens and probes an http(s) URL with FFmpeg's protocols, restricted to `URLInput.protocolWhitelist`, with a
     /// read/connect timeout and bounded reconnects. Any other scheme is refused before FFmpeg sees it. With `proxy`,
-    /// every connection goes through that http proxy (see `MediaInput.url`).
-    init(url: String, proxy: String? = nil, interrupt: Interrupt) throws {
+    /// every connection goes through that http proxy (see `MediaInput.url`); `formats` says which demuxers may read it.
+    init(url: String, proxy: String? = nil, formats: URLFormats = .any, interrupt: Interrupt) throws {
         let url = try URLInput.validated(url)
         FFmpegLog.install()
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         let whitelist = proxy == nil ? URLInput.protocolWhitelist : URLInput.proxiedProtocolWhitelist
         av_dict_set(&options, "protocol_whitelist", whitelist, 0)
+        if formats == .strangers { av_dict_set(&options, "format_whitelist", URLInput.strangerFormatWhitelist, 0) }
         av_dict_set(&options, "rw_timeout", String(Int(URLInput.timeout * 1_000_000)), 0)
         // A dropped connection is reopened at the offset reached (also for streams and on network errors), with
         // a back-off that gives up after a few seconds: a dead server ends in playbackError, not a hang.

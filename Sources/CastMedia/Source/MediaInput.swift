@@ -8,8 +8,16 @@ public enum MediaInput: Sendable {
     ///
     /// `proxy` (`http://127.0.0.1:PORT`): every connection FFmpeg makes for the URL (redirects, HLS playlists,
     /// segments and keys) goes through that http proxy, which decides where it may connect (castd's `CheckedProxy`
-    /// for AirPlay clients' URLs); nil: FFmpeg connects directly.
-    case url(String, proxy: String? = nil)
+    /// for AirPlay clients' URLs); nil: FFmpeg connects directly. `formats`: the demuxers it may be read with.
+    case url(String, proxy: String? = nil, formats: URLFormats = .any)
+}
+
+/// The demuxers an http(s) URL may be read with.
+public enum URLFormats: String, Codable, Sendable, Equatable {
+    /// Any FFmpeg has: a paired sender's URL (pairing is the trust decision).
+    case any
+    /// Only `URLInput.strangerFormatWhitelist`: a stranger's URL (an AirPlay client's).
+    case strangers
 }
 
 /// How the engine opens URLs: which FFmpeg protocols it may use and how long it waits.
@@ -17,6 +25,14 @@ public enum URLInput {
     /// The only FFmpeg protocols a URL may reach, here and in everything it opens (HLS segments and keys,
     /// redirects): never `file`, `concat`, `subfile`, `data`, `pipe`, `udp`, ...
     public static let protocolWhitelist = "http,https,tcp,tls,crypto,hls,applehttp"
+
+    /// The only demuxers a stranger's URL (an AirPlay client's) may be read with, nested inputs included (FFmpeg copies
+    /// the list into an HLS variant's or segment's context): what AirPlay clients send (MP4/QuickTime and fragmented
+    /// MP4, HLS with its MPEG-TS, ADTS AAC, AC-3, E-AC-3 and WebVTT segments, MP3), and Matroska/WebM, FLAC, Ogg and
+    /// WAV files. Left out on purpose: demuxers that open inputs named in what they read by paths of their own rather
+    /// than through `io_open` and the proxy (`concat`, `dash`, `image2`, `tee`-like ones), and the rest, which no
+    /// AirPlay client needs. docs/security.md gives the reason for each.
+    public static let strangerFormatWhitelist = "mov,mp4,m4a,hls,mpegts,aac,ac3,eac3,webvtt,mp3,matroska,webm,flac,ogg,wav"
 
     /// The whitelist of a URL fetched through a proxy: https reaches it over `httpproxy` (a CONNECT tunnel), which
     /// nothing may name itself (see `mayOpenThroughProxy`).

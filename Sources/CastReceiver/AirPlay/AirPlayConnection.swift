@@ -103,7 +103,7 @@ final class AirPlayConnection {
         }
         switch decoded {
         case .play(let play):
-            guard let started = receiver.airPlayPlay(play, client: client, proxy: service.proxyURL) else {
+            guard let started = receiver.airPlayPlay(play, client: client, access: service.urlAccess) else {
                 return .refusal(HTTPRequestError(.serviceUnavailable, "\(receiver.name) is playing for another sender"))
             }
             session = started

@@ -15,8 +15,9 @@ final class AirPlayVideoService: Sendable {
     let device: AirPlayDevice
     private let logger: Logger
     private let state = Mutex(State())
-    /// Every connection a fetch for an AirPlay client makes goes through this proxy, which refuses what strangers
-    /// may not reach (``AddressPolicy/strangers``). Started with the service.
+    /// The proxy an AirPlay client's URL is fetched through when it is decoded inside castd (decoder isolation off),
+    /// which refuses what strangers may not reach (``AddressPolicy/strangers``); a worker gets a proxy of its own on
+    /// its private loopback (`URLAccess`). Started with the service.
     private let proxy = Mutex<CheckedProxy?>(nil)
 
     private struct State: ~Copyable {
@@ -33,8 +34,13 @@ final class AirPlayVideoService: Sendable {
         self.logger = logger
     }
 
-    /// The http proxy AirPlay clients' URLs are fetched through (``CheckedProxy``), once started.
-    var proxyURL: String? { proxy.withLock { $0?.url } }
+    /// How an AirPlay client's URL reaches the network: as a stranger's.
+    var urlAccess: URLAccess {
+        let logger = self.logger
+        return .stranger(sharedProxy: proxy.withLock { $0?.url }) { refusal in
+            logger.warning("an AirPlay client's URL was refused a connection to \(refusal)")
+        }
+    }
 
     /// The bound port, once started.
     var port: UInt16 { state.withLock { $0.port } }

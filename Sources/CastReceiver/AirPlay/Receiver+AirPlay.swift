@@ -3,11 +3,10 @@ import CastProtocol
 
 extension Receiver {
     /// Plays what an AirPlay client's `/play` asks for, through the same sessions, take-over policy, engine and
-    /// events as a Cast sender's URL, except that every connection for it goes through `proxy` (the service's
-    /// ``CheckedProxy``: no loopback, link-local, multicast or own address for strangers). Nil when the take-over
-    /// policy refuses it, or when there is no proxy to fetch through.
-    func airPlayPlay(_ play: AirPlayPlayRequest, client: AirPlayClient, proxy: String?) -> PlaybackSession? {
-        guard let proxy else { return nil }
+    /// events as a Cast sender's URL, except that it reaches the network as a stranger's URL does (`access`: every
+    /// connection through a ``CheckedProxy``, no loopback, link-local, multicast or own address, and only the
+    /// formats strangers may open). Nil when the take-over policy refuses it.
+    func airPlayPlay(_ play: AirPlayPlayRequest, client: AirPlayClient, access: URLAccess) -> PlaybackSession? {
         var request = PlayRequest(title: play.url, url: play.url)
         var fraction: Double?
         switch play.start {
@@ -17,7 +16,7 @@ extension Receiver {
         guard
             let session = beginSession(
                 request, senderName: "AirPlay client \(client.peer)", owner: .airPlayClient(client),
-                startFraction: fraction, airPlaySessionID: play.sessionID, urlProxy: proxy)
+                startFraction: fraction, airPlaySessionID: play.sessionID, urlAccess: access)
         else { return nil }
         // Nothing to tell the client first (it polls): the engine opens the URL at once.
         session.startURL()

@@ -1,5 +1,6 @@
 import CastMedia
 import CastProtocol
+import CastSecurity
 import Foundation
 import Glibc
 
@@ -20,6 +21,8 @@ import Glibc
 /// for sending.
 final class DecoderProcess: PlaybackDriver, Sendable {
     private let source: RemoteSource?
+    /// How the worker's URL, if any, reaches the network.
+    private let urlAccess: URLAccess
     private let onEvent: @Sendable (PlaybackEvent) -> Void
     /// castd's idle window, hidden while the worker shows video in its own; nil without one.
     private let idleWindow: VideoWindow?
@@ -27,6 +30,8 @@ final class DecoderProcess: PlaybackDriver, Sendable {
         var startMessage: WorkerStart
         var channel: WorkerChannel?
         var pid: pid_t?
+        /// castd's proxy on the worker's loopback, for a URL; stopped once the worker is gone.
+        var proxy: CheckedProxy?
         var started = false
         var stopping = false
         var closed = false
@@ -43,14 +48,15 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     /// Reads a worker may have waiting: as many as it keeps in flight (`ChannelSource`); one more breaks the rules.
     static let maximumWaitingReads = ChannelSource.sessionReadsInFlight
 
-    /// An engine for `start`'s media, read from `source` when served (nil for a URL). `idleWindow` steps aside while
-    /// the worker shows video in a window.
+    /// An engine for `start`'s media, read from `source` when served (nil for a URL, which reaches the network as
+    /// `urlAccess` says). `idleWindow` steps aside while the worker shows video in a window.
     init(
-        start: WorkerStart, source: RemoteSource?, idleWindow: VideoWindow? = nil,
+        start: WorkerStart, source: RemoteSource?, urlAccess: URLAccess = .paired, idleWindow: VideoWindow? = nil,
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
         self.state = Monitor(State(startMessage: start))
         self.source = source
+        self.urlAccess = urlAccess
         self.idleWindow = start.window == nil ? nil : idleWindow
         self.onEvent = onEvent
     }
@@ -70,15 +76,26 @@ final class DecoderProcess: PlaybackDriver, Sendable {
         }
         let channel: WorkerChannel
         do {
-            let (pid, mine) = try SpareWorker.shared.take()
+            let worker = try SpareWorker.shared.take()
             channel = WorkerChannel(
-                fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
+                fd: worker.channel, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
             channel.setSendTimeout(seconds: 5)
-            let (start, controls) = state.withLock { state -> (WorkerStart, [PlaybackControl.Action]) in
+            var start = state.withLock { $0.startMessage }
+            let proxy: CheckedProxy?
+            do {
+                proxy = try worker.network(for: &start, access: urlAccess)
+            } catch {
+                // Not started: the worker ends with its channel, and is reaped here.
+                channel.shutdown()
+                _ = WorkerProcess.reap(worker.pid, grace: .zero)
+                throw error
+            }
+            let controls = state.withLock { state -> [PlaybackControl.Action] in
                 state.channel = channel
-                state.pid = pid
+                state.pid = worker.pid
+                state.proxy = proxy
                 defer { state.pending.removeAll() }
-                return (state.startMessage, state.pending)
+                return state.pending
             }
             try? channel.send(.start(start))
             for action in controls { try? channel.send(.control(PlaybackControl(action))) }
@@ -196,10 +213,11 @@ final class DecoderProcess: PlaybackDriver, Sendable {
                 preconditionFailure("WorkerMessage.fromWorker lets only read and event through")
             }
         }
-        let pid = state.withLock { state -> pid_t? in
+        let (pid, proxy) = state.withLock { state -> (pid_t?, CheckedProxy?) in
             state.closed = true
-            return state.pid
+            return (state.pid, state.proxy)
         }
+        proxy?.stop()
         if let pid { SpareWorker.shared.noteEnded(by: pid) }
         // A worker that broke the rules is not waited for; one that finished has a moment to exit by itself.
         if violation != nil, let pid { kill(pid, SIGKILL) }

@@ -29,7 +29,9 @@ public enum SessionWorker {
             decode: WorkerMessage.fromCastd)
         // The sandbox comes before anything of a session: a spare waits for its start sandboxed already.
         guard case .confine(let sandbox)? = try? channel.receive() else { refuse("castd sent no confine message") }
-        try? channel.send(.confined(sandbox.enter()))
+        let (report, listener) = sandbox.enter()
+        WorkerSandbox.handOver(listener, over: WorkerProcess.channelDescriptor)
+        try? channel.send(.confined(report))
         guard case .start(let start)? = try? channel.receive() else { refuse("castd sent no start message") }
         let done = DispatchSemaphore(value: 0)
         let send: @Sendable (PlaybackEvent) -> Void = { event in
@@ -59,7 +61,7 @@ public enum SessionWorker {
             // The read-ahead lives here, beside the engine, as it does in castd: its statistics drive the load state.
             input = .source(ReadAheadSource(served))
         } else {
-            input = .url(start.url ?? "", proxy: start.urlProxy)
+            input = .url(start.url ?? "", proxy: start.urlProxy, formats: start.urlFormats ?? .any)
         }
         let player = Player(input: input, configuration: configuration, onEvent: send)
         for control in early { player.perform(control.action) }

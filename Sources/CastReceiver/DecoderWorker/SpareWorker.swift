@@ -15,7 +15,7 @@ final class SpareWorker: Sendable {
     static let shared = SpareWorker()
 
     private struct State {
-        var spare: (pid: pid_t, channel: Int32)?
+        var spare: StartedWorker?
         /// A spare is being started on a background thread (a session that finds none waits for it).
         var spawning = false
         /// castd is stopping: no spare is kept or started any more.
@@ -48,15 +48,15 @@ final class SpareWorker: Sendable {
     /// than a worker started now), otherwise one started now. The next spare starts when this session has started
     /// (`SpareRefillRule`). The worker is sandboxed and waits for its start message on `channel`, which the caller
     /// now owns.
-    func take() throws -> (pid: pid_t, channel: Int32) {
+    func take() throws -> StartedWorker {
         defer { check() }
         let settled = { (state: State) in state.spare != nil || !state.spawning || state.closed }
         let ready = state.withLock(when: settled, timeout: Double(Self.confineTimeout)) {
-            state -> (pid: pid_t, channel: Int32)? in
+            state -> StartedWorker? in
             defer { state.spare = nil }
             return state.spare
         }
-        var worker: (pid: pid_t, channel: Int32)?
+        var worker: StartedWorker?
         if let ready {
             var status: Int32 = 0
             if waitpid(ready.pid, &status, WNOHANG) == 0 {
@@ -64,6 +64,7 @@ final class SpareWorker: Sendable {
             } else {
                 // It died while it waited (killed by someone): reaped here, and replaced.
                 _ = Glibc.close(ready.channel)
+                ready.closeListener()
             }
         }
         let taken = try worker ?? start()
@@ -122,7 +123,7 @@ final class SpareWorker: Sendable {
 
     private func spawnSpare() {
         let made = try? start()
-        let unowned = state.withLock { state -> (pid: pid_t, channel: Int32)? in
+        let unowned = state.withLock { state -> StartedWorker? in
             state.spawning = false
             guard let made, state.spare == nil, !state.closed else { return made }
             state.spare = made
@@ -134,7 +135,7 @@ final class SpareWorker: Sendable {
 
     /// Ends the spare, if any, and keeps none from now on (castd is stopping).
     func close() {
-        let current = state.withLock { state -> (pid: pid_t, channel: Int32)? in
+        let current = state.withLock { state -> StartedWorker? in
             state.closed = true
             defer { state.spare = nil }
             return state.spare
@@ -143,16 +144,17 @@ final class SpareWorker: Sendable {
     }
 
     /// Kills a worker that has no session, reaps it, and closes castd's end of its channel.
-    private static func end(_ worker: (pid: pid_t, channel: Int32)) {
+    private static func end(_ worker: StartedWorker) {
         kill(worker.pid, SIGKILL)
         var status: Int32 = 0
         _ = waitpid(worker.pid, &status, 0)
         _ = Glibc.close(worker.channel)
+        worker.closeListener()
     }
 
     /// Starts a worker and waits until it has entered its sandbox (`confine`, answered by `confined`); a worker that
     /// does not answer in time, or says anything else, is killed.
-    private func start() throws -> (pid: pid_t, channel: Int32) {
+    private func start() throws -> StartedWorker {
         let (mine, theirs) = try WorkerChannel.socketPair()
         let pid: pid_t
         do {
@@ -167,15 +169,19 @@ final class SpareWorker: Sendable {
         channel.setSendTimeout(seconds: 5)
         let sandbox = state.withLock { $0.sandbox }
         let answer: WorkerMessage?
+        var listener: Int32?
         do {
             try channel.send(.confine(sandbox))
             channel.setReceiveTimeout(seconds: Self.confineTimeout)
+            // The listener on the worker's loopback comes first, as one byte with the descriptor (SCM_RIGHTS).
+            listener = try WorkerSandbox.receiveListener(over: mine)
             answer = try channel.receive()
             channel.setReceiveTimeout(seconds: 0)
         } catch {
             answer = nil
         }
         guard case .confined(let report)? = answer, let fd = channel.releaseDescriptor() else {
+            if let listener { _ = Glibc.close(listener) }
             channel.shutdown()
             let end = WorkerProcess.reap(pid, grace: .zero)
             throw WorkerFailure("the decoder process did not enter its sandbox: it \(end.text)")
@@ -185,6 +191,23 @@ final class SpareWorker: Sendable {
             return state.onFirstReport
         }
         hook?(report)
-        return (pid, fd)
+        return StartedWorker(pid: pid, channel: fd, listener: listener, report: report)
+    }
+}
+
+/// A decoder worker that has entered its sandbox and waits for its start message.
+struct StartedWorker: Sendable {
+    var pid: pid_t
+    /// castd's end of the channel, owned by whoever holds the worker.
+    var channel: Int32
+    /// The listener the worker opened on its own loopback and handed over (`WorkerSandbox.handOver`), for castd's
+    /// proxy of a URL session (`network(for:access:)`, which takes it); nil when the worker sent none.
+    var listener: Int32?
+    /// What its sandbox came to.
+    var report: SandboxReport
+
+    /// Closes the listener: the worker then has nothing to connect to. Once, by the worker's holder.
+    func closeListener() {
+        if let listener { _ = Glibc.close(listener) }
     }
 }

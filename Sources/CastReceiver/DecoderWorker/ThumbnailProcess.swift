@@ -1,5 +1,6 @@
 import CastMedia
 import CastProtocol
+import CastSecurity
 import Foundation
 import Glibc
 import Synchronization
@@ -21,6 +22,8 @@ import Synchronization
 final class ThumbnailProcess: SessionThumbnails, Sendable {
     private let source: RemoteSource?
     private let startMessage: WorkerStart
+    /// How the URL, if any, reaches the network.
+    private let urlAccess: URLAccess
     private let onFailure: @Sendable (String) -> Void
     private let starting = Mutex(())
 
@@ -39,11 +42,14 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
     private final class Worker: Sendable {
         let pid: pid_t
         let channel: WorkerChannel
+        /// castd's proxy on the worker's loopback, for a URL; stopped when the worker ends.
+        let proxy: CheckedProxy?
         /// Reads waiting for the server; whether the worker ended or the process closed (the server leaves).
         let reads = Monitor((waiting: [MediaRead](), ended: false, closed: false))
-        init(pid: pid_t, channel: WorkerChannel) {
+        init(pid: pid_t, channel: WorkerChannel, proxy: CheckedProxy?) {
             self.pid = pid
             self.channel = channel
+            self.proxy = proxy
         }
 
         var ended: Bool { reads.withLock { $0.ended } }
@@ -66,13 +72,14 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
     static let maximumWaitingReads = 2
 
     /// Thumbnails of served media read through `source` (a reader of the session's media connection of its own), or
-    /// of `url` (credentials in its userinfo; through `urlProxy` when given), in workers with `limits`. `onFailure`
-    /// hears why a worker ended before the session did (for castd's log).
+    /// of `url` (credentials in its userinfo; reaching the network as `urlAccess` says), in workers with `limits`.
+    /// `onFailure` hears why a worker ended before the session did (for castd's log).
     init(
-        source: RemoteSource?, url: String?, urlProxy: String? = nil, limits: DecoderLimits,
+        source: RemoteSource?, url: String?, urlAccess: URLAccess = .paired, limits: DecoderLimits,
         onFailure: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.source = source
+        self.urlAccess = urlAccess
         self.onFailure = onFailure
         let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
         // No outputs: the images are the only thing a thumbnail worker makes (no window, no sound).
@@ -80,7 +87,6 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
             media: media, url: url, configuration: PlayerConfiguration(audio: .none, video: .none), volume: 0,
             muted: true, limits: limits)
         start.thumbnails = true
-        start.urlProxy = urlProxy
         self.startMessage = start
     }
 
@@ -139,11 +145,20 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
             }
             if isClosed { throw WorkerFailure(ThumbnailPart.cancelled) }
             if let current { return current }
-            let (pid, fd) = try SpareWorker.shared.take()
+            let started = try SpareWorker.shared.take()
             let channel = WorkerChannel(
-                fd: fd, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromThumbnailWorker)
+                fd: started.channel, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromThumbnailWorker)
             channel.setSendTimeout(seconds: 5)
-            let worker = Worker(pid: pid, channel: channel)
+            var startMessage = startMessage
+            let proxy: CheckedProxy?
+            do {
+                proxy = try started.network(for: &startMessage, access: urlAccess)
+            } catch {
+                channel.shutdown()
+                _ = WorkerProcess.reap(started.pid, grace: .zero)
+                throw error
+            }
+            let worker = Worker(pid: started.pid, channel: channel, proxy: proxy)
             state.withLock { state in
                 state.worker = worker
                 if state.closed { worker.reads.withLock { $0.closed = true } }
@@ -186,6 +201,7 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
             defer { state.pending.removeAll() }
             return (state.pending, state.closed)
         }
+        worker.proxy?.stop()
         SpareWorker.shared.noteEnded(by: worker.pid)
         if violation != nil { kill(worker.pid, SIGKILL) }
         worker.channel.shutdown()

@@ -3,12 +3,16 @@ import Foundation
 import Glibc
 
 /// What castd asks of a decoder worker's sandbox (the `confine` message): what the worker must not see, castd's
-/// state directory with the identity key and the trust store, and its password file. Bounded, as everything on the
-/// channel.
+/// state directory with the identity key and the trust store, and its password file; and whether it gets a network of
+/// its own. Bounded, as everything on the channel.
 struct WorkerSandbox: Codable, Sendable, Equatable {
     /// Absolute paths, each hidden in the worker's own mount namespace: a directory under an empty read-only file
     /// system, a file under an empty one (/dev/null).
     var hiddenPaths: [String]
+    /// Whether the worker lives in a network namespace of its own whose only interface is its loopback, on which castd
+    /// (not the worker) listens: every connection the worker makes for a URL goes through castd's proxy, whatever
+    /// opened it (a demuxer's nested input too), and nothing else can connect anywhere (docs/security.md, "SSRF").
+    var privateNetwork: Bool
 
     static let maximumPaths = 4
     static let maximumPathLength = 4096
@@ -21,12 +25,16 @@ struct WorkerSandbox: Codable, Sendable, Equatable {
             }
     }
 
-    /// The sandbox that hides `paths` (made absolute against the current directory).
+    /// The sandbox that hides `paths` (made absolute against the current directory), with a private network.
     init(hiding paths: [String]) {
         hiddenPaths = paths.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
+        privateNetwork = true
     }
 
-    init(hiddenPaths: [String]) { self.hiddenPaths = hiddenPaths }
+    init(hiddenPaths: [String], privateNetwork: Bool = true) {
+        self.hiddenPaths = hiddenPaths
+        self.privateNetwork = privateNetwork
+    }
 }
 
 /// What a worker's sandbox came to (the `confined` message): nil problems mean all of it is in force.
@@ -35,27 +43,67 @@ struct SandboxReport: Codable, Sendable, Equatable {
     var mountProblem: String?
     /// Why no system call filter is installed, or nil.
     var filterProblem: String?
+    /// Why the worker shares castd's network (no private network namespace, or its loopback could not be brought
+    /// up), or nil.
+    var networkProblem: String?
+    /// The port of the listener the worker handed castd (before this message, `WorkerSandbox.handOver`), on the
+    /// worker's loopback: castd's proxy for the worker's URL answers there. Nil when there is none.
+    var proxyPort: UInt16?
 
     /// Whether the texts fit the channel's bound for text.
     var isValid: Bool {
         (mountProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
             && (filterProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
+            && (networkProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
+            && proxyPort != 0
     }
 }
 
 extension WorkerSandbox {
-    /// The worker's side, after `WorkerProcess.confine` and before anything of a session is read: hides the paths
-    /// in a private mount namespace, gives up every capability, becomes undumpable and installs the system call
+    /// The worker's side, after `WorkerProcess.confine` and before anything of a session is read: makes its own
+    /// mount and network namespaces (hiding the paths, bringing its loopback up), opens the listener castd's proxy
+    /// will answer on in that network, gives up every capability, becomes undumpable and installs the system call
     /// filter, in that order (the filter forbids mount and unshare, so it comes last). Each step that the system
-    /// does not allow is skipped and said in the report; the worker carries on without it.
-    func enter() -> SandboxReport {
+    /// does not allow is skipped and said in the report; the worker carries on without it. The listener is for
+    /// `handOver`.
+    func enter() -> (report: SandboxReport, listener: Int32?) {
         var report = SandboxReport()
-        report.mountProblem = hide()
+        (report.mountProblem, report.networkProblem) = isolate()
+        var port: UInt16 = 0
+        let listener = cast_sandbox_loopback_listener(&port)
+        if listener >= 0 {
+            report.proxyPort = port
+        } else {
+            report.networkProblem = report.networkProblem ?? "no listener on the loopback: \(Self.describe(errno))"
+        }
         Self.dropCapabilities()
         // Other processes of castd's user (another session's worker) cannot read this one's memory through /proc.
         _ = cast_sandbox_prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         report.filterProblem = Self.installFilter()
-        return report
+        return (report, listener >= 0 ? listener : nil)
+    }
+
+    /// The marker byte the listener travels with.
+    private static let listenerMarker: UInt8 = 0x4C
+
+    /// The worker's side: sends `listener` (or word that there is none) to castd over the channel, as one byte with
+    /// the descriptor attached, before the `confined` message; then closes its own copy (castd's keeps the socket).
+    static func handOver(_ listener: Int32?, over channel: Int32) {
+        _ = cast_sandbox_send_descriptor(channel, listener ?? -1, listenerMarker)
+        if let listener { _ = Glibc.close(listener) }
+    }
+
+    /// castd's side of `handOver`, before it reads the `confined` message: the listener, nil when the worker sent
+    /// none. Throws when the channel ended, timed out (its receive timeout) or carried anything else.
+    static func receiveListener(over channel: Int32) throws -> Int32? {
+        var fd: Int32 = -1
+        var marker: UInt8 = 0
+        let received = cast_sandbox_receive_descriptor(channel, &fd, &marker)
+        guard received == 1, marker == listenerMarker else {
+            if fd >= 0 { _ = Glibc.close(fd) }
+            throw WorkerFailure(received < 0 ? "no listener: \(describe(errno))" : "no listener: the channel ended")
+        }
+        return fd >= 0 ? fd : nil
     }
 
     /// castd's side: makes castd undumpable, so that a worker running as castd's user cannot open /proc/CASTD/root
@@ -65,27 +113,55 @@ extension WorkerSandbox {
         _ = cast_sandbox_prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     }
 
-    /// A private mount namespace in which each hidden path is an empty read-only tmpfs. As root (or with
-    /// CAP_SYS_ADMIN) the namespace is the worker's own; otherwise it goes with a user namespace that maps only
-    /// castd's user and group onto themselves, so files keep their owners and permissions.
-    private func hide() -> String? {
-        if hiddenPaths.isEmpty { return nil }
+    /// A mount namespace (when there are paths to hide) and a network namespace (when `privateNetwork`) of the
+    /// worker's own; the problem with each, nil when it is in force. Both in one unshare; should the system refuse
+    /// that (a unit whose RestrictNamespaces= predates private networks), the mount namespace alone.
+    private func isolate() -> (mount: String?, network: String?) {
+        let mount = hiddenPaths.isEmpty ? 0 : CLONE_NEWNS
+        let network = privateNetwork ? CLONE_NEWNET : 0
+        guard mount | network != 0 else { return (nil, nil) }
+        if let problem = Self.unshare(mount | network) {
+            let networkProblem = privateNetwork ? problem : nil
+            guard mount != 0 else { return (nil, networkProblem) }
+            if network != 0, Self.unshare(mount) == nil { return (hide(), networkProblem) }
+            return (problem, networkProblem)
+        }
+        var networkProblem: String?
+        if network != 0, cast_sandbox_loopback_up() != 0 {
+            networkProblem = "the private network's loopback cannot be brought up: \(Self.describe(errno))"
+        }
+        return (mount != 0 ? hide() : nil, networkProblem)
+    }
+
+    /// unshare(2) of `flags`: as root (or with CAP_SYS_ADMIN) the namespaces are the worker's own; otherwise they go
+    /// with a user namespace that maps only castd's user and group onto themselves, so files keep their owners and
+    /// permissions. The problem, or nil.
+    private static func unshare(_ flags: Int32) -> String? {
         let user = getuid()
         let group = getgid()
-        if cast_sandbox_unshare(CLONE_NEWNS) != 0 {
-            let first = errno
-            guard first == EPERM else { return "unshare(CLONE_NEWNS): \(Self.describe(first))" }
-            guard cast_sandbox_unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 else {
-                return "unshare(CLONE_NEWUSER | CLONE_NEWNS): \(Self.describe(errno))"
-            }
-            // setgroups must be denied before an unprivileged process may write its gid_map.
-            for (file, text) in [
-                ("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", "\(user) \(user) 1"),
-                ("/proc/self/gid_map", "\(group) \(group) 1"),
-            ] {
-                if let problem = Self.write(text, to: file) { return problem }
-            }
+        if cast_sandbox_unshare(flags) == 0 { return nil }
+        let first = errno
+        guard first == EPERM else { return "unshare(\(names(flags))): \(describe(first))" }
+        guard cast_sandbox_unshare(CLONE_NEWUSER | flags) == 0 else {
+            return "unshare(CLONE_NEWUSER | \(names(flags))): \(describe(errno))"
         }
+        // setgroups must be denied before an unprivileged process may write its gid_map.
+        for (file, text) in [
+            ("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", "\(user) \(user) 1"),
+            ("/proc/self/gid_map", "\(group) \(group) 1"),
+        ] {
+            if let problem = write(text, to: file) { return problem }
+        }
+        return nil
+    }
+
+    private static func names(_ flags: Int32) -> String {
+        [(CLONE_NEWNS, "CLONE_NEWNS"), (CLONE_NEWNET, "CLONE_NEWNET"), (CLONE_NEWIPC, "CLONE_NEWIPC")]
+            .filter { flags & $0.0 != 0 }.map(\.1).joined(separator: " | ")
+    }
+
+    /// Hides each path, in the worker's own mount namespace, under an empty read-only tmpfs.
+    private func hide() -> String? {
         // Nothing mounted here may propagate back to castd's namespace, or from it into this one.
         guard cast_sandbox_mount(nil, "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else {
             return "mount(/, MS_REC | MS_PRIVATE): \(Self.describe(errno))"

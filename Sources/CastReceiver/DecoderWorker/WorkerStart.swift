@@ -16,8 +16,11 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var media: Media?
     /// The http(s) URL the worker opens itself, credentials in its userinfo; nil for served media.
     var url: String?
-    /// The http proxy every connection for `url` goes through (castd's `CheckedProxy`, for AirPlay clients' URLs).
+    /// The http proxy every connection for `url` goes through: castd's `CheckedProxy`, answering on the worker's own
+    /// loopback (`SandboxReport.proxyPort`), or for a worker without a private network the one castd shares.
     var urlProxy: String?
+    /// The demuxers `url` may be read with (a stranger's: `URLInput.strangerFormatWhitelist`); nil: any.
+    var urlFormats: URLFormats?
     /// The ALSA PCM, nil for no audio.
     var audioDevice: String?
     /// The channels the PCM is opened with (`PlayerConfiguration.audioChannels`); nil: the engine's default.

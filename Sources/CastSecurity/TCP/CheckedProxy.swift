@@ -8,11 +8,13 @@ import Synchronization
 /// each redirect, HLS playlists, segments and keys) is checked on the address it actually reaches, at connect time.
 ///
 /// FFmpeg speaks to it as to any proxy: `CONNECT host:port` for https (then TLS end to end through the tunnel), and
-/// the absolute form `GET http://host:port/path` for http, which is passed on as it is (servers must accept it,
-/// RFC 9112 §3.2.2). FFmpeg reuses a connection only for the same host, so one tunnel reaches one checked address.
+/// the absolute form `GET http://host:port/path` for http, which is passed on in the origin form a server expects
+/// (`ProxiedRequests`: GET and HEAD only, each request of a kept-alive connection for the same origin). FFmpeg reuses
+/// a connection only for the same host, so one connection reaches one checked address.
 /// A refused address is answered `403 Forbidden`, a request that is neither form `400`, an unreachable server `502`.
 ///
-/// It listens on 127.0.0.1 only and reaches nothing beyond its policy, so it gives a local user nothing new.
+/// It listens on a loopback only (castd's own, or a decoder worker's private one) and reaches nothing beyond its
+/// policy, so it gives a local user nothing new.
 ///
 /// Thread-safety: mutable state is in a `Mutex`; the accept loop and each connection run on threads of their own
 /// (every call they make blocks).
@@ -43,8 +45,19 @@ public final class CheckedProxy: Sendable {
     public var url: String { "http://127.0.0.1:\(port)" }
 
     /// Starts listening on a free loopback port. `onRefusal` hears each refused connection (for the log).
-    public init(policy: AddressPolicy, onRefusal: @escaping @Sendable (String) -> Void = { _ in }) throws {
-        (listenFD, port) = try TCP.listen(host: "127.0.0.1", port: 0)
+    public convenience init(policy: AddressPolicy, onRefusal: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        let (fd, port) = try TCP.listen(host: "127.0.0.1", port: 0)
+        self.init(listener: fd, port: port, policy: policy, onRefusal: onRefusal)
+    }
+
+    /// Answers on `listener`, a listening socket it now owns, bound to `port` on a loopback: castd's own, or a decoder
+    /// worker's in the worker's network namespace (the worker made it and handed it over; castd accepts on it from
+    /// its own namespace and connects out from there).
+    public init(
+        listener: Int32, port: UInt16, policy: AddressPolicy, onRefusal: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        listenFD = listener
+        self.port = port
         self.policy = policy
         self.onRefusal = onRefusal
         startDetachedThread(name: "castd checked proxy") { [self] in acceptLoop() }
@@ -113,17 +126,34 @@ public final class CheckedProxy: Sendable {
             return answer(client, "502 Bad Gateway")
         }
         defer { upstream.close() }
+        // Plain http: each request is passed on in the origin form (`ProxiedRequests`); a tunnel's bytes as they are.
+        var requests = target.tunnel ? nil : ProxiedRequests(host: target.host, port: target.port)
         do {
             if target.tunnel {
                 let established = Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)
                 try client.write(established, timeout: Self.requestTimeout)
                 buffer.removeFirst(headEnd)
+            } else if let refusal = Self.pass(&buffer, through: &requests) {
+                onRefusal("\(target.host) port \(target.port): \(refusal)")
+                return answer(client, "400 Bad Request")
             }
             if !buffer.isEmpty { try upstream.write(buffer, timeout: Self.requestTimeout) }
         } catch {
             return
         }
-        Self.relay(client, upstream)
+        Self.relay(client, upstream, requests: &requests)
+    }
+
+    /// Replaces `bytes` from the client by what goes to the origin (`requests`' rewriting; unchanged for a tunnel).
+    /// Why the request is refused, or nil.
+    private static func pass(_ bytes: inout [UInt8], through requests: inout ProxiedRequests?) -> String? {
+        guard requests != nil else { return nil }
+        do {
+            bytes = try requests!.feed(bytes)
+            return nil
+        } catch {
+            return error.reason
+        }
     }
 
     private func answer(_ client: TCPStream, _ status: String) {
@@ -190,8 +220,9 @@ public final class CheckedProxy: Sendable {
     }
 
     /// Copies bytes both ways until both sides have finished (each end-of-file is passed on as a half close), one
-    /// side fails, or nothing moves for `idleTimeout`.
-    private static func relay(_ a: TCPStream, _ b: TCPStream) {
+    /// side fails, or nothing moves for `idleTimeout`. What `a` (the client) sends goes through `requests` when there
+    /// is one; a request it refuses ends the connection.
+    private static func relay(_ a: TCPStream, _ b: TCPStream, requests: inout ProxiedRequests?) {
         var open = [true, true]
         let streams = [a, b]
         while open[0] || open[1] {
@@ -208,12 +239,13 @@ public final class CheckedProxy: Sendable {
             for side in streams.indices where open[side] && entries[side].revents != 0 {
                 let other = streams[1 - side]
                 do {
-                    let bytes = try streams[side].read(maxCount: 64 * 1024, timeout: .seconds(1))
+                    var bytes = try streams[side].read(maxCount: 64 * 1024, timeout: .seconds(1))
                     if bytes.isEmpty {
                         open[side] = false
                         _ = Glibc.shutdown(other.fd, Int32(SHUT_WR))
                     } else {
-                        try other.write(bytes, timeout: Self.idleTimeout)
+                        if side == 0, pass(&bytes, through: &requests) != nil { return }
+                        if !bytes.isEmpty { try other.write(bytes, timeout: Self.idleTimeout) }
                     }
                 } catch {
                     return

@@ -149,7 +149,13 @@ public final class Receiver: Sendable {
         if case .on = configuration.decoderIsolation {
             let logger = self.logger
             let hidden = [configuration.stateDirectory] + configuration.decoderHiddenFiles.prefix(3)
-            SpareWorker.shared.configure(sandbox: WorkerSandbox(hiding: hidden)) { report in
+            // Spares are for sessions: they have the display when castd shows video in a window.
+            let window: Bool
+            switch configuration.engine.video {
+            case .window, .fullscreen: window = true
+            case .none, .framemd5, .hosted: window = false
+            }
+            SpareWorker.shared.configure(sandbox: WorkerSandbox(hiding: hidden).with(display: window)) { report in
                 Self.logSandbox(report, logger: logger)
             }
             // A worker of castd's user could otherwise read castd's files through /proc/PID/root (in castd's mount
@@ -185,6 +191,9 @@ public final class Receiver: Sendable {
                     + "decoder could connect wherever castd can")
         } else {
             logger.info("decoder sandbox: decoder workers have no network but their own loopback (URLs through castd's proxy)")
+        }
+        if let problem = report.displayProblem {
+            logger.warning("decoder sandbox: workers without a window share castd's System V IPC (\(problem))")
         }
         if let problem = report.filterProblem {
             logger.warning("decoder sandbox: no system call filter (\(problem))")

@@ -208,6 +208,51 @@ final class DecoderIsolationTests: LabTestCase {
         XCTAssertEqual(Media.toneFrequency(ofCapture: pcm), 440, accuracy: 440 * 0.02)
     }
 
+    /// Issue 29: a worker that shows no window does not get the display. castd (here without a window, its
+    /// environment naming a display and an X authority file) starts its workers with neither variable; each has a
+    /// System V IPC namespace of its own (SDL's window pictures are mode 0777 segments), sees no X11 socket and cannot
+    /// read the authority file, where castd sees both; and plays bit for bit all the same.
+    func testAWorkerWithoutAWindowGetsNoDisplay() throws {
+        let authority = "\(work!)/Xauthority"
+        try "cookie".write(toFile: authority, atomically: true, encoding: .utf8)
+        let sockets = "/tmp/.X11-unix"
+        let marker = "\(sockets)/X-cast-test-\(getpid())"
+        try FileManager.default.createDirectory(
+            atPath: sockets, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o1777])
+        XCTAssertTrue(FileManager.default.createFile(atPath: marker, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let receiver = try lab.start(
+            on: .box,
+            [
+                Paths.castd, "--name", "Living Room", "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+                "--video-out", "framemd5:\(work!)/frames.md5", "--audio-device", "null",
+            ],
+            environment: ["DISPLAY": ":987", "XAUTHORITY": authority])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        let clip = try Media.clip("no-display.mp4", seconds: 3)
+        let sender = try startSender(clip)
+        XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
+        let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
+        let environment = try String(contentsOfFile: "/proc/\(worker)/environ", encoding: .utf8)
+            .split(separator: "\0").map(String.init)
+        XCTAssertFalse(environment.contains { $0.hasPrefix("DISPLAY=") || $0.hasPrefix("XAUTHORITY=") }, "\(environment)")
+        let castdEnvironment = try String(contentsOfFile: "/proc/\(castd)/environ", encoding: .utf8)
+        XCTAssertTrue(castdEnvironment.contains("DISPLAY=:987"))
+        func namespace(_ pid: Int32, _ kind: String) throws -> String {
+            try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/\(kind)")
+        }
+        XCTAssertNotEqual(try namespace(worker, "ipc"), try namespace(castd, "ipc"))
+        XCTAssertNotEqual(try namespace(worker, "net"), try namespace(castd, "net"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(castd)/root\(marker)"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker)/root\(sockets)"), [])
+        XCTAssertEqual(FileManager.default.contents(atPath: "/proc/\(castd)/root\(authority)"), Data("cookie".utf8))
+        XCTAssertEqual(FileManager.default.contents(atPath: "/proc/\(worker)/root\(authority)") ?? Data(), Data())
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+        let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
+        XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip))
+    }
+
     /// A spare worker is sandboxed before any session (nothing of a session may reach an unconfined worker), and
     /// castd's password file, which pairs a sender as the PIN does, is an empty file it cannot open.
     func testASpareWorkerIsSandboxedAndCannotReadThePasswordFile() throws {

@@ -76,7 +76,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
         }
         let channel: WorkerChannel
         do {
-            let worker = try SpareWorker.shared.take()
+            let worker = try SpareWorker.shared.take(display: state.withLock { $0.startMessage.window != nil })
             channel = WorkerChannel(
                 fd: worker.channel, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
             channel.setSendTimeout(seconds: 5)

@@ -47,8 +47,11 @@ final class SpareWorker: Sendable {
     /// A worker for a session: the spare if it is still alive, the one being started if one is (it is nearer ready
     /// than a worker started now), otherwise one started now. The next spare starts when this session has started
     /// (`SpareRefillRule`). The worker is sandboxed and waits for its start message on `channel`, which the caller
-    /// now owns.
-    func take() throws -> StartedWorker {
+    /// now owns. A session that needs the display otherwise than the spares have it (`configure`: spares have it
+    /// when castd shows video in a window; a thumbnail worker never needs it) gets a worker started now for it.
+    func take(display: Bool) throws -> StartedWorker {
+        let sandbox = state.withLock { $0.sandbox }
+        if sandbox.display != display { return try start(sandbox.with(display: display)) }
         defer { check() }
         let settled = { (state: State) in state.spare != nil || !state.spawning || state.closed }
         let ready = state.withLock(when: settled, timeout: Double(Self.confineTimeout)) {
@@ -67,7 +70,7 @@ final class SpareWorker: Sendable {
                 ready.closeListener()
             }
         }
-        let taken = try worker ?? start()
+        let taken = try worker ?? start(sandbox)
         state.withLock { $0.rule.taken(by: taken.pid, at: .now) }
         return taken
     }
@@ -122,7 +125,7 @@ final class SpareWorker: Sendable {
     }
 
     private func spawnSpare() {
-        let made = try? start()
+        let made = try? start(state.withLock { $0.sandbox })
         let unowned = state.withLock { state -> StartedWorker? in
             state.spawning = false
             guard let made, state.spare == nil, !state.closed else { return made }
@@ -154,12 +157,12 @@ final class SpareWorker: Sendable {
 
     /// Starts a worker and waits until it has entered its sandbox (`confine`, answered by `confined`); a worker that
     /// does not answer in time, or says anything else, is killed.
-    private func start() throws -> StartedWorker {
+    private func start(_ sandbox: WorkerSandbox) throws -> StartedWorker {
         let (mine, theirs) = try WorkerChannel.socketPair()
         let pid: pid_t
         do {
             defer { _ = Glibc.close(theirs) }
-            pid = try WorkerProcess.spawn(channel: theirs)
+            pid = try WorkerProcess.spawn(channel: theirs, display: sandbox.display)
         } catch {
             _ = Glibc.close(mine)
             throw error
@@ -167,7 +170,6 @@ final class SpareWorker: Sendable {
         let channel = WorkerChannel(
             fd: mine, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromConfiningWorker)
         channel.setSendTimeout(seconds: 5)
-        let sandbox = state.withLock { $0.sandbox }
         let answer: WorkerMessage?
         var listener: Int32?
         do {

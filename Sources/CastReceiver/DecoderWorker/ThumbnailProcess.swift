@@ -145,7 +145,8 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
             }
             if isClosed { throw WorkerFailure(ThumbnailPart.cancelled) }
             if let current { return current }
-            let started = try SpareWorker.shared.take()
+            // Thumbnails need no display.
+            let started = try SpareWorker.shared.take(display: false)
             let channel = WorkerChannel(
                 fd: started.channel, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromThumbnailWorker)
             channel.setSendTimeout(seconds: 5)

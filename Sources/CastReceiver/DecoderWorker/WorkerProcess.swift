@@ -16,18 +16,25 @@ enum WorkerProcess {
     /// Spawns a worker (`spawnNow`) on one thread that lives as long as castd. PR_SET_PDEATHSIG fires when the
     /// *thread* that created the child ends, not the process: a worker spawned from a connection's thread would be
     /// killed when that connection closed.
-    static func spawn(channel: Int32) throws -> pid_t {
-        try Spawner.shared.run { try spawnNow(channel: channel) }
+    static func spawn(channel: Int32, display: Bool) throws -> pid_t {
+        try Spawner.shared.run { try spawnNow(channel: channel, display: display) }
     }
 
     /// Re-executes castd (`/proc/self/exe`: the running binary, even if it was replaced on disk) as a worker whose
     /// descriptor 3 is `channel`; its standard input is /dev/null and its standard output goes to castd's standard
-    /// error (castd's standard output may carry `--events -`). Returns the worker's pid.
-    private static func spawnNow(channel: Int32) throws -> pid_t {
+    /// error (castd's standard output may carry `--events -`). Returns the worker's pid. Without `display`, its
+    /// environment names none (`WorkerSandbox.displayVariables`).
+    private static func spawnNow(channel: Int32, display: Bool) throws -> pid_t {
+        let environment =
+            display
+            ? nil
+            : ProcessInfo.processInfo.environment
+                .filter { !WorkerSandbox.displayVariables.contains($0.key) }.map { "\($0.key)=\($0.value)" }
         do {
             return try ProcessSpawn.spawn(
                 "/proc/self/exe", arguments: ["castd", flag, String(getpid())],
-                descriptors: [.duplicate(channel, to: channelDescriptor), .nullInput(0), .duplicate(2, to: 1)])
+                descriptors: [.duplicate(channel, to: channelDescriptor), .nullInput(0), .duplicate(2, to: 1)],
+                environment: environment)
         } catch {
             throw WorkerFailure("cannot start the decoder process: \(error)")
         }

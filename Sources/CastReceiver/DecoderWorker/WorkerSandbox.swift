@@ -13,8 +13,14 @@ struct WorkerSandbox: Codable, Sendable, Equatable {
     /// (not the worker) listens: every connection the worker makes for a URL goes through castd's proxy, whatever
     /// opened it (a demuxer's nested input too), and nothing else can connect anywhere (docs/security.md, "SSRF").
     var privateNetwork: Bool
+    /// Whether the worker may use the display: castd's window sessions' workers (their window). The others (every
+    /// worker of a castd without a window, thumbnail workers) are started without `DISPLAY`, `XAUTHORITY` and
+    /// `WAYLAND_DISPLAY`, see no X11 socket (`/tmp/.X11-unix` hidden; the abstract one belongs to the network
+    /// namespace) and get a System V IPC namespace of their own, so that none can read the screen (the idle screen's
+    /// PIN) or attach a window's shared-memory picture (SDL's MIT-SHM segments are mode 0777).
+    var display: Bool
 
-    static let maximumPaths = 4
+    static let maximumPaths = 8
     static let maximumPathLength = 4096
 
     /// Whether castd could have sent it: at most `maximumPaths` absolute paths without NUL, none too long.
@@ -25,16 +31,37 @@ struct WorkerSandbox: Codable, Sendable, Equatable {
             }
     }
 
-    /// The sandbox that hides `paths` (made absolute against the current directory), with a private network.
-    init(hiding paths: [String]) {
+    /// The sandbox that hides `paths` (made absolute against the current directory), with a private network and, when
+    /// `display` is false, no display.
+    init(hiding paths: [String], display: Bool = true) {
         hiddenPaths = paths.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
         privateNetwork = true
+        self.display = display
     }
 
-    init(hiddenPaths: [String], privateNetwork: Bool = true) {
+    init(hiddenPaths: [String], privateNetwork: Bool = true, display: Bool = true) {
         self.hiddenPaths = hiddenPaths
         self.privateNetwork = privateNetwork
+        self.display = display
     }
+
+    /// The same sandbox with `display` set so: without it, the X11 sockets' directory and the X authority file that
+    /// castd's environment names are hidden too.
+    func with(display: Bool) -> WorkerSandbox {
+        var sandbox = self
+        sandbox.display = display
+        if !display {
+            var paths = ["/tmp/.X11-unix"]
+            if let authority = ProcessInfo.processInfo.environment["XAUTHORITY"], authority.hasPrefix("/") {
+                paths.append(authority)
+            }
+            sandbox.hiddenPaths += paths.filter { !sandbox.hiddenPaths.contains($0) }
+        }
+        return sandbox
+    }
+
+    /// The environment variables that name a display, left out of a worker's environment when it has none.
+    static let displayVariables = ["DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY"]
 }
 
 /// What a worker's sandbox came to (the `confined` message): nil problems mean all of it is in force.
@@ -46,6 +73,8 @@ struct SandboxReport: Codable, Sendable, Equatable {
     /// Why the worker shares castd's network (no private network namespace, or its loopback could not be brought
     /// up), or nil.
     var networkProblem: String?
+    /// Why a worker without the display still shares castd's System V IPC namespace or sees the X11 sockets, or nil.
+    var displayProblem: String?
     /// The port of the listener the worker handed castd (before this message, `WorkerSandbox.handOver`), on the
     /// worker's loopback: castd's proxy for the worker's URL answers there. Nil when there is none.
     var proxyPort: UInt16?
@@ -55,6 +84,7 @@ struct SandboxReport: Codable, Sendable, Equatable {
         (mountProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
             && (filterProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
             && (networkProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
+            && (displayProblem?.utf8.count ?? 0) <= WorkerMessage.maximumMessageLength
             && proxyPort != 0
     }
 }
@@ -68,7 +98,7 @@ extension WorkerSandbox {
     /// `handOver`.
     func enter() -> (report: SandboxReport, listener: Int32?) {
         var report = SandboxReport()
-        (report.mountProblem, report.networkProblem) = isolate()
+        (report.mountProblem, report.networkProblem, report.displayProblem) = isolate()
         var port: UInt16 = 0
         let listener = cast_sandbox_loopback_listener(&port)
         if listener >= 0 {
@@ -113,24 +143,27 @@ extension WorkerSandbox {
         _ = cast_sandbox_prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     }
 
-    /// A mount namespace (when there are paths to hide) and a network namespace (when `privateNetwork`) of the
-    /// worker's own; the problem with each, nil when it is in force. Both in one unshare; should the system refuse
-    /// that (a unit whose RestrictNamespaces= predates private networks), the mount namespace alone.
-    private func isolate() -> (mount: String?, network: String?) {
+    /// A mount namespace (when there are paths to hide), a network namespace (when `privateNetwork`) and, for a
+    /// worker without the display, an IPC namespace, all the worker's own; the problem with each, nil when it is in
+    /// force. All in one unshare; should the system refuse that (a unit whose RestrictNamespaces= predates private
+    /// networks), the mount namespace alone.
+    private func isolate() -> (mount: String?, network: String?, display: String?) {
         let mount = hiddenPaths.isEmpty ? 0 : CLONE_NEWNS
         let network = privateNetwork ? CLONE_NEWNET : 0
-        guard mount | network != 0 else { return (nil, nil) }
-        if let problem = Self.unshare(mount | network) {
+        let ipc = display ? 0 : CLONE_NEWIPC
+        guard mount | network | ipc != 0 else { return (nil, nil, nil) }
+        if let problem = Self.unshare(mount | network | ipc) {
             let networkProblem = privateNetwork ? problem : nil
-            guard mount != 0 else { return (nil, networkProblem) }
-            if network != 0, Self.unshare(mount) == nil { return (hide(), networkProblem) }
-            return (problem, networkProblem)
+            let displayProblem = display ? nil : problem
+            guard mount != 0 else { return (nil, networkProblem, displayProblem) }
+            if network | ipc != 0, Self.unshare(mount) == nil { return (hide(), networkProblem, displayProblem) }
+            return (problem, networkProblem, displayProblem)
         }
         var networkProblem: String?
         if network != 0, cast_sandbox_loopback_up() != 0 {
             networkProblem = "the private network's loopback cannot be brought up: \(Self.describe(errno))"
         }
-        return (mount != 0 ? hide() : nil, networkProblem)
+        return (mount != 0 ? hide() : nil, networkProblem, nil)
     }
 
     /// unshare(2) of `flags`: as root (or with CAP_SYS_ADMIN) the namespaces are the worker's own; otherwise they go
@@ -160,7 +193,8 @@ extension WorkerSandbox {
             .filter { flags & $0.0 != 0 }.map(\.1).joined(separator: " | ")
     }
 
-    /// Hides each path, in the worker's own mount namespace, under an empty read-only tmpfs.
+    /// Hides each path, in the worker's own mount namespace, under an empty read-only tmpfs (a directory) or
+    /// /dev/null (a file).
     private func hide() -> String? {
         // Nothing mounted here may propagate back to castd's namespace, or from it into this one.
         guard cast_sandbox_mount(nil, "/", nil, UInt(MS_REC | MS_PRIVATE), nil) == 0 else {

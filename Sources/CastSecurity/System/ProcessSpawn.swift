@@ -15,9 +15,9 @@ public enum ProcessSpawn {
     /// Starts `path` with `arguments` (the first is the child's `argv[0]`) and this process's environment; returns its
     /// pid.
     /// - Throws: `SecurityError` `.system` naming `posix_spawn` and its error.
-    public static func spawn(_ path: String, arguments: [String], descriptors: [Descriptor]) throws(SecurityError)
-        -> Int32
-    {
+    public static func spawn(
+        _ path: String, arguments: [String], descriptors: [Descriptor], environment: [String]? = nil
+    ) throws(SecurityError) -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -37,7 +37,12 @@ public enum ProcessSpawn {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
+        var envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
+        defer { for pointer in envp ?? [] { free(pointer) } }
+        let status =
+            envp == nil
+            ? posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
+            : posix_spawn(&pid, path, &actions, &attributes, &argv, &envp!)
         guard status == 0 else {
             throw SecurityError(.system, function: "posix_spawn", errno: status, "cannot start \(path)")
         }

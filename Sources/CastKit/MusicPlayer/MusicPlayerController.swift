@@ -500,7 +500,7 @@ public final class MusicPlayerController: Sendable {
     }
 
     /// The now playing item ended by itself: the next per the repeat mode. A player that started to play while this
-    /// one was between items keeps playing, and this one waits for it, interrupted.
+    /// one was between items keeps playing, and this one waits for it, interrupted. On the delivery queue.
     private func advanceAfterEnd() {
         // The item that ended was on its way out: the switch that waited plays now.
         if state.withLock({ $0.pending != nil }) {
@@ -509,9 +509,13 @@ public final class MusicPlayerController: Sendable {
             return
         }
         guard let next = state.withLock({ $0.advance(afterEnd: true) }) else { return endOfQueue() }
+        // Posted here, on the delivery queue, before the next item starts: the change is heard in order, and an
+        // observer that starts another player then (between the items) keeps it playing.
+        if state.withLock({ $0.notifying > 0 }) {
+            NotificationCenter.default.post(name: .musicPlayerControllerNowPlayingItemDidChange, object: self)
+        }
         engine.contentURL = next.url
         engine.playNextItem()
-        post(.musicPlayerControllerNowPlayingItemDidChange)
     }
 }
 

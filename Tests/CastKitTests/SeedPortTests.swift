@@ -171,13 +171,14 @@ final class SeedPortTests: LocalPlaybackTestCase {
     /// iOS adds an access log entry per playback and updates the current one: it shows while the movie plays, stays
     /// when the movie is stopped (with what it watched), and a restart adds a second entry.
     func testAccessLogHasAnEntryPerPlaybackWhileItPlays() throws {
-        let clip = try MovieFixtures.clip(seconds: 4, in: folder)
+        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
         let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
         player.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { (player.accessLog.last?.durationWatched ?? 0) > 0.8 },
+            MovieFixtures.wait(timeout: 3) { (player.accessLog.last?.durationWatched ?? 0) > 0.8 },
             "nothing shows while the movie plays: \(player.accessLog)")
+        XCTAssertEqual(player.playbackState, .playing)
         XCTAssertEqual(player.accessLog.count, 1)
         let during = try XCTUnwrap(player.accessLog.first)
         XCTAssertNotNil(during.startupTime)

@@ -60,8 +60,10 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(player.accessLog.count, 2, "\(player.accessLog)")
         XCTAssertGreaterThan(watched(0), 1.3, "the moved playback's entry is kept, closed")
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { watched(1) > 1 }, "the receiver's entry while it plays there: \(player.accessLog)")
-        XCTAssertNotNil(player.accessLog.dropFirst().first?.serverAddress, "the receiver's entry names where it read from")
+            MovieFixtures.wait(timeout: 5) { watched(1) > 1 },
+            "the receiver's entry while it plays there: \(player.accessLog)")
+        XCTAssertNotNil(
+            player.accessLog.dropFirst().first?.serverAddress, "the receiver's entry names where it read from")
 
         player.allowsAirPlay = false
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.accessLog.count == 3 }, "\(player.accessLog)")

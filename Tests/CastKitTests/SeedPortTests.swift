@@ -204,7 +204,8 @@ final class SeedPortTests: LocalPlaybackTestCase {
         let movie = try rgbMovieWithSubtitles()
         let frames = folder.appendingPathComponent("frames.md5").path
         let written = try Self.standardError(into: folder.appendingPathComponent("stderr.txt")) {
-            let player = MoviePlayerController(contentURL: movie, outputs: MovieFixtures.outputs(video: .framemd5(path: frames)))
+            let player = MoviePlayerController(
+                contentURL: movie, outputs: MovieFixtures.outputs(video: .framemd5(path: frames)))
             let log = MoviePlayerLog(player)
             player.play()
             XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
@@ -291,7 +292,9 @@ final class SilentServer {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         XCTAssertEqual(bound, 0)
         XCTAssertEqual(listen(fd, 4), 0)

@@ -219,7 +219,7 @@ extension Player {
                 audioIndex = stream.pointee.index
                 announceTracks(demuxer, audio: audioIndex, subtitle: subtitles?.index, sidecar: sidecar?.codec)
             } catch {
-                FileHandle.standardError.write(Data("castmedia: the audio track is not changed: \(error)\n".utf8))
+                configuration.log("the audio track is not changed: \(error)")
             }
         }
 

@@ -83,18 +83,19 @@ extension Player {
     }
 
     /// Opens the subtitle track to show (`Demuxer.subtitleStream`), with the container's fonts. A track that cannot be
-    /// opened is reported on standard error and the film plays without it: subtitles never stop a film.
+    /// opened is reported to the configuration's log and the film plays without it: subtitles never stop a film.
     func openSubtitles(_ demuxer: Demuxer, stream chosen: UnsafeMutablePointer<AVStream>? = nil) -> SubtitleTrack? {
         guard let stream = chosen ?? demuxer.subtitleStream(language: configuration.subtitleLanguage) else {
             return nil
         }
         do {
             let decoder = try Decoder(stream: stream)
-            let overlay = try SubtitleOverlay(header: decoder.subtitleHeader, fonts: demuxer.attachedFonts)
+            let overlay = try SubtitleOverlay(
+                header: decoder.subtitleHeader, fonts: demuxer.attachedFonts, log: configuration.log)
             return SubtitleTrack(
                 index: stream.pointee.index, decoder: decoder, overlay: overlay, startOffset: demuxer.startTime / 1000)
         } catch {
-            FileHandle.standardError.write(Data("castmedia: subtitles not shown: \(error)\n".utf8))
+            configuration.log("subtitles not shown: \(error)")
             return nil
         }
     }
@@ -217,7 +218,7 @@ extension Player {
                 throw MediaError.ffmpeg("the subtitle file has no subtitle stream", status: cast_averror(ENOSYS))
             }
             let decoder = try Decoder(stream: stream)
-            let overlay = try SubtitleOverlay(header: decoder.subtitleHeader)
+            let overlay = try SubtitleOverlay(header: decoder.subtitleHeader, log: configuration.log)
             let packet = Packet()
             while try demuxer.read(into: packet) {
                 if packet.pointer.pointee.stream_index == stream.pointee.index,
@@ -229,7 +230,7 @@ extension Player {
             }
             return (overlay, String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id)))
         } catch {
-            FileHandle.standardError.write(Data("castmedia: the subtitle file is not shown: \(error)\n".utf8))
+            configuration.log("the subtitle file is not shown: \(error)")
             return nil
         }
     }

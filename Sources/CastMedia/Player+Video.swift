@@ -171,17 +171,20 @@ extension Player {
         case .window:
             return [
                 try WindowPresenter(
-                    mode: .windowed, scaling: configuration.scalingMode, streamName: streamName, caption: caption)
+                    mode: .windowed, scaling: configuration.scalingMode, streamName: streamName, caption: caption,
+                    log: configuration.log)
             ]
         case .fullscreen:
             return [
                 try WindowPresenter(
-                    mode: .fullscreen, scaling: configuration.scalingMode, streamName: streamName, caption: caption)
+                    mode: .fullscreen, scaling: configuration.scalingMode, streamName: streamName, caption: caption,
+                    log: configuration.log)
             ]
         case .hosted(let view):
             return [
                 try WindowPresenter(
-                    mode: .hosted(view), scaling: configuration.scalingMode, streamName: streamName, caption: caption)
+                    mode: .hosted(view), scaling: configuration.scalingMode, streamName: streamName, caption: caption,
+                    log: configuration.log)
             ]
         }
     }

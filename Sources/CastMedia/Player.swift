@@ -84,7 +84,7 @@ public final class Player: Sendable {
             do {
                 timingLog = try TimingLog(path: path)
             } catch {
-                FileHandle.standardError.write(Data("castmedia: no timing log: \(error)\n".utf8))
+                configuration.log("no timing log: \(error)")
             }
         }
         self.timingLog = timingLog

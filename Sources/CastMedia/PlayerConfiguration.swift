@@ -106,6 +106,9 @@ public struct PlayerConfiguration: Sendable {
     /// A file that receives one line per presented video frame and per audio period written, stamped with the
     /// monotonic clock (see `TimingLog`), so that A/V sync can be measured from outside; nil for none.
     public var timingLog: String?
+    /// Where the engine's remarks go (a subtitle track it cannot show, a window call that failed); silent by default,
+    /// so that a program using the engine prints nothing it did not ask for.
+    public var log = MediaLog.silent
 
     /// A configuration with the given outputs, starting at `startTime` seconds.
     public init(

@@ -213,7 +213,8 @@ public final class Receiver: Sendable {
         case .none, .framemd5, .hosted: return
         }
         do {
-            let window = try VideoWindow(fullscreen: fullscreen, scalingMode: state.withLock { $0.scaling })
+            let window = try VideoWindow(
+                fullscreen: fullscreen, scalingMode: state.withLock { $0.scaling }, log: .standardError)
             state.withLock { $0.window = window }
             updateIdleScreen()
         } catch {

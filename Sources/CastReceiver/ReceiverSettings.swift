@@ -202,6 +202,7 @@ public struct ReceiverSettings: Sendable {
             scalingMode: scaling, timingLog: values["timing-log"])
         engine.audioChannels = audioChannels
         engine.audioClock = audioClock
+        engine.log = .standardError
         configuration = ReceiverConfiguration(
             name: name, port: port, listenAddress: values["listen"] ?? "::", auth: auth,
             stateDirectory: values["state-dir"] ?? Self.defaultStateDirectory(environment), takeover: takeover,

@@ -126,7 +126,7 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         player.shouldAutoplay = false
         player.initialPlaybackTime = 1
         player.prepareToPlay()
-        XCTAssertTrue(player.isPreparedToPlay)
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPreparedToPlay }, "ready once it can play")
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.readyForDisplay && player.duration > 0 })
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(player.playbackState, .paused)

@@ -81,13 +81,13 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         }
         defer { NotificationCenter.default.removeObserver(token) }
         // The time key is the frame's actual time (the key frame before each time asked for), as the seeds say.
-        player.requestThumbnailImages(at: [0.4, 1.5, 2.9], timeOption: .nearestKeyFrame)
+        player.requestThumbnailImages(atTimes: [0.4, 1.5, 2.9], timeOption: .nearestKeyFrame)
         XCTAssertTrue(MovieFixtures.wait(timeout: 10) { results.withLock { $0.count } == 3 })
         XCTAssertEqual(results.withLock { $0.map(\.time) }, [0, 1, 2])
         XCTAssertTrue(results.withLock { $0.allSatisfy(\.ok) })
 
         results.withLock { $0 = [] }
-        player.requestThumbnailImages(at: Array(repeating: 3.9, count: 30), timeOption: .exact)
+        player.requestThumbnailImages(atTimes: Array(repeating: 3.9, count: 30), timeOption: .exact)
         player.cancelAllThumbnailImageRequests()
         XCTAssertTrue(MovieFixtures.wait(timeout: 20) { results.withLock { $0.count } == 30 }, "every request is answered")
         XCTAssertTrue(results.withLock { $0.contains { !$0.ok } }, "pending requests were cancelled")

@@ -38,6 +38,39 @@ final class MoviePlayerRouteTests: XCTestCase {
                 configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
     }
 
+    /// The access log across moves (issue 29): an entry per playback, as iOS adds them. Playing here, the entry shows
+    /// while the movie plays; moved to the receiver, the local entry is kept with what it watched and the receiver's
+    /// entry is added and brought up to date while it plays there; back here, a third.
+    func testAccessLogKeepsAnEntryPerPlaybackAcrossMoves() throws {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: 8, in: folder)
+        let player = makePlayer(clip)
+        player.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime >= 1.5 })
+        // The time watched of entry `index`; 0 when there is no such entry.
+        func watched(_ index: Int) -> Double {
+            let log = player.accessLog
+            return index < log.count ? log[index].durationWatched : 0
+        }
+        XCTAssertEqual(player.accessLog.count, 1)
+        XCTAssertGreaterThan(watched(0), 0.5, "the local entry while it plays")
+
+        CastRoute.selected = receiver.description
+        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
+        XCTAssertEqual(player.accessLog.count, 2, "\(player.accessLog)")
+        XCTAssertGreaterThan(watched(0), 1.3, "the moved playback's entry is kept, closed")
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 5) { watched(1) > 1 },
+            "the receiver's entry while it plays there: \(player.accessLog)")
+        XCTAssertNotNil(
+            player.accessLog.dropFirst().first?.serverAddress, "the receiver's entry names where it read from")
+
+        player.allowsAirPlay = false
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.accessLog.count == 3 }, "\(player.accessLog)")
+        XCTAssertGreaterThan(watched(1), 1, "the receiver's entry is kept")
+        player.stop()
+    }
+
     /// Remote → local → remote mid-movie: each move continues within 0.5 s of where the movie was, with
     /// `isAirPlayVideoActive` and its notification following; the movie then plays to its end.
     func testTogglingAllowsAirPlayMovesPlaybackAndBack() throws {

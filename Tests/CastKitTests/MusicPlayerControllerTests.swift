@@ -65,10 +65,11 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         ])
         player.volume = 0.5  // not generating yet: no notification
         player.beginGeneratingPlaybackNotifications()
+        // Before the queue is set: its first item is announced too (after `setQueue` returns, on the delivery queue).
+        let titles = NowPlayingTitles(player)
         player.setQueue(with: items)
         XCTAssertEqual(player.nowPlayingItem, items[0])
         var played: [String] = []
-        let titles = NowPlayingTitles(player)
         player.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 15) { player.nowPlayingItem == nil }, "\(titles.seen)")
         played = titles.seen
@@ -92,7 +93,9 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.beginGeneratingPlaybackNotifications()
         player.setQueue(with: MediaQuery(folder: folder).items)
         player.play()
+        // `.playing` at once (the queue's state); the song itself once its position moves.
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 0.1 })
         let before = player.currentPlaybackTime
         player.beginSeekingForward()
         XCTAssertEqual(player.playbackState, .seekingForward)
@@ -255,19 +258,18 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.beginGeneratingPlaybackNotifications()
         player.setQueue(with: items)
         // Posted on the engine's delivery queue, in order with its finish: the movie starts after the first item
-        // ended and before the music player hears of that finish and starts the next one.
+        // ended (the now playing item is the next one) and before the music player starts that one.
         let started = Flag()
         let token = NotificationCenter.default.addObserver(
-            forName: .musicPlayerControllerPlaybackStateDidChange, object: player, queue: nil
+            forName: .musicPlayerControllerNowPlayingItemDidChange, object: player, queue: nil
         ) { [weak player] _ in
-            guard let player, player.playbackState == .stopped, player.nowPlayingItem == items[0], started.setOnce()
-            else { return }
+            guard let player, player.nowPlayingItem == items[1], started.setOnce() else { return }
             movie.play()
         }
         defer { NotificationCenter.default.removeObserver(token) }
         player.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.nowPlayingItem == items[1] })
-        XCTAssertTrue(started.isSet, "the first item ended with a state change")
+        XCTAssertTrue(started.isSet, "the first item ended with a change of the now playing item")
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { movie.playbackState == .playing }, "\(movie.playbackState)")
         Thread.sleep(forTimeInterval: 0.5)

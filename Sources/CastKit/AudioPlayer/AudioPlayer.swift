@@ -129,18 +129,18 @@ public final class AudioPlayer: Sendable {
     @discardableResult
     public func prepareToPlay() -> Bool {
         engine.prepareToPlay()
-        return engine.isPreparedToPlay
+        return engine.isLoaded
     }
 
     /// Plays from the current time; true when playback started (or goes on).
     @discardableResult
     public func play() -> Bool {
-        let loaded = engine.isPreparedToPlay
+        let loaded = engine.isLoaded
         state.withLock { state in
             if state.loopsLeft == 0 && !loaded { state.loopsLeft = state.loopsSetting }
         }
         engine.play()
-        return engine.isPreparedToPlay
+        return engine.isLoaded
     }
 
     /// Pauses; `play()` resumes from here.

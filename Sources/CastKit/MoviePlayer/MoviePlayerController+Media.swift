@@ -23,17 +23,28 @@ extension MoviePlayerController {
     public var tracks: [MediaTrack] { state.withLock { $0.movie.tracks } }
 
     /// The access log of the movie (MPMovieAccessLog's events): one entry per playback of it, here or on a
-    /// receiver (a move starts a new one), with start-up time, bit rates, stalls, dropped frames, bytes and time
-    /// watched; an entry arrives when a playback ends.
+    /// receiver, with start-up time, bit rates, stalls, dropped frames, bytes and time watched. An entry is added
+    /// when a playback starts (a load, `play()` after `stop()`, a repeat, a move to or from a receiver) and kept
+    /// when it ends, however it ends; the current one is brought up to date about once a second while it plays
+    /// (and when it pauses or ends). Cleared when `contentURL` names another movie.
     public var accessLog: [AccessLogEntry] { state.withLock { $0.movie.accessLog } }
 
     /// The error log of the movie (MPMovieErrorLog's events): what failed, with its domain and status code.
     public var errorLog: [ErrorLogEntry] { state.withLock { $0.movie.errorLog } }
 
+    /// The picture at `playbackTime` as PNG (at most 1920 pixels wide), or nil when it cannot be made, as the seeds'
+    /// `thumbnailImage(atTime:timeOption:)`. Made here from `contentURL` whether the movie plays here or on a
+    /// receiver (the file, or the URL, is read again). Blocks while it decodes. `thumbnailImage(at:timeOption:)`
+    /// throws an error that says why instead.
+    public func thumbnailImage(atTime playbackTime: TimeInterval, timeOption option: MovieTimeOption) -> Thumbnail? {
+        try? thumbnailImage(at: playbackTime, timeOption: option)
+    }
+
     /// The picture at `time` as PNG (at most 1920 pixels wide), made here from `contentURL` whether the movie plays
     /// here or on a receiver (the file, or the URL, is read again). Blocks while it decodes.
     /// - Throws: `CastError` `.usage` when there is no movie; `.playback` when the picture cannot be made (no video,
-    ///   an unreadable file or time), saying why. (The seeds return nil; the reason is worth having.)
+    ///   an unreadable file or time), saying why. (The seeds' `thumbnailImage(atTime:timeOption:)` returns nil; the
+    ///   reason is worth having.)
     public func thumbnailImage(at time: TimeInterval, timeOption: MovieTimeOption) throws(CastError) -> Thumbnail {
         let thumbnailer = try thumbnailer()
         do {
@@ -43,9 +54,19 @@ extension MoviePlayerController {
         }
     }
 
-    /// Makes the pictures at `times` one after the other, posting `.moviePlayerThumbnailImageRequestDidFinish` for
-    /// each (in order) with the time and the image or the error. Returns at once.
+    /// Makes the pictures at `playbackTimes` one after the other, posting `.moviePlayerThumbnailImageRequestDidFinish`
+    /// for each (in order) with the time and the image or the error. Returns at once. The seeds' spelling.
+    public func requestThumbnailImages(atTimes playbackTimes: [TimeInterval], timeOption option: MovieTimeOption) {
+        requestImages(at: playbackTimes, timeOption: option)
+    }
+
+    /// `requestThumbnailImages(atTimes:timeOption:)` under CastKit's first spelling.
+    @available(*, deprecated, renamed: "requestThumbnailImages(atTimes:timeOption:)")
     public func requestThumbnailImages(at times: [TimeInterval], timeOption: MovieTimeOption) {
+        requestImages(at: times, timeOption: timeOption)
+    }
+
+    private func requestImages(at times: [TimeInterval], timeOption: MovieTimeOption) {
         let thumbnailer: Thumbnailer
         do {
             thumbnailer = try self.thumbnailer()

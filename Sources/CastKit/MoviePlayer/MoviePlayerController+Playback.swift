@@ -39,6 +39,8 @@ extension MoviePlayerController {
         state.intent = playing ? .playing : .paused
         state.position = PositionEstimate(seconds: seconds)
         state.position.rate = state.rate
+        // Prepared again once this load can play (`isPreparedToPlay`).
+        state.movie.prepared = false
         startPlayback(at: seconds, on: wantedRoute(in: state), in: &state)
     }
 
@@ -62,6 +64,8 @@ extension MoviePlayerController {
         state.generation += 1
         state.clockStarted = false
         let generation = state.generation
+        // Each playback has its access log entry; a reconnection gets one when it reports (it may never connect).
+        if pinnedID == nil { state.movie.beginAccessLogEntry(generation: generation) }
         let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
             self?.receive(report, generation: generation)
         }
@@ -225,6 +229,12 @@ extension MoviePlayerController {
         delivery.async { role.observe(signal) }
     }
 
+    /// Runs `work` on the delivery queue after everything announced so far: an owner that posts notifications of its
+    /// own posts them here, so that they come in one order with what the engine reports.
+    func deliver(_ work: @escaping @Sendable () -> Void) {
+        delivery.async(execute: work)
+    }
+
     /// The receiver was lost or refused the movie (or a reconnection attempt to it failed): retry it, or play on here
     /// from where it was, as the route rules say.
     func routeLost(in state: inout State) {
@@ -254,6 +264,10 @@ extension MoviePlayerController {
             playsOn = role.playsOnAfterEnd()
         }
         let ended = state.withLock { state -> Bool in
+            // A playback stopped or replaced still closes its access log entry.
+            if case .event(.accessLog(let entry)) = report {
+                state.movie.updateAccessLog(entry, generation: generation, current: state.generation)
+            }
             guard generation == state.generation else { return false }
             switch report {
             case .event(let event): apply(event, in: &state)
@@ -271,6 +285,7 @@ extension MoviePlayerController {
 
     private func apply(_ event: PlaybackEvent, in state: inout State) {
         let remote = state.playback?.route != nil
+        if case .loadState(let load) = event, load.contains(.playable) { state.movie.prepared = true }
         // While a move starts the new playback, it reports the load states again from `playable`: not a change.
         if case .loadState(let load) = event, !state.clockStarted && load.isSubset(of: state.movie.loadState) { return }
         // The facts, in the reducer every consumer of events shares; what follows is this player's policy: what it
@@ -303,6 +318,7 @@ extension MoviePlayerController {
             // Before the clock starts a playback reports where it has not begun yet.
             guard state.clockStarted else { return }
             state.position.set(seconds)
+            askForAccessLog(in: &state)
             // endPlaybackTime ends the movie there, as its end would.
             if state.endPlaybackTime > 0 && seconds >= state.endPlaybackTime {
                 if state.repeatMode == .one { return replay(in: &state) }
@@ -312,8 +328,9 @@ extension MoviePlayerController {
             }
         case .videoActive(let active):
             if remote { setAirPlayVideoActive(active, in: &state) }
-        case .accessLog(let entry):
-            state.movie.accessLog.append(entry)
+        case .accessLog:
+            // Taken in `receive`, for this playback and those before it.
+            break
         case .errorLog(let entry):
             state.movie.errorLog.append(entry)
         case .metadata(let metadata):
@@ -330,6 +347,18 @@ extension MoviePlayerController {
             finish(reason: reason, error: error.map { CastError(.playback, $0) }, in: &state)
         }
     }
+
+    /// While it plays, the playback is asked for its access log entry about once a second, so that `accessLog` shows
+    /// the current playback as it goes (the answer is an `accessLog` event).
+    private func askForAccessLog(in state: inout State) {
+        let now = ContinuousClock.now
+        if let asked = state.movie.accessLogAsked, now - asked < Self.accessLogInterval { return }
+        state.movie.accessLogAsked = now
+        state.playback?.perform(.accessLog)
+    }
+
+    /// How often a playing movie's access log entry is brought up to date.
+    static let accessLogInterval = Duration.seconds(1)
 
     private func applyPlaybackState(_ new: PlaybackState, in state: inout State) {
         // While scrubbing the state is the scrub's; the engine's pause and seeks underneath do not show.

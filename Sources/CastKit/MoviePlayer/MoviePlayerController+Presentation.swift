@@ -15,7 +15,15 @@ extension MoviePlayerController {
     /// The controls a player would draw (MPMovieControlStyle). CastKit draws no controls of its own: the style is
     /// kept for the program that draws them.
     public enum ControlStyle: Sendable {
-        case none, embedded, fullscreen, `default`
+        /// No controls.
+        case none
+        /// Controls for a movie in the application's view.
+        case embedded
+        /// Controls for a movie that fills the screen.
+        case fullscreen
+
+        /// The seeds' default style: the full-screen controls (a player's `controlStyle` starts as this).
+        public static let `default` = ControlStyle.fullscreen
     }
 
     /// Where the movie comes from (MPMovieSourceType).
@@ -93,7 +101,8 @@ extension MoviePlayerController {
         (allowsOff && language == "off") || PlayRequest.isLanguageCode(language)
     }
 
-    /// The controls a program would draw; default `.default`. Kept, not drawn.
+    /// The controls a program would draw; default `.default` (which is `.fullscreen`, as in the seeds). Kept, not
+    /// drawn.
     public var controlStyle: ControlStyle {
         get { state.withLock { $0.controlStyle } }
         set { state.withLock { $0.controlStyle = newValue } }

@@ -86,8 +86,16 @@ extension MoviePlayerController {
         var durationAnnounced = false
         var naturalSizeAnnounced = false
         var mediaTypesAnnounced = false
+        /// One entry per playback of the movie (a load, a restart, a move), the current one last.
         var accessLog: [AccessLogEntry] = []
+        /// Which entry of `accessLog` each playback's reports update, by the playback's generation: a playback that
+        /// was stopped or replaced still brings its closing entry.
+        var accessLogIndex: [Int: Int] = [:]
+        /// When the current playback was last asked for its entry.
+        var accessLogAsked: ContinuousClock.Instant?
         var errorLog: [ErrorLogEntry] = []
+        /// The movie was opened and could start (its load state became `.playable`) since it was last loaded.
+        var prepared = false
 
         var loadState: LoadState { facts.loadState }
         var duration: TimeInterval { facts.duration ?? 0 }
@@ -103,6 +111,24 @@ extension MoviePlayerController {
         var bufferedUpTo: Double? { facts.playableDuration }
         var timedMetadata: TimedMetadata? { facts.metadata }
         var tracks: [MediaTrack] { facts.tracks ?? [] }
+
+        /// Starts the access log entry of the playback of `generation` (dated now; the playback fills it in).
+        mutating func beginAccessLogEntry(generation: Int) {
+            accessLogIndex[generation] = accessLog.count
+            accessLog.append(AccessLogEntry(playbackStartDate: Date().timeIntervalSince1970))
+            accessLogAsked = nil
+        }
+
+        /// The playback of `generation` reported its entry: it replaces what was known of it. A playback without an
+        /// entry of its own (a reconnection) gets one when it is the current playback.
+        mutating func updateAccessLog(_ entry: AccessLogEntry, generation: Int, current: Int) {
+            if let index = accessLogIndex[generation] {
+                accessLog[index] = entry
+            } else if generation == current {
+                accessLogIndex[generation] = accessLog.count
+                accessLog.append(entry)
+            }
+        }
     }
 
     /// The position as last reported, running on at the rate while playing, so that reading it needs no round trip

@@ -76,6 +76,9 @@ public final class MoviePlayerController: Sendable {
                 state.thumbnailer?.close()
                 state.thumbnailer = nil
                 resetMovie(in: &state)
+                // A time set before this movie was given belongs to the one before: a new movie starts at its
+                // beginning (or `initialPlaybackTime`) unless a time is set after it.
+                state.pendingStart = nil
                 guard wasLoaded else { return false }
                 load(from: state.movieStart, playing: state.shouldAutoplay, in: &state)
                 return state.shouldAutoplay
@@ -111,8 +114,13 @@ public final class MoviePlayerController: Sendable {
 
     // MARK: Playback
 
-    /// Whether a movie is loaded (prepared, playing or paused).
-    public var isPreparedToPlay: Bool { state.withLock { $0.playback != nil } }
+    /// Whether the loaded movie is ready to play: true once it was opened and enough of it is buffered to start
+    /// (its load state became `.playable`), until it is stopped, finishes or is replaced; false while it is still
+    /// opening (watch `loadState` to hear when it turns true).
+    public var isPreparedToPlay: Bool { state.withLock { $0.playback != nil && $0.movie.prepared } }
+
+    /// Whether a movie is loaded (opening, playing or paused): what an audio player's `prepareToPlay()` answers.
+    var isLoaded: Bool { state.withLock { $0.playback != nil } }
 
     /// Whether `prepareToPlay()` starts playback as soon as the movie is loaded. Default true.
     public var shouldAutoplay: Bool {
@@ -177,6 +185,8 @@ public final class MoviePlayerController: Sendable {
             state.intent = .paused
             state.position.rebase(running: false)
             playback.perform(.pause)
+            // The access log's entry as it stands now (it is not asked for again while paused).
+            playback.perform(.accessLog)
         }
         releasePlayback()
     }

@@ -118,7 +118,7 @@ extension Notification.Name {
     public static let movieMediaTypesAvailable = Notification.Name("MovieMediaTypesAvailable")
     /// A movie's metadata arrived or changed (`timedMetadata`). Object: the player.
     public static let moviePlayerTimedMetadataUpdated = Notification.Name("MoviePlayerTimedMetadataUpdated")
-    /// A thumbnail asked for with `requestThumbnailImages(at:timeOption:)` is ready or failed. Object: the player;
+    /// A thumbnail asked for with `requestThumbnailImages(atTimes:timeOption:)` is ready or failed. Object: the player;
     /// userInfo: `thumbnailTimeUserInfoKey` and `thumbnailImageUserInfoKey` or `thumbnailErrorUserInfoKey`.
     public static let moviePlayerThumbnailImageRequestDidFinish = Notification.Name(
         "MoviePlayerThumbnailImageRequestDidFinish")

@@ -11,9 +11,13 @@ import Synchronization
 /// receiver, or a group of them, the same way (`CastRoute.selection`, `allowsAirPlay`). Another CastKit player starting
 /// to play interrupts it (`playbackState` `.interrupted`, then `.paused`); it does not resume by itself.
 ///
+/// `playbackState` is the queue's, not the item's: between two items it stays `.playing` (the engine stops a moment
+/// there, which does not show), and `.stopped` comes once, when the queue was played through or on `stop()`.
+///
 /// Thread-safety: every member may be used from any thread; the queue lives in `state`, a `Mutex` under which nothing
-/// else is called, the playback in the engine player (called after the mutex is released). Notifications are posted on
-/// the engine's serial delivery queue, in order.
+/// else is called, the playback in the engine player (called after the mutex is released). Every notification is
+/// posted on the engine's serial delivery queue (`MoviePlayerController.deliver`), after what the engine reported
+/// before it, so the now playing item's and the state's notifications come in the order the changes happened.
 public final class MusicPlayerController: Sendable {
     /// The order items play in (MPMusicShuffleMode).
     public enum ShuffleMode: Sendable {
@@ -49,6 +53,11 @@ public final class MusicPlayerController: Sendable {
         var shuffle = ShuffleMode.off
         var repeats = RepeatMode.none
         var notifying = 0
+        /// What the program asked for: the state shown while the engine is stopped (between items, or unloaded by a
+        /// skip while paused).
+        var intent = Intent.stopped
+        /// The state the last `.musicPlayerControllerPlaybackStateDidChange` announced (kept on the delivery queue).
+        var postedState = PlaybackState.stopped
         /// A switch of the now playing item that waits a moment before it reaches the engine (see `setQueue(with:)`).
         var pending: PendingSwitch?
         var pendingGeneration = 0
@@ -75,6 +84,11 @@ public final class MusicPlayerController: Sendable {
             }
             return nowPlaying
         }
+    }
+
+    /// Playing, paused or stopped, as the program last asked (or the queue's end stopped it).
+    private enum Intent {
+        case playing, paused, stopped
     }
 
     /// Where the program has asked the player to be, while a switch waits: the item and the time set since.
@@ -223,20 +237,30 @@ public final class MusicPlayerController: Sendable {
             state.index = 0
             return state.nowPlaying
         }
+        state.withLock { state in
+            if state.index != nil { state.intent = .playing }
+        }
         if let restart { engine.contentURL = restart.url }
         engine.play()
+        announceStateChange()
     }
 
     /// Pauses.
     public func pause() {
         applyPendingSwitch()
+        state.withLock { state in
+            if state.intent == .playing { state.intent = .paused }
+        }
         engine.pause()
+        announceStateChange()
     }
 
     /// Stops; the now playing item stays, and plays from its beginning on `play()`.
     public func stop() {
         applyPendingSwitch()
+        state.withLock { $0.intent = .stopped }
         engine.stop()
+        announceStateChange()
     }
 
     /// Opens the now playing item so that `play()` starts at once.
@@ -246,7 +270,22 @@ public final class MusicPlayerController: Sendable {
     }
 
     /// `.playing`, `.paused`, `.stopped` or `.interrupted`; `.seekingForward` or `.seekingBackward` while scrubbing.
-    public var playbackState: PlaybackState { engine.playbackState }
+    /// The queue's state: `.playing` from one item to the next, `.stopped` once the queue was played through (or on
+    /// `stop()`).
+    public var playbackState: PlaybackState {
+        let engineState = engine.playbackState
+        guard engineState == .stopped else { return engineState }
+        // The engine stops between two items, and unloads an item skipped to while paused: that is not the queue's
+        // state, which is what the program asked for.
+        return state.withLock { state in
+            guard state.index != nil else { return .stopped }
+            switch state.intent {
+            case .playing: return .playing
+            case .paused: return .paused
+            case .stopped: return .stopped
+            }
+        }
+    }
 
     // MARK: Scrubbing (MPMediaPlayback)
 
@@ -381,23 +420,33 @@ public final class MusicPlayerController: Sendable {
     /// How far the position set back may be from where the item is, and still count as "where it is".
     static let restoreTolerance: TimeInterval = 0.5
 
-    /// Loads `item` into the engine at its beginning, playing or waiting.
+    /// Loads `item` into the engine at its beginning, playing or waiting (paused, or stopped when it was).
     private func load(_ item: MediaItem?, playing: Bool) {
         guard let item else { return }
         let changed =
             engine.contentURL?.standardizedFileURL != item.url.standardizedFileURL
             || engine.currentPlaybackTime > 0.01
+        state.withLock { state in
+            if playing {
+                state.intent = .playing
+            } else if state.intent == .playing {
+                state.intent = .paused
+            }
+        }
         engine.stop()
         engine.contentURL = item.url
         if playing { engine.play() }
         if changed { post(.musicPlayerControllerNowPlayingItemDidChange) }
+        announceStateChange()
     }
 
     /// The queue was played through: stopped, nothing playing.
     private func endOfQueue() {
+        state.withLock { $0.intent = .stopped }
         engine.stop()
         engine.contentURL = nil
         post(.musicPlayerControllerNowPlayingItemDidChange)
+        announceStateChange()
     }
 
     /// Indices in playing order: the queue's, or a shuffle that starts with `first` when given.
@@ -408,16 +457,38 @@ public final class MusicPlayerController: Sendable {
         return (first.map { [$0] } ?? []) + rest
     }
 
+    /// Posts `name` on the delivery queue, after what the engine reported so far, when notifications are generated now.
     private func post(_ name: Notification.Name) {
         guard state.withLock({ $0.notifying > 0 }) else { return }
-        NotificationCenter.default.post(name: name, object: self)
+        engine.deliver { [weak self] in
+            guard let self else { return }
+            NotificationCenter.default.post(name: name, object: self)
+        }
+    }
+
+    /// Announces the state if it changed, on the delivery queue after what the engine reported so far.
+    private func announceStateChange() {
+        engine.deliver { [weak self] in self?.postStateIfChanged() }
+    }
+
+    /// Posts `.musicPlayerControllerPlaybackStateDidChange` when the state shown differs from the last one
+    /// announced. On the delivery queue only.
+    private func postStateIfChanged() {
+        let now = playbackState
+        let posts = state.withLock { state -> Bool in
+            guard state.postedState != now else { return false }
+            state.postedState = now
+            return state.notifying > 0
+        }
+        if posts { NotificationCenter.default.post(name: .musicPlayerControllerPlaybackStateDidChange, object: self) }
     }
 
     /// The engine's reports, on its delivery queue.
     private func engineSignalled(_ signal: EngineSignal) {
         switch signal {
         case .event(.playbackStateDidChange):
-            post(.musicPlayerControllerPlaybackStateDidChange)
+            // The engine's `.stopped` between two items shows as `.playing` (see `playbackState`): no change.
+            postStateIfChanged()
         case .event(.playbackDidFinish(.playbackEnded, _)):
             advanceAfterEnd()
         case .event(.playbackDidFinish(.playbackError, _)):
@@ -429,7 +500,7 @@ public final class MusicPlayerController: Sendable {
     }
 
     /// The now playing item ended by itself: the next per the repeat mode. A player that started to play while this
-    /// one was between items keeps playing, and this one waits for it, interrupted.
+    /// one was between items keeps playing, and this one waits for it, interrupted. On the delivery queue.
     private func advanceAfterEnd() {
         // The item that ended was on its way out: the switch that waited plays now.
         if state.withLock({ $0.pending != nil }) {
@@ -438,9 +509,13 @@ public final class MusicPlayerController: Sendable {
             return
         }
         guard let next = state.withLock({ $0.advance(afterEnd: true) }) else { return endOfQueue() }
+        // Posted here, on the delivery queue, before the next item starts: the change is heard in order, and an
+        // observer that starts another player then (between the items) keeps it playing.
+        if state.withLock({ $0.notifying > 0 }) {
+            NotificationCenter.default.post(name: .musicPlayerControllerNowPlayingItemDidChange, object: self)
+        }
         engine.contentURL = next.url
         engine.playNextItem()
-        post(.musicPlayerControllerNowPlayingItemDidChange)
     }
 }
 

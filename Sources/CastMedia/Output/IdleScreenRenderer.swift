@@ -33,6 +33,8 @@ final class IdleScreenRenderer {
     private var fonts: [Int32: OpaquePointer] = [:]
     private var lines: [String: Line] = [:]
     private var complained = false
+    /// Where a missing font is reported.
+    var log = MediaLog.silent
 
     /// Starts SDL2_ttf for `renderer` (after SDL_Init, on the SDL thread).
     init(renderer: OpaquePointer) {
@@ -122,6 +124,6 @@ final class IdleScreenRenderer {
     private func complain(_ message: String) {
         guard !complained else { return }
         complained = true
-        FileHandle.standardError.write(Data("castmedia: the idle screen shows no text: \(message)\n".utf8))
+        log("the idle screen shows no text: \(message)")
     }
 }

@@ -13,9 +13,10 @@ public final class VideoWindow: Sendable {
     private let state: Mutex<(token: Int?, asideCount: Int)>
 
     /// Opens the window (or takes the one already open) in a window or on the whole display. Throws `MediaError`
-    /// when no display is available.
-    public init(fullscreen: Bool = false, scalingMode: ScalingMode = .aspectFit) throws {
-        let token = try WindowOutput.shared.acquire(mode: fullscreen ? .fullscreen : .windowed, scaling: scalingMode)
+    /// when no display is available. `log` hears what goes wrong drawing in it (silent by default).
+    public init(fullscreen: Bool = false, scalingMode: ScalingMode = .aspectFit, log: MediaLog = .silent) throws {
+        let token = try WindowOutput.shared.acquire(
+            mode: fullscreen ? .fullscreen : .windowed, scaling: scalingMode, log: log)
         state = Mutex((token, 0))
     }
 

@@ -65,6 +65,8 @@ final class WindowOutput: Sendable {
         var aside = false
         /// Tests: behave as if the window manager's close button was pressed.
         var simulateClose = false
+        /// Where the SDL thread reports what fails: the newest user's log.
+        var log = MediaLog.silent
     }
 
     /// What the users and the SDL thread share.
@@ -96,7 +98,7 @@ final class WindowOutput: Sendable {
 
     /// Opens the window (and SDL) when nobody holds it yet, shows it in `mode`, and returns the token for `release`.
     /// Throws `MediaError` when no display is available (no X11 or Wayland display, no KMS/DRM device).
-    func acquire(mode: DisplayMode, scaling: ScalingMode?) throws -> Int {
+    func acquire(mode: DisplayMode, scaling: ScalingMode?, log: MediaLog = .silent) throws -> Int {
         while true {
             // The user is added in the same hold that sees the window running, so that the SDL thread, which stops
             // when it finds no user, cannot stop in between.
@@ -112,6 +114,7 @@ final class WindowOutput: Sendable {
                 }
                 state.nextToken += 1
                 state.requests.users[state.nextToken] = mode
+                state.requests.log = log
                 state.requests.show = true
                 if let scaling { state.requests.scaling = scaling }
                 state.wake()
@@ -237,6 +240,7 @@ final class WindowOutput: Sendable {
                 return (work, state.requests.users.max { $0.key < $1.key }?.value, false)
             }
             if leave { return renderer }
+            renderer.log = work.log
             if work.simulateClose { renderer.pushCloseEvent() }
             if let mode, !renderer.canShow(mode) {
                 // Into an application's window, out of it, or into another one: the next frame brings the picture.
@@ -247,7 +251,7 @@ final class WindowOutput: Sendable {
                     if !aside { renderer.show() }
                     redraw = true
                 } catch {
-                    FileHandle.standardError.write(Data("castmedia: \(error)\n".utf8))
+                    work.log("\(error)")
                 }
             }
             if let mode, renderer.canShow(mode) { redraw = renderer.setDisplayMode(mode) || redraw }

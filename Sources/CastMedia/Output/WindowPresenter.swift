@@ -16,12 +16,12 @@ final class WindowPresenter: VideoPresenter {
     /// Acquires the window in `mode`; throws `MediaError` when no display can be opened.
     init(
         mode: WindowOutput.DisplayMode, scaling: ScalingMode, streamName: String, caption: [String] = [],
-        output: WindowOutput = .shared
+        log: MediaLog = .silent, output: WindowOutput = .shared
     ) throws {
         self.output = output
         self.streamName = streamName
         self.caption = caption
-        self.token = try output.acquire(mode: mode, scaling: scaling)
+        self.token = try output.acquire(mode: mode, scaling: scaling, log: log)
     }
 
     deinit { close() }

@@ -36,6 +36,10 @@ final class WindowRenderer {
     private let idleText: IdleScreenRenderer
     /// Lines drawn under the picture (see `WindowOutput.show(_:caption:)`); the picture then fits the space above.
     var caption: [String] = []
+    /// Where failed SDL and swscale calls are reported (the window's newest user's log).
+    var log = MediaLog.silent {
+        didSet { idleText.log = log }
+    }
     /// With a caption: the share of the height the picture may take, and where its lines go (see `IdleScreen`).
     static let captionedPictureHeight = 0.74
     static let captionRows = [(row: 0.83, size: 0.065), (row: 0.92, size: 0.045)]
@@ -206,7 +210,7 @@ final class WindowRenderer {
         let flags = newMode == .fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0
         if SDL_SetWindowFullscreen(window, flags) != 0 {
             // Keep going in whatever mode SDL left the window: a picture in a window beats no picture.
-            FileHandle.standardError.write(Data("castmedia: SDL_SetWindowFullscreen: \(sdlError())\n".utf8))
+            log("SDL_SetWindowFullscreen: \(sdlError())")
         }
         fitWindow()
         return true
@@ -306,7 +310,7 @@ final class WindowRenderer {
         default:
             status = SDL_UpdateTexture(texture, nil, s.data.0, s.linesize.0)
         }
-        if status != 0 { FileHandle.standardError.write(Data("castmedia: SDL_UpdateTexture: \(sdlError())\n".utf8)) }
+        if status != 0 { log("SDL_UpdateTexture: \(sdlError())") }
     }
 
     /// Clears to the background (black in CastMedia's own window) and draws the picture as the scaling mode places
@@ -345,7 +349,7 @@ final class WindowRenderer {
         texture = SDL_CreateTexture(renderer, format, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue), width, height)
         guard let texture else {
             textureFormat = nil
-            FileHandle.standardError.write(Data("castmedia: SDL_CreateTexture: \(sdlError())\n".utf8))
+            log("SDL_CreateTexture: \(sdlError())")
             return false
         }
         SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_NONE)
@@ -367,7 +371,7 @@ final class WindowRenderer {
         scaler = sws_getCachedContext(
             scaler, width, height, sourceFormat, width, height, target, SWS_BILINEAR, nil, nil, nil)
         guard let scaler else {
-            FileHandle.standardError.write(Data("castmedia: sws_getCachedContext: unsupported pixel format\n".utf8))
+            log("sws_getCachedContext: unsupported pixel format")
             return nil
         }
         if let c = converted,
@@ -390,7 +394,7 @@ final class WindowRenderer {
         guard let converted else { return nil }
         let status = sws_scale_frame(scaler, converted, f)
         guard status >= 0 else {
-            FileHandle.standardError.write(Data("castmedia: sws_scale_frame: \(ffmpegMessage(status))\n".utf8))
+            log("sws_scale_frame: \(ffmpegMessage(status))")
             return nil
         }
         converted.pointee.color_range = AVCOL_RANGE_MPEG

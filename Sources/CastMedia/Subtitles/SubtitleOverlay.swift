@@ -24,6 +24,8 @@ final class SubtitleOverlay: @unchecked Sendable {
     private var pictureBytes = 0
     /// Whether a frame in a format the canvas cannot draw on was reported already.
     private var reportedFormat = false
+    /// Where that is reported.
+    private let log: MediaLog
 
     /// The most text events and bitmap bytes kept at once: a film has about 2,000 lines; a hostile stream may not
     /// grow the process without bound (the oldest bitmaps are dropped first; further text is ignored).
@@ -32,7 +34,8 @@ final class SubtitleOverlay: @unchecked Sendable {
 
     /// An overlay for a stream whose codec gave `header` (the ASS styles; nil: libass's defaults), with `fonts`
     /// (name, bytes) from the container's attachments.
-    init(header: String?, fonts: [(name: String, data: [UInt8])] = []) throws {
+    init(header: String?, fonts: [(name: String, data: [UInt8])] = [], log: MediaLog = .silent) throws {
+        self.log = log
         guard let library = ass_library_init() else {
             throw MediaError.ffmpeg("ass_library_init", status: cast_averror(ENOMEM))
         }
@@ -136,8 +139,7 @@ final class SubtitleOverlay: @unchecked Sendable {
                     let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: f.pointee.format)).map {
                         String(cString: $0)
                     }
-                    FileHandle.standardError.write(
-                        Data("castmedia: subtitles are not drawn on \(name ?? "unknown") pictures\n".utf8))
+                    log("subtitles are not drawn on \(name ?? "unknown") pictures")
                 }
                 return
             }

@@ -107,6 +107,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
         configuration.audioClock = audioClock.flatMap(AudioClock.init(rawValue:)) ?? .auto
         configuration.audioLanguage = audioLanguage
         configuration.subtitleLanguage = subtitleLanguage
+        // castd's logs: the worker's standard error is castd's.
+        configuration.log = .standardError
         return configuration
     }
 }

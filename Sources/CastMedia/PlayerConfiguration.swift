@@ -9,7 +9,7 @@ public enum AudioOutput: Sendable, Equatable {
     case alsa(device: String)
 }
 
-/// Who paces the audio: the sound card, or the engine's clock (DESIGN.md 6; docs/multiroom.md, "A sound card that
+/// Who paces the audio: the sound card, or the engine's clock (docs/design.md, decision 6; docs/multiroom.md, "A sound card that
 /// paces itself").
 public enum AudioClock: String, Sendable, Equatable, CaseIterable {
     /// By the PCM: one that ends in ALSA's `null` (`null` itself, the `file` plugin over it, as the lab's captures)

@@ -756,7 +756,7 @@ public final class GroupPlayback: Sendable {
                 // Reaching the end a moment before the others is not leaving, nor stopping with the group.
                 if reason != .playbackEnded && !shared.withLock({ state in state.stopping }) {
                     onMemberChange(
-                        .left(member(index).name, why: "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"))
+                        .left(member(index).name, why: "finished: \(reason.rawValue)\(error.map { " (\(printable($0)))" } ?? "")"))
                 }
             case .event(_, let event, let leading):
                 if leading { return event }

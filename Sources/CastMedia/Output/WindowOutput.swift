@@ -237,6 +237,7 @@ final class WindowOutput: Sendable {
                 return (work, state.requests.users.max { $0.key < $1.key }?.value, false)
             }
             if leave { return renderer }
+            renderer.hideStillPointer()
             if work.simulateClose { renderer.pushCloseEvent() }
             if let mode, !renderer.canShow(mode) {
                 // Into an application's window, out of it, or into another one: the next frame brings the picture.

@@ -261,7 +261,9 @@ final class SpeakerTests: XCTestCase {
         let clip = try tone("impostor.wav", seconds: 3)
         let sent = try cast(["send", clip, "--to", speakerName, "--json"], timeout: 30)
         print("cast send to the paired name with only the speaker in sight: exit \(sent.status): \(sent.stderr)")
-        XCTAssertEqual(sent.status, 3, "no such receiver: \(sent.stderr)\n\(sent.stdout)")
+        // Not found (3), or its last address refused the connection (5) while avahi still remembered its record.
+        XCTAssertTrue([3, 5].contains(sent.status), "exit \(sent.status): \(sent.stderr)\n\(sent.stdout)")
+        XCTAssertTrue(sent.stderr.contains(speakerName), sent.stderr)
         XCTAssertFalse(sent.stdout.contains(#""state":"playing""#), sent.stdout)
         XCTAssertEqual(capturedFrames(), 0, "the speaker got audio meant for the paired receiver")
         // The speaker itself is still there for words that do not name the paired receiver (its address).

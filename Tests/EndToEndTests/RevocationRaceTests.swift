@@ -51,9 +51,8 @@ final class RevocationRaceTests: XCTestCase {
         let id = try XCTUnwrap(list.stdout.split(separator: " ").first.map(String.init), list.stdout)
         let unpair = try runCommand([Paths.castd, "--unpair", id, "--state-dir", "\(work!)/state"], timeout: 20)
         XCTAssertEqual(unpair.status, 0, unpair.stderr)
-        // Whether castd closes the connection at once (watched) or at the hello (checked again), no welcome comes.
-        _ = receiver.waitForLine(timeout: 3, after: before) { $0.contains("no longer paired") }
-
+        // The hello at once, well within castd's hello timeout: whether castd closed the connection already (watched)
+        // or closes it at the hello (checked again), no welcome comes.
         try? tls.write(Message.hello(Hello(name: "late@test", software: "race test")).frame().encoded(), timeout: .seconds(5))
         var decoder = FrameDecoder()
         var answer: Message?

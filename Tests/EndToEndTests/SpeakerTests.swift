@@ -257,6 +257,15 @@ final class SpeakerTests: XCTestCase {
         pair.type(String(line.split(separator: " ").last ?? ""))
         XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
         receiver.stop()
+        // Away: the phone's avahi no longer lists the Cast receiver, only the speaker of its name.
+        let deadline = Date().addingTimeInterval(20)
+        var seen = ""
+        repeat {
+            seen = (try? cast(["list", "--json"]).stdout) ?? ""
+            if !seen.contains(#""kind":"cast""#) && seen.contains(#""kind":"raop""#) { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        } while Date() < deadline
+        XCTAssertFalse(seen.contains(#""kind":"cast""#), "the Cast receiver is still listed: \(seen)")
 
         let clip = try tone("impostor.wav", seconds: 3)
         let sent = try cast(["send", clip, "--to", speakerName, "--json"], timeout: 30)

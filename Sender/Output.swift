@@ -92,7 +92,7 @@ func resolvingCredentials(_ parsed: ParsedArguments) throws(CastError) -> Parsed
         let line = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
         parsed.options["user"] = String(decoding: line, as: UTF8.self)
     } else if parsed.options["user"] == nil, let fromEnvironment = environment("CAST_USER"), !fromEnvironment.isEmpty,
-        parsed.positionals.contains(where: { $0.lowercased().hasPrefix("http://") || $0.lowercased().hasPrefix("https://") })
+        parsed.positionals.contains(where: { ["http://", "https://"].contains(where: $0.lowercased().hasPrefix) })
     {
         parsed.options["user"] = fromEnvironment
     }

@@ -376,8 +376,8 @@ extension Message {
                 throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
             }
             if let start = body.startTime, !PlayRequest.startTimes.contains(start) {
-                throw ProtocolError(
-                    .malformedMessage, "play.startTime must be a number of seconds from 0 to \(Int(PlayRequest.startTimes.upperBound))")
+                let most = Int(PlayRequest.startTimes.upperBound)
+                throw ProtocolError(.malformedMessage, "play.startTime must be a number of seconds from 0 to \(most)")
             }
             if let language = body.audioLanguage, !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")

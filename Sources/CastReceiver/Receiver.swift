@@ -209,7 +209,8 @@ public final class Receiver: Sendable {
     private func updateIdleScreen() {
         let auth = configuration.auth
         let (window, screen) = state.withLock { state in
-            (state.window, IdleScreen(name: state.name, pin: state.pin, hint: Self.idleHint(name: state.name, auth: auth)))
+            let hint = Self.idleHint(name: state.name, auth: auth)
+            return (state.window, IdleScreen(name: state.name, pin: state.pin, hint: hint))
         }
         window?.setIdleScreen(screen)
     }

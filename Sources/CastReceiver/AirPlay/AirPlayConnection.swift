@@ -99,7 +99,8 @@ final class AirPlayConnection {
     private func respond(to request: HTTPRequest) -> HTTPResponse {
         guard service.hosts.accepts(request.header("Host"), localAddress: localAddress) else {
             let host = request.header("Host") ?? ""
-            logger.warning("AirPlay request from \(client.peer) for host \(host.prefix(100)) refused: not this receiver")
+            logger.warning(
+                "AirPlay request from \(client.peer) for host \(host.prefix(100)) refused: not this receiver")
             return .refusal(HTTPRequestError(.misdirectedRequest, "Host \(host.prefix(100)) is not this receiver"))
         }
         let decoded: AirPlayRequest

@@ -2,8 +2,9 @@ import Glibc
 
 /// A small secret read whole from a file the operator names (castd's `--password-file`, cast's `--user-file`).
 public enum SecretFile {
-    /// Reads `path`, which must be a regular file of at most `limit` bytes that group and others cannot access. It is opened without waiting, so a FIFO
-    /// in its place is refused at once instead of blocking castd's start until someone writes to it.
+    /// Reads `path`, which must be a regular file of at most `limit` bytes that group and others cannot access. It is
+    /// opened without waiting, so a FIFO in its place is refused at once instead of blocking castd's start until
+    /// someone writes to it.
     /// - Throws: `.keyFile` naming the file and what is wrong with it.
     public static func read(_ path: String, limit: Int) throws -> [UInt8] {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)

@@ -36,6 +36,12 @@ import CastProtocol
                     ("$XDG_CONFIG_HOME/cast/known-receivers.json", "the receivers this sender paired with, and their keys"),
                     ("$XDG_CONFIG_HOME/cast/settings.json", "the default receiver and aliases (cast config)"),
                 ]),
+            .init(
+                "ENVIRONMENT",
+                terms: [
+                    ("CAST_USER", "USER:PASS, the HTTP credentials for an http(s) URL that cast send plays when neither --user nor --user-file is given; unlike --user, not shown in the process list"),
+                    ("XDG_CONFIG_HOME", "where the cast directory lives (default ~/.config)"),
+                ]),
             .init("SEE ALSO", paragraphs: ["castd(8), avahi-browse(1)"]),
         ],
         version: castVersion)

@@ -75,6 +75,30 @@ func senderName() -> String {
     return "\(environment("USER") ?? "user")@\(host)"
 }
 
+/// The HTTP credentials of `cast send`, from wherever the user gave them: `--user USER:PASS` (visible to every local
+/// user in the process list), `--user-file FILE` (its first line; the file must not be readable by group or others),
+/// or the environment's `CAST_USER` when neither is given and a source is an http(s) URL. The result carries them as
+/// `--user`, which `cast send` checks and uses.
+func resolvingCredentials(_ parsed: ParsedArguments) throws(CastError) -> ParsedArguments {
+    var parsed = parsed
+    if let file = parsed.options["user-file"] {
+        guard parsed.options["user"] == nil else { throw CastError(.usage, "give --user or --user-file, not both") }
+        let bytes: [UInt8]
+        do {
+            bytes = try SecretFile.read(file, limit: 4096)
+        } catch {
+            throw CastError(.usage, "cannot read the --user-file: \(error)")
+        }
+        let line = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        parsed.options["user"] = String(decoding: line, as: UTF8.self)
+    } else if parsed.options["user"] == nil, let fromEnvironment = environment("CAST_USER"), !fromEnvironment.isEmpty,
+        parsed.positionals.contains(where: { ["http://", "https://"].contains(where: $0.lowercased().hasPrefix) })
+    {
+        parsed.options["user"] = fromEnvironment
+    }
+    return parsed
+}
+
 /// The sender's settings (`cast config`).
 func settings() throws(CastError) -> CastSettings {
     try CastSettings.load(configDirectory: senderConfigDirectory())

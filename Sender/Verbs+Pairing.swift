@@ -26,5 +26,5 @@ func unpair(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1 else { throw CastError(.usage, "cast unpair needs one receiver NAME or id") }
     let name = try settings().resolve(arguments.positionals[0]) ?? arguments.positionals[0]
     let removed = try Pairing.unpair(name, configDirectory: senderConfigDirectory())
-    output(arguments.has("json") ? json(["forgot": removed, "paired": false]) : "forgot \(removed)")
+    output(arguments.has("json") ? json(["forgot": removed, "paired": false]) : "forgot \(printable(removed))")
 }

@@ -92,7 +92,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
             return output(json(object))
         }
         output("name: \(printable(status.name))")
-        output("id: \(status.id)")
+        output("id: \(printable(status.id))")
         output("address: \(connection.receiver.address)")
         output("tls: \(connection.tlsVersion)")
         output("state: \(status.state.rawValue)")

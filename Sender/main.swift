@@ -57,7 +57,8 @@ let verbs: [Verb] = [
             OptionSpec("sub-lang", value: "LANG", help: "the subtitles in this language (ISO 639), or off; default: the track the file marks forced or default"),
             OptionSpec("subtitles", value: "FILE", help: "show this subtitle file (SRT, ASS, WebVTT; at most 8 MB) instead of the film's own tracks"),
             OptionSpec("loop", help: "play it again each time it ends, until stopped"),
-            OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…)"),
+            OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…); every local user sees them in the process list: prefer --user-file or CAST_USER"),
+            OptionSpec("user-file", value: "FILE", help: "read USER:PASS from the first line of FILE, which group and others must not be able to read (chmod 600)"),
             noInteractiveOption, jsonOption, timeoutOption, helpOption,
         ],
         examples: [
@@ -204,7 +205,8 @@ func help(for verb: Verb) -> String {
         return 2
     }
     do {
-        let parsed = try parseArguments(arguments.dropFirst(), options: verb.options)
+        var parsed = try parseArguments(arguments.dropFirst(), options: verb.options)
+        if verb.options.contains(where: { $0.name == "user" }) { parsed = try resolvingCredentials(parsed) }
         if parsed.has("help") {
             output(help(for: verb))
             return 0

@@ -21,6 +21,8 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let methodNotAllowed = HTTPStatus(405, "Method Not Allowed")
     /// 408: the request did not arrive in time.
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")
+    /// 421: the request names a host that is not this server (`Host`: DNS rebinding).
+    public static let misdirectedRequest = HTTPStatus(421, "Misdirected Request")
     /// 411: a body without `Content-Length`.
     public static let lengthRequired = HTTPStatus(411, "Length Required")
     /// 413: the body is over the limit.

@@ -9,8 +9,8 @@ public enum AudioOutput: Sendable, Equatable {
     case alsa(device: String)
 }
 
-/// Who paces the audio: the sound card, or the engine's clock (DESIGN.md 6; docs/multiroom.md, "A sound card that
-/// paces itself").
+/// Who paces the audio: the sound card, or the engine's clock (docs/design.md, decision 6; docs/multiroom.md, "A
+/// sound card that paces itself").
 public enum AudioClock: String, Sendable, Equatable, CaseIterable {
     /// By the PCM: one that ends in ALSA's `null` (`null` itself, the `file` plugin over it, as the lab's captures)
     /// takes what it is given, and the engine paces it; any other (a card, a plugin over one, a sound server) paces

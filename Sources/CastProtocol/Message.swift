@@ -375,8 +375,9 @@ extension Message {
             default:
                 throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
             }
-            if let start = body.startTime, !(start.isFinite && start >= 0) {
-                throw ProtocolError(.malformedMessage, "play.startTime must be a finite number of seconds ≥ 0")
+            if let start = body.startTime, !PlayRequest.startTimes.contains(start) {
+                let most = Int(PlayRequest.startTimes.upperBound)
+                throw ProtocolError(.malformedMessage, "play.startTime must be a number of seconds from 0 to \(most)")
             }
             if let language = body.audioLanguage, !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")

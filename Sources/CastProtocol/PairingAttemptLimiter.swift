@@ -147,6 +147,14 @@ public struct PairingAttemptLimiter: Sendable, Equatable {
     attemptStarted = nil
   }
 
+  /// Takes up the failures in a row counted before a restart (castd keeps them in its state directory): the limiter
+  /// is closed when they reach `attemptLimit`, and otherwise backs off from `now` as after the last of them.
+  public mutating func restore(consecutiveFailures failures: Int, now: ContinuousClock.Instant) {
+    guard failures > 0 else { return }
+    consecutiveFailures = min(failures, attemptLimit)
+    closedUntil = now + Self.backoff[min(consecutiveFailures, Self.backoff.count) - 1]
+  }
+
   /// The operator reopens pairing: failures are forgotten (an attempt in progress goes on).
   public mutating func reopen() {
     consecutiveFailures = 0

@@ -37,6 +37,9 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     public static let maximumURLLength = 4096
     /// The URL schemes a receiver opens.
     public static let urlSchemes: Set<String> = ["http", "https"]
+    /// The start times accepted, in seconds: as a seek's positions (0...10⁷, about 115 days), so that no number a
+    /// sender sends overflows the engine's integer timestamps (a `Double` beyond 9.2·10¹² s does in microseconds).
+    public static let startTimes: ClosedRange<Double> = 0...1e7
 
     /// A request for media the sender serves.
     public init(title: String, media: MediaDescriptor, startTime: Double? = nil) {

@@ -41,3 +41,41 @@ public func percentDecoded(_ text: Substring, plusIsSpace: Bool = false) -> Stri
     }
     return String(validating: bytes, as: UTF8.self)
 }
+
+/// How people order names (`cast list`): case aside, and runs of digits by their value, so "Room 2" comes before
+/// "Room 10" and "room 3" after "Room 2". Negative when `lhs` comes first, positive when `rhs` does, 0 when they
+/// differ at most in case or in leading zeros ("Room 02", "room 2"): the caller breaks such ties as it needs.
+public func compareNaturally(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Int {
+    let a = Array(lhs.lowercased().unicodeScalars)
+    let b = Array(rhs.lowercased().unicodeScalars)
+    func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }
+    var i = 0
+    var j = 0
+    while i < a.count && j < b.count {
+        guard isDigit(a[i]) && isDigit(b[j]) else {
+            if a[i] != b[j] { return a[i] < b[j] ? -1 : 1 }
+            i += 1
+            j += 1
+            continue
+        }
+        // Two numbers: the one with fewer significant digits is smaller; of as many, the first differing digit.
+        let startA = i
+        let startB = j
+        while i < a.count && isDigit(a[i]) { i += 1 }
+        while j < b.count && isDigit(b[j]) { j += 1 }
+        let digitsA = a[startA..<i].drop { $0 == "0" }
+        let digitsB = b[startB..<j].drop { $0 == "0" }
+        if digitsA.count != digitsB.count { return digitsA.count < digitsB.count ? -1 : 1 }
+        if let (x, y) = zip(digitsA, digitsB).first(where: { $0 != $1 }) { return x < y ? -1 : 1 }
+    }
+    if i < a.count { return 1 }
+    if j < b.count { return -1 }
+    return 0
+}
+
+/// Whether `lhs` comes before `rhs` as people order names (`compareNaturally`), ties broken by the exact text so
+/// that a sort is the same at every run.
+public func precedesNaturally(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {
+    let order = compareNaturally(lhs, rhs)
+    return order == 0 ? String(lhs) < String(rhs) : order < 0
+}

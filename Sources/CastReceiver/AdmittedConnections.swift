@@ -17,10 +17,14 @@ final class AdmittedConnections: Sendable {
 
     private let entries = Mutex<[Entry]>([])
 
-    /// Starts watching a connection admitted for the sender with this key.
+    /// Starts watching a connection admitted for the sender with this key; a connection already watched (since its
+    /// TLS handshake) is watched once, under the name given now.
     func add(_ tls: TLSConnection, sender: String, peer: String) {
         guard let key = tls.peerPublicKey else { return }
-        entries.withLock { $0.append(Entry(tls: tls, key: key, sender: sender, peer: peer)) }
+        entries.withLock { entries in
+            entries.removeAll { $0.tls == nil || $0.tls === tls }
+            entries.append(Entry(tls: tls, key: key, sender: sender, peer: peer))
+        }
     }
 
     /// Stops watching a connection (it ended).

@@ -53,7 +53,12 @@ final class ControlConnection {
             }
         }
         let writer = MessageWriter(tls)
+        // Watched for revocation before its key is checked, so that an unpairing at any moment after the check closes
+        // it: one checked first and watched only at its hello (seconds later) would keep control if unpaired between.
+        // A stranger is not watched (a store change would close it while it pairs) until it has paired.
+        receiver.watchAdmitted(tls, sender: "(before its hello)", peer: peer)
         let peerIsPaired = receiver.pairing.isPaired(tls.peerPublicKey)
+        if !peerIsPaired { receiver.admitted.remove(tls) }
         // A paired key has passed the only check there is: it leaves the strangers' pool now, before its hello, so
         // that strangers arriving after it cannot push it out.
         if peerIsPaired, receiver.configuration.auth != .none, !markAdmitted() { return }
@@ -74,12 +79,20 @@ final class ControlConnection {
         func perform(_ action: ReceiverConnectionStateMachine.Action) throws -> Bool {
             switch action {
             case .send(let message):
-                try writer.send(message)
                 if case .welcome = message, let hello = machine.peer {
                     guard markAdmitted() else { return false }
                     receiver.watchAdmitted(tls, sender: hello.name, peer: peer)
+                    // Checked again, now that it is watched, before it is welcomed: the key may have been unpaired
+                    // since the check at its TLS handshake.
+                    guard receiver.configuration.auth == .none || receiver.pairing.isPaired(tls.peerPublicKey) else {
+                        logger.warning("sender \"\(hello.name)\" from \(peer) closed: it is no longer paired")
+                        return false
+                    }
+                    try writer.send(message)
                     logger.info("sender \"\(hello.name)\" (\(hello.software)) connected from \(peer)")
+                    return true
                 }
+                try writer.send(message)
                 return true
             case .startPairing(let start):
                 switch receiver.pairing.challenge(for: start, peerKey: tls.peerPublicKey) {

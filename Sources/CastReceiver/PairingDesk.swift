@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// Thread-safety: the limiter is behind a Mutex; the store is Sendable and serialises its own
 /// writes (and guards against other processes with a lock file). SRP state of one attempt lives
-/// in its connection, never here.
+/// in its connection, never here. The failure count is written to the state directory under a Mutex of its own
+/// (`persisted`), never under the limiter's, so that a slow disk never holds up the limiter.
 final class PairingDesk: Sendable {
     private let auth: AuthMode
     private let password: String?
@@ -18,6 +19,10 @@ final class PairingDesk: Sendable {
     private let identity: Identity
     private let logger: Logger
     private let limiter: Mutex<PairingAttemptLimiter>
+    /// Where the failure count is kept across restarts, and the count last written there (nil: none is written,
+    /// as when the state directory cannot be written).
+    private let stateDirectory: String
+    private let persisted: Mutex<Int?>
     /// Told the PIN when an attempt opens and nil when it ends (the idle screen shows it).
     private let pinObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
 
@@ -31,7 +36,20 @@ final class PairingDesk: Sendable {
         auth: AuthMode, password: String?, stateDirectory: String, identity: Identity, logger: Logger,
         attemptLimit: Int = PairingAttemptLimiter.defaultAttemptLimit
     ) {
-        self.limiter = Mutex(PairingAttemptLimiter(attemptLimit: attemptLimit))
+        var limiter = PairingAttemptLimiter(attemptLimit: attemptLimit)
+        // Failed attempts before a restart still count: a restart must not hand a guesser fresh attempts. A count
+        // that cannot be read closes pairing (the operator's SIGHUP reopens it and writes a fresh count).
+        let failures: Int
+        do {
+            failures = try PairingFailureCount.read(directory: stateDirectory)
+        } catch {
+            logger.error("\(error): pairing stays closed until castd gets SIGHUP")
+            failures = attemptLimit
+        }
+        limiter.restore(consecutiveFailures: failures, now: .now)
+        self.limiter = Mutex(limiter)
+        self.stateDirectory = stateDirectory
+        self.persisted = Mutex(failures)
         self.auth = auth
         self.password = password
         self.identity = identity
@@ -48,6 +66,25 @@ final class PairingDesk: Sendable {
         }
         self.store = store
         self.storeProblem = problem
+        if limiter.isClosed {
+            logger.warning(
+                "pairing is closed: \(failures) pairing attempts in a row failed before this start; paired senders "
+                    + "still connect. To let a new sender pair, reopen it: send castd SIGHUP")
+        }
+    }
+
+    /// Writes the limiter's failure count to the state directory when it changed since the last write.
+    private func persistFailures() {
+        persisted.withLock { written in
+            let count = limiter.withLock { $0.consecutiveFailures }
+            guard count != written else { return }
+            do {
+                try PairingFailureCount.write(count, directory: stateDirectory)
+                written = count
+            } catch {
+                logger.error("\(error): a restart would forget failed pairing attempts")
+            }
+        }
     }
 
     /// Whether a TLS peer key belongs to a paired sender. A store that cannot be read admits nobody.
@@ -72,6 +109,7 @@ final class PairingDesk: Sendable {
             return .refuse(PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
         }
         let (decision, number) = limiter.withLock { ($0.beginAttempt(now: .now), $0.attemptNumber) }
+        persistFailures()  // an attempt left to time out is counted when the next begins
         guard decision == .allowed else { return .refuse(failure(for: decision)) }
         let secret: String
         switch auth {
@@ -111,6 +149,7 @@ final class PairingDesk: Sendable {
             m2 = try attempt.server.verify(A: proof.A, M1: proof.M1, binding: tls.pairingBinding())
         } catch {
             let decision = limiter.withLock { $0.recordFailure(now: .now) }
+            persistFailures()
             logger.warning("pairing with \"\(start.name)\" failed: wrong \(secretWord) or a relayed session")
             var failure = failure(for: decision)
             failure.reason = .authenticationFailed
@@ -125,6 +164,7 @@ final class PairingDesk: Sendable {
             guard let store else { throw PairingStoreMissing() }
             let paired = try store.add(publicKey: start.publicKey, name: start.name)
             limiter.withLock { $0.recordSuccess() }
+            persistFailures()
             logger.info("paired with \"\(start.name)\" (id \(paired.id))")
             return .proceed(PairingConfirmation(M2: m2, publicKey: identity.publicKey))
         } catch {
@@ -143,6 +183,7 @@ final class PairingDesk: Sendable {
             return (true, limiter.isClosed)
         }
         guard counted else { return }
+        persistFailures()
         showPIN(nil)
         if closed { logClosed() }
     }
@@ -153,6 +194,7 @@ final class PairingDesk: Sendable {
             defer { limiter.reopen() }
             return limiter.isClosed
         }
+        persistFailures()
         if wasClosed { logger.info("pairing reopened") }
     }
 
@@ -160,7 +202,7 @@ final class PairingDesk: Sendable {
         let limit = limiter.withLock { $0.attemptLimit }
         logger.warning(
             "pairing closed: \(limit) pairing attempts in a row failed (wrong, abandoned or timed out); paired senders "
-                + "still connect. To let a new sender pair, reopen it: send castd SIGHUP (or restart it)")
+                + "still connect. To let a new sender pair, reopen it: send castd SIGHUP (a restart does not)")
     }
 
     /// Calls `observer` with each attempt's PIN when it is made, and with nil when the attempt ends (PIN mode only).

@@ -222,10 +222,19 @@ public final class Receiver: Sendable {
         }
     }
 
-    /// Shows the current name and PIN on the idle screen.
+    /// Shows the current name and PIN on the idle screen, or while no PIN is open, how to use the receiver.
     private func updateIdleScreen() {
-        let (window, screen) = state.withLock { ($0.window, IdleScreen(name: $0.name, pin: $0.pin)) }
+        let auth = configuration.auth
+        let (window, screen) = state.withLock { state in
+            let hint = Self.idleHint(name: state.name, auth: auth)
+            return (state.window, IdleScreen(name: state.name, pin: state.pin, hint: hint))
+        }
         window?.setIdleScreen(screen)
+    }
+
+    /// What the idle screen says to do: how to pair, or with `--auth none` how to play.
+    static func idleHint(name: String, auth: AuthMode) -> String {
+        auth == .none ? "To play: cast send FILE --to \"\(name)\"" : "To pair: cast pair \"\(name)\""
     }
 
     /// The port of the AirPlay video service, once started with `--airplay-video`.

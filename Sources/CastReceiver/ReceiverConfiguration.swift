@@ -59,12 +59,14 @@ public struct ReceiverConfiguration: Sendable {
         /// an attempt whose connection is stuck, is the same).
         public var pairingTimeout: Duration = PairingAttemptLimiter.attemptTimeout
         /// Pairing attempts that may fail in a row (wrong, abandoned or timed out) before pairing is closed until
-        /// the operator reopens it (SIGHUP or a restart): `--pairing-attempts`, 1 to 10.
+        /// the operator reopens it (SIGHUP; the count survives a restart): `--pairing-attempts`, 1 to 10.
         public var pairingAttemptLimit: Int = PairingAttemptLimiter.defaultAttemptLimit
         /// Time from an accepted play request to its media connection.
         public var mediaConnectionTimeout: Duration = .seconds(10)
         /// AirPlay connections served at once; more are closed at accept.
         public var maximumAirPlayConnections: Int = 16
+        /// AirPlay connections served at once from one address, so that one device cannot take every place.
+        public var maximumAirPlayConnectionsPerAddress: Int = 8
         /// Time an AirPlay client may take from the first to the last byte of one request.
         public var airPlayRequestTimeout: Duration = .seconds(10)
         /// Silence after which an AirPlay connection is closed, unless a session it started still runs

@@ -84,7 +84,7 @@ public struct ReceiverSettings: Sendable {
         OptionSpec("scaling", value: "MODE", help: "how the window fits pictures: aspectFit (default), aspectFill, fill or none"),
         OptionSpec("timing-log", value: "FILE", help: "write when each video frame and audio period was presented (A/V sync checks)"),
         OptionSpec("auth", value: "MODE", help: "how senders are admitted: pin (default), password or none"),
-        OptionSpec("password-file", value: "FILE", help: "the secret for --auth password"),
+        OptionSpec("password-file", value: "FILE", help: "the secret for --auth password (mode 0600 or stricter)"),
         OptionSpec("state-dir", value: "DIR", help: "where the identity is kept (default /var/lib/castd as root)"),
         OptionSpec("events", value: "FILE", help: "write every event as a JSON line to FILE, or - for standard output"),
         OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),

@@ -755,8 +755,8 @@ public final class GroupPlayback: Sendable {
             case .event(let index, .finished(let reason, let error, _), _):
                 // Reaching the end a moment before the others is not leaving, nor stopping with the group.
                 if reason != .playbackEnded && !shared.withLock({ state in state.stopping }) {
-                    onMemberChange(
-                        .left(member(index).name, why: "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"))
+                    let why = "finished: \(reason.rawValue)\(error.map { " (\(printable($0)))" } ?? "")"
+                    onMemberChange(.left(member(index).name, why: why))
                 }
             case .event(_, let event, let leading):
                 if leading { return event }

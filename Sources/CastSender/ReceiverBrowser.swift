@@ -64,9 +64,13 @@ public enum ReceiverBrowser {
         speakersDone.wait()
         var all = found.compactMap(receiver)
         if case .success(let seen) = speakers.withLock({ $0 }) { all += seen.map(speaker) }
-        // A Cast receiver and a speaker of the same name: the Cast receiver first, so that a name picks it.
+        // Names as people order them ("Room 2" before "Room 10"); a Cast receiver and a speaker of the same name: the
+        // Cast receiver first, so that a name picks it.
         return all.sorted {
-            ($0.name.lowercased(), $0.kind == .cast ? 0 : 1) < ($1.name.lowercased(), $1.kind == .cast ? 0 : 1)
+            let order = compareNaturally($0.name, $1.name)
+            if order != 0 { return order < 0 }
+            if $0.kind != $1.kind { return $0.kind == .cast }
+            return $0.name < $1.name
         }
     }
 

@@ -23,11 +23,17 @@ extension ReceiverConnection {
     /// for either way: a wrong key at the last address is refused without a word sent, and only discovery (with
     /// its own check) can still reach the receiver elsewhere. When neither proves the key, the refusal of a wrong
     /// key wins over "not found", so an impostor at the last address gets the impersonation warning (exit 4).
+    ///
+    /// Words that name a paired Cast receiver never reach an AirPlay speaker, whatever `includingSpeakers` says: a
+    /// speaker proves no key, so one advertising the paired receiver's name while that receiver is away would
+    /// otherwise be chosen in its place (docs/security.md, "A speaker in a paired receiver's name").
     /// - Throws: `CastError` as `ReceiverBrowser.resolve` and `open` do.
     public static func reach(
         _ query: String?, browseTimeout: Duration = .seconds(2), includingSpeakers: Bool = false,
         configDirectory: String, senderName: String, timeout: Duration = .seconds(5)
     ) throws(CastError) -> ReachedReceiver {
+        let includingSpeakers =
+            includingSpeakers && !(query.map { namesPairedReceiver($0, configDirectory: configDirectory) } ?? false)
         guard let query, let last = lastAddress(of: query, configDirectory: configDirectory) else {
             let receiver = try ReceiverBrowser.resolve(
                 query, timeout: browseTimeout, includingSpeakers: includingSpeakers)
@@ -76,6 +82,14 @@ extension ReceiverConnection {
 
     /// How long discovery waits for the last address to fail before it starts anyway (ms).
     static let lastAddressHeadStart = 100
+
+    /// Whether `query` names a paired receiver exactly (its id, or its name folded as `ReceiverPin` folds it).
+    static func namesPairedReceiver(_ query: String, configDirectory: String) -> Bool {
+        guard case .name = ReceiverQuery(query),
+            let paired = try? KnownReceivers.load(directory: configDirectory).list()
+        else { return false }
+        return paired.contains { $0.id == query.lowercased() || ReceiverPin.sameName($0.name, query) }
+    }
 
     /// The paired receiver `query` names exactly (its id, or its name folded as `ReceiverPin` folds it), as a
     /// description at the address it was last reached at; nil when none, several, or no usable address.

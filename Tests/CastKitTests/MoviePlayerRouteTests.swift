@@ -30,12 +30,13 @@ final class MoviePlayerRouteTests: XCTestCase {
         return receiver
     }
 
-    private func makePlayer(_ clip: URL) -> MoviePlayerController {
+    private func makePlayer(_ clip: URL, credentialsOverPlainHTTP: Bool = false) -> MoviePlayerController {
         MoviePlayerController(
             contentURL: clip,
             outputs: MovieFixtures.outputs(video: .framemd5(path: folder.appendingPathComponent("local.md5").path)),
             configuration: CastKitConfiguration(
-                configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
+                configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests",
+                storedCredentialsOverPlainHTTP: credentialsOverPlainHTTP))
     }
 
     /// The access log across moves (issue 29): an entry per playback, as iOS adds them. Playing here, the entry shows
@@ -196,15 +197,50 @@ final class MoviePlayerRouteTests: XCTestCase {
     /// A protected stream on a receiver: the receiver opens the URL itself with the credentials the program stored
     /// for the server's protection space (they travel in the play request, not in the URL), and, without autoplay,
     /// waits at the first picture without ever playing.
+    ///
+    /// Stored credentials go only to a receiver whose key was pinned by pairing, and for plain http only when the
+    /// program opted in (issue #29): an unpaired `--auth none` receiver plays the URL without them (401).
     func testAProtectedStreamWithoutAutoplayOnAReceiver() throws {
-        let receiver = try startReceiver()
         let clip = try MovieFixtures.clip(seconds: 2, in: folder)
         let server = try MediaServer(folder: folder, auth: "bob:pa:ss")
         defer { server.stop() }
         let forget = server.storeCredential(user: "bob", password: "pa:ss")
         defer { forget() }
         let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/\(clip.lastPathComponent)"))
-        let player = makePlayer(url)
+
+        let unpaired = try startReceiver()
+        let refused = makePlayer(url, credentialsOverPlainHTTP: true)
+        let refusedLog = MoviePlayerLog(refused)
+        CastRoute.selected = unpaired.description
+        refused.play()
+        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { refusedLog.finishReason != nil }, "\(refusedLog.names)")
+        // The receiver was asked without them: the server refused it (the movie then goes on here, as after any
+        // receiver's failure).
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 2) { refused.errorLog.contains { $0.statusCode == 401 } }, "\(refused.errorLog)")
+        XCTAssertTrue(
+            unpaired.output.contains { $0.contains("finished: playbackError") && $0.contains("401") },
+            "the unpaired receiver got the stored credentials: \(unpaired.output.suffix(5))")
+        refused.stop()
+        unpaired.kill()
+        for name in ["local.md5", "remote.md5"] { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+
+        let receiver = try LoopbackReceiver(
+            stateDirectory: folder.appendingPathComponent("paired-state").path,
+            videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path, auth: "pin")
+        self.receiver = receiver
+        _ = try Pairing.pair(
+            receiver.description, configDirectory: folder.appendingPathComponent("sender").path,
+            senderName: "castkit-tests"
+        ) {
+            var line: String?
+            MovieFixtures.wait(timeout: 10) {
+                line = receiver.output.first { $0.hasPrefix("Pairing PIN: ") }
+                return line != nil
+            }
+            return line.map { String($0.dropFirst("Pairing PIN: ".count)) }
+        }
+        let player = makePlayer(url, credentialsOverPlainHTTP: true)
         let log = MoviePlayerLog(player)
         player.shouldAutoplay = false
         CastRoute.selected = receiver.description

@@ -42,4 +42,19 @@ final class StoredCredentialsTests: XCTestCase {
             StoredCredentials.authenticated(URL(string: "http://media.test/a%20b.mp4")!).absoluteString,
             "http://plain:pw-plain@media.test/a%20b.mp4")
     }
+
+    /// Stored credentials go only to a receiver whose key was pinned by pairing, and over plain http only when the
+    /// program opted in (issue #29): an unpaired `auth none` receiver, or anyone on a plain-http path, got them.
+    func testStoredCredentialsGoOnlyToPinnedReceiversAndOverHTTPSUnlessOptedIn() {
+        let https = URL(string: "https://media.test/m.mp4")!
+        let http = URL(string: "http://media.test/m.mp4")!
+        XCTAssertTrue(StoredCredentials.mayGo(toReceiver: true, for: https, overPlainHTTP: false))
+        XCTAssertFalse(StoredCredentials.mayGo(toReceiver: false, for: https, overPlainHTTP: false), "unpaired")
+        XCTAssertFalse(StoredCredentials.mayGo(toReceiver: false, for: https, overPlainHTTP: true), "unpaired")
+        XCTAssertFalse(StoredCredentials.mayGo(toReceiver: true, for: http, overPlainHTTP: false), "plain http")
+        XCTAssertTrue(StoredCredentials.mayGo(toReceiver: true, for: http, overPlainHTTP: true), "opted in")
+        XCTAssertFalse(StoredCredentials.mayGo(toReceiver: false, for: http, overPlainHTTP: true), "unpaired")
+        XCTAssertFalse(StoredCredentials.mayGo(toReceiver: true, for: URL(fileURLWithPath: "/m.mp4"), overPlainHTTP: true))
+        XCTAssertFalse(CastKitConfiguration().storedCredentialsOverPlainHTTP, "off by default")
+    }
 }

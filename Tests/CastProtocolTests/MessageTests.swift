@@ -155,6 +155,20 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(try Message(now), .control(PlaybackControl(.resume)))
     }
 
+    /// A start time is bounded like a seek's position (issue #29): 1e300 s would overflow the engine's timestamps.
+    func testPlayBoundsTheStartTime() throws {
+        for start in ["1e300", "10000000.5", "1.8e19", "-0.001"] {
+            let json = #"{"title":"a","media":{"seekable":true},"startTime":\#(start)}"#
+            assertRejected(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)), .malformedMessage)
+        }
+        for start in [0.0, 12.5, 1e7] {
+            let json = #"{"title":"a","media":{"seekable":true},"startTime":\#(start)}"#
+            guard case .play(let request) = try Message(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
+            else { return XCTFail("not a play") }
+            XCTAssertEqual(request.startTime, start)
+        }
+    }
+
     func testPlayRejectsNegativeSizesAndStartTimes() {
         for json in [
             #"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#,

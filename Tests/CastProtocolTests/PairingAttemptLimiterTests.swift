@@ -39,7 +39,7 @@ final class PairingAttemptLimiterTests: XCTestCase {
     XCTAssertEqual(limiter.recordFailure(now: at(now + 2)), .backingOff(retryAfter: .seconds(1)))
   }
 
-  /// The design's bound (DESIGN.md, "Pairing"): a script that guesses a fresh 4-digit PIN at every attempt pairs
+  /// The design's bound (docs/design.md, decision 3): a script that guesses a fresh 4-digit PIN at every attempt pairs
   /// with a chance of at most 0.1 % before pairing closes, however long it has (a day or a year): the limiter lets
   /// no more than `attemptLimit` attempts fail in a row, whatever their pace.
   func testAGuessersChanceBeforePairingClosesIsAtMostOneInAThousand() {

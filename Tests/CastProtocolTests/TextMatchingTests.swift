@@ -13,6 +13,27 @@ final class TextMatchingTests: XCTestCase {
         XCTAssertEqual("line\n".trimmed(), "line", "a line's end is white space too")
     }
 
+    /// `cast list` orders names as people do (issue #29): numbers by value, case aside.
+    func testNamesSortAsPeopleOrderThem() {
+        let names = [
+            "Room 10", "room 3", "Room 2", "Kitchen", "Room 1", "Room", "Den 2b", "Den 2a", "Den 10", "Room 02", "kitchen",
+            "Ärmel", "Room 2 Left", "Room 9999999999999999999999", "Room 10000000000000000000000",
+        ]
+        XCTAssertEqual(
+            names.sorted(by: precedesNaturally),
+            [
+                "Den 2a", "Den 2b", "Den 10", "Kitchen", "kitchen", "Room", "Room 1", "Room 02", "Room 2", "Room 2 Left",
+                "room 3", "Room 10", "Room 9999999999999999999999", "Room 10000000000000000000000", "Ärmel",
+            ])
+        XCTAssertEqual(compareNaturally("Room 2", "Room 10"), -1)
+        XCTAssertEqual(compareNaturally("Room 10", "Room 2"), 1)
+        XCTAssertEqual(compareNaturally("ROOM 2", "room 02"), 0, "case and leading zeros alone are a tie")
+        XCTAssertEqual(compareNaturally("", ""), 0)
+        XCTAssertEqual(compareNaturally("", "a"), -1)
+        XCTAssertEqual(compareNaturally("a1", "a"), 1)
+        XCTAssertFalse(precedesNaturally("Room 2", "Room 2"), "irreflexive")
+    }
+
     func testCaseInsensitiveMatchAgreesWithNSString() {
         let pairs = [
             ("Living Room", "living room"), ("KITCHEN", "kitchen"), ("Čajovna", "čajovna"), ("Ωmega", "ωmega"),

@@ -174,8 +174,9 @@ final class AirPlayTests: XCTestCase {
             import socket, sys, threading, time
             host, port = sys.argv[1], int(sys.argv[2])
             results = [None] * 16
+            sources = sys.argv[3:5]
             def stream(index, fast):
-                s = socket.create_connection((host, port), timeout=2)
+                s = socket.create_connection((host, port), timeout=2, source_address=(sources[0 if fast else 1], 0))
                 s.setblocking(False)
                 started = time.monotonic()
                 answer, sent, chunk = b"", 0, b"\\r\\n" * (32768 if fast else 1)
@@ -206,7 +207,10 @@ final class AirPlayTests: XCTestCase {
             print("\\n".join(results))
             """
         // castd's memory is sampled while the streams run: once they end, castd frees what it held for them.
-        let streams = try lab.start(on: .phone, ["python3", "-c", script, lab.address(.box), String(airPlayPort)])
+        // The fast and the slow come from two addresses of the phone: one address holds at most 8 connections.
+        let sources = try addPhoneAddresses(2)
+        let streams = try lab.start(
+            on: .phone, ["python3", "-c", script, lab.address(.box), String(airPlayPort)] + sources)
         var peak = before
         let deadline = Date().addingTimeInterval(40)
         while streams.isRunning, Date() < deadline {
@@ -569,6 +573,66 @@ final class AirPlayTests: XCTestCase {
         XCTAssertNotNil(watcher.waitForLine(containing: "the AirPlay client was lost", timeout: 5), "\(watcher.output)")
         let status = try lab.run(on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
+    }
+
+    /// `count` more addresses on the phone's lab interface (its network's .200 and up), for a second device.
+    private func addPhoneAddresses(_ count: Int) throws -> [String] {
+        let phone = lab.address(.phone)
+        let prefix = phone[...phone.lastIndex(of: ".")!]
+        return try (0..<count).map { index in
+            let address = "\(prefix)\(200 + index)"
+            let added = try lab.run(on: .phone, ["ip", "addr", "add", "\(address)/24", "dev", "lab0"])
+            XCTAssertEqual(added.status, 0, added.stderr)
+            return address
+        }
+    }
+
+    /// DNS rebinding (issue #29): a web page whose name was made to resolve to the box sends its own name as `Host`.
+    /// Such requests are answered 421 and carried out never; the box's address (as AirPlay clients send it) is served.
+    func testARequestNamingAnotherHostIsRefused() throws {
+        try startReceiver()
+        let box = "\(lab.address(.box)):\(airPlayPort)"
+        let info = try exchange("GET /server-info HTTP/1.1\r\nHost: \(box)\r\nConnection: close\r\n\r\n")
+        XCTAssertTrue(info.hasPrefix("HTTP/1.1 200 "), info)
+        let rebound = try exchange("GET /server-info HTTP/1.1\r\nHost: evil.example:\(airPlayPort)\r\nConnection: close\r\n\r\n")
+        XCTAssertTrue(rebound.hasPrefix("HTTP/1.1 421 "), rebound)
+        XCTAssertFalse(rebound.contains("bplist00"), rebound)
+        let body = "Content-Location: http://\(lab.address(.phone)):1/clip.mp4\nStart-Position: 0\n"
+        let play = try exchange(
+            "POST /play HTTP/1.1\r\nHost: evil.example\r\nContent-Type: text/parameters\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        XCTAssertTrue(play.hasPrefix("HTTP/1.1 421 "), play)
+        XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "not this receiver", timeout: 5), "\(receiver.output)")
+        print("AirPlay with Host \(box): \(info.prefix(15)); with Host evil.example: \(rebound.prefix(30))")
+    }
+
+    /// One address holds at most 8 AirPlay connections (issue #29): its 9th is closed at accept, while another
+    /// address is still served.
+    func testOneAddressCannotTakeEveryAirPlayConnection() throws {
+        try startReceiver()
+        let other = try addPhoneAddresses(1)[0]
+        let script = """
+            import socket, sys, time
+            host, port, other = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+            held = [socket.create_connection((host, port), timeout=5) for _ in range(8)]
+            time.sleep(0.5)
+            ninth = socket.create_connection((host, port), timeout=5)
+            try:
+                print("ninth:", "closed" if ninth.recv(100) == b"" else "answered")
+            except OSError as error:
+                print("ninth: closed", error)
+            s = socket.create_connection((host, port), timeout=5, source_address=(other, 0))
+            s.sendall(b"GET /server-info HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n")
+            print("other:", s.recv(100).split(b"\\r\\n")[0].decode())
+            """
+        let result = try runCommand(
+            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort), other],
+            timeout: 30)
+        print("9 connections from one address, then one from another: \(result.stdout) \(result.stderr)")
+        XCTAssertTrue(result.stdout.contains("ninth: closed"), "\(result.stdout) \(result.stderr)")
+        XCTAssertTrue(result.stdout.contains("other: HTTP/1.1 200 OK"), "\(result.stdout) \(result.stderr)")
+        XCTAssertNotNil(receiver.waitForLine(containing: "8 connections from", timeout: 5), "\(receiver.output)")
     }
 
     func testBadRequestsGetClearAnswersAndCastdKeepsServing() throws {

@@ -18,6 +18,7 @@ final class LoadTests: XCTestCase {
         work = NSTemporaryDirectory() + "cast-load-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         try Data((password + "\n").utf8).write(to: URL(fileURLWithPath: "\(work!)/password"))
+        XCTAssertEqual(chmod("\(work!)/password", 0o600), 0)
         daemon = try Daemon(
             [Paths.castd, "--name", "Load", "--auth", "password", "--password-file", "\(work!)/password", "--port", "0",
              "--listen", "127.0.0.1", "--no-advertise", "--video-out", "none", "--audio-device", "none",

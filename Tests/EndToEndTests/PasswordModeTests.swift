@@ -23,6 +23,7 @@ final class PasswordModeTests: XCTestCase {
         self.lab = lab
         let passwordFile = "\(work!)/password"
         try Data("correct horse\n".utf8).write(to: URL(fileURLWithPath: passwordFile))
+        XCTAssertEqual(chmod(passwordFile, 0o600), 0)
         let receiver = try lab.start(
             on: .box,
             [Paths.castd, "--name", "Living Room", "--port", "7100", "--auth", "password", "--password-file",
@@ -79,11 +80,37 @@ final class PasswordModeTests: XCTestCase {
         // An empty password file is refused just as clearly.
         let empty = "\(work!)/empty"
         _ = FileManager.default.createFile(atPath: empty, contents: Data("\n".utf8))
+        XCTAssertEqual(chmod(empty, 0o600), 0)
         let emptyResult = try runCommand(
             [Paths.castd, "--auth", "password", "--password-file", empty, "--listen", "127.0.0.1", "--port", "0",
              "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"],
             timeout: 20)
         XCTAssertEqual(emptyResult.status, 2, emptyResult.stderr)
         XCTAssertTrue(emptyResult.stderr.contains("is empty"), emptyResult.stderr)
+    }
+
+    /// A password file that group or others may read is refused, as ssh refuses such a private key (issue #29): the
+    /// secret would be every local user's. castd names the mode and the fix, and does not start.
+    func testAPasswordFileOthersCanReadIsRefused() throws {
+        let secret = "\(work!)/readable"
+        _ = FileManager.default.createFile(atPath: secret, contents: Data("correct horse\n".utf8))
+        for mode: mode_t in [0o644, 0o640, 0o604] {
+            XCTAssertEqual(chmod(secret, mode), 0)
+            let result = try runCommand(
+                [Paths.castd, "--auth", "password", "--password-file", secret, "--listen", "127.0.0.1", "--port", "0",
+                 "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"],
+                timeout: 20)
+            XCTAssertEqual(result.status, 2, result.stderr)
+            XCTAssertTrue(result.stderr.contains("has mode 0\(String(mode, radix: 8))"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("chmod 600 \(secret)"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("listening on"), result.stderr)
+        }
+        XCTAssertEqual(chmod(secret, 0o400), 0)
+        let daemon = try Daemon(
+            [Paths.castd, "--auth", "password", "--password-file", secret, "--listen", "127.0.0.1", "--port", "0",
+             "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"],
+            environment: [:])
+        defer { daemon.stop() }
+        XCTAssertNoThrow(try daemon.listeningPort(), "a file of mode 0400 is accepted")
     }
 }

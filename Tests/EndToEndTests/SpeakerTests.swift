@@ -240,4 +240,43 @@ final class SpeakerTests: XCTestCase {
         XCTAssertEqual(sender.waitForExit(timeout: 10), 5, "\(sender.output)")
         XCTAssertTrue(sender.output.contains { $0.contains("speaker") }, "\(sender.output)")
     }
+
+    /// A speaker cannot impersonate a paired receiver (issue #29): the user paired a Cast receiver named like the
+    /// speaker; with that receiver away, `cast send --to NAME` must not fall back to the speaker of the same name
+    /// (which proves no key and would get the decoded audio), but say that the receiver is not found.
+    func testASpeakerInAPairedReceiversNameIsNeverChosen() throws {
+        let receiver = try lab.start(
+            on: .box,
+            [Paths.castd, "--name", speakerName, "--port", "7100", "--state-dir", "\(work!)/state", "--video-out", "none",
+             "--audio-device", "none"])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        let pair = try lab.start(
+            on: .phone, [Paths.cast, "pair", speakerName], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"],
+            interactive: true)
+        let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10), "\(receiver.output)")
+        pair.type(String(line.split(separator: " ").last ?? ""))
+        XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
+        receiver.stop()
+        // Away: the phone's avahi no longer lists the Cast receiver, only the speaker of its name.
+        let deadline = Date().addingTimeInterval(20)
+        var seen = ""
+        repeat {
+            seen = (try? cast(["list", "--json"]).stdout) ?? ""
+            if !seen.contains(#""kind":"cast""#) && seen.contains(#""kind":"raop""#) { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        } while Date() < deadline
+        XCTAssertFalse(seen.contains(#""kind":"cast""#), "the Cast receiver is still listed: \(seen)")
+
+        let clip = try tone("impostor.wav", seconds: 3)
+        let sent = try cast(["send", clip, "--to", speakerName, "--json"], timeout: 30)
+        print("cast send to the paired name with only the speaker in sight: exit \(sent.status): \(sent.stderr)")
+        // Not found (3), or its last address refused the connection (5) while avahi still remembered its record.
+        XCTAssertTrue([3, 5].contains(sent.status), "exit \(sent.status): \(sent.stderr)\n\(sent.stdout)")
+        XCTAssertTrue(sent.stderr.contains(speakerName), sent.stderr)
+        XCTAssertFalse(sent.stdout.contains(#""state":"playing""#), sent.stdout)
+        XCTAssertEqual(capturedFrames(), 0, "the speaker got audio meant for the paired receiver")
+        // The speaker itself is still there for words that do not name the paired receiver (its address).
+        let listed = try cast(["list", "--json"])
+        XCTAssertTrue(listed.stdout.contains(#""kind":"raop""#), listed.stdout)
+    }
 }

@@ -15,6 +15,7 @@ final class StateDirectoryFaultTests: XCTestCase {
         work = NSTemporaryDirectory() + "cast-statedir-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: "\(work!)/state", withIntermediateDirectories: true)
         try Data((password + "\n").utf8).write(to: URL(fileURLWithPath: "\(work!)/password"))
+        XCTAssertEqual(chmod("\(work!)/password", 0o600), 0)
         // The receiver has run before: its identity is there.
         _ = try Identity.loadOrCreate(directory: "\(work!)/state")
     }

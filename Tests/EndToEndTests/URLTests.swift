@@ -77,6 +77,31 @@ final class URLTests: XCTestCase {
         print("sent 5 s URL in \(String(format: "%.2f", result.seconds)) s")
     }
 
+    /// Credentials kept out of the process list (issue #29): `--user-file FILE` (its first line; a file group or
+    /// others can read is refused, exit 2) and the environment's `CAST_USER` play the protected URL as `--user` does.
+    func testCredentialsFromAFileOrTheEnvironment() throws {
+        let clip = try Media.clip("movie.mp4")
+        let url = "\(try serve(auth: "alice:s3cr:t@pw"))/movie.mp4"
+        let file = "\(work!)/credentials"
+        try "alice:s3cr:t@pw\n".write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(file, 0o644), 0)
+        let readable = try send([url, "--to", "Living Room", "--json", "--user-file", file])
+        XCTAssertEqual(readable.status, 2, readable.stderr)
+        XCTAssertTrue(readable.stderr.contains("has mode 0644"), readable.stderr)
+        let both = try send([url, "--to", "Living Room", "--json", "--user-file", file, "--user", "alice:x"])
+        XCTAssertEqual(both.status, 2, both.stderr)
+
+        XCTAssertEqual(chmod(file, 0o600), 0)
+        resetOutputs()
+        try assertPlayedBitExact(clip, try send([url, "--to", "Living Room", "--json", "--user-file", file]))
+
+        resetOutputs()
+        let fromEnvironment = try lab.run(
+            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "CAST_USER": "alice:s3cr:t@pw"], timeout: 60)
+        try assertPlayedBitExact(clip, fromEnvironment)
+    }
+
     func testBasicAuthRightAndWrongCredentials() throws {
         let clip = try Media.clip("movie.mp4")
         let base = try serve(auth: "alice:s3cr:t@pw")

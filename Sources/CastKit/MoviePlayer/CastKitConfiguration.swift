@@ -11,14 +11,20 @@ public struct CastKitConfiguration: Sendable, Equatable {
     public var configDirectory: String
     /// The name receivers show and log for this sender.
     public var senderName: String
+    /// Whether credentials stored in `URLCredentialStorage` for a plain `http` URL go to a paired receiver that plays
+    /// it (they then cross the network readable by anyone on the way). Off by default: only an `https` URL's stored
+    /// credentials go, and only to a receiver whose key was pinned by pairing, never to an unpaired one.
+    public var storedCredentialsOverPlainHTTP: Bool
 
     /// A configuration; by default `$XDG_CONFIG_HOME/cast` (else `~/.config/cast`) and `USER@HOST`.
     public init(
         configDirectory: String = CastKitConfiguration.defaultConfigDirectory,
-        senderName: String = CastKitConfiguration.defaultSenderName
+        senderName: String = CastKitConfiguration.defaultSenderName,
+        storedCredentialsOverPlainHTTP: Bool = false
     ) {
         self.configDirectory = configDirectory
         self.senderName = senderName
+        self.storedCredentialsOverPlainHTTP = storedCredentialsOverPlainHTTP
     }
 
     /// `$XDG_CONFIG_HOME/cast`, or `$HOME/.config/cast`.

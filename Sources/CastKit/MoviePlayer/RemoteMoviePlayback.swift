@@ -60,13 +60,19 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                     if startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
                     playback = speaker
                 } else if let url = URL(string: path), url.scheme == "http" || url.scheme == "https" {
-                    // The receiver opens a URL itself, with the credentials stored for its server (if any).
-                    let stored = StoredCredentials.lookup(for: url)
+                    // The receiver opens a URL itself, with the credentials stored for its server (if any), once its
+                    // connection proved a key this sender pinned (`StoredCredentials.mayGo`).
+                    let connection = try ReceiverConnection.open(
+                        receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+                    let pinned = connection.peerID.map {
+                        Pairing.pairedIDs(configDirectory: configuration.configDirectory).contains($0)
+                    } ?? false
+                    let mayGo = StoredCredentials.mayGo(
+                        toReceiver: pinned, for: url, overPlainHTTP: configuration.storedCredentialsOverPlainHTTP)
+                    let stored = mayGo ? StoredCredentials.lookup(for: url) : nil
                     playback = try RemotePlayback.start(
-                        url: path, username: stored?.user, password: stored?.password, on: receiver,
-                        configDirectory: configuration.configDirectory,
-                        senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil,
-                        autoplay: autoplay)
+                        url: path, username: stored?.user, password: stored?.password, over: connection,
+                        startTime: startTime > 0 ? startTime : nil, autoplay: autoplay)
                 } else {
                     let file = try MediaFile.open(path)
                     playback = try RemotePlayback.start(

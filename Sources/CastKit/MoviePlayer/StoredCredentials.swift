@@ -6,6 +6,16 @@ import FoundationNetworking
 /// server's challenge with them; FFmpeg's http client and castd's take the user and password up front instead (basic
 /// or digest, as the server asks), so they are looked up before the URL is opened.
 enum StoredCredentials {
+    /// Whether stored credentials for `url` may travel to a receiver (in its play request): only to a receiver whose
+    /// key this sender pinned when pairing (`receiverIsPinned`: the connection proved that key), never to one that
+    /// merely admits anyone (`--auth none`, unpaired); and only for an `https` URL, unless the program opted in to
+    /// `CastKitConfiguration.storedCredentialsOverPlainHTTP`, since the receiver then sends them over a link anyone
+    /// on the way can read. A URL's own `user:password@` is the program's explicit choice and not this rule's.
+    static func mayGo(toReceiver receiverIsPinned: Bool, for url: URL, overPlainHTTP: Bool) -> Bool {
+        guard receiverIsPinned, let scheme = url.scheme?.lowercased() else { return false }
+        return scheme == "https" || (scheme == "http" && overPlainHTTP)
+    }
+
     /// The user and password `storage` holds for `url`'s server: a protection space with the URL's host (case
     /// insensitive), port (80 or 443 when the URL has none) and protocol, of any realm, since the realm is only known
     /// from the server's challenge. Each space gives its default credential, else its first by user name; where

@@ -61,6 +61,7 @@ final class IdleScreenRenderer {
         var wanted: [(key: String, text: String, size: Double, row: Double)] = []
         if !screen.name.isEmpty { wanted.append(("name", screen.name, IdleScreen.nameSize, IdleScreen.nameRow)) }
         if let pinLine = screen.pinLine { wanted.append(("pin", pinLine, IdleScreen.pinSize, IdleScreen.pinRow)) }
+        if let hint = screen.hintLine { wanted.append(("hint", hint, IdleScreen.hintSize, IdleScreen.hintRow)) }
         drawLines(wanted, width: width, height: height)
     }
 

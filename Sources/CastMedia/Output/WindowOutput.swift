@@ -241,6 +241,7 @@ final class WindowOutput: Sendable {
             }
             if leave { return renderer }
             renderer.log = work.log
+            renderer.hideStillPointer()
             if work.simulateClose { renderer.pushCloseEvent() }
             if let mode, !renderer.canShow(mode) {
                 // Into an application's window, out of it, or into another one: the next frame brings the picture.

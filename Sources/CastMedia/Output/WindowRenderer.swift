@@ -30,6 +30,8 @@ final class WindowRenderer {
     private var mode = WindowOutput.DisplayMode.windowed
     private var scaling = ScalingMode.aspectFit
     private var hidden = true
+    /// Whether the mouse pointer shows over the window (CastMedia's own window only: an application's is its own).
+    private var pointer = PointerVisibility()
     private(set) var isIdle = true
     /// What the idle screen shows, and who draws it.
     private var idleScreen = IdleScreen()
@@ -120,6 +122,9 @@ final class WindowRenderer {
         self.renderer = renderer
         self.mode = .hosted(view)
         self.idleText = IdleScreenRenderer(renderer: renderer)
+        // The application's window keeps its pointer (SDL's cursor state is the process's: CastMedia's own window
+        // may have hidden it).
+        _ = SDL_ShowCursor(SDL_ENABLE)
     }
 
     /// Whether this renderer can show `mode` by changing settings, without a window of another kind: CastMedia's own
@@ -159,6 +164,8 @@ final class WindowRenderer {
         self.renderer = renderer
         self.mode = fullscreen ? .fullscreen : .windowed
         self.idleText = IdleScreenRenderer(renderer: renderer)
+        // A media box's screen shows no pointer until the mouse moves (`PointerVisibility`).
+        _ = SDL_ShowCursor(SDL_DISABLE)
     }
 
     /// Frees everything; SDL_Quit follows.
@@ -176,6 +183,10 @@ final class WindowRenderer {
     // MARK: Events and requests
 
     func handle(_ event: SDL_Event) -> EventOutcome {
+        if event.type == SDL_MOUSEMOTION.rawValue {
+            if hosted == nil, pointer.moved(at: .now) { _ = SDL_ShowCursor(SDL_ENABLE) }
+            return .nothing
+        }
         // SDL_QUIT (the last window closed, or a signal if SDL had handlers) is ignored: the process's owner decides
         // when to quit, and the window close that causes it is handled below.
         guard event.type == SDL_WINDOWEVENT.rawValue, event.window.windowID == SDL_GetWindowID(window) else {
@@ -195,6 +206,11 @@ final class WindowRenderer {
         default:
             return .nothing
         }
+    }
+
+    /// Hides the pointer again once it has been still long enough; called at every turn of the SDL thread's loop.
+    func hideStillPointer() {
+        if hosted == nil, pointer.elapsed(to: .now) { _ = SDL_ShowCursor(SDL_DISABLE) }
     }
 
     /// Tests: queues the event that the window manager's close button produces.

@@ -15,10 +15,13 @@ final class AirPlayConnection {
     private var parser = HTTPRequestParser()
     /// The latest session this connection started.
     private var session: PlaybackSession?
+    /// The address this connection arrived at, which a request's `Host` may name.
+    private let localAddress: String?
 
     init(stream: TCPStream, peer: String, service: AirPlayVideoService, logger: Logger) {
         self.stream = stream
         self.client = AirPlayClient(peer: peer)
+        self.localAddress = TCP.localAddress(of: stream.fd)
         self.service = service
         self.logger = logger
     }
@@ -94,6 +97,12 @@ final class AirPlayConnection {
 
     /// The answer to one request, after carrying it out.
     private func respond(to request: HTTPRequest) -> HTTPResponse {
+        guard service.hosts.accepts(request.header("Host"), localAddress: localAddress) else {
+            let host = request.header("Host") ?? ""
+            logger.warning(
+                "AirPlay request from \(client.peer) for host \(host.prefix(100)) refused: not this receiver")
+            return .refusal(HTTPRequestError(.misdirectedRequest, "Host \(host.prefix(100)) is not this receiver"))
+        }
         let decoded: AirPlayRequest
         do {
             decoded = try AirPlayRequest(request)

@@ -13,6 +13,8 @@ import Synchronization
 final class AirPlayVideoService: Sendable {
     unowned let receiver: Receiver
     let device: AirPlayDevice
+    /// The `Host` names a request may carry besides the address it arrived at (against DNS rebinding).
+    let hosts: AirPlayHost
     private let logger: Logger
     private let state = Mutex(State())
     /// The proxy an AirPlay client's URL is fetched through when it is decoded inside castd (decoder isolation off),
@@ -24,13 +26,19 @@ final class AirPlayVideoService: Sendable {
         var listenFD: Int32 = -1
         var port: UInt16 = 0
         var stopped = false
-        /// Open connections, so that `stop` can wake their threads.
-        var streams: [ObjectIdentifier: TCPStream] = [:]
+        /// Open connections and the address each came from, so that `stop` can wake their threads and each address
+        /// keeps to its share.
+        var streams: [ObjectIdentifier: (stream: TCPStream, address: String)] = [:]
     }
 
     init(receiver: Receiver, logger: Logger) {
         self.receiver = receiver
         self.device = AirPlayDevice(receiverID: receiver.id)
+        var buffer = [CChar](repeating: 0, count: 256)
+        let hostName =
+            gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        self.hosts = AirPlayHost(hostName: hostName)
         self.logger = logger
     }
 
@@ -65,7 +73,7 @@ final class AirPlayVideoService: Sendable {
     func stop() {
         let (fd, streams) = state.withLock { state -> (Int32, [TCPStream]) in
             state.stopped = true
-            return (state.listenFD, Array(state.streams.values))
+            return (state.listenFD, state.streams.values.map(\.stream))
         }
         if fd >= 0 { TCPStream(fd: fd).shutdown() }
         for stream in streams { stream.shutdown() }
@@ -78,14 +86,21 @@ final class AirPlayVideoService: Sendable {
             fd, peer in
             let accepted = (fd: fd, peer: peer)
             let stream = TCPStream(fd: accepted.fd)
-            let admitted = state.withLock { state -> Bool in
-                guard !state.stopped, state.streams.count < limits.maximumAirPlayConnections else { return false }
-                state.streams[ObjectIdentifier(stream)] = stream
-                return true
+            let address = String(AirPlayHost.hostPart(of: accepted.peer))
+            let refusal = state.withLock { state -> String? in
+                guard !state.stopped else { return "castd is stopping" }
+                guard state.streams.count < limits.maximumAirPlayConnections else {
+                    return "\(limits.maximumAirPlayConnections) connections already"
+                }
+                let fromAddress = state.streams.values.filter { $0.address == address }.count
+                guard fromAddress < limits.maximumAirPlayConnectionsPerAddress else {
+                    return "\(fromAddress) connections from \(address) already"
+                }
+                state.streams[ObjectIdentifier(stream)] = (stream, address)
+                return nil
             }
-            guard admitted else {
-                logger.warning(
-                    "AirPlay connection from \(accepted.peer) refused: \(limits.maximumAirPlayConnections) connections already")
+            if let refusal {
+                logger.warning("AirPlay connection from \(accepted.peer) refused: \(refusal)")
                 stream.close()
                 return
             }

@@ -188,6 +188,18 @@ public enum TCP {
         }
     }
 
+    /// The address a connected socket was reached at, shown as `accept` shows a peer ("ip:port", "[ip6]:port"); nil
+    /// when the socket has none.
+    public static func localAddress(of fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { return nil }
+        return addressText(&storage, length: length)
+    }
+
     /// "ip:port", "[ip6]:port"; an IPv4-mapped IPv6 address is shown as plain IPv4.
     private static func addressText(_ storage: inout sockaddr_storage, length: socklen_t) -> String {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))

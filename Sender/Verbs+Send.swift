@@ -21,10 +21,8 @@ func send(_ arguments: ParsedArguments) throws(CastError) {
     if loop && arguments.positionals[0] == "-" {
         throw CastError(.usage, "--loop needs a file or a URL: standard input cannot be played twice")
     }
-    try Playlist(
-        arguments: arguments, sources: arguments.positionals, repeatMode: loop ? .one : .none, announceTracks: false
-    )
-    .run()
+    try Playlist(arguments: arguments, sources: arguments.positionals, repeats: loop ? .one : .none, isQueue: false)
+        .run()
 }
 
 /// `cast queue|play FILE… [--shuffle] [--repeat one|all] …`: a music queue from the command line.
@@ -38,51 +36,51 @@ func queue(_ arguments: ParsedArguments) throws(CastError) {
     for source in sources where !Playlist.isURL(source) && !FileManager.default.isReadableFile(atPath: source) {
         throw CastError(.usage, "cannot read \(source)")
     }
-    let repeatMode: Playlist.RepeatMode
+    let repeats: PlayingOrder.Repeat
     switch arguments.options["repeat"] {
-    case nil: repeatMode = .none
-    case "one": repeatMode = .one
-    case "all": repeatMode = .all
+    case nil: repeats = .none
+    case "one": repeats = .one
+    case "all": repeats = .all
     case let other?: throw CastError(.usage, "--repeat takes one or all, not '\(other)'")
     }
-    try Playlist(arguments: arguments, sources: sources, repeatMode: repeatMode, announceTracks: true).run()
+    try Playlist(arguments: arguments, sources: sources, repeats: repeats, isQueue: true).run()
 }
 
-/// Sources played one after another on one receiver, each followed to its finish. What the user asked for
-/// (`q`, Ctrl-C, `cast stop` elsewhere) ends it all; `n` moves on to the next source.
+/// Sources played one after another on one receiver (or a group), each followed to its finish, in the order and
+/// with the repeats of `PlayingOrder`. What the user asked for (`q`, Ctrl-C, `cast stop` elsewhere) ends it all; the
+/// keys (`LiveViewRules`) and `cast next`/`cast previous` from elsewhere (a `skipRequest`) move through a queue.
 ///
 /// Thread-safety: `run` is called on the main thread; keys and SIGINT arrive on other threads and reach the
 /// current playback only through `controls`, a Mutex.
 final class Playlist: Sendable {
-    enum RepeatMode: Sendable { case none, one, all }
-
     /// The most sources one queue takes.
     static let maximumTracks = 1000
 
     let arguments: ParsedArguments
     let sources: [String]
-    let repeatMode: RepeatMode
-    /// Whether to say which source starts (a queue does; a single send does not).
-    let announceTracks: Bool
+    let repeats: PlayingOrder.Repeat
+    /// A queue (`cast queue`): it says which source starts, and moves through its sources (n, p, `cast next`).
+    let isQueue: Bool
 
     /// What the keys and Ctrl-C act on, shared with their threads.
     private struct Controls {
         var playback: (any FollowedPlayback)?
-        var state = PlaybackState.stopped
-        var position = 0.0
-        var volume = 1.0
+        /// What plays, as the receiver last reported it.
+        var now: LiveViewRules.Now
         /// The user asked to stop everything.
         var stopping = false
-        /// The user asked for the next source; the current one's finish is not the end.
-        var skipping = false
+        /// The user asked to move through the queue; the current source's finish is not the end.
+        var move: QueueMove?
     }
-    private let controls = Mutex(Controls())
+    private let controls: Mutex<Controls>
 
-    init(arguments: ParsedArguments, sources: [String], repeatMode: RepeatMode, announceTracks: Bool) {
+    init(arguments: ParsedArguments, sources: [String], repeats: PlayingOrder.Repeat, isQueue: Bool) {
         self.arguments = arguments
         self.sources = sources
-        self.repeatMode = repeatMode
-        self.announceTracks = announceTracks
+        self.repeats = repeats
+        self.isQueue = isQueue
+        controls = Mutex(
+            Controls(now: LiveViewRules.Now(state: .stopped, position: 0, duration: nil, volume: 1, isQueue: isQueue)))
     }
 
     static func isURL(_ source: String) -> Bool {
@@ -116,10 +114,13 @@ final class Playlist: Sendable {
         if credentials != nil && !sources.contains(where: Self.isURL) {
             throw CastError(.usage, "--user goes only with an http(s) URL")
         }
-        var order = Array(sources.indices)
-        if arguments.has("shuffle") { order.shuffle() }
+        let shuffle = arguments.has("shuffle")
+        var reshuffle: (@Sendable ([Int]) -> [Int])?
+        if shuffle { reshuffle = { (order: [Int]) -> [Int] in order.shuffled() } }
+        var playing = PlayingOrder(
+            count: sources.count, repeats: repeats, order: reshuffle?(Array(sources.indices)), reshuffle: reshuffle)
         // A first file that cannot be opened is a usage error before any receiver is reached.
-        if let first = order.first.map({ sources[$0] }), !Self.isURL(first) { _ = try MediaFile.open(first) }
+        if let first = playing.current.map({ sources[$0] }), !Self.isURL(first) { _ = try MediaFile.open(first) }
         let receiver: ReceiverDescription
         // The connection made while finding the receiver serves the first source; later ones connect afresh.
         var reached: ReceiverConnection?
@@ -165,16 +166,14 @@ final class Playlist: Sendable {
         installControls(keys: live && !arguments.has("no-interactive"))
 
         var failures: [String] = []
-        var index = 0
-        var playedThisRound = false
-        while index < order.count {
-            let source = sources[order[index]]
-            if announceTracks {
-                let position = index + 1
+        var first = true
+        while let index = playing.current, let place = playing.place {
+            let source = sources[index]
+            if isQueue {
                 output(
                     json
-                        ? JSONLine.track(index: position, count: order.count, title: source)
-                        : "\(live ? "\r\u{1B}[2K" : "")track \(position)/\(order.count): \(source)")
+                        ? JSONLine.track(index: place.number, count: place.count, title: source)
+                        : "\(live ? "\r\u{1B}[2K" : "")track \(place.number)/\(place.count): \(source)")
             }
             let connection = reached
             reached = nil
@@ -182,35 +181,29 @@ final class Playlist: Sendable {
             reachedMembers = nil
             let outcome = try play(
                 source, on: receiver, over: connection, group: (members, memberConnections, absent),
-                credentials: credentials,
-                startTime: index == 0 && !playedThisRound ? startTime : nil, volume: volume,
-                languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, json: json, live: live)
+                credentials: credentials, startTime: first ? startTime : nil, volume: volume,
+                languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, place: isQueue ? place : nil,
+                json: json, live: live)
+            first = false
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
-            volume = speakers ? controls.withLock { $0.volume } : nil
-            let (stopping, skipping) = controls.withLock { c -> (Bool, Bool) in
-                defer { c.skipping = false }
-                return (c.stopping, c.skipping)
+            volume = speakers ? controls.withLock { $0.now.volume } : nil
+            let (stopping, move) = controls.withLock { c -> (Bool, QueueMove?) in
+                defer { c.move = nil }
+                return (c.stopping, c.move)
             }
             switch outcome {
             case .failed(let message):
                 failures.append(message)
-                guard announceTracks else { throw CastError(.playback, message) }
+                guard isQueue else { throw CastError(.playback, message) }
                 writeError("cast: \(message); going on with the next\n")
-            case .ended: playedThisRound = true
-            case .userExited where skipping: playedThisRound = true
+            case .ended: break
+            case .userExited where move != nil: break
             case .userExited: return try finish(failures)
             }
             if stopping { return try finish(failures) }
-            let repeatCurrent = repeatMode == .one && outcome == .ended && !skipping
-            if !repeatCurrent { index += 1 }
-            if index == order.count && repeatMode == .all {
-                // A round in which nothing played would loop for ever on broken files.
-                guard playedThisRound else { break }
-                index = 0
-                playedThisRound = false
-                if arguments.has("shuffle") { order.shuffle() }
-            }
+            let ending: PlayingOrder.Ending = move.map { .moved($0) } ?? (outcome == .ended ? .ended : .failed)
+            _ = playing.advance(after: ending)
         }
         try finish(failures)
     }
@@ -303,10 +296,12 @@ final class Playlist: Sendable {
         _ source: String, on receiver: ReceiverDescription, over connection: ReceiverConnection?,
         group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]),
         credentials: (username: String, password: String)?, startTime: Double?, volume: Double?,
-        languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, json: Bool, live: Bool
+        languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, place: (number: Int, count: Int)?,
+        json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let playback: any FollowedPlayback
         let title: String
+        let queue = place.map { QueuePlace(number: $0.number, count: $0.count) }
         if !group.members.isEmpty {
             let file = try MediaFile.open(source)
             title = file.title
@@ -381,12 +376,12 @@ final class Playlist: Sendable {
             if let connection {
                 playback = try RemotePlayback.start(
                     url: source, username: username, password: password, over: connection, startTime: startTime,
-                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles)
+                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles, queue: queue)
             } else {
                 playback = try RemotePlayback.start(
                     url: source, username: username, password: password, on: receiver,
                     configDirectory: senderConfigDirectory(), senderName: senderName(), startTime: startTime,
-                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles)
+                    volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles, queue: queue)
             }
         } else {
             let file = try MediaFile.open(source)
@@ -395,12 +390,12 @@ final class Playlist: Sendable {
                 playback = try RemotePlayback.start(
                     file, over: connection, configDirectory: senderConfigDirectory(), startTime: startTime,
                     volume: volume, audioLanguage: languages.audio, subtitleLanguage: languages.subtitles,
-                    subtitles: subtitles)
+                    subtitles: subtitles, queue: queue)
             } else {
                 playback = try RemotePlayback.start(
                     file, on: receiver, configDirectory: senderConfigDirectory(), senderName: senderName(),
                     startTime: startTime, volume: volume, audioLanguage: languages.audio,
-                    subtitleLanguage: languages.subtitles, subtitles: subtitles)
+                    subtitleLanguage: languages.subtitles, subtitles: subtitles, queue: queue)
             }
         }
         defer {
@@ -409,12 +404,13 @@ final class Playlist: Sendable {
         }
         let stopAtOnce = controls.withLock { c -> Bool in
             c.playback = playback
-            c.volume = playback.startVolume.level
+            c.now.volume = playback.startVolume.level
+            (c.now.state, c.now.position, c.now.duration) = (.stopped, 0, playback.knownDuration)
             return c.stopping
         }
         if stopAtOnce { try? playback.control(.stop) }
 
-        var line = StatusLine(title: title)
+        var line = StatusLine(title: title, place: place)
         line.playback.volume = (playback.startVolume.level, playback.startVolume.muted)
         line.playback.duration = playback.knownDuration
         while true {
@@ -429,12 +425,18 @@ final class Playlist: Sendable {
             line.playback.apply(event)
             switch event {
             case .playbackState(let state):
-                controls.withLock { $0.state = state }
+                controls.withLock { $0.now.state = state }
                 if !json && !live { output("\(state.rawValue)") }
             case .position(let seconds, _):
-                controls.withLock { $0.position = seconds }
+                controls.withLock { $0.now.position = seconds }
+            case .durationAvailable(let seconds):
+                controls.withLock { $0.now.duration = seconds }
             case .volume(let level, _):
-                controls.withLock { $0.volume = level }
+                controls.withLock { $0.now.volume = level }
+            case .skipRequest(let move):
+                // `cast next` or `cast previous` elsewhere: as the key.
+                let now = controls.withLock { $0.now }
+                carryOut(move == .next ? LiveViewRules.action(for: .next, now: now) : LiveViewRules.previous(now))
             case .finished(_, _, .receiverShutdown?):
                 // Not a playback failure: the receiver went away (exit 5, as for a lost connection).
                 if live { output("") }
@@ -447,7 +449,7 @@ final class Playlist: Sendable {
                     return reason == .playbackEnded ? .ended : .userExited
                 case .playbackError:
                     let failure = "playback failed on \(playback.routeName): \(printable(error ?? "unknown error"))"
-                    return .failed(announceTracks ? "\(title): \(failure)" : failure)
+                    return .failed(isQueue ? "\(title): \(failure)" : failure)
                 }
             default: break
             }
@@ -457,37 +459,34 @@ final class Playlist: Sendable {
         }
     }
 
-    /// Ctrl-C stops (everything); on a terminal, keys act on whatever plays now. Their changes come back as events.
+    /// Ctrl-C stops (everything); on a terminal, keys act on whatever plays now (`LiveViewRules`). Their changes
+    /// come back as events.
     private func installControls(keys: Bool) {
-        let queue = announceTracks
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { [self] in
-            let playback = controls.withLock { c -> (any FollowedPlayback)? in
-                c.stopping = true
-                return c.playback
-            }
-            try? playback?.control(.stop)
-        }
+        source.setEventHandler { [self] in carryOut(.quit) }
         source.resume()
         interruptSource = source
         guard keys else { return }
         _ = KeyReader.start { [self] key in
-            let (playback, now) = controls.withLock { c -> ((any FollowedPlayback)?, Controls) in
-                if key == .quit { c.stopping = true }
-                if key == .next && queue { c.skipping = true }
-                return (c.playback, c)
+            carryOut(LiveViewRules.action(for: key, now: controls.withLock { $0.now }))
+        }
+    }
+
+    /// Carries out what a key (or a request from elsewhere) asks for on whatever plays now.
+    private func carryOut(_ action: LiveViewRules.Action) {
+        let playback = controls.withLock { c -> (any FollowedPlayback)? in
+            switch action {
+            case .quit: c.stopping = true
+            case .skip(let move): c.move = move
+            case .control, .ignore: break
             }
-            guard let playback else { return }
-            switch key {
-            case .space: try? playback.control(now.state == .paused ? .resume : .pause)
-            case .quit: try? playback.control(.stop)
-            case .next: if queue { try? playback.control(.stop) }
-            case .left: try? playback.control(.seek(position: max(0, now.position - 10), exact: false))
-            case .right: try? playback.control(.seek(position: now.position + 10, exact: false))
-            case .up: try? playback.control(.volume(min(1, (now.volume + 0.1) * 10).rounded() / 10))
-            case .down: try? playback.control(.volume(max(0, (now.volume - 0.1) * 10).rounded() / 10))
-            }
+            return c.playback
+        }
+        switch action {
+        case .control(let control): try? playback?.control(control)
+        case .quit, .skip: try? playback?.control(.stop)
+        case .ignore: break
         }
     }
 

@@ -758,6 +758,8 @@ public final class GroupPlayback: Sendable {
                     onMemberChange(
                         .left(member(index).name, why: "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"))
                 }
+            case .event(_, .skipRequest(let move), _):
+                return .skipRequest(move)  // `cast next` to any member: the queue is the sender's
             case .event(_, let event, let leading):
                 if leading { return event }
             case .lost(let index, let error):

@@ -88,7 +88,7 @@ extension Playlist {
     /// are), and each speaker gets a decoder of its own.
     func startGroup(
         _ file: MediaFile, _ source: String, group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]),
-        startTime: Double?, volume: Double?, live: Bool
+        startTime: Double?, volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
         var destinations: [GroupPlayback.Destination] = []
         var absent = group.absent
@@ -137,6 +137,7 @@ extension Playlist {
                 }
                 return connection
             },
+            queue: queue,
             onMemberChange: { change in
                 let line: String
                 switch change {

@@ -94,7 +94,9 @@ extension Playlist {
     ) throws(CastError) -> (any FollowedPlayback, String) {
         if !group.members.isEmpty {
             let file = try MediaFile.open(source)
-            return (try startGroup(file, source, group: group, startTime: startTime, volume: volume, live: live), file.title)
+            let playback = try startGroup(
+                file, source, group: group, startTime: startTime, volume: volume, queue: queue, live: live)
+            return (playback, file.title)
         }
         let playback: any FollowedPlayback
         let title: String

@@ -99,7 +99,11 @@ final class LiveViewKeyTests: XCTestCase {
         let once = try sendInTerminal("queue \(list) --to \(receiver) --volume 0.5")
         defer { once.close() }
         try awaitStatus(receiver, "1/3 qa") { $0.queue == "1/3" && $0.title == "qa.mp4" && $0.state == "playing" }
-        // p at the first song, without repeat: the first again (from its start).
+        // p at the first song, without repeat: the first again (a new session, playing from its start).
+        try atTheStart(in: once, of: receiver)
+        try press("p", in: once, then: receiver, "qa again") {
+            $0.queue == "1/3" && $0.title == "qa.mp4" && $0.state == "playing"
+        }
         try press("n", in: once, then: receiver, "2/3 qb") { $0.queue == "2/3" && $0.title == "qb.mp4" }
         let next = try cast(["next", receiver.address])
         XCTAssertEqual(next.status, 0, next.stderr)
@@ -122,7 +126,8 @@ final class LiveViewKeyTests: XCTestCase {
         let round = try sendInTerminal("queue \(list) --to \(receiver) --repeat all")
         defer { round.close() }
         try awaitStatus(receiver, "1/3 qa") { $0.queue == "1/3" && $0.state == "playing" }
-        // Previous at the first with repeat all: the last.
+        // Previous at the first with repeat all: the last. (Paused at 0 first: the rule looks at the time played.)
+        try atTheStart(in: round, of: receiver)
         let previous = try cast(["previous", receiver.address])
         XCTAssertEqual(previous.status, 0, previous.stderr)
         try awaitStatus(receiver, "3/3 qc") { $0.queue == "3/3" && $0.title == "qc.mp4" && $0.state == "playing" }
@@ -131,6 +136,7 @@ final class LiveViewKeyTests: XCTestCase {
         // p after more than 3 s: the same song from its start; < at once after: the previous song.
         try awaitStatus(receiver, "4 s into qa", timeout: 20) { ($0.position ?? 0) > 4 && $0.queue == "1/3" }
         try press("p", in: round, then: receiver, "qa from its start") { ($0.position ?? 9) < 3 && $0.queue == "1/3" }
+        try atTheStart(in: round, of: receiver)
         try press("<", in: round, then: receiver, "3/3 qc after <") { $0.queue == "3/3" && $0.title == "qc.mp4" }
         try press("q", in: round, then: receiver, "stopped by q") { $0.state == "stopped" }
         XCTAssertNotNil(round.waitFor("exit=0", timeout: 20), round.screen)
@@ -146,13 +152,13 @@ final class LiveViewKeyTests: XCTestCase {
     }
 
     /// The group's live view (several --to): ↑/↓ set every member's volume, space pauses and resumes them all, n
-    /// moves the group's queue on every member, q stops them all.
+    /// moves the group's queue on every member (and `cast next` to one member moves them all), q stops them all.
     func testGroupLiveViewActsOnEveryMember() throws {
         lab = try Lab("e2g\(getpid() % 100000)", rooms: 2)
         let kitchen = try startReceiver("Kitchen", on: .room1)
         let livingRoom = try startReceiver("Living Room", on: .room2)
         let members = [kitchen, livingRoom]
-        let songs = try ["ga", "gb"].map { try Media.clip("\($0).mp4", seconds: 30, video: false) }
+        let songs = try ["ga", "gb", "gc"].map { try Media.clip("\($0).mp4", seconds: 30, video: false) }
         let terminal = try sendInTerminal(
             "queue \(songs.map { "'\($0)'" }.joined(separator: " ")) --to \(kitchen) --to \(livingRoom) --volume 0.5")
         defer { terminal.close() }
@@ -171,7 +177,17 @@ final class LiveViewKeyTests: XCTestCase {
         for member in members { try awaitStatus(member, "\(member) playing") { $0.state == "playing" } }
         XCTAssertTrue(terminal.press("n"))
         for member in members {
-            try awaitStatus(member, "\(member) plays gb", timeout: 30) { $0.state == "playing" && $0.title == "gb.mp4" }
+            try awaitStatus(member, "\(member) plays gb 2/2", timeout: 30) {
+                $0.state == "playing" && $0.title == "gb.mp4" && $0.queue == "2/3"
+            }
+        }
+        // From another terminal, through one member: the whole group moves.
+        let next = try cast(["next", livingRoom.address])
+        XCTAssertEqual(next.status, 0, next.stderr)
+        for member in members {
+            try awaitStatus(member, "\(member) plays gc 3/3", timeout: 30) {
+                $0.state == "playing" && $0.title == "gc.mp4" && $0.queue == "3/3"
+            }
         }
         XCTAssertTrue(terminal.press("q"))
         XCTAssertNotNil(terminal.waitFor("exit=0", timeout: 20), terminal.screen)
@@ -179,6 +195,14 @@ final class LiveViewKeyTests: XCTestCase {
     }
 
     // MARK: Support
+
+    /// Pauses (space) and goes to 0 (`cast seek` from another process): `p` and `cast previous` then go to the
+    /// previous source however slow the machine is.
+    private func atTheStart(in terminal: TerminalSession, of receiver: Receiver) throws {
+        try press("Space", in: terminal, then: receiver, "paused") { $0.state == "paused" }
+        XCTAssertEqual(try cast(["seek", receiver.address, "0"]).status, 0)
+        try awaitStatus(receiver, "paused at 0") { $0.state == "paused" && ($0.position ?? 9) < 0.5 }
+    }
 
     /// A receiver started for the test: its address (HOST:PORT, no discovery needed) and its events.
     private struct Receiver: CustomStringConvertible {

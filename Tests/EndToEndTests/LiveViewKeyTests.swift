@@ -99,6 +99,11 @@ final class LiveViewKeyTests: XCTestCase {
         let once = try sendInTerminal("queue \(list) --to \(receiver) --volume 0.5")
         defer { once.close() }
         try awaitStatus(receiver, "1/3 qa") { $0.queue == "1/3" && $0.title == "qa.mp4" && $0.state == "playing" }
+        // cast watch shows each source with its place in the queue as it starts.
+        let watcher = try lab.start(
+            on: .phone, [Paths.cast, "watch", receiver.address, "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(watcher.waitForLine(containing: #""queue":{"count":3,"number":1}"#), "\(watcher.output)")
         // p at the first song, without repeat: the first again (a new session, playing from its start).
         try atTheStart(in: once, of: receiver)
         try press("p", in: once, then: receiver, "qa again") {
@@ -109,6 +114,11 @@ final class LiveViewKeyTests: XCTestCase {
         XCTAssertEqual(next.status, 0, next.stderr)
         XCTAssertTrue(next.stdout.contains("queue: 3/3"), next.stdout)
         try awaitStatus(receiver, "3/3 qc") { $0.queue == "3/3" && $0.title == "qc.mp4" && $0.state == "playing" }
+        for (number, title) in [(2, "qb.mp4"), (3, "qc.mp4")] {
+            XCTAssertNotNil(
+                watcher.waitForLine { $0.contains(#""queue":{"count":3,"number":\#(number)}"#) && $0.contains(title) },
+                "\(watcher.output)")
+        }
         // Volume from another terminal, in steps.
         XCTAssertEqual(try cast(["volume", receiver.address, "up"]).status, 0)
         try awaitStatus(receiver, "volume 0.6") { $0.volume == 0.6 }

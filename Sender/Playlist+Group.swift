@@ -87,8 +87,9 @@ extension Playlist {
     /// receivers are connected afresh (one that cannot be is left out, and looked for as those not reached at first
     /// are), and each speaker gets a decoder of its own.
     func startGroup(
-        _ file: MediaFile, _ source: String, group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]),
-        startTime: Double?, volume: Double?, queue: QueuePlace?, live: Bool
+        _ file: MediaFile, _ source: String,
+        group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
+        volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
         var destinations: [GroupPlayback.Destination] = []
         var absent = group.absent

@@ -36,7 +36,7 @@ final class LiveViewKeyTests: XCTestCase {
         // ↑ and ↓ in the middle: a tenth each way.
         try press("Up", in: terminal, then: receiver, "volume 0.6") { $0.volume == 0.6 }
         try press("Down", in: terminal, then: receiver, "volume 0.5") { $0.volume == 0.5 }
-        // Up to 100 %, one ↑ more (stays), then ↓: 90 % (keys are carried out in order, so ↑ at 100 % did nothing).
+        // Up to 100 %, one ↑ more (stays), then ↓: 90 % (keys are carried out in order: ↑ at 100 % did nothing).
         for level in [0.6, 0.7, 0.8, 0.9, 1.0] {
             try press("Up", in: terminal, then: receiver, "volume \(level)") { $0.volume == level }
         }
@@ -74,8 +74,8 @@ final class LiveViewKeyTests: XCTestCase {
         XCTAssertTrue(terminal.press("Right"))
         XCTAssertNotNil(terminal.waitFor("exit=0", timeout: 20), terminal.screen)
         try awaitStatus(receiver, "stopped at the end") { $0.state == "stopped" }
-        XCTAssertNotNil(
-            receiver.events.waitForLine(containing: #""reason":"playbackEnded""#, timeout: 5), "\(receiver.events.output)")
+        let ended = receiver.events.waitForLine(containing: #""reason":"playbackEnded""#, timeout: 5)
+        XCTAssertNotNil(ended, "\(receiver.events.output)")
 
         // q stops, and cast exits 0.
         let again = try sendInTerminal("send '\(clip)' --to \(receiver)")

@@ -53,16 +53,15 @@ final class LiveViewRulesTests: XCTestCase {
     }
 
     func testArrowsSeekTenSecondsWithinTheFilm() {
-        XCTAssertEqual(LiveViewRules.action(for: .right, now: now(at: 30)), .control(.seek(position: 40, exact: false)))
-        XCTAssertEqual(LiveViewRules.action(for: .left, now: now(at: 30)), .control(.seek(position: 20, exact: false)))
+        func seek(_ position: Double) -> LiveViewRules.Action { .control(.seek(position: position, exact: false)) }
+        XCTAssertEqual(LiveViewRules.action(for: .right, now: now(at: 30)), seek(40))
+        XCTAssertEqual(LiveViewRules.action(for: .left, now: now(at: 30)), seek(20))
         // At the start, ← stays at 0; near the end, → goes to the end (and the film finishes), not beyond it.
-        XCTAssertEqual(LiveViewRules.action(for: .left, now: now(at: 4)), .control(.seek(position: 0, exact: false)))
-        XCTAssertEqual(LiveViewRules.action(for: .right, now: now(at: 115)), .control(.seek(position: 120, exact: false)))
+        XCTAssertEqual(LiveViewRules.action(for: .left, now: now(at: 4)), seek(0))
+        XCTAssertEqual(LiveViewRules.action(for: .right, now: now(at: 115)), seek(120))
         // A stream with no known duration: forward as asked, within the wire's bound.
-        XCTAssertEqual(
-            LiveViewRules.action(for: .right, now: now(at: 50, of: nil)), .control(.seek(position: 60, exact: false)))
-        XCTAssertEqual(
-            LiveViewRules.action(for: .right, now: now(at: 1e300, of: nil)), .control(.seek(position: 1e7, exact: false)))
+        XCTAssertEqual(LiveViewRules.action(for: .right, now: now(at: 50, of: nil)), seek(60))
+        XCTAssertEqual(LiveViewRules.action(for: .right, now: now(at: 1e300, of: nil)), seek(1e7))
     }
 
     func testSpacePausesAndResumesAndQQuits() {
@@ -78,10 +77,9 @@ final class LiveViewRulesTests: XCTestCase {
         XCTAssertEqual(LiveViewRules.action(for: .next, now: now(queue: false)), .ignore)
         XCTAssertEqual(LiveViewRules.action(for: .previous, now: now(at: 2.9, queue: true)), .skip(.previous))
         XCTAssertEqual(LiveViewRules.action(for: .previous, now: now(at: 3, queue: true)), .skip(.previous))
-        XCTAssertEqual(
-            LiveViewRules.action(for: .previous, now: now(at: 3.1, queue: true)), .control(.seek(position: 0, exact: true)))
-        XCTAssertEqual(
-            LiveViewRules.action(for: .previous, now: now(at: 1, queue: false)), .control(.seek(position: 0, exact: true)))
+        let restart = LiveViewRules.Action.control(.seek(position: 0, exact: true))
+        XCTAssertEqual(LiveViewRules.action(for: .previous, now: now(at: 3.1, queue: true)), restart)
+        XCTAssertEqual(LiveViewRules.action(for: .previous, now: now(at: 1, queue: false)), restart)
     }
 
     func testKeysFromTheTerminalsBytes() {
@@ -94,8 +92,10 @@ final class LiveViewRulesTests: XCTestCase {
             }
             return found
         }
-        XCTAssertEqual(keys(Array(" qQnN>pP<".utf8)), [.space, .quit, .quit, .next, .next, .next, .previous, .previous, .previous])
-        XCTAssertEqual(keys([0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x42, 0x1B, 0x4F, 0x43, 0x1B, 0x5B, 0x44]), [.up, .down, .right, .left])
+        XCTAssertEqual(
+            keys(Array(" qQnN>pP<".utf8)), [.space, .quit, .quit, .next, .next, .next, .previous, .previous, .previous])
+        let arrows: [UInt8] = [0x1B, 0x5B, 0x41, 0x1B, 0x5B, 0x42, 0x1B, 0x4F, 0x43, 0x1B, 0x5B, 0x44]
+        XCTAssertEqual(keys(arrows), [.up, .down, .right, .left])
         // Unknown keys (x, F1's tail, a lone ESC before q) are skipped, and the next key still counts.
         XCTAssertEqual(keys(Array("x".utf8) + [0x1B, 0x5B, 0x5A] + [0x1B] + Array("q".utf8)), [.quit])
     }

@@ -31,7 +31,8 @@ extension Playlist {
             c.playback = playback
             c.now.volume = playback.startVolume.level
             (c.now.state, c.now.position, c.now.duration) = (.stopped, 0, playback.knownDuration)
-            return c.stopping
+            // A stop, or a move asked for between two sources, acts on this one: a move must not wait for its end.
+            return c.stopping || c.move != nil
         }
         if stopAtOnce { try? playback.control(.stop) }
 

@@ -100,7 +100,8 @@ func skipVerb(_ move: QueueMove) -> (ParsedArguments) throws(CastError) -> Void 
         try withReceiver(arguments, verb: move.rawValue) { connection, _ throws(CastError) in
             let before = try connection.status()
             let name = printable(connection.welcome.name)
-            guard before.state != .stopped, let place = before.queue else {
+            // A source of a queue that is still loading reports `stopped`: its place says a queue plays.
+            guard let place = before.queue else {
                 throw CastError(.playback, "nothing queued on \(name) (cast queue plays a queue)")
             }
             try connection.send(.control(PlaybackControl(.skip(move))))

@@ -109,7 +109,9 @@ final class LiveViewKeyTests: XCTestCase {
         try press("p", in: once, then: receiver, "qa again") {
             $0.queue == "1/3" && $0.title == "qa.mp4" && $0.state == "playing"
         }
-        try press("n", in: once, then: receiver, "2/3 qb") { $0.queue == "2/3" && $0.title == "qb.mp4" }
+        try press("n", in: once, then: receiver, "2/3 qb") {
+            $0.queue == "2/3" && $0.title == "qb.mp4" && $0.state == "playing"
+        }
         let next = try cast(["next", receiver.address])
         XCTAssertEqual(next.status, 0, next.stderr)
         XCTAssertTrue(next.stdout.contains("queue: 3/3"), next.stdout)

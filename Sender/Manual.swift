@@ -13,7 +13,7 @@ import CastProtocol
                 paragraphs: [
                     "cast finds Cast receivers (castd) on the local network over mDNS, pairs with them, plays files, standard input and http(s) URLs on them, and controls and follows what they play. Every connection is TLS 1.3 with both keys pinned once paired.",
                     receiverNote,
-                    "On a terminal, send and queue show a status line (state, position / duration, progress, volume, buffering) and take keys: space pauses and resumes, left and right arrows seek 10 s, up and down arrows change the volume, n skips to the next source of a queue, q stops. With --json they print the receiver's events as JSON lines instead.",
+                    "On a terminal, send and queue show a status line (state, position / duration, progress, volume, buffering) and take keys: space pauses and resumes, left and right arrows seek 10 s, up and down arrows change the volume by 0.1 (on every member of a group), n or > plays the next source of a queue and p or < the previous one (or the current one again from its start when it has played more than 3 s), q stops; other keys are ignored. cast next and cast previous do the same from another terminal. With --json they print the receiver's events as JSON lines instead.",
                 ]),
             .init(
                 "VERBS",

@@ -93,6 +93,35 @@ func controlVerb(_ action: PlaybackControl.Action) -> (ParsedArguments) throws(C
     }
 }
 
+/// `cast next|previous [NAME]`: asks the sender that plays a queue there to move through it (castd passes the
+/// request on, as `cast join`'s), then reports where the queue is. Nothing queued there: exit 1.
+func skipVerb(_ move: QueueMove) -> (ParsedArguments) throws(CastError) -> Void {
+    { arguments throws(CastError) in
+        try withReceiver(arguments, verb: move.rawValue) { connection, _ throws(CastError) in
+            let before = try connection.status()
+            let name = printable(connection.welcome.name)
+            // A source of a queue that is still loading reports `stopped`: its place says a queue plays.
+            guard let place = before.queue else {
+                throw CastError(.playback, "nothing queued on \(name) (cast queue plays a queue)")
+            }
+            try connection.send(.control(PlaybackControl(.skip(move))))
+            // Done when another source plays, the current one starts again (`previous` after a few seconds), or the
+            // queue is over (stopped: a new source would have started within the wait).
+            let restartFrom = before.position ?? 0
+            let after = try awaitStatus(connection, for: 15) { status in
+                guard status.state != .stopped else { return false }
+                return status.queue != place || status.title != before.title
+                    || (move == .previous && (status.position ?? 0) + 1 < restartFrom)
+            }
+            let text =
+                after.state == .stopped
+                ? "the queue is over"
+                : "queue: \(after.queue.map { "\($0.number)/\($0.count)" } ?? "-") \(printable(after.title ?? ""))"
+            report(after, of: connection, arguments, text: text)
+        }
+    }
+}
+
 /// `cast seek [NAME] SEC|+SEC|-SEC [--keyframe]`.
 func seek(_ arguments: ParsedArguments) throws(CastError) {
     try withReceiver(arguments, verb: "seek", values: 1, valueName: "SEC") { connection, values throws(CastError) in
@@ -113,16 +142,19 @@ func seek(_ arguments: ParsedArguments) throws(CastError) {
     }
 }
 
-/// `cast volume [NAME] 0..1|mute|unmute`.
+/// `cast volume [NAME] 0..1|up|down|mute|unmute`: up and down step by a tenth (`LiveViewRules.stepped`, as ↑/↓).
 func volume(_ arguments: ParsedArguments) throws(CastError) {
     try withReceiver(arguments, verb: "volume", values: 1, valueName: "a level") { connection, values throws(CastError) in
         let action: PlaybackControl.Action
         switch values[0] {
         case "mute": action = .mute(true)
         case "unmute": action = .mute(false)
+        case "up", "down":
+            let level = try connection.status().volume ?? 1
+            action = .volume(LiveViewRules.stepped(level, by: values[0] == "up" ? 1 : -1))
         default:
             guard let level = Double(values[0]), level >= 0, level <= 1 else {
-                throw CastError(.usage, "cast volume takes a level from 0 to 1, mute or unmute")
+                throw CastError(.usage, "cast volume takes a level from 0 to 1, up, down, mute or unmute")
             }
             action = .volume(level)
         }

@@ -97,6 +97,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         output("tls: \(connection.tlsVersion)")
         output("state: \(status.state.rawValue)")
         if let title = status.title { output("playing: \(printable(title))") }
+        if let queue = status.queue { output("queue: \(queue.number)/\(queue.count)") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(fixed(volume, digits: 2))\(status.muted == true ? " (muted)" : "")") }
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
@@ -142,6 +143,7 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let playable = status.playableDuration { object["playableDuration"] = playable }
     if let sync = status.sync { object["sync"] = ["offsetSeconds": sync.offset, "trimPPM": sync.trim] }
     if let group = status.group { object["group"] = group }
+    if let queue = status.queue { object["queue"] = ["number": queue.number, "count": queue.count] }
     if let tracks = status.tracks {
         object["tracks"] = tracks.map { track -> [String: Any] in
             var entry: [String: Any] = [

@@ -29,7 +29,7 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
             }
             switch message {
             case .status(let status):
-                output(json ? "{\"event\":\"status\",\"state\":\"\(status.state.rawValue)\"}" : "state: \(status.state.rawValue)\(status.title.map { " (\(printable($0)))" } ?? "")")
+                output(json ? watchedStatusJSON(status) : watchedStatusText(status))
             case .event(let event):
                 if json {
                     output(event.jsonLine)
@@ -41,6 +41,21 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
             }
         }
     }
+}
+
+/// A status `cast watch` shows: the state, and what plays with its place in a queue ("state: playing (b.flac,
+/// 2/3)").
+func watchedStatusText(_ status: ReceiverStatus) -> String {
+    let what = [status.title.map(printable), status.queue.map { "\($0.number)/\($0.count)" }].compactMap { $0 }
+    return "state: \(status.state.rawValue)\(what.isEmpty ? "" : " (\(what.joined(separator: ", ")))")"
+}
+
+/// A status under `cast watch --json`: `{"event":"status","state":…}` with `title` and `queue` when known.
+func watchedStatusJSON(_ status: ReceiverStatus) -> String {
+    var object: [String: Any] = ["event": "status", "state": status.state.rawValue]
+    if let title = status.title { object["title"] = title }
+    if let queue = status.queue { object["queue"] = ["number": queue.number, "count": queue.count] }
+    return json(object)
 }
 
 /// A track in a few words: "subtitle #2 fra subrip (shown)".
@@ -70,7 +85,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .videoActive(let active): "video: \(active ? "on" : "off")"
     case .volume(let level, let muted): "volume: \(fixed(level, digits: 2))\(muted ? " (muted)" : "")"
     case .rate(let rate): "rate: \(rate)"
-    case .buffered(let playable, let ahead): "buffered: \(clock(playable)) (\(Int(ahead)) s ahead)"
+    case .buffered(let playable, let ahead): "buffered: \(clock(playable)) (\(Int(saturating: ahead)) s ahead)"
     case .accessLog(let log): "access log: \(log.bytesTransferred) bytes, \(log.stalls) stalls"
     case .errorLog(let log): "error: \(log.domain) \(log.statusCode.map(String.init) ?? "-"): \(log.comment)"
     case .metadata(let metadata):
@@ -78,6 +93,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .tracks(let tracks): "tracks: \(tracks.map(trackText).joined(separator: "; "))"
     case .sync(let offset, let trim): "group: \(syncText(offset: offset, trim: trim))"
     case .joinRequest(let receiver): "asked to add \(printable(receiver)) to the group"
+    case .skipRequest(let move): "asked for the \(move.rawValue) source of the queue"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

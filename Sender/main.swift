@@ -30,7 +30,7 @@ let groupToOption = OptionSpec(
     "to", value: "RECEIVER", help: "receiver name, id, unique prefix, alias or HOST:PORT; several --to: a group, in step")
 let volumeOption = OptionSpec("volume", value: "LEVEL", help: "set the receiver's volume (0 to 1) as playback starts")
 let noInteractiveOption = OptionSpec(
-    "no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek, ↑/↓ volume, q stop)")
+    "no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek 10 s, ↑/↓ volume, n or > next, p or < previous, q stop)")
 
 /// What `[NAME]` means, in every verb's help.
 let receiverNote = "NAME is a receiver's name, id, unique prefix, an alias (cast config), or HOST:PORT; without it, the default receiver (cast config default), else the only one in sight."
@@ -114,10 +114,19 @@ let verbs: [Verb] = [
         ],
         examples: ["cast seek \"Living Room\" 90", "cast seek kitchen +10", "cast seek kitchen -10"], run: seek),
     Verb(
-        name: "volume", synopsis: "cast volume [NAME] 0..1|mute|unmute [--json]",
-        abstract: "Set a receiver's output volume, or mute it.",
-        options: [jsonOption, timeoutOption, helpOption], examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen mute"],
+        name: "volume", synopsis: "cast volume [NAME] 0..1|up|down|mute|unmute [--json]",
+        abstract: "Set a receiver's output volume (up and down: a step of 0.1), or mute it.",
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast volume \"Living Room\" 0.4", "cast volume kitchen up", "cast volume kitchen mute"],
         run: volume),
+    Verb(
+        name: "next", synopsis: "cast next [NAME] [--json]",
+        abstract: "Play the next source of the queue that plays on a receiver (cast queue, from any terminal).",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast next kitchen"], run: skipVerb(.next)),
+    Verb(
+        name: "previous", synopsis: "cast previous [NAME] [--json]",
+        abstract: "Play the previous source of the queue on a receiver, or the current one again from its start when it has played more than 3 s.",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast previous kitchen"], run: skipVerb(.previous)),
     Verb(
         name: "subtitles", synopsis: "cast subtitles [NAME] LANG|off [--json]",
         abstract: "Show the subtitle track in a language (ISO 639: eng or en), or none, while a film plays.",

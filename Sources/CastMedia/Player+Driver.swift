@@ -18,7 +18,7 @@ extension Player: PlaybackDriver {
         case .accessLog: emit(.accessLog(accessLog()))
         case .subtitles(let language): selectSubtitles(language)
         case .audio(let language): selectAudio(language)
-        case .join: break  // for the sender that plays a group (castd passes it on; an engine has no group)
+        case .join, .skip: break  // for the sender that plays a group or a queue (castd passes it on)
         }
     }
 }

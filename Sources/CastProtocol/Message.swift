@@ -131,6 +131,8 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var sync: Sync?
     /// The group it plays in (the play request's `group`: its members' names as the sender gave them).
     public var group: [String]?
+    /// Where what plays is in its sender's queue (the play request's `queue`).
+    public var queue: QueuePlace?
 
     /// A group member's step (the `sync` event's fields).
     public struct Sync: Codable, Sendable, Equatable {
@@ -335,6 +337,9 @@ extension Message {
                 }
                 for name in group { try Self.check(text: name, field: "status.group") }
             }
+            if let queue = body.queue, !queue.isValid {
+                throw ProtocolError(.malformedMessage, "status.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
+            }
             self = .status(body)
         case .error:
             let body = try decode(ErrorMessage.self)
@@ -387,6 +392,9 @@ extension Message {
                     throw ProtocolError(.malformedMessage, "play.group must name 1...\(PlayRequest.maximumGroupSize) receivers")
                 }
                 for name in group { try Self.check(text: name, field: "play.group") }
+            }
+            if let queue = body.queue, !queue.isValid {
+                throw ProtocolError(.malformedMessage, "play.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
             }
             if let language = body.subtitleLanguage, language != "off", !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(

@@ -6,7 +6,7 @@ import FoundationEssentials
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim, receiver
+            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim, receiver, direction
     }
 
     /// The `event` word of each kind.
@@ -29,6 +29,7 @@ extension PlaybackEvent: Codable {
         case .tracks: "tracks"
         case .sync: "sync"
         case .joinRequest: "joinRequest"
+        case .skipRequest: "skipRequest"
         case .finished: "finished"
         }
     }
@@ -65,6 +66,7 @@ extension PlaybackEvent: Codable {
             try c.encode(offset, forKey: .offset)
             try c.encode(trim, forKey: .trim)
         case .joinRequest(let receiver): try c.encode(receiver, forKey: .receiver)
+        case .skipRequest(let move): try c.encode(move, forKey: .direction)
         case .finished(let reason, let error, let code):
             try c.encode(reason, forKey: .reason)
             try c.encodeIfPresent(error, forKey: .error)
@@ -133,6 +135,7 @@ extension PlaybackEvent: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .receiver, in: c, debugDescription: "not a receiver name")
             }
             self = .joinRequest(receiver: receiver)
+        case "skipRequest": self = .skipRequest(try c.decode(QueueMove.self, forKey: .direction))
         case "finished":
             // A code this version does not know is no code: the reason alone still says what happened.
             let code = try c.decodeIfPresent(String.self, forKey: .code).flatMap(FinishCode.init(rawValue:))

@@ -135,6 +135,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// Someone asked the receiver to have the receiver of this name join the group it plays in (a `join` control
     /// passed on to the sender that plays there: only that sender gets it). A sender that plays a group adds it.
     case joinRequest(receiver: String)
+    /// Someone asked the receiver to move through the queue that plays there (a `skip` control passed on to the sender
+    /// that plays there: only that sender gets it). A sender that plays a queue moves (`cast next`, `cast previous`).
+    case skipRequest(QueueMove)
     /// Playback finished; `error` is set for `playbackError`, `code` when a sender may act on why.
     case finished(reason: FinishReason, error: String?, code: FinishCode? = nil)
 }

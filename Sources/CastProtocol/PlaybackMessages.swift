@@ -30,6 +30,9 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// The receivers this one plays in step with, itself included, as the sender names them (`cast send --to A --to
     /// B`): shown by `status`, nothing else. At most `maximumGroupSize` names.
     public var group: [String]?
+    /// Where this source plays in the sender's queue (`cast queue`): shown by `status`, and how `cast next` and
+    /// `cast previous` elsewhere know that a queue plays here; nil for a single source.
+    public var queue: QueuePlace?
 
     /// The most names `group` holds.
     public static let maximumGroupSize = 16
@@ -185,6 +188,9 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// `join` with `receiver`, at most `PlaybackControl.maximumReceiverName` bytes): castd passes it on to that
         /// sender as a `joinRequest` event (`cast join kitchen --to "living room"`, docs/multiroom.md).
         case join(receiver: String)
+        /// Asks the sender that plays here, when it plays a queue, to move through it (wire: `skip` with `direction`,
+        /// `next` or `previous`): castd passes it on to that sender as a `skipRequest` event (`cast next kitchen`).
+        case skip(QueueMove)
 
         /// The wire word.
         public var word: String {
@@ -202,6 +208,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .subtitles: "subtitles"
             case .audio: "audio"
             case .join: "join"
+            case .skip: "skip"
             }
         }
     }
@@ -218,7 +225,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     public static let maximumScheduleAhead: Int64 = 10_000_000_000
 
     private enum Key: String, CodingKey {
-        case action, position, exact, volume, muted, rate, mode, language, at, elapsed, receiver
+        case action, position, exact, volume, muted, rate, mode, language, at, elapsed, receiver, direction
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -239,6 +246,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
         case .subtitles(let language), .audio(let language): try c.encode(language, forKey: .language)
         case .join(let receiver): try c.encode(receiver, forKey: .receiver)
+        case .skip(let move): try c.encode(move, forKey: .direction)
         }
     }
 
@@ -304,6 +312,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                     debugDescription: "join.receiver must be 1...\(Self.maximumReceiverName) bytes of printable text")
             }
             action = .join(receiver: receiver)
+        case "skip": action = .skip(try c.decode(QueueMove.self, forKey: .direction))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }

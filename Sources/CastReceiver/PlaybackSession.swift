@@ -259,6 +259,9 @@ final class PlaybackSession: Sendable {
         case .join(let receiver):
             // For the sender that plays here alone: it keeps the group together (docs/multiroom.md).
             try? owner.writer?.send(.event(.joinRequest(receiver: receiver)))
+        case .skip(let move):
+            // For the sender that plays here: it keeps the queue (docs/protocol.md).
+            try? owner.writer?.send(.event(.skipRequest(move)))
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }
@@ -316,6 +319,7 @@ final class PlaybackSession: Sendable {
         status.tracks = now.tracks
         status.sync = now.sync
         status.group = request.group
+        status.queue = request.queue
         return status
     }
 

@@ -383,6 +383,11 @@ public final class Receiver: Sendable {
         // The media connection's deadline; a Cast sender's silence (an AirPlay client's session ends with its
         // connection).
         watch(session, writer: owner.writer)
+        // Watchers (`cast watch`) hear what plays now, and where it is in its queue, before its events.
+        let status = currentStatus()
+        for watcher in state.withLock({ $0.watchers }) where !session.belongs(to: watcher) {
+            try? watcher.send(.status(status))
+        }
         return session
     }
 

@@ -244,13 +244,14 @@ public final class GroupPlayback: Sendable {
     /// streamed the audio its source decodes, set up paused (nothing sent) and started by the same schedule as the
     /// receivers (docs/multiroom.md, "AirPlay speakers in a group"). The first destination that starts leads. With
     /// `autoplay` false every member waits paused at the start position until the first `resume` (CastKit's
-    /// `shouldAutoplay`).
+    /// `shouldAutoplay`). `queue`: where `file` is in the sender's queue, which the members' status shows (and
+    /// `cast next` reads); members added later do not carry it.
     /// - Throws: `CastError`: as `start(_:over:…)`, and a speaker's refusal or failure to set up.
     public static func start(
         _ file: MediaFile, to destinations: [Destination], configDirectory: String, startTime: Double? = nil,
         volume: Double? = nil, autoplay: Bool = true, absent: [String] = [],
         reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
-        onMemberChange: @escaping @Sendable (MemberChange) -> Void
+        queue: QueuePlace? = nil, onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         precondition(!destinations.isEmpty, "a group has at least one member")
         // Who could not start, by the order they were given in.
@@ -284,7 +285,7 @@ public final class GroupPlayback: Sendable {
                     do throws(CastError) {
                         let playback = try RemotePlayback.start(
                             file, over: connection, configDirectory: configDirectory, startTime: startTime,
-                            volume: volume, autoplay: false, group: names)
+                            volume: volume, autoplay: false, group: names, queue: queue)
                         members.append(
                             Member(
                                 name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
@@ -758,6 +759,8 @@ public final class GroupPlayback: Sendable {
                     let why = "finished: \(reason.rawValue)\(error.map { " (\(printable($0)))" } ?? "")"
                     onMemberChange(.left(member(index).name, why: why))
                 }
+            case .event(_, .skipRequest(let move), _):
+                return .skipRequest(move)  // `cast next` to any member: the queue is the sender's
             case .event(_, let event, let leading):
                 if leading { return event }
             case .lost(let index, let error):

@@ -31,12 +31,13 @@ public final class RemotePlayback: Sendable {
     public static func start(
         _ file: MediaFile, on receiver: ReceiverDescription, configDirectory: String, senderName: String,
         startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
-        subtitles: MediaFile? = nil, autoplay: Bool = true
+        subtitles: MediaFile? = nil, autoplay: Bool = true, queue: QueuePlace? = nil
     ) throws(CastError) -> RemotePlayback {
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         return try start(
             file, over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
-            audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, subtitles: subtitles, autoplay: autoplay)
+            audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, subtitles: subtitles, autoplay: autoplay,
+            queue: queue)
     }
 
     /// Asks the receiver at the other end of `connection` (open, its key checked: `ReceiverConnection.reach`) to
@@ -46,7 +47,7 @@ public final class RemotePlayback: Sendable {
         _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
         volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
         subtitles: MediaFile? = nil,
-        autoplay: Bool = true, group: [String]? = nil
+        autoplay: Bool = true, group: [String]? = nil, queue: QueuePlace? = nil
     ) throws(CastError) -> RemotePlayback {
         let receiver = connection.receiver
         do throws(CastError) {
@@ -56,6 +57,7 @@ public final class RemotePlayback: Sendable {
             request.subtitles = subtitles?.subtitleFile
             request.autoplay = autoplay ? nil : false
             request.group = group.map { Array($0.prefix(PlayRequest.maximumGroupSize)) }
+            request.queue = queue
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(
                 to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)
@@ -90,11 +92,12 @@ public final class RemotePlayback: Sendable {
     public static func start(
         url: String, username: String? = nil, password: String? = nil, on receiver: ReceiverDescription,
         configDirectory: String, senderName: String, startTime: Double? = nil, volume: Double? = nil,
-        audioLanguage: String? = nil, subtitleLanguage: String? = nil, autoplay: Bool = true
+        audioLanguage: String? = nil, subtitleLanguage: String? = nil, autoplay: Bool = true, queue: QueuePlace? = nil
     ) throws(CastError) -> RemotePlayback {
-        let request = try urlRequest(
+        var request = try urlRequest(
             url: url, username: username, password: password, for: receiver, startTime: startTime,
             audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, autoplay: autoplay)
+        request.queue = queue
         let connection = try ReceiverConnection.open(receiver, configDirectory: configDirectory, senderName: senderName)
         return try start(request, over: connection, volume: volume)
     }
@@ -132,13 +135,14 @@ public final class RemotePlayback: Sendable {
     public static func start(
         url: String, username: String? = nil, password: String? = nil, over connection: ReceiverConnection,
         startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
-        autoplay: Bool = true
+        autoplay: Bool = true, queue: QueuePlace? = nil
     ) throws(CastError) -> RemotePlayback {
-        let request: PlayRequest
+        var request: PlayRequest
         do throws(CastError) {
             request = try urlRequest(
                 url: url, username: username, password: password, for: connection.receiver, startTime: startTime,
                 audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, autoplay: autoplay)
+            request.queue = queue
         } catch {
             connection.close()
             throw error

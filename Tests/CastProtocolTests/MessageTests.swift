@@ -199,6 +199,32 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    /// `skip` (a control castd passes on: `cast next`) and `skipRequest` (the event it becomes) carry a direction;
+    /// a play request and a status carry the queue's place, within bounds.
+    func testSkipAndTheQueuesPlace() throws {
+        for move in QueueMove.allCases {
+            let skip = PlaybackControl(.skip(move))
+            XCTAssertEqual(try Message(Message.control(skip).frame()), .control(skip))
+            XCTAssertEqual(try Message(Message.event(.skipRequest(move)).frame()), .event(.skipRequest(move)))
+        }
+        let sideways = #"{"action":"skip","direction":"sideways"}"#
+        assertRejected(Frame(type: MessageType.control.rawValue, payload: Array(sideways.utf8)), .malformedMessage)
+        var request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: nil))
+        request.queue = QueuePlace(number: 3, count: 12)
+        XCTAssertEqual(try Message(Message.play(request).frame()), .play(request))
+        var status = ReceiverStatus(name: "Kitchen", id: "k", state: .playing)
+        status.queue = QueuePlace(number: 12, count: 12)
+        XCTAssertEqual(try Message(Message.status(status).frame()), .status(status))
+        for bad in [QueuePlace(number: 0, count: 3), QueuePlace(number: 4, count: 3), QueuePlace(number: -1, count: -1),
+            QueuePlace(number: 1, count: QueuePlace.maximumCount + 1)]
+        {
+            request.queue = bad
+            assertRejected(Message.play(request).frame(), .malformedMessage)
+            status.queue = bad
+            assertRejected(Message.status(status).frame(), .malformedMessage)
+        }
+    }
+
     /// A group member's play request names its group (shown by `status`): 1 to 16 names, each bounded.
     func testPlayAndStatusCarryTheGroupWithinBounds() throws {
         var request = PlayRequest(title: "a", media: MediaDescriptor(size: 1, seekable: true, nameHint: nil))

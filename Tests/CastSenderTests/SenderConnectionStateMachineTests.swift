@@ -121,6 +121,22 @@ final class SenderConnectionStateMachineTests: XCTestCase {
         XCTAssertNil(machine.heartbeatDue())
     }
 
+    /// A watched receiver pushes a status whenever a session starts (the queue's next source): beside a clock
+    /// exchange it is delivered as a status; while a status request waits, it answers it (it is one).
+    func testAStatusPushedWhileAWatchingConnectionWaitsIsDelivered() {
+        var machine = greeted()
+        machine.sending(.watch, now: ms(20))
+        let status = ReceiverStatus(name: "Kitchen", id: "abc", state: .playing)
+        machine.sending(.timeRequest(TimeRequest(sent: 5)), now: ms(30))
+        XCTAssertEqual(machine.received(.status(status), now: ms(31)), .status(status))
+        let reply = TimeReply(sent: 5, received: 6, replied: 7)
+        XCTAssertEqual(machine.received(.timeReply(reply), now: ms(32)), .timeReply(reply))
+        XCTAssertEqual(machine.phase, .watching)
+        machine.sending(.statusRequest, now: ms(40))
+        XCTAssertEqual(machine.received(.status(status), now: ms(41)), .reply(.status(status)))
+        XCTAssertEqual(machine.phase, .watching)
+    }
+
     func testAClockExchangeOnAnIdleConnectionWaitsForItsReplyAndPassesEventsOfAWatchedOne() {
         var machine = greeted()
         machine.sending(.timeRequest(TimeRequest(sent: 5)), now: ms(20))

@@ -445,7 +445,7 @@ final class SpeakerStream: @unchecked Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate, .accessLog, .scaling, .subtitles, .audio, .align, .join:
+                case .rate, .accessLog, .scaling, .subtitles, .audio, .align, .join, .skip:
                     // A speaker has no engine access log, no picture to scale and no subtitles; it needs no `align`
                     // (its stream is paced by our clock, which is its timing server's) and passes on no joins.
                     continue

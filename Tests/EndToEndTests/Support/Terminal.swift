@@ -20,7 +20,9 @@ final class TerminalSession {
         self.environment = environment.merging(["LANG": "C.UTF-8", "TERM": "xterm-256color"]) { given, _ in given }
         server = try lab.start(on: host, ["tmux", "-u", "-D", "-L", socket], environment: self.environment)
         var listed = try tmux(["ls"])
-        for _ in 0..<50 where listed.stderr.contains("no server") {
+        // A loaded machine can take seconds to start it; a new-session sent before it listens starts a daemon of its
+        // own, which holds the command's pipe open.
+        for _ in 0..<400 where listed.stderr.contains("no server") || listed.stderr.contains("error connecting") {
             Thread.sleep(forTimeInterval: 0.05)
             listed = try tmux(["ls"])
         }

@@ -1,0 +1,168 @@
+// cast send and cast queue with several --to: a group's members reached, checked and started.
+import CastCommandLine
+import CastProtocol
+import CastSender
+import Dispatch
+import FoundationEssentials
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Playlist {
+    /// A group plays local files with what every member does alike: no URL, standard input, subtitle file or
+    /// track choice yet.
+    func checkGroup(_ targets: [String], subtitles: MediaFile?, languages: (String?, String?))
+        throws(CastError)
+    {
+        if sources.contains(where: Self.isURL) || sources.contains("-") {
+            throw CastError(.usage, "a group (several --to) plays files, not URLs or standard input (yet)")
+        }
+        if subtitles != nil || languages.0 != nil || languages.1 != nil {
+            throw CastError(.usage, "a group (several --to) takes no --subtitles, --audio-lang or --sub-lang (yet)")
+        }
+        guard Set(targets).count == targets.count else { throw CastError(.usage, "a receiver is named twice in --to") }
+    }
+
+    /// Reaches every member of a group at once: Cast receivers (connected) and AirPlay speakers. One that cannot be
+    /// reached is left out with a word on standard error, and when it was not found or did not answer it is looked
+    /// for while the group plays (`absent`: what the user named, aliases resolved). None reached is the first one's
+    /// failure; a usage error (two names for one receiver, a malformed address) is the command's.
+    func reachMembers(_ targets: [String]) throws(CastError) -> (reached: [ReachedReceiver], absent: [String]) {
+        let arguments = arguments
+        let results = Mutex([Result<ReachedReceiver, CastError>?](repeating: nil, count: targets.count))
+        let done = DispatchGroup()
+        for (index, target) in targets.enumerated() {
+            done.enter()
+            startDetachedThread(name: "cast reach \(index)") {
+                let result = Result { () throws(CastError) in
+                    try reachReceiver(target, arguments, includingSpeakers: true)
+                }
+                results.withLock { $0[index] = result }
+                done.leave()
+            }
+        }
+        done.wait()
+        var reached: [ReachedReceiver] = []
+        var absent: [String] = []
+        var failures: [(target: String, error: CastError)] = []
+        for (target, result) in zip(targets, results.withLock { $0 }) {
+            switch result {
+            case .success(let receiver)?: reached.append(receiver)
+            case .failure(let error)?: failures.append((target, error))
+            case nil: preconditionFailure("every reach ends with a result")
+            }
+        }
+        do throws(CastError) {
+            if let misuse = failures.first(where: { $0.error.kind == .usage }) { throw misuse.error }
+            guard !reached.isEmpty else { throw failures[0].error }
+            let connections = reached.compactMap { if case .connected(let connection) = $0 { connection } else { nil } }
+            let speakers = reached.compactMap { if case .speaker(let speaker) = $0 { speaker.address } else { nil } }
+            guard Set(connections.compactMap(\.peerID)).count == connections.count,
+                Set(speakers).count == speakers.count
+            else {
+                throw CastError(.usage, "two --to name the same receiver")
+            }
+        } catch {
+            reached.forEach { $0.close() }
+            throw error
+        }
+        for (target, error) in failures {
+            let lookedFor = [CastError.Kind.noSuchReceiver, .connectionLost, .discovery].contains(error.kind)
+            sayLeftOut(printable(target), error, lookedFor: lookedFor)
+            if lookedFor { absent.append((try? settings().resolve(target)) ?? target) }
+        }
+        return (reached, absent)
+    }
+
+    /// Says on standard error that a member is left out of the group, and whether it is looked for while it plays.
+    func sayLeftOut(_ name: String, _ error: CastError, lookedFor: Bool) {
+        writeError(
+            "cast: \(name) is left out of the group: \(error.message)"
+                + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
+    }
+
+    /// Starts `file` on every member of a group. Each member as reached for the first source; for the next ones,
+    /// receivers are connected afresh (one that cannot be is left out, and looked for as those not reached at first
+    /// are), and each speaker gets a decoder of its own.
+    func startGroup(
+        _ file: MediaFile, _ source: String,
+        group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
+        volume: Double?, queue: QueuePlace?, live: Bool
+    ) throws(CastError) -> GroupPlayback {
+        var destinations: [GroupPlayback.Destination] = []
+        var absent = group.absent
+        var unreachable: CastError?
+        do throws(CastError) {
+            for (index, member) in group.members.enumerated() {
+                if member.kind == .speaker {
+                    do {
+                        destinations.append(.speaker(member, source: try PCMDecoderProcess.open(source)))
+                    } catch {
+                        throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
+                    }
+                } else if case .connected(let connection)? = group.reached?[index] {
+                    destinations.append(.receiver(connection))
+                } else {
+                    do throws(CastError) {
+                        destinations.append(
+                            .receiver(
+                                try ReceiverConnection.open(
+                                    member, configDirectory: senderConfigDirectory(), senderName: senderName())))
+                    } catch {
+                        sayLeftOut(member.name, error, lookedFor: true)
+                        unreachable = unreachable ?? error
+                        absent.append(member.id.isEmpty ? member.name : member.id)
+                    }
+                }
+            }
+            if destinations.isEmpty, let unreachable { throw unreachable }
+        } catch {
+            for case .receiver(let connection) in destinations { connection.close() }
+            group.reached?.forEach { $0.close() }  // closing twice is harmless
+            throw error
+        }
+        let live = live
+        let (configDirectory, sender) = (senderConfigDirectory(), senderName())
+        return try GroupPlayback.start(
+            file, to: destinations, configDirectory: configDirectory, startTime: startTime, volume: volume,
+            absent: absent,
+            reach: { receiver throws(CastError) in
+                // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
+                // receiver someone asked to add by its name; its key is checked as for any send.
+                let reached = try ReceiverConnection.reach(
+                    receiver, browseTimeout: .seconds(1), configDirectory: configDirectory, senderName: sender)
+                guard case .connected(let connection) = reached else {
+                    throw CastError(.usage, "\(printable(receiver)) is not a Cast receiver")
+                }
+                return connection
+            },
+            queue: queue,
+            onMemberChange: { change in
+                let line: String
+                switch change {
+                case .joined(let name): line = "\(name) joined the group"
+                case .rejoined(let name): line = "\(name) rejoined the group"
+                case .left(let name, let why): line = "\(name) left the group: \(why)"
+                case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
+                }
+                writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
+            })
+    }
+}
+
+extension ReachedReceiver {
+    /// What was reached.
+    var receiverDescription: ReceiverDescription {
+        switch self {
+        case .connected(let connection): connection.receiver
+        case .speaker(let speaker): speaker
+        }
+    }
+
+    /// Closes the connection, if one was made (a speaker is connected to only when it plays).
+    func close() {
+        if case .connected(let connection) = self { connection.close() }
+    }
+}

@@ -1,6 +1,6 @@
 import CastProtocol
+import CastTestSupport
 import Foundation
-import CastTestCapture
 import XCTest
 
 /// Groups end to end (docs/multiroom.md): three castd on three hosts of the lab (rooms), each in a time namespace of its

@@ -1,53 +1,8 @@
+import CastTestSupport
 import Foundation
 import XCTest
 
-/// A private X server (Xvfb, 1280×720×24) on a free display number, for castd's window. Programs reach it with
-/// `DISPLAY=:N`; the lab's hosts share the file system, so they use its socket under /tmp/.X11-unix (the abstract
-/// socket Xvfb also opens belongs to the root network namespace and is not seen there).
-final class VirtualDisplay {
-    let number: Int
-    private let process: Process
-
-    /// Starts Xvfb on the first free display number from 120; skips the test without Xvfb.
-    static func start() throws -> VirtualDisplay {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else { throw XCTSkip("Xvfb is not installed") }
-        let manager = FileManager.default
-        guard
-            let number = (120..<200).first(where: {
-                !manager.fileExists(atPath: "/tmp/.X\($0)-lock") && !manager.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
-            })
-        else { throw XCTSkip("no free X display number") }
-        return try VirtualDisplay(number: number)
-    }
-
-    private init(number: Int) throws {
-        self.number = number
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        process.arguments = [":\(number)", "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
-            guard process.isRunning, Date() < deadline else {
-                stop()
-                throw Media.MediaError(message: "Xvfb :\(number) did not start")
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-    }
-
-    /// DISPLAY for programs that should use it.
-    var display: String { ":\(number)" }
-
-    /// Stops this server, by its pid.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-    }
-
+extension VirtualDisplay {
     /// The whole screen now, as RGB, without the pointer; saved as PNG to `save` when given (for a person to look at).
     func capture(save: String? = nil) throws -> Screenshot {
         let data = try rawCapture()

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import XCTest
 
 /// A private X server (Xvfb, 1280×720×24) for a window under test. Programs reach it with `DISPLAY=:N`; the lab's
@@ -67,7 +67,30 @@ public final class VirtualDisplay {
         }
     }
 
-    /// Xvfb did not say which display it serves.
+    /// The whole screen now as RGB24 bytes (1280×720×3), without the pointer (x11grab draws it by default, at the
+    /// screen's centre). ffmpeg writes into a file: 20 s is a hang bound.
+    public func rgbBytes() throws -> Data {
+        let path = NSTemporaryDirectory() + "x11grab-\(UUID().uuidString).rgb"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ffmpeg.arguments = [
+            "ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", "0", "-video_size", "1280x720", "-i", display,
+            "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path,
+        ]
+        ffmpeg.standardOutput = FileHandle.nullDevice
+        ffmpeg.standardError = FileHandle.nullDevice
+        try ffmpeg.run()
+        if !waitUntil(timeout: 20, { !ffmpeg.isRunning }) { kill(ffmpeg.processIdentifier, SIGKILL) }
+        ffmpeg.waitUntilExit()
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+        guard ffmpeg.terminationStatus == 0, data.count == 1280 * 720 * 3 else {
+            throw StartError(description: "x11grab of \(display) gave \(data.count) bytes (exit \(ffmpeg.terminationStatus))")
+        }
+        return data
+    }
+
+    /// Xvfb did not say which display it serves, or its screen could not be read.
     public struct StartError: Error, CustomStringConvertible {
         public let description: String
     }

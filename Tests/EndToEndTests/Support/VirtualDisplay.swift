@@ -5,26 +5,13 @@ import XCTest
 extension VirtualDisplay {
     /// The whole screen now, as RGB, without the pointer; saved as PNG to `save` when given (for a person to look at).
     func capture(save: String? = nil) throws -> Screenshot {
-        let data = try rawCapture()
+        let data = try rgbBytes()
         if let save {
             _ = try runCommand(
                 ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", "1280x720", "-i",
                  "-", "-frames:v", "1", save], input: data)
         }
         return Screenshot(bytes: [UInt8](data), width: 1280, height: 720)
-    }
-
-    /// x11grab into a file (the command runner collects text, not bytes).
-    private func rawCapture() throws -> Data {
-        let path = NSTemporaryDirectory() + "x11grab-\(UUID().uuidString).rgb"
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", "0", "-video_size", "1280x720", "-i",
-             display, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path], timeout: 20)
-        guard result.status == 0 else { throw Media.MediaError(message: "x11grab failed: \(result.stderr)") }
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard data.count == 1280 * 720 * 3 else { throw Media.MediaError(message: "x11grab gave \(data.count) bytes") }
-        return data
     }
 }
 

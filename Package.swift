@@ -95,16 +95,17 @@ let package = Package(
         .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict),
-        .testTarget(name: "CastKitTests", dependencies: ["CastKit", "CastTestCapture"], swiftSettings: strict),
+        .testTarget(name: "CastKitTests", dependencies: ["CastKit", "CastTestSupport"], swiftSettings: strict),
         // Imports CastKit alone: what a program using the library sees.
         .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),
-        .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver"], swiftSettings: strict),
-        .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity"], swiftSettings: strict),
-        .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery"], swiftSettings: strict),
-        .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol"], swiftSettings: strict),
-        // What the group tests read from castd's output, shared by two test targets (not a product).
-        .target(name: "CastTestCapture", dependencies: ["CastProtocol"], path: "Tests/CastTestCapture", swiftSettings: strict),
+        .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol", "CastTestSupport"], swiftSettings: strict),
+        // The tests' own helpers, one copy each (not a product): waiting, background work, event logs, the captures of
+        // castd's sound, Xvfb.
+        .target(name: "CastTestSupport", dependencies: ["CastProtocol"], path: "Tests/CastTestSupport", swiftSettings: strict),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity", "CastTestCapture"], swiftSettings: strict),
+            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity", "CastTestSupport"], swiftSettings: strict),
     ]
 )

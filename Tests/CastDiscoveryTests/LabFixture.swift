@@ -1,4 +1,5 @@
 import CastDiscovery
+import CastTestSupport
 import Foundation
 import Synchronization
 import XCTest
@@ -181,32 +182,5 @@ struct BrowsedService: Equatable {
 }
 
 /// The events an Advertiser reported, in order, with a way to wait for one.
-final class EventLog: Sendable {
-    private let events = Mutex<[AdvertiserEventRecord]>([])
-
-    struct AdvertiserEventRecord: Sendable {
-        var event: AdvertiserEvent
-        var time: ContinuousClock.Instant
-    }
-
-    func append(_ event: AdvertiserEvent) {
-        let record = AdvertiserEventRecord(event: event, time: .now)
-        events.withLock { $0.append(record) }
-    }
-
-    var all: [AdvertiserEvent] { events.withLock { $0.map(\.event) } }
-    var count: Int { events.withLock { $0.count } }
-
-    /// The first event at index `start` or later that matches, waiting up to `timeout` for it.
-    func wait(
-        from start: Int = 0, timeout: Duration = .seconds(10), _ matches: (AdvertiserEvent) -> Bool
-    ) -> AdvertiserEventRecord? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let found = events.withLock { events in events.dropFirst(start).first { matches($0.event) } }
-            if let found { return found }
-            if ContinuousClock.now >= deadline { return nil }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-}
+typealias EventLog = CastTestSupport.EventLog<AdvertiserEvent>
+typealias AdvertiserEventRecord = EventLog.Record

@@ -2,7 +2,7 @@ import CastKit
 import CastProtocol
 import Foundation
 import Glibc
-import CastTestCapture
+import CastTestSupport
 import XCTest
 
 /// What the group tests measure from outside castd: each receiver's ALSA output is a FIFO this process reads, stamping

@@ -1,7 +1,7 @@
 import CastKit
 import CastProtocol
 import Foundation
-import CastTestCapture
+import CastTestSupport
 import XCTest
 
 /// Players whose route is a group (`CastRoute.selection` of several receivers): real castd on loopback (no

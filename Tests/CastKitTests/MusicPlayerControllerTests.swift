@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -286,14 +287,6 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
     }
 }
 
-/// Set once, from any thread.
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    /// Sets it; true only for the call that set it.
-    func setOnce() -> Bool { lock.withLock { defer { value = true }; return !value } }
-    var isSet: Bool { lock.withLock { value } }
-}
 
 /// Titles of the now playing item each time it changes (the notification), in order.
 final class NowPlayingTitles: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import CastMedia
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -92,35 +93,5 @@ final class DownmixTests: XCTestCase {
     }
 }
 
-/// Interleaved S16_LE audio as captured from ALSA (or made by `ffmpeg -f s16le`), measured per channel.
-struct Capture {
-    let samples: [Int16]
-    let channels: Int
-
-    init(_ data: Data, channels: Int) {
-        samples = data.withUnsafeBytes { raw in raw.bindMemory(to: Int16.self).map { Int16(littleEndian: $0) } }
-        self.channels = channels
-    }
-
-    var frames: Int { samples.count / channels }
-
-    /// The root mean square of one channel, in S16 units.
-    func rms(channel: Int) -> Double {
-        guard frames > 0 else { return 0 }
-        var sum = 0.0
-        for i in stride(from: channel, to: frames * channels, by: channels) {
-            sum += Double(samples[i]) * Double(samples[i])
-        }
-        return (sum / Double(frames)).squareRoot()
-    }
-
-    /// How much louder (dB) one channel is than the same channel of `other`; -infinity when this one is silent.
-    func decibels(channel: Int, relativeTo other: Capture) -> Double {
-        20 * log10(rms(channel: channel) / max(other.rms(channel: channel), 1e-9))
-    }
-
-    var summary: String {
-        let levels = (0..<channels).map { String(format: "%.0f", rms(channel: $0)) }.joined(separator: "/")
-        return "\(frames) frames, RMS \(levels)"
-    }
-}
+/// Interleaved S16_LE audio as captured from ALSA, measured per channel.
+typealias Capture = ChannelLevels

@@ -1,5 +1,6 @@
 import CastMedia
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -132,15 +133,9 @@ enum Fixtures {
 }
 
 /// Collects a player's events, thread-safely.
-final class EventLog: @unchecked Sendable {
-    // Invariant: `entries` is only touched under `lock`.
-    private let lock = NSLock()
-    private var entries: [(event: PlaybackEvent, time: Date)] = []
+typealias EventLog = CastTestSupport.EventLog<PlaybackEvent>
 
-    func append(_ event: PlaybackEvent) { lock.withLock { entries.append((event, Date())) } }
-    var events: [PlaybackEvent] { lock.withLock { entries.map(\.event) } }
-    var timed: [(event: PlaybackEvent, time: Date)] { lock.withLock { entries } }
-
+extension CastTestSupport.EventLog where Event == PlaybackEvent {
     /// The finish event, if any.
     var finish: (reason: FinishReason, error: String?)? {
         for event in events { if case .finished(let reason, let error, _) = event { return (reason, error) } }

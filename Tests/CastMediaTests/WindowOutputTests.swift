@@ -1,4 +1,5 @@
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -9,7 +10,7 @@ final class WindowOutputTests: XCTestCase {
     private var display: VirtualDisplay?
 
     override func setUpWithError() throws {
-        display = try VirtualDisplay.start()
+        display = try VirtualDisplay.start(settingDISPLAY: true)
     }
 
     override func tearDown() {
@@ -308,55 +309,7 @@ private final class PlayingRun {
 
 }
 
-/// A private X server (Xvfb) on a free display number; DISPLAY points at it while it runs.
-private final class VirtualDisplay {
-    let number: Int
-    private let process: Process
-    private let savedDisplay: String?
-
-    static func start() throws -> VirtualDisplay {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else {
-            throw XCTSkip("Xvfb is not installed")
-        }
-        let manager = FileManager.default
-        guard
-            let number = (97..<160).first(where: {
-                !manager.fileExists(atPath: "/tmp/.X\($0)-lock") && !manager.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
-            })
-        else { throw XCTSkip("no free X display number") }
-        return try VirtualDisplay(number: number)
-    }
-
-    private init(number: Int) throws {
-        self.number = number
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        process.arguments = [":\(number)", "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
-            guard process.isRunning, Date() < deadline else {
-                process.terminate()
-                throw NSError(
-                    domain: "Xvfb", code: 1, userInfo: [NSLocalizedDescriptionKey: "Xvfb :\(number) did not start"])
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        savedDisplay = ProcessInfo.processInfo.environment["DISPLAY"]
-        setenv("DISPLAY", ":\(number)", 1)
-    }
-
-    /// Stops this server (by its pid) and restores DISPLAY.
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
-        if let savedDisplay { setenv("DISPLAY", savedDisplay, 1) } else { unsetenv("DISPLAY") }
-    }
-
+private extension VirtualDisplay {
     /// The map state of the window named "Cast" (`IsViewable`, `IsUnMapped`), as xwininfo reports it; nil when there
     /// is no such window.
     func mapState() -> String? {
@@ -375,18 +328,8 @@ private final class VirtualDisplay {
         return true
     }
 
-    /// The whole screen now, as RGB, without the pointer (x11grab draws it by default, at the screen's centre).
-    func capture() throws -> Screenshot {
-        let data = try Fixtures.run(
-            "ffmpeg",
-            [
-                "-v", "error", "-f", "x11grab", "-draw_mouse", "0", "-video_size", "1280x720", "-i", ":\(number)",
-                "-frames:v", "1",
-                "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
-            ])
-        XCTAssertEqual(data.count, 1280 * 720 * 3)
-        return Screenshot(bytes: [UInt8](data), width: 1280)
-    }
+    /// The whole screen now, as RGB, without the pointer.
+    func capture() throws -> Screenshot { Screenshot(bytes: [UInt8](try rgbBytes()), width: 1280) }
 }
 
 /// An RGB24 screen capture.

@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 import CastSecurity
+import CastTestSupport
 import Foundation
 import Glibc
 import XCTest
@@ -147,32 +148,4 @@ private enum Fixtures {
         }
     }
 
-    /// A value computed on a thread of its own.
-    final class Background<Value: Sendable>: @unchecked Sendable {
-        // Invariant: `result` is guarded by `done`'s lock.
-        private let done = NSCondition()
-        private var result: Result<Value, any Error>?
-
-        init(_ body: @escaping @Sendable () throws -> Value) {
-            let thread = Thread { [self] in
-                let result = Result { try body() }
-                done.withLock {
-                    self.result = result
-                    done.broadcast()
-                }
-            }
-            thread.start()
-        }
-
-        /// The value, or the failure; a failure of its own after 10 s (a hang).
-        func value() throws -> Value {
-            let deadline = Date().addingTimeInterval(10)
-            return try done.withLock {
-                while result == nil {
-                    guard done.wait(until: deadline) else { throw WorkerFailure("the read hung") }
-                }
-                return try result!.get()
-            }
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import CastSecurity
+import CastTestSupport
 import Foundation
 import Synchronization
 import XCTest

@@ -1,4 +1,5 @@
 import CastSecurity
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -65,31 +66,4 @@ enum Fixtures {
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
-}
-
-/// Runs `body` on its own thread; `value()` waits for it and returns its result or rethrows its error.
-final class Background<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable invariant: `result` is written once by the worker thread before `done` is signalled
-    // and read only after waiting on `done`.
-    private var result: Result<Value, any Error>?
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ body: @escaping @Sendable () throws -> Value) {
-        let thread = Thread { [self] in
-            result = Result { try body() }
-            done.signal()
-        }
-        thread.start()
-    }
-
-    /// Waits for the thread (at most `timeout`, failing the wait if it is exceeded) and returns its result.
-    func value(timeout: Double = 10) throws -> Value {
-        guard done.wait(timeout: .now() + timeout) == .success else {
-            throw BackgroundTimeout()
-        }
-        return try result!.get()
-    }
-
-    /// Thrown by `value(timeout:)` when the background thread has not finished in time.
-    struct BackgroundTimeout: Error {}
 }

@@ -1,3 +1,4 @@
+import CastTestSupport
 import XCTest
 
 @testable import CastSecurity

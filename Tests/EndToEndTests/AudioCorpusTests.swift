@@ -1,3 +1,4 @@
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -93,8 +94,8 @@ final class AudioCorpusTests: LabTestCase {
                     + String(
                         format: "length %+.3f s  level L %+.2f dB R %+.2f dB", lengthDifference, decibels[0],
                         decibels[1])
-                    + "  (RMS \(played.rms) vs \(reference.rms))")
-            XCTAssertGreaterThan(reference.level(channel: 0), 300, "\(clip.name): ffmpeg's downmix is not silent")
+                    + "  (RMS \(played.rmsList) vs \(reference.rmsList))")
+            XCTAssertGreaterThan(reference.rms(channel: 0), 300, "\(clip.name): ffmpeg's downmix is not silent")
             XCTAssertEqual(lengthDifference, 0, accuracy: 0.02, "\(clip.name): \(played.frames) vs \(reference.frames)")
             for channel in 0..<2 {
                 XCTAssertEqual(decibels[channel], 0, accuracy: 1, "\(clip.name) channel \(channel)")
@@ -122,12 +123,12 @@ final class AudioCorpusTests: LabTestCase {
         XCTAssertEqual(sent.status, 0, sent.stderr)
         receiver.stop()
         let played = Levels(try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw")), channels: 6)
-        print("5.1 with --audio-channels 6: \(played.frames) frames, RMS \(played.rms)")
+        print("5.1 with --audio-channels 6: \(played.frames) frames, RMS \(played.rmsList)")
         XCTAssertEqual(Double(played.frames), 96_000, accuracy: 48_000 * 0.05)
         for (channel, speaker) in [0, 1, 4, 5, 2, 3].enumerated() {
             let expected = amplitudes[speaker] / 2.squareRoot() * 32767
             XCTAssertEqual(
-                played.level(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
+                played.rms(channel: channel), expected, accuracy: expected * 0.03, "device channel \(channel)")
         }
     }
 
@@ -163,32 +164,4 @@ final class AudioCorpusTests: LabTestCase {
 }
 
 /// Interleaved S16_LE audio measured per channel.
-private struct Levels {
-    let samples: [Int16]
-    let channels: Int
-
-    init(_ data: Data, channels: Int) {
-        samples = data.withUnsafeBytes { raw in raw.bindMemory(to: Int16.self).map { Int16(littleEndian: $0) } }
-        self.channels = channels
-    }
-
-    var frames: Int { samples.count / channels }
-
-    /// One channel's root mean square, in S16 units.
-    func level(channel: Int) -> Double {
-        guard frames > 0 else { return 0 }
-        var sum = 0.0
-        for i in stride(from: channel, to: frames * channels, by: channels) {
-            sum += Double(samples[i]) * Double(samples[i])
-        }
-        return (sum / Double(frames)).squareRoot()
-    }
-
-    /// How much louder one channel is than the same channel of `other`, in dB (-infinity when silent).
-    func decibels(channel: Int, relativeTo other: Levels) -> Double {
-        20 * log10(level(channel: channel) / max(other.level(channel: channel), 1e-9))
-    }
-
-    /// Every channel's RMS, "2712/2712".
-    var rms: String { (0..<channels).map { String(format: "%.0f", level(channel: $0)) }.joined(separator: "/") }
-}
+private typealias Levels = ChannelLevels

@@ -1,4 +1,5 @@
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 

@@ -1,6 +1,6 @@
 import CastProtocol
+import CastTestSupport
 import Foundation
-import CastTestCapture
 import XCTest
 
 /// Groups end to end (docs/multiroom.md): three castd on three hosts of the lab (rooms), each in a time namespace of its
@@ -250,9 +250,9 @@ final class GroupTests: LabTestCase {
     /// `CAST_GROUP_SECONDS` (32 to 3600) plays longer: `scripts/bench-group` measures 10 minutes so, for the p99.
     func testMembersWhoseClocksDriftApartStayInStep() throws {
         let length = min(max(Int(ProcessInfo.processInfo.environment["CAST_GROUP_SECONDS"] ?? "") ?? 32, 32), 3600)
+        // That each castd's clock really runs skewed is not read from its log: the status replies below carry it (a
+        // member that did not skew would trim by 0 ppm, not by about its skew).
         let members = try startGroup(drifting: true)
-        XCTAssertNotNil(
-            members[0].daemon.output.first { $0.contains("test only: this castd's CLOCK_MONOTONIC runs 100") })
         let clip = try beeps(seconds: length)
         let sender = try send(clip, to: members)
         // Each member says how it keeps in step (`cast status`: its offset from the group, its trim): the kitchen,

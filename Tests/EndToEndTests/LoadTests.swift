@@ -1,5 +1,6 @@
 import CastProtocol
 import CastSecurity
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -369,11 +370,3 @@ private final class Counter: @unchecked Sendable {
     var value: Int { lock.withLock { count } }
 }
 
-/// A flag set once by one thread and read by another.
-private final class Flag: @unchecked Sendable {
-    // Invariant: `lock` guards `value`.
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
-}

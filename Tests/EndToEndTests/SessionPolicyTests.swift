@@ -74,7 +74,9 @@ final class SessionPolicyTests: XCTestCase {
         let stopped = Date()
         XCTAssertNotNil(receiver.waitForLine(containing: "has been silent", timeout: 10), "\(receiver.output)")
         let seconds = Date().timeIntervalSince(stopped)
-        XCTAssertGreaterThan(seconds, 2)
+        // The timeout counts from the sender's last message, which may come up to one heartbeat (2 s) before it
+        // stopped: on a loaded machine 1.75 s was seen.
+        XCTAssertGreaterThan(seconds, 1)
         XCTAssertLessThan(seconds, 7)
         print("a silent sender was dropped after \(String(format: "%.1f", seconds)) s (timeout 3 s)")
         let status = try lab.run(on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])

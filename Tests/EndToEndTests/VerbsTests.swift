@@ -1,4 +1,5 @@
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -50,14 +51,6 @@ final class VerbsTests: XCTestCase {
         return events[(lastFinish + 1)...].contains(.playbackState(.playing))
     }
 
-    private func waitUntil(_ seconds: Double, _ done: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try done() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return try done()
-    }
 
     func testConfigSetsADefaultReceiverAndAliases() throws {
         let empty = try object(cast(["config", "--json"]))
@@ -174,13 +167,13 @@ final class VerbsTests: XCTestCase {
             on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--loop", "--volume", "0.3", "--json"],
             environment: environment)
         defer { sender.stop() }
-        XCTAssertTrue(waitUntil(30) { loggedFinishes().count >= 2 }, "not played twice: \(sender.output)")
+        XCTAssertTrue(waitUntil(timeout: 30) { loggedFinishes().count >= 2 }, "not played twice: \(sender.output)")
         // `cast stop` from elsewhere acts on the round that plays: between two rounds no session is open on the
         // receiver, and it says nothing plays (exit 1: a known gap, docs/user-guide.md). The 3 s rounds leave no gap
         // between a status that says "playing" early in one and the stop.
         var status: [String: Any] = [:]
         XCTAssertTrue(
-            waitUntil(10) {
+            waitUntil(timeout: 10) {
                 status = (try? self.object(self.cast(["status", "Living Room", "--json"]))) ?? [:]
                 return status["state"] as? String == "playing" && (status["position"] as? Double ?? 9) < 1.5
             }, "\(status)")
@@ -238,8 +231,8 @@ final class VerbsTests: XCTestCase {
             environment: environment)
         defer { repeating.stop() }
         let before = loggedFinishes().count
-        XCTAssertTrue(waitUntil(30) { loggedFinishes().count >= before + 2 }, "\(repeating.output)")
-        XCTAssertTrue(waitUntil(10) { playingSinceLastFinish() }, "\(repeating.output)")
+        XCTAssertTrue(waitUntil(timeout: 30) { loggedFinishes().count >= before + 2 }, "\(repeating.output)")
+        XCTAssertTrue(waitUntil(timeout: 10) { playingSinceLastFinish() }, "\(repeating.output)")
         XCTAssertEqual(try cast(["stop", "Living Room"]).status, 0)
         XCTAssertEqual(repeating.waitForExit(timeout: 5), 0, "\(repeating.output)")
         let announced = repeating.output.filter { $0.contains(#""event":"track""#) }

@@ -1,3 +1,4 @@
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -121,12 +122,3 @@ final class OutputCollector: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 20 ms until it holds (true) or `timeout` seconds have passed (false).
-func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-        if Date() > deadline { return false }
-        Thread.sleep(forTimeInterval: 0.02)
-    }
-    return true
-}

@@ -1,41 +1,18 @@
+import CastTestSupport
 import Foundation
 import XCTest
 
-/// A private X server (Xvfb, 1280×720×24) on a free display number, for castd's window. Programs reach it with
-/// `DISPLAY=:N`; the lab's hosts share the file system, so they use its socket under /tmp/.X11-unix (the abstract
-/// socket Xvfb also opens belongs to the root network namespace and is not seen there).
-final class VirtualDisplay {
-    let number: Int
-    private let process: Process
-
-    /// Starts Xvfb on the first free display number from 120; skips the test without Xvfb.
-    static func start() throws -> VirtualDisplay {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else { throw XCTSkip("Xvfb is not installed") }
-        let manager = FileManager.default
-        guard
-            let number = (120..<200).first(where: {
-                !manager.fileExists(atPath: "/tmp/.X\($0)-lock") && !manager.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
-            })
-        else { throw XCTSkip("no free X display number") }
-        return try VirtualDisplay(number: number)
-    }
-
-    private init(number: Int) throws {
-        self.number = number
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        process.arguments = [":\(number)", "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
-            guard process.isRunning, Date() < deadline else {
-                stop()
-                throw Media.MediaError(message: "Xvfb :\(number) did not start")
-            }
-            Thread.sleep(forTimeInterval: 0.05)
+extension VirtualDisplay {
+    /// The whole screen now, as RGB, without the pointer (with it, as XFixes shows it, when `pointer`); saved as PNG
+    /// to `save` when given (for a person to look at).
+    func capture(save: String? = nil, pointer: Bool = false) throws -> Screenshot {
+        let data = try rgbBytes(pointer: pointer)
+        if let save {
+            _ = try runCommand(
+                ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", "1280x720", "-i",
+                 "-", "-frames:v", "1", save], input: data)
         }
+        return Screenshot(bytes: [UInt8](data), width: 1280, height: 720)
     }
 
     /// Moves the pointer to (`x`, `y`) as a mouse would (XWarpPointer: the window under it gets motion events).
@@ -59,41 +36,6 @@ final class VirtualDisplay {
             """
         let result = try runCommand(["python3", "-c", script, self.display, String(x), String(y)], timeout: 20)
         guard result.status == 0 else { throw Media.MediaError(message: "cannot move the pointer: \(result.stderr)") }
-    }
-
-    /// DISPLAY for programs that should use it.
-    var display: String { ":\(number)" }
-
-    /// Stops this server, by its pid.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-    }
-
-    /// The whole screen now, as RGB, without the pointer (with it, as XFixes shows it, when `pointer`); saved as PNG
-    /// to `save` when given (for a person to look at).
-    func capture(save: String? = nil, pointer: Bool = false) throws -> Screenshot {
-        let data = try rawCapture(pointer: pointer)
-        if let save {
-            _ = try runCommand(
-                ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", "1280x720", "-i",
-                 "-", "-frames:v", "1", save], input: data)
-        }
-        return Screenshot(bytes: [UInt8](data), width: 1280, height: 720)
-    }
-
-    /// x11grab into a file (the command runner collects text, not bytes).
-    private func rawCapture(pointer: Bool) throws -> Data {
-        let path = NSTemporaryDirectory() + "x11grab-\(UUID().uuidString).rgb"
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", pointer ? "1" : "0", "-video_size", "1280x720", "-i",
-             display, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path], timeout: 20)
-        guard result.status == 0 else { throw Media.MediaError(message: "x11grab failed: \(result.stderr)") }
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard data.count == 1280 * 720 * 3 else { throw Media.MediaError(message: "x11grab gave \(data.count) bytes") }
-        return data
     }
 }
 

@@ -133,15 +133,11 @@ public final class PacedCapture: @unchecked Sendable {
 
     /// Stops the card (after waiting up to 5 s for `atLeast` frames) and closes the FIFO.
     public func stop(atLeast expected: Int = 0) {
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while lock.withLock({ state.lastData }) < expected && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let first = lock.withLock { () -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
-        }
-        if first {
-            done.wait()
-            close(fd)
+        stopReader(fd: fd, done: done, reached: { lock.withLock { state.lastData } >= expected }) {
+            lock.withLock { () -> Bool in
+                defer { state.stopped = true }
+                return !state.stopped
+            }
         }
     }
 

@@ -115,18 +115,25 @@ public final class FIFOCapture: @unchecked Sendable {
     /// sender heard the finish), or 5 s passed, and returns every read.
     @discardableResult
     public func stop(atLeast expected: Int = 0) -> [Read] {
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while (reads.last?.total ?? 0) < expected && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let first = lock.withLock { () -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
-        }
-        if first {
-            done.wait()
-            close(fd)
+        stopReader(fd: fd, done: done, reached: { (reads.last?.total ?? 0) >= expected }) {
+            lock.withLock { () -> Bool in
+                defer { state.stopped = true }
+                return !state.stopped
+            }
         }
         return reads
     }
 
     deinit { stop() }
+}
+
+/// Ends a FIFO reader thread: waits until `reached` holds (a hang bound of 5 s: the device's last bytes come when
+/// castd closes it), then, for the first caller only (`markStopped` says whether it was), waits for the reader to
+/// see the stop (`done`) and closes `fd`.
+func stopReader(fd: Int32, done: DispatchSemaphore, reached: () -> Bool, markStopped: () -> Bool) {
+    _ = waitUntil(timeout: 5, reached)
+    if markStopped() {
+        done.wait()
+        close(fd)
+    }
 }

@@ -375,6 +375,11 @@ extension Message {
             default:
                 throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
             }
+            if body.mirror == true {
+                guard let media = body.media, !media.seekable, media.size == nil, body.subtitles == nil else {
+                    throw ProtocolError(.malformedMessage, "play.mirror goes only with a media stream (no size, not seekable)")
+                }
+            }
             if let start = body.startTime, !(start.isFinite && start >= 0) {
                 throw ProtocolError(.malformedMessage, "play.startTime must be a finite number of seconds ≥ 0")
             }

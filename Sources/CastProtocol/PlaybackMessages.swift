@@ -30,6 +30,10 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// The receivers this one plays in step with, itself included, as the sender names them (`cast send --to A --to
     /// B`): shown by `status`, nothing else. At most `maximumGroupSize` names.
     public var group: [String]?
+    /// `true`: a `mirror` session (`cast mirror`): `media` is a stream (not seekable, no size) of the sender's screen
+    /// in `MirrorStream` units, which the receiver shows as soon as each is decoded (live: no seeking, no read-ahead,
+    /// no clock but the frames'). Only with `media`.
+    public var mirror: Bool?
 
     /// The most names `group` holds.
     public static let maximumGroupSize = 16
@@ -66,6 +70,7 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if let autoplay { parts.append("autoplay: \(autoplay)") }
         if let subtitleLanguage { parts.append("subtitleLanguage: \(subtitleLanguage)") }
         if let subtitles { parts.append("subtitles: \(subtitles.size) bytes") }
+        if let mirror { parts.append("mirror: \(mirror)") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
     }
 

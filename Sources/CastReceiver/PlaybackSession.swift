@@ -169,7 +169,12 @@ final class PlaybackSession: Sendable {
             )
             start.urlProxy = urlProxy
             start.subtitles = request.subtitles
+            start.mirror = request.mirror
             return DecoderProcess(start: start, source: source, idleWindow: idleWindow) { event in self.handle(event) }
+        }
+        if let source, request.mirror == true {
+            // Live: no read-ahead between the media connection and the decoder.
+            return MirrorPlayer(source: source, configuration: engine) { event in self.handle(event) }
         }
         if let source {
             var engine = engine

@@ -1,0 +1,13 @@
+/// Why the screen cannot be captured or encoded. `isUsage`: the user's to fix (no display, no permission), which
+/// `cast mirror` reports with exit code 2.
+public struct MirrorError: Error, Sendable, CustomStringConvertible {
+    /// What failed, for people.
+    public let description: String
+    /// Whether the user asked for something that cannot be (a display that does not open).
+    public let isUsage: Bool
+
+    init(_ description: String, usage: Bool = false) {
+        self.description = description
+        self.isUsage = usage
+    }
+}

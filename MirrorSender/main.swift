@@ -66,6 +66,8 @@ guard MirrorStream.magic.withUnsafeBytes(writeAll) else { exit(0) }
 let interval = UInt64(1_000_000 / fps)
 var next = now()
 var window = (start: now(), pictures: 0, bytes: 0)
+var lastChange: UInt64 = 0
+var lastSent: UInt64 = 0
 while true {
     let start = now()
     if start < next {
@@ -76,7 +78,13 @@ while true {
     let captured = now()
     var queued: Int32 = 0
     _ = ioctl(1, UInt(FIONREAD), &queued)
-    if capture.changed(), rate.decide(queued: Int(queued), now: captured) == .encode {
+    // A changed screen is encoded, and so is every picture for a second after a change (the intra refresh sweeps the
+    // picture clean and the rate control sharpens it), and one a second on an unchanged screen (a few bytes of
+    // skipped blocks: the receiver sees the sender is there). Otherwise nothing is captured or encoded.
+    if capture.changed() { lastChange = captured }
+    let wanted = captured < lastChange + 1_000_000 || captured >= lastSent + 1_000_000
+    if wanted, rate.decide(queued: Int(queued), now: captured) == .encode {
+        lastSent = captured
         if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
         do {
             try capture.capture { pixels, stride in

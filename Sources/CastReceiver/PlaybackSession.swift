@@ -309,7 +309,7 @@ final class PlaybackSession: Sendable {
         let now = snapshot()
         // Only a playing clock moves, and at the rate (0.5 to 2 on castd's engine; 0 from an AirPlay client).
         var status = ReceiverStatus(
-            name: name, id: id, state: now.state, title: request.title,
+            name: name, id: id, state: now.state, title: request.mirror == true ? "mirroring from \(senderName)" : request.title,
             position: now.position(now: Date().timeIntervalSince1970), duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration

@@ -31,7 +31,8 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
     }
 
     public func start() {
-        startDetachedThread(name: "castd.mirror") { [self] in run() }
+        // The engine's stack: FFmpeg's decoders need more than a small thread stack gives.
+        startDetachedThread(name: "castd.mirror", stackSize: 4 << 20) { [self] in run() }
     }
 
     public func perform(_ action: CastProtocol.PlaybackControl.Action) {

@@ -52,7 +52,7 @@ var rate: MirrorRate
 do {
     capture = try ScreenCapture(displayName: displayName)
     rate = MirrorRate(
-        start: capture.width * capture.height * fps / 10, minimum: 200_000, maximum: maximumBitRate, fps: fps)
+        start: capture.width * capture.height * fps / 10, minimum: 500_000, maximum: maximumBitRate, fps: fps)
     encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
 } catch {
     say("error: \(error.description)")
@@ -64,34 +64,46 @@ say("ready \(capture.width)x\(capture.height)")
 guard MirrorStream.magic.withUnsafeBytes(writeAll) else { exit(0) }
 
 let interval = UInt64(1_000_000 / fps)
-var next = now()
 var window = (start: now(), pictures: 0, bytes: 0)
 var lastChange: UInt64 = 0
 var lastSent: UInt64 = 0
 while true {
+    // At most `fps` pictures a second; after that the next change is captured as soon as the X server reports it (no
+    // waiting for a tick: a tick would add half a picture's time on average).
     let start = now()
-    if start < next {
-        var pause = timespec(tv_sec: 0, tv_nsec: Int((next - start) * 1000))
+    if start < lastSent + interval {
+        var pause = timespec(tv_sec: 0, tv_nsec: Int((lastSent + interval - start) * 1000))
         nanosleep(&pause, nil)
     }
-    next = max(next + interval, now())
-    let captured = now()
-    var queued: Int32 = 0
-    _ = ioctl(1, UInt(FIONREAD), &queued)
     // A changed screen is encoded, and so is every picture for a second after a change (the intra refresh sweeps the
     // picture clean and the rate control sharpens it), and one a second on an unchanged screen (a few bytes of
     // skipped blocks: the receiver sees the sender is there). Otherwise nothing is captured or encoded.
-    if capture.changed() { lastChange = captured }
-    let wanted = captured < lastChange + 1_000_000 || captured >= lastSent + 1_000_000
-    if wanted, rate.decide(queued: Int(queued), now: captured) == .encode {
+    let settling = now() < lastChange + 1_000_000
+    let keepalive = lastSent + 1_000_000
+    let wait = settling ? Int(interval / 1000) : Int((keepalive > now() ? keepalive - now() : 0) / 1000)
+    if capture.waitForChange(milliseconds: wait) { lastChange = now() }
+    let captured = now()
+    let wanted = captured < lastChange + 1_000_000 || captured >= keepalive
+    var queued: Int32 = 0
+    _ = ioctl(1, UInt(FIONREAD), &queued)
+    let decision = wanted ? rate.decide(queued: Int(queued), now: captured) : .skip
+    if wanted && decision == .skip {
+        // The queue holds more than a picture: look again in 2 ms, and capture as soon as it drained.
+        var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
+        nanosleep(&pause, nil)
+    }
+    if decision == .encode {
         lastSent = captured
         if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
         do {
             try capture.capture { pixels, stride in
                 try encoder.encode(pixels, stride: stride, captured: captured) { unit in
-                    let header = MirrorStream.Unit.header(payloadLength: unit.count, captured: captured)
-                    guard header.withUnsafeBytes(writeAll), writeAll(unit) else { exit(0) }
-                    window.bytes += header.count + unit.count
+                    // One write: `cast` answers the receiver's read with what one read of the pipe gives, so a header
+                    // alone would cost a round trip more before the picture.
+                    var bytes = MirrorStream.Unit.header(payloadLength: unit.count, captured: captured)
+                    bytes.append(contentsOf: unit)
+                    guard bytes.withUnsafeBytes(writeAll) else { exit(0) }
+                    window.bytes += bytes.count
                 }
             }
             window.pictures += 1

@@ -93,6 +93,16 @@ public final class ScreenCapture {
         return dirty
     }
 
+    /// Waits until the screen changes or `milliseconds` pass, whichever is first; whether it changed. The X
+    /// connection's socket is polled, so a change is seen as soon as the server reports it.
+    public func waitForChange(milliseconds: Int) -> Bool {
+        if changed() { return true }
+        guard milliseconds > 0 else { return false }
+        var descriptor = pollfd(fd: XConnectionNumber(display), events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(milliseconds))
+        return changed()
+    }
+
     /// Captures the screen into the shared image and hands its pixels (BGRX, `stride` bytes a row) to `body`.
     /// - Throws: `MirrorError` when the server refuses (the screen changed size: the image no longer fits).
     public func capture<T>(_ body: (UnsafeRawPointer, _ stride: Int) throws -> T) throws -> T {

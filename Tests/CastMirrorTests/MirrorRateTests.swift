@@ -3,25 +3,35 @@ import XCTest
 
 final class MirrorRateTests: XCTestCase {
     private enum Fixtures {
-        static func rate() -> MirrorRate { MirrorRate(start: 6_000_000, minimum: 200_000, maximum: 20_000_000, fps: 30) }
+        static func rate() -> MirrorRate { MirrorRate(start: 6_000_000, minimum: 500_000, maximum: 20_000_000, fps: 30) }
     }
 
-    func testAQueueLongerThanAFrameSkipsThePictureAndLowersTheRate() {
+    func testMoreThanAPictureWaitingSkipsThePictureButOneLargePictureKeepsTheRate() {
         var rate = Fixtures.rate()
         XCTAssertEqual(rate.frameBytes, 25_000)
         XCTAssertEqual(rate.decide(queued: 30_000, now: 1_000_000), .skip)
-        XCTAssertEqual(rate.bitRate, 4_800_000)
-        // At most one drop per 100 ms: the queue has not had time to drain.
-        XCTAssertEqual(rate.decide(queued: 30_000, now: 1_050_000), .skip)
-        XCTAssertEqual(rate.bitRate, 4_800_000)
+        XCTAssertEqual(rate.decide(queued: 10_000, now: 1_033_000), .encode, "within a picture's worth")
+        XCTAssertEqual(rate.decide(queued: 0, now: 1_066_000), .encode)
+        XCTAssertEqual(rate.bitRate, 6_000_000, "the queue drained within 100 ms: the link keeps up")
+    }
+
+    func testAQueueThatStaysLowersTheRateAtMostEvery100ms() {
+        var rate = Fixtures.rate()
+        XCTAssertEqual(rate.decide(queued: 30_000, now: 1_000_000), .skip)
+        XCTAssertEqual(rate.decide(queued: 30_000, now: 1_066_000), .skip)
+        XCTAssertEqual(rate.bitRate, 6_000_000)
         XCTAssertEqual(rate.decide(queued: 30_000, now: 1_100_000), .skip)
+        XCTAssertEqual(rate.bitRate, 4_800_000)
+        XCTAssertEqual(rate.decide(queued: 30_000, now: 1_133_000), .skip)
+        XCTAssertEqual(rate.bitRate, 4_800_000)
+        XCTAssertEqual(rate.decide(queued: 30_000, now: 1_200_000), .skip)
         XCTAssertEqual(rate.bitRate, 3_840_000)
     }
 
     func testTheRateNeverGoesBelowTheMinimum() {
         var rate = Fixtures.rate()
         for step in 0..<100 { _ = rate.decide(queued: 10_000_000, now: UInt64(step) * 100_000) }
-        XCTAssertEqual(rate.bitRate, 200_000)
+        XCTAssertEqual(rate.bitRate, 500_000)
     }
 
     func testASecondWithNothingQueuedRaisesTheRateUpToTheMaximum() {
@@ -35,7 +45,7 @@ final class MirrorRateTests: XCTestCase {
         XCTAssertEqual(rate.bitRate, 20_000_000)
     }
 
-    func testSomethingQueuedWithinAFrameEncodesButHoldsTheRate() {
+    func testAQueueRestartsTheClearSecond() {
         var rate = Fixtures.rate()
         _ = rate.decide(queued: 0, now: 0)
         XCTAssertEqual(rate.decide(queued: 10_000, now: 900_000), .encode)

@@ -87,7 +87,8 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
         let presenter = try makePresenter()
         defer { presenter?.close() }
         var reader = MirrorStream.Reader()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        // A whole intra picture in one read where the sender's pipe has it (a read is at most 1 MiB).
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
         defer { buffer.deallocate() }
         var shown = 0
         var first: UInt64?

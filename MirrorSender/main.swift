@@ -103,6 +103,7 @@ while true {
                     var bytes = MirrorStream.Unit.header(payloadLength: unit.count, captured: captured)
                     bytes.append(contentsOf: unit)
                     guard bytes.withUnsafeBytes(writeAll) else { exit(0) }
+                    rate.wrote(bytes.count)
                     window.bytes += bytes.count
                 }
             }

@@ -1,13 +1,14 @@
 /// How fast `cast mirror` encodes: follows how fast pictures leave, so that no queue grows. A pure rule with time as
-/// an input (microseconds); the helper asks it before each picture.
+/// an input (microseconds); the helper tells it what it wrote and asks it before each picture.
 ///
 /// The queue it watches is the bytes written and not yet taken by `cast` (which takes them as the receiver asks for
 /// more, one read in flight). More than a picture's worth waiting: this picture is skipped (a later one carries the
 /// change; the receiver shows the last one meanwhile). A queue that has not drained for `congestion` (100 ms, three
-/// pictures at 30 a second) means the link is slower than the encoder: the rate drops by a fifth, at most every
-/// `congestion`. After a second in which every picture found the queue empty, it rises by a tenth, up to the maximum.
-/// A picture larger than its share (an intra refresh, a scene change) only makes the next ones wait or skip: the rate
-/// drops for a queue that stays, not for one picture. On a slow link the picture gets softer, never later.
+/// pictures at 30 a second) has two causes. Either the link carries fewer bits than the rate asks for: then the rate
+/// drops to nine tenths of what left over the last half second (at most every `congestion`), and the picture gets
+/// softer, never later. Or the receiver takes each picture slowly whatever its size (a busy machine): then skipping
+/// is the answer and the rate stays, since smaller pictures would not leave sooner. After a second in which every
+/// picture found the queue empty, the rate rises by a tenth, up to the maximum.
 public struct MirrorRate: Sendable, Equatable {
     /// The bit rate now, bits per second.
     public private(set) var bitRate: Int
@@ -21,8 +22,17 @@ public struct MirrorRate: Sendable, Equatable {
     private var queuedSince: UInt64?
     /// Since when every picture found the queue empty.
     private var clearSince: UInt64?
-    /// How long a queue may stay before the rate drops.
+    /// The bytes that left since `measuredSince`, and the queue as last seen.
+    private var left = 0
+    private var measuredSince: UInt64?
+    private var lastQueued = 0
+    private var writtenSinceLook = 0
+    /// What left over the last measured window, bits per second; nil before a window was complete.
+    public private(set) var leaving: Int?
+    /// How long a queue may stay before the rate is looked at.
     public static let congestion: UInt64 = 100_000
+    /// How long the bytes that leave are counted before `leaving` is updated.
+    public static let measurement: UInt64 = 500_000
 
     /// What to do with the picture at hand.
     public enum Decision: Sendable, Equatable {
@@ -43,8 +53,12 @@ public struct MirrorRate: Sendable, Equatable {
     /// The bytes a picture may take at the current rate.
     public var frameBytes: Int { bitRate / 8 / fps }
 
+    /// `bytes` were written to the queue.
+    public mutating func wrote(_ bytes: Int) { writtenSinceLook += bytes }
+
     /// Decides for a picture at `now` with `queued` bytes still waiting to leave.
     public mutating func decide(queued: Int, now: UInt64) -> Decision {
+        measure(queued: queued, now: now)
         guard queued > 0 else {
             queuedSince = nil
             let since = clearSince ?? now
@@ -58,10 +72,24 @@ public struct MirrorRate: Sendable, Equatable {
         clearSince = nil
         let since = queuedSince ?? now
         queuedSince = since
-        if now >= since + Self.congestion && now >= lastDrop + Self.congestion {
+        if now >= since + Self.congestion && now >= lastDrop + Self.congestion, let leaving, leaving < bitRate {
             lastDrop = now
-            bitRate = max(minimum, bitRate * 4 / 5)
+            bitRate = max(minimum, leaving * 9 / 10)
         }
         return queued > frameBytes ? .skip : .encode
+    }
+
+    /// Counts what left since the last look: what was queued then, plus what was written, minus what is queued now.
+    private mutating func measure(queued: Int, now: UInt64) {
+        left += max(0, lastQueued + writtenSinceLook - queued)
+        lastQueued = queued
+        writtenSinceLook = 0
+        let since = measuredSince ?? now
+        measuredSince = since
+        if now >= since + Self.measurement {
+            leaving = Int(Double(left * 8) * 1e6 / Double(now - since))
+            left = 0
+            measuredSince = now
+        }
     }
 }

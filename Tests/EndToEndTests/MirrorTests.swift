@@ -116,7 +116,8 @@ final class MirrorTests: LabTestCase {
         print("after the change: PSNR \(String(format: "%.1f", second)) dB against the sender's screen")
         XCTAssertGreaterThan(second, 30, "castd's screen follows the sender's")
         XCTAssertTrue(Screenshot.Colour.blue.matches(shown.pixel(300, 170)), "\(shown.pixel(300, 170))")
-        let figures = mirror.output.first { $0.contains(#""event":"mirror""#) }
+        let figures = mirror.output.last { $0.contains(#""event":"mirror""#) }
+        print("cast mirror's last figures: \(figures ?? "none")")
         XCTAssertNotNil(figures, "cast mirror reports its figures: \(mirror.output)")
         XCTAssertTrue(figures?.contains(#""width":1280,"height":720"#) == true, figures ?? "")
 

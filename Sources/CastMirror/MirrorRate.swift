@@ -4,10 +4,11 @@
 /// The queue it watches is the bytes written and not yet taken by `cast` (which takes them as the receiver asks for
 /// more, one read in flight). More than a picture's worth waiting: this picture is skipped (a later one carries the
 /// change; the receiver shows the last one meanwhile). A queue that has not drained for `congestion` (100 ms, three
-/// pictures at 30 a second) has two causes. Either the link carries fewer bits than the rate asks for: then the rate
-/// drops to nine tenths of what left over the last half second (at most every `congestion`), and the picture gets
-/// softer, never later. Or the receiver takes each picture slowly whatever its size (a busy machine): then skipping
-/// is the answer and the rate stays, since smaller pictures would not leave sooner. After a second in which every
+/// pictures at 30 a second) has two causes. Either the link carries fewer bits than the rate asks for (more than a
+/// picture's worth waits): then the rate drops to nine tenths of what left over the last half second (at most every
+/// `congestion`), and the picture gets softer, never later. Or the receiver takes each picture slowly whatever its
+/// size (a busy machine; the queue holds less than a picture's worth): then skipping is the answer and the rate
+/// stays, since smaller pictures would not leave sooner. After a second in which every
 /// picture found the queue empty, the rate rises by a tenth, up to the maximum.
 public struct MirrorRate: Sendable, Equatable {
     /// The bit rate now, bits per second.
@@ -72,7 +73,11 @@ public struct MirrorRate: Sendable, Equatable {
         clearSince = nil
         let since = queuedSince ?? now
         queuedSince = since
-        if now >= since + Self.congestion && now >= lastDrop + Self.congestion, let leaving, leaving < bitRate {
+        // Bytes are what holds the queue only when more than a picture's worth waits: a few small pictures that wait
+        // for a slow receiver would not leave sooner if they were smaller.
+        if queued > frameBytes, now >= since + Self.congestion, now >= lastDrop + Self.congestion, let leaving,
+            leaving < bitRate
+        {
             lastDrop = now
             bitRate = max(minimum, leaving * 9 / 10)
         }

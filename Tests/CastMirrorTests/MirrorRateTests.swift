@@ -42,10 +42,11 @@ final class MirrorRateTests: XCTestCase {
         var rate = Fixtures.rate()
         // 4 Mbit/s: 500 kB a second; the encoder asks for 6 Mbit/s.
         _ = Fixtures.run(&rate, picture: 1_000_000, link: 500_000, seconds: 3)
-        XCTAssertLessThanOrEqual(rate.bitRate, 4_000_000, "the rate came down to the link")
-        XCTAssertGreaterThan(rate.bitRate, 2_500_000, "and not far below it")
-        let after = Fixtures.run(&rate, picture: 1_000_000, link: 500_000, from: 3_000_000, seconds: 3)
-        XCTAssertLessThanOrEqual(after.longestQueue, 2 * rate.frameBytes, "no queue grows")
+        // It finds the link and then moves about it: a tenth up after a clear second, down to what left after a queue.
+        XCTAssertLessThanOrEqual(rate.bitRate, 4_600_000, "the rate came down to the link")
+        XCTAssertGreaterThan(rate.bitRate, 2_800_000, "and not far below it")
+        let after = Fixtures.run(&rate, picture: 1_000_000, link: 500_000, from: 3_000_000, seconds: 10)
+        XCTAssertLessThanOrEqual(after.longestQueue, 50_000, "no queue grows: at most 100 ms of the link waits")
     }
 
     func testAQueueOfSmallPicturesOnASlowReceiverSkipsButKeepsTheRate() {

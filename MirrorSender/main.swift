@@ -27,6 +27,8 @@ func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
 
 func now() -> UInt64 { UInt64(max(MonotonicClock.nanoseconds(), 0) / 1000) }
 
+// Without this a helper that only skips pictures (its pipe full, nobody reading) would outlive `cast`.
+guard MirrorHelper.detach() else { exit(0) }
 var displayName: String?
 var fps = 30
 var maximumBitRate = 20_000_000

@@ -7,7 +7,10 @@
 #include <X11/extensions/Xdamage.h>
 #include <X11/extensions/Xfixes.h>
 #include <sys/ipc.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
+#include <signal.h>
+#include <unistd.h>
 
 /// Macros Swift cannot call.
 static inline Window cast_x11_default_root(Display *display) { return DefaultRootWindow(display); }
@@ -22,4 +25,12 @@ static inline char *cast_x11_image_data(XImage *image) { return image->data; }
 static inline int cast_x11_image_stride(XImage *image) { return image->bytes_per_line; }
 static inline int cast_x11_image_bpp(XImage *image) { return image->bits_per_pixel; }
 static inline void cast_x11_destroy_image(XImage *image) { XDestroyImage(image); }
+
+/// The helper dies with the process that started it (prctl is variadic: Swift cannot call it), and keeps no
+/// descriptor but its standard ones: one inherited by mistake would keep its starter's pipes open after both ended.
+static inline int cast_mirror_helper_detach(void) {
+    for (int fd = 3; fd < 4096; fd++) close(fd);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+    return getppid() == 1 ? -1 : 0;
+}
 #endif

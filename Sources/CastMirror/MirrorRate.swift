@@ -28,7 +28,11 @@ public struct MirrorRate: Sendable, Equatable {
     private var measuredSince: UInt64?
     private var lastQueued = 0
     private var writtenSinceLook = 0
-    /// What left over the last measured window, bits per second; nil before a window was complete.
+    /// Whether the queue held something at every look of the window being measured: only then do the bytes that left
+    /// say what the link carries (an idle link's bytes say only what was written).
+    private var saturated = true
+    /// What left over the last measured window while the queue never emptied (what the link carries), bits per second;
+    /// nil before such a window.
     public private(set) var leaving: Int?
     /// How long a queue may stay before the rate is looked at.
     public static let congestion: UInt64 = 100_000
@@ -89,12 +93,14 @@ public struct MirrorRate: Sendable, Equatable {
         left += max(0, lastQueued + writtenSinceLook - queued)
         lastQueued = queued
         writtenSinceLook = 0
+        if queued == 0 { saturated = false }
         let since = measuredSince ?? now
         measuredSince = since
         if now >= since + Self.measurement {
-            leaving = Int(Double(left * 8) * 1e6 / Double(now - since))
+            leaving = saturated ? Int(Double(left * 8) * 1e6 / Double(now - since)) : nil
             left = 0
             measuredSince = now
+            saturated = true
         }
     }
 }

@@ -126,7 +126,7 @@ public final class ScreenEncoder {
 
     private static func message(_ status: Int32) -> String {
         var text = [CChar](repeating: 0, count: 256)
-        av_strerror(status, &text, text.count)
-        return String(cString: text)
+        _ = av_strerror(status, &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

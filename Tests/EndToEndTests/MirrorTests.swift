@@ -124,7 +124,9 @@ final class MirrorTests: LabTestCase {
         // Stopped from another sender's `cast stop`: castd's idle screen is back.
         let stop = try lab.run(on: .phone, [Paths.cast, "stop", "Living Room"], environment: sender)
         XCTAssertEqual(stop.status, 0, stop.stderr)
-        XCTAssertEqual(mirror.waitForExit(timeout: 20), 0, "\(mirror.output)")
+        XCTAssertEqual(
+            mirror.waitForExit(timeout: 20), 0,
+            "cast mirror: \(mirror.output.suffix(8))\ncastd: \(receiver.output.suffix(12))")
         let started = Date()
         let idle = try capture(receiverScreen, timeout: 10) {
             $0.fraction(of: .blue, x: 0..<640, y: 0..<360) < 0.05 && $0.fraction(of: .red, x: 640..<1280, y: 0..<360) < 0.05

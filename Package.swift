@@ -34,6 +34,10 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        // `cast mirror`'s screen capture (cast-mirror): Xlib, MIT-SHM, XDamage, XFixes.
+        .systemLibrary(
+            name: "CX11", pkgConfig: "x11",
+            providers: [.apt(["libx11-dev", "libxext-dev", "libxdamage-dev", "libxfixes-dev"])]),
         // The decoder worker's sandbox: seccomp-bpf, namespaces, mounts, capabilities (kernel headers, no library).
         .systemLibrary(name: "CSandbox"),
         .systemLibrary(
@@ -52,6 +56,9 @@ let package = Package(
         .target(name: "CastSecurity", dependencies: ["COpenSSL", "CastProtocol"], swiftSettings: strict),
         .target(name: "CastDiscovery", dependencies: ["CAvahi", "CastProtocol"], swiftSettings: strict),
         .target(name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
+
+        // `cast mirror`'s capture (X11) and encoder (libx264 through libavcodec), used by the cast-mirror helper.
+        .target(name: "CastMirror", dependencies: ["CX11", "CFFmpeg", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Services and the library
         .target(
@@ -84,6 +91,11 @@ let package = Package(
             name: "cast-decode", dependencies: ["CastMedia", "CastProtocol", "CastSecurity"], path: "SenderDecoder",
             swiftSettings: strict),
 
+        // `cast mirror`'s capture and encoder (a helper process: X11 and FFmpeg stay out of `cast`).
+        .executableTarget(
+            name: "cast-mirror", dependencies: ["CastMirror", "CastProtocol"], path: "MirrorSender",
+            swiftSettings: strict),
+
         // MARK: Examples (built with everything else, so CI keeps them compiling)
         .executableTarget(name: "movie-player", dependencies: ["CastKit"], path: "Examples/MoviePlayer", swiftSettings: strict),
         .executableTarget(name: "music-queue", dependencies: ["CastKit"], path: "Examples/MusicQueue", swiftSettings: strict),
@@ -102,6 +114,7 @@ let package = Package(
         .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity", "CastTestSupport"], swiftSettings: strict),
         .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery", "CastTestSupport"], swiftSettings: strict),
         .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CastMirrorTests", dependencies: ["CastMirror", "CastProtocol"], swiftSettings: strict),
         // The tests' own helpers, one copy each (not a product): waiting, background work, event logs, the captures of
         // castd's sound, Xvfb.
         .target(name: "CastTestSupport", dependencies: ["CastProtocol"], path: "Tests/CastTestSupport", swiftSettings: strict),

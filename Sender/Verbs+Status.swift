@@ -96,7 +96,10 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         output("address: \(connection.receiver.address)")
         output("tls: \(connection.tlsVersion)")
         output("state: \(status.state.rawValue)")
-        if let title = status.title { output("playing: \(printable(title))") }
+        if let title = status.title {
+            // A mirror session's title is castd's own "mirroring from NAME".
+            output(title.hasPrefix("mirroring from ") ? printable(title) : "playing: \(printable(title))")
+        }
         if let queue = status.queue { output("queue: \(queue.number)/\(queue.count)") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
         if let volume = status.volume { output("volume: \(fixed(volume, digits: 2))\(status.muted == true ? " (muted)" : "")") }

@@ -138,6 +138,18 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption],
         examples: ["cast audio \"Living Room\" fra"], run: audio),
     Verb(
+        name: "mirror", synopsis: "cast mirror [--to RECEIVER] [--display :N] [--fps N] [--max-bitrate MBPS] [--json]",
+        abstract: "Show this X11 screen on a receiver, live, until q or Ctrl-C (or another sender takes over).",
+        options: [
+            toOption,
+            OptionSpec("display", value: ":N", help: "the X11 display to show (default: $DISPLAY)"),
+            OptionSpec("fps", value: "N", help: "pictures a second, 1 to 60 (default 30; an unchanged screen sends none)"),
+            OptionSpec("max-bitrate", value: "MBPS", help: "at most this many megabits a second (default 20; less when the link is slower)"),
+            jsonOption, timeoutOption, helpOption,
+        ],
+        examples: ["cast mirror --to \"Living Room\"", "cast mirror --to kitchen --display :1 --fps 60 --max-bitrate 8"],
+        run: mirror),
+    Verb(
         name: "watch", synopsis: "cast watch [NAME] [--json]",
         abstract: "Follow everything that happens on a receiver until interrupted.",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],

@@ -380,6 +380,11 @@ extension Message {
             default:
                 throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
             }
+            if body.mirror == true {
+                guard let media = body.media, !media.seekable, media.size == nil, body.subtitles == nil else {
+                    throw ProtocolError(.malformedMessage, "play.mirror goes only with a media stream (no size, not seekable)")
+                }
+            }
             if let start = body.startTime, !PlayRequest.startTimes.contains(start) {
                 let most = Int(PlayRequest.startTimes.upperBound)
                 throw ProtocolError(.malformedMessage, "play.startTime must be a number of seconds from 0 to \(most)")

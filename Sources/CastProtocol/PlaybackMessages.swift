@@ -33,6 +33,10 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     /// Where this source plays in the sender's queue (`cast queue`): shown by `status`, and how `cast next` and
     /// `cast previous` elsewhere know that a queue plays here; nil for a single source.
     public var queue: QueuePlace?
+    /// `true`: a `mirror` session (`cast mirror`): `media` is a stream (not seekable, no size) of the sender's screen
+    /// in `MirrorStream` units, which the receiver shows as soon as each is decoded (live: no seeking, no read-ahead,
+    /// no clock but the frames'). Only with `media`.
+    public var mirror: Bool?
 
     /// The most names `group` holds.
     public static let maximumGroupSize = 16
@@ -72,6 +76,7 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         if let autoplay { parts.append("autoplay: \(autoplay)") }
         if let subtitleLanguage { parts.append("subtitleLanguage: \(subtitleLanguage)") }
         if let subtitles { parts.append("subtitles: \(subtitles.size) bytes") }
+        if let mirror { parts.append("mirror: \(mirror)") }
         return "PlayRequest(\(parts.joined(separator: ", ")))"
     }
 

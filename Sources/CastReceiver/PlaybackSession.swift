@@ -168,9 +168,14 @@ final class PlaybackSession: Sendable {
                 media: media, url: url, configuration: engine, volume: volume.level, muted: volume.muted, limits: limits
             )
             start.subtitles = request.subtitles
+            start.mirror = request.mirror
             return DecoderProcess(start: start, source: source, urlAccess: urlAccess, idleWindow: idleWindow) { event in
                 self.handle(event)
             }
+        }
+        if let source, request.mirror == true {
+            // Live: no read-ahead between the media connection and the decoder.
+            return MirrorPlayer(source: source, configuration: engine) { event in self.handle(event) }
         }
         if let source {
             var engine = engine
@@ -312,7 +317,7 @@ final class PlaybackSession: Sendable {
         let now = snapshot()
         // Only a playing clock moves, and at the rate (0.5 to 2 on castd's engine; 0 from an AirPlay client).
         var status = ReceiverStatus(
-            name: name, id: id, state: now.state, title: request.title,
+            name: name, id: id, state: now.state, title: request.mirror == true ? "mirroring from \(senderName)" : request.title,
             position: now.position(now: Date().timeIntervalSince1970), duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration

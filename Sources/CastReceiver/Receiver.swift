@@ -377,7 +377,7 @@ public final class Receiver: Sendable {
                 previous.interrupt(by: senderName)
             }
         }
-        logger.info("\(senderName) plays \"\(request.title)\"")
+        logger.info(request.mirror == true ? "mirroring from \(senderName)" : "\(senderName) plays \"\(request.title)\"")
         let level = state.withLock { $0.volume }
         session.apply(volume: level.level, muted: level.muted, announce: false)
         // The media connection's deadline; a Cast sender's silence (an AirPlay client's session ends with its

@@ -44,6 +44,14 @@ public final class MediaFile: Sendable {
         return describe(fd: fd, owns: true, name: path.lastPathComponent)
     }
 
+    /// A stream this process reads from `fd` (a pipe from a helper, such as `cast-mirror`'s screen), which it owns
+    /// and closes; the receiver is shown `title`.
+    public static func stream(fd: Int32, title: String) -> MediaFile {
+        MediaFile(
+            fd: fd, ownsDescriptor: true, descriptor: MediaDescriptor(size: nil, seekable: false, nameHint: nil),
+            title: title)
+    }
+
     private static func describe(fd: Int32, owns: Bool, name: String) -> MediaFile {
         var info = stat()
         let regular = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG

@@ -41,13 +41,14 @@ public final class RemotePlayback: Sendable {
     }
 
     /// Asks the receiver at the other end of `connection` (open, its key checked: `ReceiverConnection.reach`) to
-    /// play `file`, and serves it. The playback owns the connection from here, and closes it on failure too.
+    /// play `file`, and serves it (`mirror`: a live screen from `ScreenMirror`, a `mirror` session). The playback owns
+    /// the connection from here, and closes it on failure too.
     /// - Throws: `CastError`: `.connectionLost`, `.notAuthorised`, or a refusal from the receiver.
     public static func start(
         _ file: MediaFile, over connection: ReceiverConnection, configDirectory: String, startTime: Double? = nil,
         volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
         subtitles: MediaFile? = nil,
-        autoplay: Bool = true, group: [String]? = nil, queue: QueuePlace? = nil
+        autoplay: Bool = true, group: [String]? = nil, queue: QueuePlace? = nil, mirror: Bool = false
     ) throws(CastError) -> RemotePlayback {
         let receiver = connection.receiver
         do throws(CastError) {
@@ -58,6 +59,7 @@ public final class RemotePlayback: Sendable {
             request.autoplay = autoplay ? nil : false
             request.group = group.map { Array($0.prefix(PlayRequest.maximumGroupSize)) }
             request.queue = queue
+            request.mirror = mirror ? true : nil
             let (accepted, level) = try requestPlay(request, on: connection, volume: volume)
             let tls = try connectTLS(
                 to: receiver, configDirectory: configDirectory, timeout: ReceiverConnection.replyTimeout)

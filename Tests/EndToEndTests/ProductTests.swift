@@ -62,7 +62,8 @@ final class ProductTests: XCTestCase {
     }
 
     /// `cast` links no media library and not Foundation (it starts in milliseconds, and a send to a Cast receiver loads
-    /// no decoder): an AirPlay speaker's audio is decoded by its helper `cast-decode`, which does link FFmpeg.
+    /// no decoder): an AirPlay speaker's audio is decoded by its helper `cast-decode`, which does link FFmpeg, and
+    /// `cast mirror`'s screen is captured and encoded by its helper `cast-mirror`, which links X11 and FFmpeg.
     func testCastLinksNoFFmpegSDLOrALSAAndItsDecoderDoes() throws {
         let media = ["libavcodec", "libavformat", "libSDL2", "libasound", "libass"]
         let cast = try runCommand(["ldd", Paths.cast])
@@ -80,6 +81,14 @@ final class ProductTests: XCTestCase {
         let helper = try runCommand(["ldd", Paths.binaries.appendingPathComponent("cast-decode").path])
         XCTAssertEqual(helper.status, 0)
         XCTAssertTrue(helper.stdout.contains("libavcodec"), helper.stdout)
+        let mirror = try runCommand(["ldd", Paths.binaries.appendingPathComponent("cast-mirror").path])
+        XCTAssertEqual(mirror.status, 0)
+        for library in ["libavcodec", "libX11", "libXext", "libXdamage"] {
+            XCTAssertTrue(mirror.stdout.contains(library), "cast-mirror links \(library):\n\(mirror.stdout)")
+        }
+        for library in ["libX11", "libXdamage"] {
+            XCTAssertFalse(cast.stdout.contains(library), "cast links \(library):\n\(cast.stdout)")
+        }
     }
 
     /// avahi-client is opened on first use, not linked: a `cast` that never browses maps no avahi, D-Bus or systemd
@@ -125,7 +134,7 @@ final class ProductTests: XCTestCase {
         XCTAssertEqual(
             Set(listed),
             ["list", "send", "queue", "join", "status", "pause", "resume", "stop", "seek", "volume", "subtitles", "audio",
-             "watch", "pair", "unpair", "config"], tool.stdout)
+             "mirror", "watch", "pair", "unpair", "config"], tool.stdout)
         // Every verb stands apart from its text (a verb as long as the column ran into it: "subtitlesShow").
         for line in tool.stdout.components(separatedBy: "verbs:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n")

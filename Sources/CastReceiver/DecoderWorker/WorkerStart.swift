@@ -47,6 +47,8 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var muted: Bool
     /// The worker's resource limits, applied before it opens the media.
     var limits: DecoderLimits
+    /// true: a mirror session (`PlayRequest.mirror`): the worker shows the stream with `MirrorPlayer`, not the engine.
+    var mirror: Bool?
     /// true: the worker makes thumbnails of the media (`ThumbnailWorker`) instead of playing it; no outputs.
     var thumbnails: Bool?
 

@@ -1,0 +1,123 @@
+// cast-mirror: the screen capture and encoder of `cast mirror`. `cast` links no X11 or FFmpeg, so that it starts in
+// milliseconds; to mirror it starts this helper with its standard output a pipe: the helper writes the screen as a
+// `MirrorStream` (H.264 access units with their capture times), and on standard error one `ready WxH` line, then a
+// `stats` line a second (pictures and bits per second, the rate asked), or `error: …` before it exits (2: the
+// display cannot be opened). It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+import CastMirror
+import CastProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func say(_ line: String) {
+    _ = (line + "\n").withCString { write(2, $0, strlen($0)) }
+}
+
+func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var done = 0
+    while done < bytes.count {
+        let n = write(1, bytes.baseAddress! + done, bytes.count - done)
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return false }
+        done += n
+    }
+    return true
+}
+
+func now() -> UInt64 { UInt64(max(MonotonicClock.nanoseconds(), 0) / 1000) }
+
+// Without this a helper that only skips pictures (its pipe full, nobody reading) would outlive `cast`.
+guard MirrorHelper.detach() else { exit(0) }
+var displayName: String?
+var fps = 30
+var maximumBitRate = 20_000_000
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    let value = arguments.popFirst()
+    switch (argument, value) {
+    case ("--display", let name?): displayName = name
+    case ("--fps", let text?) where Int(text).map({ (1...120).contains($0) }) == true: fps = Int(text)!
+    case ("--max-bitrate", let text?) where Double(text).map({ (0.1...200).contains($0) }) == true:
+        maximumBitRate = Int(Double(text)! * 1_000_000)
+    default:
+        say("error: usage: cast-mirror [--display :N] [--fps 1...120] [--max-bitrate MBPS] (run by cast mirror)")
+        exit(2)
+    }
+}
+signal(SIGPIPE, SIG_IGN)
+
+let capture: ScreenCapture
+let encoder: ScreenEncoder
+// About 0.1 bit per pixel and picture to start with: 6 Mbit/s at 1080p30, within the maximum.
+var rate: MirrorRate
+do {
+    capture = try ScreenCapture(displayName: displayName)
+    rate = MirrorRate(
+        start: capture.width * capture.height * fps / 10, minimum: 500_000, maximum: maximumBitRate, fps: fps)
+    encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+} catch {
+    say("error: \(error.description)")
+    exit(error.isUsage ? 2 : 1)
+}
+// A pipe of 1 MiB: an intra picture fits while cast sends the one before.
+_ = fcntl(1, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
+say("ready \(capture.width)x\(capture.height)")
+guard MirrorStream.magic.withUnsafeBytes(writeAll) else { exit(0) }
+
+let interval = UInt64(1_000_000 / fps)
+var window = (start: now(), pictures: 0, bytes: 0)
+var lastChange: UInt64 = 0
+var lastSent: UInt64 = 0
+while true {
+    // At most `fps` pictures a second; after that the next change is captured as soon as the X server reports it (no
+    // waiting for a tick: a tick would add half a picture's time on average).
+    let start = now()
+    if start < lastSent + interval {
+        var pause = timespec(tv_sec: 0, tv_nsec: Int((lastSent + interval - start) * 1000))
+        nanosleep(&pause, nil)
+    }
+    // A changed screen is encoded, and so is every picture for a second after a change (the intra refresh sweeps the
+    // picture clean and the rate control sharpens it), and one a second on an unchanged screen (a few bytes of
+    // skipped blocks: the receiver sees the sender is there). Otherwise nothing is captured or encoded.
+    let settling = now() < lastChange + 1_000_000
+    let keepalive = lastSent + 1_000_000
+    let wait = settling ? Int(interval / 1000) : Int((keepalive > now() ? keepalive - now() : 0) / 1000)
+    if capture.waitForChange(milliseconds: wait) { lastChange = now() }
+    let captured = now()
+    let wanted = captured < lastChange + 1_000_000 || captured >= keepalive
+    var queued: Int32 = 0
+    _ = ioctl(1, UInt(FIONREAD), &queued)
+    let decision = wanted ? rate.decide(queued: Int(queued), now: captured) : .skip
+    if wanted && decision == .skip {
+        // The queue holds more than a picture: look again in 2 ms, and capture as soon as it drained.
+        var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
+        nanosleep(&pause, nil)
+    }
+    if decision == .encode {
+        lastSent = captured
+        if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
+        do {
+            try capture.capture { pixels, stride in
+                try encoder.encode(pixels, stride: stride, captured: captured) { unit in
+                    // One write: `cast` answers the receiver's read with what one read of the pipe gives, so a header
+                    // alone would cost a round trip more before the picture.
+                    var bytes = MirrorStream.Unit.header(payloadLength: unit.count, captured: captured)
+                    bytes.append(contentsOf: unit)
+                    guard bytes.withUnsafeBytes(writeAll) else { exit(0) }
+                    rate.wrote(bytes.count)
+                    window.bytes += bytes.count
+                }
+            }
+            window.pictures += 1
+        } catch {
+            say("error: \(error)")
+            exit(1)
+        }
+    }
+    if captured >= window.start + 1_000_000 {
+        let seconds = Double(captured - window.start) / 1e6
+        say("stats \(Double(window.pictures) / seconds) \(Int(Double(window.bytes * 8) / seconds)) \(rate.bitRate)")
+        window = (captured, 0, 0)
+    }
+}

@@ -1,0 +1,36 @@
+#ifndef CAST_CX11_SHIM_H
+#define CAST_CX11_SHIM_H
+// Screen capture for `cast mirror` (cast-mirror): Xlib, MIT-SHM (XShmGetImage), XDamage (what changed), XFixes.
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#include <X11/extensions/XShm.h>
+#include <X11/extensions/Xdamage.h>
+#include <X11/extensions/Xfixes.h>
+#include <sys/ipc.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <signal.h>
+#include <unistd.h>
+
+/// Macros Swift cannot call.
+static inline Window cast_x11_default_root(Display *display) { return DefaultRootWindow(display); }
+static inline unsigned long cast_x11_all_planes(void) { return AllPlanes; }
+static inline int cast_x11_event_type(const XEvent *event) { return event->type; }
+static inline Visual *cast_x11_default_visual(Display *display) {
+    return DefaultVisual(display, DefaultScreen(display));
+}
+static inline int cast_x11_default_depth(Display *display) { return DefaultDepth(display, DefaultScreen(display)); }
+/// An XImage's pixel bytes, its stride and bits per pixel (the struct's function table is not Swift's business).
+static inline char *cast_x11_image_data(XImage *image) { return image->data; }
+static inline int cast_x11_image_stride(XImage *image) { return image->bytes_per_line; }
+static inline int cast_x11_image_bpp(XImage *image) { return image->bits_per_pixel; }
+static inline void cast_x11_destroy_image(XImage *image) { XDestroyImage(image); }
+
+/// The helper dies with the process that started it (prctl is variadic: Swift cannot call it), and keeps no
+/// descriptor but its standard ones: one inherited by mistake would keep its starter's pipes open after both ended.
+static inline int cast_mirror_helper_detach(void) {
+    for (int fd = 3; fd < 4096; fd++) close(fd);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+    return getppid() == 1 ? -1 : 0;
+}
+#endif

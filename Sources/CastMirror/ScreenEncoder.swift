@@ -1,0 +1,132 @@
+internal import CFFmpeg
+
+/// Encodes screen pictures (BGRX) to H.264 for the least delay: libx264 through libavcodec, `ultrafast`,
+/// `zerolatency` (no look-ahead, no B-frames: each picture comes out as its access unit at once), intra refresh
+/// instead of periodic key frames (no bursts of a whole intra picture after the first), a VBV of about one frame,
+/// BT.709 limited range (swscale converts the full-range RGB and the stream says so).
+///
+/// Thread-safety: one thread uses it.
+public final class ScreenEncoder {
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let scaler: OpaquePointer
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let fps: Int
+    /// The screen's height: the rows swscale reads.
+    private let sourceHeight: Int32
+    /// The bit rate asked of the encoder now, bits per second.
+    public private(set) var bitRate: Int
+
+    /// An encoder for `width`×`height` pictures at about `fps` a second, starting at `bitRate` bits per second.
+    public init(width: Int, height: Int, fps: Int, bitRate: Int) throws(MirrorError) {
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw MirrorError("this FFmpeg has no libx264 encoder")
+        }
+        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packet = av_packet_alloc()
+        else { throw MirrorError("out of memory") }
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+        self.fps = fps
+        self.bitRate = bitRate
+        self.sourceHeight = Int32(height)
+        // Even sizes: 4:2:0 halves both.
+        let evenWidth = width & ~1
+        let evenHeight = height & ~1
+        context.pointee.width = Int32(evenWidth)
+        context.pointee.height = Int32(evenHeight)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        // Microseconds: each picture's time is when it was captured; the rate control follows the real spacing.
+        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
+        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
+        context.pointee.max_b_frames = 0
+        context.pointee.gop_size = Int32(fps * 2)
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = AVCOL_PRI_BT709
+        context.pointee.color_trc = AVCOL_TRC_BT709
+        context.pointee.thread_count = 2
+        Self.setRate(context, bitRate: bitRate, fps: fps)
+        av_opt_set(context.pointee.priv_data, "preset", "ultrafast", 0)
+        av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
+        // Intra refresh: a column of intra blocks sweeps the picture every `gop_size` frames, no key frame after the
+        // first. Sliced threads (zerolatency's): both cores on each picture, no frame of delay per thread.
+        av_opt_set(context.pointee.priv_data, "intra-refresh", "1", 0)
+        av_opt_set(context.pointee.priv_data, "x264-params", "sliced-threads=1:aud=0:repeat-headers=1", 0)
+        let opened = avcodec_open2(context, codec, nil)
+        guard opened >= 0 else { throw MirrorError("libx264 did not open: \(Self.message(opened))") }
+        guard
+            let scaler = sws_getContext(
+                Int32(width), Int32(height), AV_PIX_FMT_BGR0, Int32(evenWidth), Int32(evenHeight), AV_PIX_FMT_YUV420P,
+                SWS_POINT, nil, nil, nil)
+        else { throw MirrorError("swscale cannot convert the screen's pixels") }
+        self.scaler = scaler
+        // RGB as the X server gives it (full range) to BT.709 limited range, as the stream is flagged.
+        let bt709 = sws_getCoefficients(SWS_CS_ITU709)
+        sws_setColorspaceDetails(scaler, bt709, 1, bt709, 0, 0, 1 << 16, 1 << 16)
+        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        frame.pointee.width = Int32(evenWidth)
+        frame.pointee.height = Int32(evenHeight)
+        frame.pointee.color_range = AVCOL_RANGE_MPEG
+        frame.pointee.colorspace = AVCOL_SPC_BT709
+        frame.pointee.color_primaries = AVCOL_PRI_BT709
+        frame.pointee.color_trc = AVCOL_TRC_BT709
+        guard av_frame_get_buffer(frame, 0) >= 0 else { throw MirrorError("out of memory for a picture") }
+    }
+
+    deinit {
+        sws_freeContext(scaler)
+        var frame: UnsafeMutablePointer<AVFrame>? = self.frame
+        av_frame_free(&frame)
+        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
+        av_packet_free(&packet)
+        var context: UnsafeMutablePointer<AVCodecContext>? = self.context
+        avcodec_free_context(&context)
+    }
+
+    /// Asks for `bitRate` bits per second from the next picture on (libx264 reconfigures between pictures).
+    public func setBitRate(_ bitRate: Int) {
+        self.bitRate = bitRate
+        Self.setRate(context, bitRate: bitRate, fps: fps)
+    }
+
+    private static func setRate(_ context: UnsafeMutablePointer<AVCodecContext>, bitRate: Int, fps: Int) {
+        context.pointee.bit_rate = Int64(bitRate)
+        context.pointee.rc_max_rate = Int64(bitRate)
+        // A VBV of about one frame: no picture may take much longer than a frame's time to leave.
+        context.pointee.rc_buffer_size = Int32(clamping: bitRate / fps)
+    }
+
+    /// Encodes the picture at `pixels` (BGRX, `stride` bytes a row, the size given at init) captured at `captured`
+    /// (microseconds) and hands each access unit that comes out to `unit` (with zerolatency: exactly one).
+    public func encode(
+        _ pixels: UnsafeRawPointer, stride: Int, captured: UInt64, _ unit: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        guard av_frame_make_writable(frame) >= 0 else { throw MirrorError("out of memory for a picture") }
+        var source: [UnsafePointer<UInt8>?] = [pixels.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+        var strides: [Int32] = [Int32(stride), 0, 0, 0]
+        let planes = withUnsafeMutablePointer(to: &frame.pointee.data) {
+            $0.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { $0 }
+        }
+        let lines = withUnsafeMutablePointer(to: &frame.pointee.linesize) {
+            $0.withMemoryRebound(to: Int32.self, capacity: 8) { $0 }
+        }
+        sws_scale(scaler, &source, &strides, 0, sourceHeight, planes, lines)
+        frame.pointee.pts = Int64(captured)
+        var status = avcodec_send_frame(context, frame)
+        guard status >= 0 else { throw MirrorError("libx264: \(Self.message(status))") }
+        while true {
+            status = avcodec_receive_packet(context, packet)
+            if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return }
+            guard status >= 0 else { throw MirrorError("libx264: \(Self.message(status))") }
+            defer { av_packet_unref(packet) }
+            try unit(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+        }
+    }
+
+    private static func message(_ status: Int32) -> String {
+        var text = [CChar](repeating: 0, count: 256)
+        _ = av_strerror(status, &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,152 @@
+import CastSecurity
+import FoundationEssentials
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The sender's screen as a live stream (`cast mirror`): the helper process `cast-mirror`, next to the running
+/// executable, captures the X11 display and encodes it (X11 and FFmpeg stay out of `cast`), and writes the
+/// `MirrorStream` to a pipe whose read end is `file`, which `RemotePlayback` serves as a `mirror` session. Its
+/// figures come on a second pipe, a line a second (`nextFigures`). The helper is killed and reaped with this object.
+///
+/// Thread-safety: `file` is served by the media thread; `nextFigures` is read by one thread; the rest is immutable.
+public final class ScreenMirror: Sendable {
+    /// The helper's program name.
+    public static let programName = "cast-mirror"
+    /// The screen, served to the receiver.
+    public let file: MediaFile
+    /// The captured screen's size in pixels.
+    public let width: Int
+    public let height: Int
+    private let pid: pid_t
+    private let lines: HelperLines
+
+    /// What the helper measured over the last second.
+    public struct Figures: Sendable, Equatable {
+        /// Pictures encoded a second (an unchanged screen sends none).
+        public var fps: Double
+        /// Bits a second that left.
+        public var bitRate: Int
+        /// The bit rate the encoder is asked for now (it follows how fast pictures leave).
+        public var targetBitRate: Int
+    }
+
+    private init(file: MediaFile, width: Int, height: Int, pid: pid_t, lines: HelperLines) {
+        self.file = file
+        self.width = width
+        self.height = height
+        self.pid = pid
+        self.lines = lines
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    }
+
+    /// Starts capturing `display` (nil: `$DISPLAY`) at `fps` pictures a second, at most `maximumBitRate` megabits a
+    /// second, and waits until the helper has the screen open.
+    /// - Throws: `CastError` `.usage` when there is no display to capture (or no permission), `.playback` when the
+    ///   helper is missing or fails.
+    public static func start(display: String?, fps: Int, maximumBitRate: Double?) throws(CastError) -> ScreenMirror {
+        let program = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+        ).deletingLastPathComponent().appendingPathComponent(programName).path
+        var arguments = [programName, "--fps", "\(fps)"]
+        if let display { arguments += ["--display", display] }
+        if let maximumBitRate { arguments += ["--max-bitrate", "\(maximumBitRate)"] }
+        var stream: [Int32] = [-1, -1]
+        var errors: [Int32] = [-1, -1]
+        guard pipe(&stream) == 0 else { throw CastError(.playback, "cannot start \(programName): no pipe") }
+        guard pipe(&errors) == 0 else {
+            close(stream[0])
+            close(stream[1])
+            throw CastError(.playback, "cannot start \(programName): no pipe")
+        }
+        // Close-on-exec: the helper gets them only as its 1 and 2.
+        for fd in stream + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let pid: pid_t
+        do {
+            pid = try ProcessSpawn.spawn(
+                program, arguments: arguments,
+                descriptors: [.nullInput(0), .duplicate(stream[1], to: 1), .duplicate(errors[1], to: 2)])
+        } catch {
+            for fd in stream + errors { close(fd) }
+            throw CastError(.playback, "cannot start \(programName): \(error)")
+        }
+        close(stream[1])
+        close(errors[1])
+        let lines = HelperLines(fd: errors[0])
+        let file = MediaFile.stream(fd: stream[0], title: "the screen \(display ?? getenv("DISPLAY").map { String(cString: $0) } ?? "")")
+        func reaped(killing: Bool = true) -> Int32 {
+            if killing { kill(pid, SIGKILL) }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            return status
+        }
+        while true {
+            guard let line = lines.next() else {
+                _ = reaped()
+                throw CastError(.playback, "\(programName) ended before the screen was open")
+            }
+            if line.hasPrefix("error: ") {
+                // Exit 2: no display, or none this user may capture. The helper exits right after its line.
+                let status = reaped(killing: false)
+                let usage = (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 2
+                throw CastError(usage ? .usage : .playback, String(line.dropFirst(7)))
+            }
+            if line.hasPrefix("ready ") {
+                let size = line.dropFirst(6).split(separator: "x").compactMap { Int($0) }
+                guard size.count == 2 else { continue }
+                return ScreenMirror(file: file, width: size[0], height: size[1], pid: pid, lines: lines)
+            }
+        }
+    }
+
+    /// The helper's next figures; nil once it ended.
+    public func nextFigures() -> Figures? {
+        while let line = lines.next() {
+            let parts = line.split(separator: " ")
+            guard parts.count == 4, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
+                let target = Int(parts[3])
+            else { continue }
+            return Figures(fps: fps, bitRate: rate, targetBitRate: target)
+        }
+        return nil
+    }
+
+}
+
+/// The lines a helper writes to its standard error, one at a time (at most 4 KiB each; longer ones are cut).
+///
+/// Thread-safety: the descriptor and the bytes read ahead are used under the mutex only.
+private final class HelperLines: Sendable {
+    private let state: Mutex<(fd: Int32, pending: [UInt8])>
+
+    init(fd: Int32) { state = Mutex((fd, [])) }
+
+    deinit { state.withLock { _ = close($0.fd) } }
+
+    /// The next line; nil once the helper closed its end.
+    func next() -> String? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        return state.withLock { state -> String? in
+            while true {
+                if let end = state.pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: state.pending[..<end], as: UTF8.self)
+                    state.pending.removeFirst(end + 1)
+                    return line
+                }
+                if state.pending.count > 4096 { state.pending.removeAll() }
+                let n = read(state.fd, &chunk, chunk.count)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return nil }
+                state.pending.append(contentsOf: chunk[..<n])
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import CastTestSupport
+import Foundation
+import XCTest
+
+/// `cast mirror` in the lab with the real programs: the phone's screen is one Xvfb, castd's full-screen window is on
+/// another; a picture put on the phone's screen (by ffplay) is read back from castd's screen (x11grab) and compared.
+final class MirrorTests: LabTestCase {
+    override class var labPrefix: String { "e2mi" }
+
+    private var senderScreen: VirtualDisplay?
+    private var receiverScreen: VirtualDisplay?
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        receiverScreen = try VirtualDisplay.start()
+        senderScreen = try VirtualDisplay.start()
+    }
+
+    override func tearDown() {
+        // The programs first (they hold X connections), then the X servers, each by pid.
+        lab?.tearDown()
+        senderScreen?.stop()
+        receiverScreen?.stop()
+        super.tearDown()
+    }
+
+    private enum Fixtures {
+        /// Four coloured quarters under a grid of thin lines: flat areas and sharp edges.
+        static let quarters =
+            "color=red:size=1280x720:rate=10,drawbox=x=640:y=0:w=640:h=360:color=blue:t=fill,"
+            + "drawbox=x=0:y=360:w=640:h=360:color=green:t=fill,drawbox=x=640:y=360:w=640:h=360:color=white:t=fill,"
+            + "drawgrid=w=80:h=80:t=2:color=black"
+        /// The same, its quarters turned (blue where red was).
+        static let turned =
+            "color=blue:size=1280x720:rate=10,drawbox=x=640:y=0:w=640:h=360:color=red:t=fill,"
+            + "drawbox=x=0:y=360:w=640:h=360:color=white:t=fill,drawbox=x=640:y=360:w=640:h=360:color=green:t=fill,"
+            + "drawgrid=w=80:h=80:t=2:color=black"
+    }
+
+    private var sender: [String: String] {
+        ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen!.display]
+    }
+
+    private func startReceiver(auth: String = "none") throws -> Daemon {
+        let receiver = try lab.start(
+            on: .box,
+            [
+                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state", "--video-out",
+                "fullscreen", "--audio-device", "none", "--auth", auth,
+            ],
+            environment: ["DISPLAY": receiverScreen!.display])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        return receiver
+    }
+
+    /// Shows the lavfi picture `graph` full screen on the sender's display (ffplay, stopped with the lab).
+    private func paint(_ graph: String) throws -> Daemon {
+        let painter = try lab.start(
+            on: .phone,
+            ["ffplay", "-v", "error", "-an", "-noborder", "-left", "0", "-top", "0", "-x", "1280", "-y", "720", "-f",
+             "lavfi", "-i", graph],
+            environment: ["DISPLAY": senderScreen!.display])
+        return painter
+    }
+
+    /// Captures `display` until `ready` holds (at most `timeout` seconds); the last capture.
+    private func capture(_ display: VirtualDisplay, timeout: Double = 30, until ready: (Screenshot) -> Bool) throws
+        -> Screenshot
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        var screen = try display.capture()
+        while !ready(screen) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            screen = try display.capture()
+        }
+        return screen
+    }
+
+    /// The peak signal-to-noise ratio of `a` against `b` over every pixel's R, G and B, in dB.
+    private func psnr(_ a: Screenshot, _ b: Screenshot) -> Double {
+        var sum = 0
+        a.bytes.withUnsafeBufferPointer { a in
+            b.bytes.withUnsafeBufferPointer { b in
+                for index in 0..<min(a.count, b.count) {
+                    let d = Int(a[index]) - Int(b[index])
+                    sum += d * d
+                }
+            }
+        }
+        let mse = Double(sum) / Double(a.bytes.count)
+        return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+    }
+
+    func testTheSendersScreenAppearsChangesAndGivesWayToTheIdleScreen() throws {
+        let receiverScreen = try XCTUnwrap(receiverScreen)
+        let senderScreen = try XCTUnwrap(senderScreen)
+        let receiver = try startReceiver()
+        var painter = try paint(Fixtures.quarters)
+        let source = try capture(senderScreen, timeout: 20) { Screenshot.Colour.red.matches($0.pixel(100, 100)) }
+        XCTAssertTrue(Screenshot.Colour.red.matches(source.pixel(100, 100)), "ffplay painted the sender's screen")
+
+        let mirror = try lab.start(on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: sender)
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        var shown = try capture(receiverScreen) { psnr($0, source) > 30 }
+        let first = psnr(shown, source)
+        print("mirrored picture: PSNR \(String(format: "%.1f", first)) dB against the sender's screen")
+        XCTAssertGreaterThan(first, 30, "castd's screen shows the sender's picture")
+        XCTAssertTrue(Screenshot.Colour.red.matches(shown.pixel(300, 170)), "\(shown.pixel(300, 170))")
+        XCTAssertTrue(Screenshot.Colour.blue.matches(shown.pixel(940, 170)), "\(shown.pixel(940, 170))")
+
+        // A change on the sender's screen appears.
+        painter.stop()
+        painter = try paint(Fixtures.turned)
+        let changed = try capture(senderScreen, timeout: 20) { Screenshot.Colour.blue.matches($0.pixel(100, 100)) }
+        shown = try capture(receiverScreen) { psnr($0, changed) > 30 }
+        let second = psnr(shown, changed)
+        print("after the change: PSNR \(String(format: "%.1f", second)) dB against the sender's screen")
+        XCTAssertGreaterThan(second, 30, "castd's screen follows the sender's")
+        XCTAssertTrue(Screenshot.Colour.blue.matches(shown.pixel(300, 170)), "\(shown.pixel(300, 170))")
+        let figures = mirror.output.last { $0.contains(#""event":"mirror""#) }
+        print("cast mirror's last figures: \(figures ?? "none")")
+        XCTAssertNotNil(figures, "cast mirror reports its figures: \(mirror.output)")
+        XCTAssertTrue(figures?.contains(#""width":1280,"height":720"#) == true, figures ?? "")
+
+        // Stopped from another sender's `cast stop`: castd's idle screen is back.
+        let stop = try lab.run(on: .phone, [Paths.cast, "stop", "Living Room"], environment: sender)
+        XCTAssertEqual(stop.status, 0, stop.stderr)
+        XCTAssertEqual(
+            mirror.waitForExit(timeout: 20), 0,
+            "cast mirror: \(mirror.output.suffix(8))\ncastd: \(receiver.output.suffix(12))")
+        let started = Date()
+        let idle = try capture(receiverScreen, timeout: 10) {
+            $0.fraction(of: .blue, x: 0..<640, y: 0..<360) < 0.05 && $0.fraction(of: .red, x: 640..<1280, y: 0..<360) < 0.05
+        }
+        print("idle screen back \(String(format: "%.2f", Date().timeIntervalSince(started))) s after cast mirror ended")
+        XCTAssertLessThan(idle.fraction(of: .blue, x: 0..<640, y: 0..<360), 0.05, "the mirrored picture is gone")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "finished", timeout: 10), "castd reports the end: \(receiver.output)")
+        painter.stop()
+    }
+
+    func testAnUnpairedSenderIsRefused() throws {
+        _ = try startReceiver(auth: "pin")
+        let refused = try lab.run(on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: sender)
+        XCTAssertEqual(refused.status, 4, "\(refused.stdout)\n\(refused.stderr)")
+        XCTAssertTrue(refused.stderr.contains("requires pairing"), refused.stderr)
+    }
+
+    func testNoDisplayIsAUsageError() throws {
+        var environment = sender
+        environment["DISPLAY"] = ":199"
+        let result = try lab.run(on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: environment)
+        XCTAssertEqual(result.status, 2, "\(result.stdout)\n\(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("cannot open the X11 display :199"), result.stderr)
+        environment.removeValue(forKey: "DISPLAY")
+        let none = try lab.run(on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: environment)
+        XCTAssertEqual(none.status, 2, "\(none.stdout)\n\(none.stderr)")
+        XCTAssertTrue(none.stderr.contains("no X11 display"), none.stderr)
+    }
+}

@@ -21,6 +21,7 @@ import Glibc
 final class DecoderProcess: PlaybackDriver, Sendable {
     private let source: RemoteSource?
     private let onEvent: @Sendable (PlaybackEvent) -> Void
+    private let logger: Logger
     /// castd's idle window, hidden while the worker shows video in its own; nil without one.
     private let idleWindow: VideoWindow?
     private struct State {
@@ -46,9 +47,10 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     /// An engine for `start`'s media, read from `source` when served (nil for a URL). `idleWindow` steps aside while
     /// the worker shows video in a window.
     init(
-        start: WorkerStart, source: RemoteSource?, idleWindow: VideoWindow? = nil,
+        start: WorkerStart, source: RemoteSource?, idleWindow: VideoWindow? = nil, logger: Logger = .standardError(),
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
+        self.logger = logger
         self.state = Monitor(State(startMessage: start))
         self.source = source
         self.idleWindow = start.window == nil ? nil : idleWindow
@@ -158,6 +160,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
         var steppedAside = false
         let (workerPID, cpuBudget) = state.withLock { ($0.pid, $0.startMessage.limits.cpuWithoutProgress) }
         var budget = workerPID.map { CPUBudget(pid: $0, seconds: cpuBudget) }
+        var dropped = 0
         while !finished, violation == nil, let message = channel.next(violation: &violation) {
             switch message {
             case .read(let read):
@@ -191,6 +194,13 @@ final class DecoderProcess: PlaybackDriver, Sendable {
                     source?.cancel()
                 }
                 onEvent(event)
+            case .unacceptableEvent(let reason):
+                // A value castd cannot take is not a reason to stop playback: dropped, and said (the first few, then
+                // every hundredth, so that a worker repeating it cannot fill the log).
+                dropped += 1
+                if dropped <= 3 || dropped % 100 == 0 {
+                    logger.warning("dropped an event of the decoder process (\(dropped) so far): \(reason)")
+                }
             case .confine, .confined, .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel,
                 .thumbnail:
                 preconditionFailure("WorkerMessage.fromWorker lets only read and event through")

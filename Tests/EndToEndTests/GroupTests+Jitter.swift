@@ -63,8 +63,8 @@ extension GroupTests {
                     "group over 1-8 ms jitter each way, %d s: p50 %.3f ms, p99 %.3f ms, worst %.3f ms; from 10 s on: p50 %.3f ms, p99 %.3f ms, worst %.3f ms",
                 length, whole.p50 * 1000, whole.p99 * 1000, whole.worst * 1000, settled.p50 * 1000,
                 settled.p99 * 1000, settled.worst * 1000))
-        // A generous bound for a loaded machine (the relay itself is a Python program sharing its cores): the goal,
+        // Twice the goal, for a loaded machine (the relay itself is a Python program sharing its cores): the goal,
         // 1 ms at p99, is a benchmark figure (docs/multiroom.md), not asserted here.
-        XCTAssertLessThan(settled.p99, 0.005, "\(spreads)")
+        XCTAssertLessThan(settled.p99, 0.002, "\(spreads)")
     }
 }

@@ -56,7 +56,8 @@ func trackText(_ track: MediaTrack) -> String {
 /// was out of range, "(held: the correction asked for was out of range)".
 func syncText(offset: Double, trim: Double, limited: Bool = false) -> String {
     "\(fixed(abs(offset) * 1000, digits: 3)) ms \(offset < 0 ? "behind" : "ahead") of the group, rate trimmed "
-        + "\(fixed(trim, digits: 1, sign: true)) ppm" + (limited ? " (held: the correction asked for was out of range)" : "")
+        + "\(fixed(trim, digits: 1, sign: true)) ppm"
+        + (limited ? " (held: the correction asked for was out of range)" : "")
 }
 
 func describe(_ event: PlaybackEvent) -> String {

@@ -130,7 +130,9 @@ public struct ClockEstimator: Sendable {
             // slewed from where the served line is now, unless the clock stepped.
             let current = served.theirs(atOurs: reference) - reference
             let limit = Self.maximumSlew * max(reference - served.reference, 0)
-            if abs(offset - current) <= Self.stepThreshold { offset = min(max(offset, current - limit), current + limit) }
+            if abs(offset - current) <= Self.stepThreshold {
+                offset = min(max(offset, current - limit), current + limit)
+            }
         }
         let squares = points.reduce(0.0) { sum, point in
             let distance = point.offset - (offset + skew * (point.midpoint - reference))

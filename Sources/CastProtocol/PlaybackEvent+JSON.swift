@@ -127,7 +127,8 @@ extension PlaybackEvent: Codable {
             guard abs(offset) <= Self.maximumSyncOffset, abs(trim) <= Self.maximumSyncTrim else {
                 throw DecodingError.dataCorruptedError(forKey: .trim, in: c, debugDescription: "out of range")
             }
-            self = .sync(offset: offset, trim: trim, limited: try c.decodeIfPresent(Bool.self, forKey: .limited) ?? false)
+            let limited = try c.decodeIfPresent(Bool.self, forKey: .limited) ?? false
+            self = .sync(offset: offset, trim: trim, limited: limited)
         case "joinRequest":
             let receiver = try c.decode(String.self, forKey: .receiver)
             guard PlaybackControl.isReceiverName(receiver) else {

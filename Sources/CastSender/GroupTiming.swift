@@ -24,7 +24,8 @@ enum GroupTiming {
 
     /// A position within what a control carries (`PlaybackControl.positions`); not a number: 0.
     static func position(_ seconds: Double) -> Double {
-        seconds.isNaN ? 0 : min(max(seconds, PlaybackControl.positions.lowerBound), PlaybackControl.positions.upperBound)
+        let range = PlaybackControl.positions
+        return seconds.isNaN ? 0 : min(max(seconds, range.lowerBound), range.upperBound)
     }
 
     /// A rate within what a control carries (`PlaybackControl.rates`); not a number: 1.

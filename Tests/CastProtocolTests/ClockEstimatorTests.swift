@@ -165,8 +165,8 @@ final class ClockEstimatorTests: XCTestCase {
         let peer = PeerClock(offset: -2, skew: 50e-6)
         var now = 500.0
         for _ in 0..<300 {
-            estimator.add(
-                exchange(at: now, peer: peer, there: 0.001 + 0.007 * random.next(), back: 0.001 + 0.007 * random.next()))
+            let (there, back) = (0.001 + 0.007 * random.next(), 0.001 + 0.007 * random.next())
+            estimator.add(exchange(at: now, peer: peer, there: there, back: back))
             now += 0.1
         }
         let before = try XCTUnwrap(estimator.estimate)

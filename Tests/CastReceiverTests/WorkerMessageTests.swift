@@ -158,8 +158,8 @@ final class WorkerMessageTests: XCTestCase {
             }
             XCTAssertTrue(reason.hasPrefix("bad value at '"), reason)
         }
-        let within = Frame(
-            type: WorkerMessage.Kind.event.rawValue, payload: Array(#"{"event":"sync","offset":0.001,"trim":-1000}"#.utf8))
+        let json = #"{"event":"sync","offset":0.001,"trim":-1000}"#
+        let within = Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(json.utf8))
         XCTAssertEqual(try WorkerMessage.fromWorker(within), .event(.sync(offset: 0.001, trim: -1000)))
     }
 

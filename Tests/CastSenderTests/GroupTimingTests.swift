@@ -53,8 +53,9 @@ final class GroupTimingTests: XCTestCase {
         XCTAssertNil(GroupTiming.elapsed(-0.001))
         XCTAssertNil(GroupTiming.elapsed(.nan))
         for (elapsed, at) in [(0.0, 0.0), (1e7, 9.2e9)] {
-            let control = PlaybackControl(
-                .align(elapsed: try XCTUnwrap(GroupTiming.elapsed(elapsed)), at: try XCTUnwrap(GroupTiming.instant(at))))
+            let safeElapsed = try XCTUnwrap(GroupTiming.elapsed(elapsed))
+            let instant = try XCTUnwrap(GroupTiming.instant(at))
+            let control = PlaybackControl(.align(elapsed: safeElapsed, at: instant))
             let decoded = try JSONDecoder().decode(PlaybackControl.self, from: try JSONEncoder().encode(control))
             XCTAssertEqual(decoded, control)
         }

@@ -82,8 +82,8 @@ public enum SessionWorker {
                 switch message {
                 case .control(let control): player.perform(control.action)
                 case .data, .readFailed: served?.deliver(message)
-                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest, .thumbnailCancel,
-                    .thumbnail:
+                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest,
+                    .thumbnailCancel, .thumbnail:
                     break
                 }
             }

@@ -106,7 +106,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
         if status.group != nil || status.sync != nil {
             let members = status.group.map { $0.map(printable).joined(separator: " + ") }
-            let step = status.sync.map { syncText(offset: $0.offset, trim: $0.trim) }
+            let step = status.sync.map { syncText(offset: $0.offset, trim: $0.trim, limited: $0.limited ?? false) }
             output("group: \([members, step].compactMap { $0 }.joined(separator: "; "))")
         }
         switch measured {
@@ -144,7 +144,9 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let muted = status.muted { object["muted"] = muted }
     if let load = status.loadState { object["loadState"] = load.wordList }
     if let playable = status.playableDuration { object["playableDuration"] = playable }
-    if let sync = status.sync { object["sync"] = ["offsetSeconds": sync.offset, "trimPPM": sync.trim] }
+    if let sync = status.sync {
+        object["sync"] = ["offsetSeconds": sync.offset, "trimPPM": sync.trim, "limited": sync.limited ?? false]
+    }
     if let group = status.group { object["group"] = group }
     if let queue = status.queue { object["queue"] = ["number": queue.number, "count": queue.count] }
     if let tracks = status.tracks {

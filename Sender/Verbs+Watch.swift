@@ -67,10 +67,12 @@ func trackText(_ track: MediaTrack) -> String {
 }
 
 /// One line for a person about an event.
-/// A group member's step: "0.042 ms ahead of the group, rate trimmed −99.8 ppm".
-func syncText(offset: Double, trim: Double) -> String {
+/// A group member's step: "0.042 ms ahead of the group, rate trimmed −99.8 ppm", and when the correction it wanted
+/// was out of range, "(held: the correction asked for was out of range)".
+func syncText(offset: Double, trim: Double, limited: Bool = false) -> String {
     "\(fixed(abs(offset) * 1000, digits: 3)) ms \(offset < 0 ? "behind" : "ahead") of the group, rate trimmed "
         + "\(fixed(trim, digits: 1, sign: true)) ppm"
+        + (limited ? " (held: the correction asked for was out of range)" : "")
 }
 
 func describe(_ event: PlaybackEvent) -> String {
@@ -91,7 +93,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .metadata(let metadata):
         "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
     case .tracks(let tracks): "tracks: \(tracks.map(trackText).joined(separator: "; "))"
-    case .sync(let offset, let trim): "group: \(syncText(offset: offset, trim: trim))"
+    case .sync(let offset, let trim, let limited): "group: \(syncText(offset: offset, trim: trim, limited: limited))"
     case .joinRequest(let receiver): "asked to add \(printable(receiver)) to the group"
     case .skipRequest(let move): "asked for the \(move.rawValue) source of the queue"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"

@@ -140,11 +140,15 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
         public var offset: Double
         /// The trim of its clock's rate, parts per million.
         public var trim: Double
+        /// True when the correction it wanted was out of range and is held (at the limit, or the last good one);
+        /// absent otherwise.
+        public var limited: Bool?
 
         /// Creates one.
-        public init(offset: Double, trim: Double) {
+        public init(offset: Double, trim: Double, limited: Bool? = nil) {
             self.offset = offset
             self.trim = trim
+            self.limited = limited
         }
     }
 

@@ -6,7 +6,8 @@ import FoundationEssentials
 extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
-            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim, receiver, direction
+            muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim, limited, receiver,
+            direction
     }
 
     /// The `event` word of each kind.
@@ -62,9 +63,10 @@ extension PlaybackEvent: Codable {
         // Flat: `metadata` (the items) and `artwork` sit beside `event`.
         case .metadata(let metadata): try metadata.encode(to: encoder)
         case .tracks(let tracks): try c.encode(tracks, forKey: .tracks)
-        case .sync(let offset, let trim):
+        case .sync(let offset, let trim, let limited):
             try c.encode(offset, forKey: .offset)
             try c.encode(trim, forKey: .trim)
+            if limited { try c.encode(true, forKey: .limited) }
         case .joinRequest(let receiver): try c.encode(receiver, forKey: .receiver)
         case .skipRequest(let move): try c.encode(move, forKey: .direction)
         case .finished(let reason, let error, let code):
@@ -125,10 +127,11 @@ extension PlaybackEvent: Codable {
         case "sync":
             let (offset, trim) = (try finite(.offset), try finite(.trim))
             // Within what a member may do: jump beyond 50 ms, trim at most 1000 ppm.
-            guard abs(offset) <= 1e7, abs(trim) <= 1000 else {
+            guard abs(offset) <= Self.maximumSyncOffset, abs(trim) <= Self.maximumSyncTrim else {
                 throw DecodingError.dataCorruptedError(forKey: .trim, in: c, debugDescription: "out of range")
             }
-            self = .sync(offset: offset, trim: trim)
+            let limited = try c.decodeIfPresent(Bool.self, forKey: .limited) ?? false
+            self = .sync(offset: offset, trim: trim, limited: limited)
         case "joinRequest":
             let receiver = try c.decode(String.self, forKey: .receiver)
             guard PlaybackControl.isReceiverName(receiver) else {
@@ -150,5 +153,26 @@ extension PlaybackEvent: Codable {
     /// The event as one line of JSON (no newline), keys sorted: the format of `castd --events` and `cast send --json`.
     public var jsonLine: String {
         String(decoding: JSONPayload.encode(self), as: UTF8.self)
+    }
+}
+
+extension PlaybackEvent {
+    /// The largest offset a `sync` event carries (seconds): a member jumps beyond 50 ms, so anything near this is a
+    /// broken clock, yet still a value to show rather than a reason to stop.
+    public static let maximumSyncOffset = 1e7
+    /// The largest trim a `sync` event carries (ppm): a member trims its rate by at most 0.1 %.
+    public static let maximumSyncTrim = 1000.0
+
+    /// A `sync` event whose values the wire accepts, whatever arithmetic made them: each is clamped to its limit
+    /// (`(0.999 − 1) × 10⁶` is −1000.0000000000009), a value that is not a number is 0, and an event whose values
+    /// had to be changed says it is `limited`.
+    public static func sync(clampingOffset offset: Double, trim: Double, limited: Bool) -> PlaybackEvent {
+        func clamp(_ value: Double, _ limit: Double) -> Double {
+            value.isNaN ? 0 : min(max(value, -limit), limit)
+        }
+        let (safeOffset, safeTrim) = (clamp(offset, maximumSyncOffset), clamp(trim, maximumSyncTrim))
+        // Beyond the limit by more than rounding: the correction itself was out of range.
+        let beyond = !(abs(offset) <= maximumSyncOffset) || !(abs(trim) <= maximumSyncTrim + 1e-6)
+        return .sync(offset: safeOffset, trim: safeTrim, limited: limited || beyond)
     }
 }

@@ -130,8 +130,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// choice changes (`subtitles` control).
     case tracks([MediaTrack])
     /// A group member keeping in step (docs/multiroom.md), after each `align`: how far its position was from the
-    /// group's timeline (seconds, positive ahead) and how much its clock's rate is trimmed now (parts per million).
-    case sync(offset: Double, trim: Double)
+    /// group's timeline (seconds, positive ahead) and how much its clock's rate is trimmed now (parts per million);
+    /// `limited` when the correction it wanted was out of range (held at the limit, or at the last good rate).
+    case sync(offset: Double, trim: Double, limited: Bool = false)
     /// Someone asked the receiver to have the receiver of this name join the group it plays in (a `join` control
     /// passed on to the sender that plays there: only that sender gets it). A sender that plays a group adds it.
     case joinRequest(receiver: String)

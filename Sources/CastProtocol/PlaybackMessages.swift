@@ -228,6 +228,10 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
 
     /// The furthest ahead a scheduled action (`resumeAt`) is carried out: 10 s (nanoseconds).
     public static let maximumScheduleAhead: Int64 = 10_000_000_000
+    /// The positions (and an `align`'s elapsed time) a control may carry: 0 to 10⁷ s (nearly four months).
+    public static let positions: ClosedRange<Double> = 0...1e7
+    /// The rates a control may carry: half to twice the normal speed.
+    public static let rates: ClosedRange<Double> = 0.5...2
 
     private enum Key: String, CodingKey {
         case action, position, exact, volume, muted, rate, mode, language, at, elapsed, receiver, direction
@@ -281,13 +285,13 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             guard instant >= 0 else {
                 throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "a negative instant")
             }
-            action = .align(elapsed: try bounded(.elapsed, 0...1e7), at: instant)
+            action = .align(elapsed: try bounded(.elapsed, Self.positions), at: instant)
         case "stop": action = .stop
         case "accessLog": action = .accessLog
-        case "seek": action = .seek(position: try bounded(.position, 0...1e7), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)
+        case "seek": action = .seek(position: try bounded(.position, Self.positions), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)
         case "volume": action = .volume(try bounded(.volume, 0...1))
         case "mute": action = .mute(try c.decode(Bool.self, forKey: .muted))
-        case "rate": action = .rate(try bounded(.rate, 0.5...2))
+        case "rate": action = .rate(try bounded(.rate, Self.rates))
         case "scaling":
             let word = try c.decode(String.self, forKey: .mode)
             guard let mode = VideoScalingMode(rawValue: word) else {

@@ -120,7 +120,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
             return set(\.playableDuration, playable, .buffered).union(set(\.bufferedAhead, ahead, .buffered))
         case .metadata(let value): return set(\.metadata, value, .metadata)
         case .tracks(let value): return set(\.tracks, value, .tracks)
-        case .sync(let offset, let trim): return set(\.sync, ReceiverStatus.Sync(offset: offset, trim: trim), .sync)
+        case .sync(let offset, let trim, let limited):
+            return set(\.sync, ReceiverStatus.Sync(offset: offset, trim: trim, limited: limited ? true : nil), .sync)
         case .finished(let reason, let error, let code):
             let stopped = set(\.state, .stopped, .state)
             return stopped.union(set(\.finish, Finish(reason: reason, error: error, code: code), .finish))

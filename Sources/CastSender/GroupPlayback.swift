@@ -65,13 +65,14 @@ public final class GroupPlayback: Sendable {
     public static let readyTimeout = 30.0
     /// The span of exchanges from which a member's clock rate is estimated (seconds).
     static let rateSpan = 3.0
-    /// How often each member's clock is measured while the group plays (milliseconds): 4 a second, a fifth of what
-    /// castd answers, so that a rate is known to a few ppm within seconds.
-    static let clockInterval = 250
+    /// How often each member's clock is measured while the group plays (milliseconds): 10 a second, half of what
+    /// castd answers, so that a rate is known to a few ppm within seconds, and that on a jittery path (Wi-Fi) enough
+    /// exchanges were quick both ways for the estimator's filter to keep.
+    static let clockInterval = 100
     /// Every how many measurements a member is told where it should be (`align`): once a second.
-    static let alignEvery = 4
+    static let alignEvery = 10
     /// The exchanges a member's estimate is made of: the last minute's.
-    static let clockWindow = 240
+    static let clockWindow = 600
     /// How far ahead of the group a joining member loads (seconds): its session's start (a decoder worker that is
     /// ready, the probe, the first packets) is a few hundred milliseconds; a member that is late all the same seeks
     /// further ahead and tries again.
@@ -112,15 +113,27 @@ public final class GroupPlayback: Sendable {
         case speaker(ReceiverDescription, source: any PCMSource)
     }
 
-    /// Where the group is on the media: `position` at `instant` (our clock, ns), moving at `rate`.
+    /// Where the group is on the media: `position` at `instant` (our clock, ns), moving at `rate`. Its answers stay
+    /// within what the wire takes, whatever a member reported (`GroupTiming`).
     private struct Timeline {
         var instant: Int64
         var position: Double
         var rate: Double
 
-        func position(at instant: Int64) -> Double { position + Double(instant - self.instant) / 1e9 * rate }
-        func instant(of position: Double) -> Int64 {
-            instant + Int64(((position - self.position) / rate * 1e9).rounded())
+        init(instant: Int64, position: Double, rate: Double) {
+            self.instant = instant
+            self.position = GroupTiming.position(position)
+            self.rate = GroupTiming.rate(rate)
+        }
+
+        func position(at instant: Int64) -> Double {
+            GroupTiming.position(position + Double(instant &- self.instant) / 1e9 * rate)
+        }
+        /// Nil when the instant is beyond what our clock can stamp.
+        func instant(of position: Double) -> Int64? {
+            guard let offset = GroupTiming.nanoseconds((position - self.position) / rate) else { return nil }
+            let (sum, overflow) = instant.addingReportingOverflow(offset)
+            return overflow ? nil : sum
         }
     }
 
@@ -186,7 +199,7 @@ public final class GroupPlayback: Sendable {
         /// instant).
         func theirInstant(_ instant: Int64, member index: Int) -> Int64? {
             guard let clock = members[index].clock else { return instant }
-            return clock.estimate.map { Int64(($0.theirs(atOurs: Double(instant) / 1e9) * 1e9).rounded()) }
+            return clock.estimate.flatMap { GroupTiming.instant($0.theirs(atOurs: Double(instant) / 1e9)) }
         }
     }
 
@@ -537,8 +550,8 @@ public final class GroupPlayback: Sendable {
                 guard state.isActive(index), let at = state.members[index].snapshot.position?.seconds else {
                     return nil
                 }
-                let instant = timeline.instant(of: at)
-                guard instant > MonotonicClock.nanoseconds() + Self.startMargin / 2,
+                guard let instant = timeline.instant(of: at),
+                    instant > MonotonicClock.nanoseconds() + Self.startMargin / 2,
                     let theirs = state.theirInstant(instant, member: index)
                 else { return nil }
                 state.members[index].anchor = instant
@@ -728,10 +741,10 @@ public final class GroupPlayback: Sendable {
             guard state.intent == .playing, !state.operating else { return [] }
             return state.members.indices.compactMap { index in
                 guard state.isActive(index), let anchor = state.members[index].anchor, now > anchor,
-                    let estimate = state.members[index].clock?.estimate
+                    let theirs = state.theirInstant(now, member: index), state.members[index].clock != nil,
+                    let elapsed = GroupTiming.elapsed(Double(now - anchor) / 1e9)
                 else { return nil }
-                let theirs = Int64((estimate.theirs(atOurs: Double(now) / 1e9) * 1e9).rounded())
-                return (state.roster[index].playback, .align(elapsed: Double(now - anchor) / 1e9, at: theirs))
+                return (state.roster[index].playback, .align(elapsed: elapsed, at: theirs))
             }
         }
         for (playback, action) in alignments { try? playback.control(action) }

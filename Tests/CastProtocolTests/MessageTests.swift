@@ -130,6 +130,32 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(try Message(sync), .event(.sync(offset: -0.5, trim: 99)))
     }
 
+    /// What a member computes for its `sync` event, at and past each limit, is an event the wire takes: clamped, and
+    /// `limited` when the value was out of range by more than rounding (a trim held at −0.1 % computes as
+    /// −1000.0000000000009 ppm, which a receiver refused before issue 33).
+    func testASyncEventAtAndPastItsLimitsIsClampedToWhatTheWireTakes() throws {
+        let cases: [(offset: Double, trim: Double, expected: PlaybackEvent)] = [
+            (0.001, (0.999 - 1) * 1e6, .sync(offset: 0.001, trim: -1000)),
+            (0.001, (1.001 - 1) * 1e6, .sync(offset: 0.001, trim: (1.001 - 1) * 1e6)),
+            (-0.002, 1000, .sync(offset: -0.002, trim: 1000)),
+            (0, 1000.5, .sync(offset: 0, trim: 1000, limited: true)),
+            (0, -5000, .sync(offset: 0, trim: -1000, limited: true)),
+            (1e8, 0, .sync(offset: 1e7, trim: 0, limited: true)),
+            (-.infinity, .infinity, .sync(offset: -1e7, trim: 1000, limited: true)),
+            (.nan, .nan, .sync(offset: 0, trim: 0, limited: true)),
+        ]
+        for (offset, trim, expected) in cases {
+            let event = PlaybackEvent.sync(clampingOffset: offset, trim: trim, limited: false)
+            XCTAssertEqual(event, expected, "\(offset), \(trim)")
+            XCTAssertEqual(try Message(Message.event(event).frame()), .event(expected), "\(offset), \(trim)")
+        }
+        // A held correction says so on the wire, and only then.
+        let held = Message.event(.sync(offset: 0, trim: 12, limited: true)).frame()
+        XCTAssertTrue(String(decoding: held.payload, as: UTF8.self).contains(#""limited":true"#))
+        XCTAssertFalse(
+            String(decoding: Message.event(.sync(offset: 0, trim: 12)).frame().payload, as: UTF8.self).contains("limited"))
+    }
+
     func testControlsAreBounded() {
         for json in [
             #"{"action":"seek","position":-1}"#, #"{"action":"volume","volume":1.5}"#, #"{"action":"rate","rate":4}"#,

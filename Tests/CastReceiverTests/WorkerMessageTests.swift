@@ -144,6 +144,25 @@ final class WorkerMessageTests: XCTestCase {
         }
     }
 
+    /// An event castd cannot take only for a value out of its range (a known event, its fields of the right types) is
+    /// dropped, not a broken rule: the worker goes on playing (issue 33: a trim of −1000.0000000000009 ppm stopped
+    /// it). Anything else malformed is still refused (above).
+    func testAnEventWithAValueOutOfRangeIsDroppedNotRefused() throws {
+        for json in [
+            #"{"event":"sync","offset":0.001,"trim":-1000.0000000000009}"#, #"{"event":"sync","offset":2e7,"trim":0}"#,
+            #"{"event":"buffered","playableDuration":-1,"ahead":0}"#,
+        ] {
+            let frame = Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(json.utf8))
+            guard case .unacceptableEvent(let reason) = try WorkerMessage.fromWorker(frame) else {
+                return XCTFail("\(json) was not dropped")
+            }
+            XCTAssertTrue(reason.hasPrefix("bad value at '"), reason)
+        }
+        let json = #"{"event":"sync","offset":0.001,"trim":-1000}"#
+        let within = Frame(type: WorkerMessage.Kind.event.rawValue, payload: Array(json.utf8))
+        XCTAssertEqual(try WorkerMessage.fromWorker(within), .event(.sync(offset: 0.001, trim: -1000)))
+    }
+
     /// A new worker says `confined` and nothing else; afterwards neither a session's nor a thumbnail worker may.
     func testConfinedIsANewWorkersOnlyMessage() throws {
         XCTAssertEqual(

@@ -20,10 +20,10 @@ final class GroupTests: LabTestCase {
     override class var labRooms: Int { 3 }
 
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
-    private let rate = 192_000.0
+    let rate = 192_000.0
     private let seconds = 6
 
-    private struct Member {
+    struct Member {
         let name: String
         let daemon: Daemon
         let capture: FIFOCapture
@@ -74,7 +74,7 @@ final class GroupTests: LabTestCase {
     }
 
     /// The three members; with `drifting`, the kitchen's clock runs 100 ppm fast and the living room's 100 ppm slow.
-    private func startGroup(drifting: Bool = false) throws -> [Member] {
+    func startGroup(drifting: Bool = false) throws -> [Member] {
         try requireTimeNamespaces()
         return [
             try startMember("Kitchen", on: .room1, shift: 3, skew: drifting ? 100 : 0),
@@ -84,7 +84,7 @@ final class GroupTests: LabTestCase {
     }
 
     /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
-    private func beeps(seconds: Int) throws -> String {
+    func beeps(seconds: Int) throws -> String {
         let clip = "\(work!)/beeps.flac"
         let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
         XCTAssertEqual(made.status, 0, made.stderr)
@@ -94,7 +94,7 @@ final class GroupTests: LabTestCase {
     /// When each beep of a capture was written on this test's clock (s): its onset's byte b, placed by the reads around
     /// it (half a second each side: `least(arrival − bytes / rate) + b / rate`, as `streamStart` does for a whole
     /// stream, but local, since a member keeping in step writes a little faster or slower than the nominal rate).
-    private func beepTimes(_ capture: FIFOCapture) -> [Double] {
+    func beepTimes(_ capture: FIFOCapture) -> [Double] {
         let bytes = capture.bytes
         let reads = capture.reads
         let end = reads.last?.total ?? 0

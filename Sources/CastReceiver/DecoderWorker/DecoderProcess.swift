@@ -24,6 +24,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     /// How the worker's URL, if any, reaches the network.
     private let urlAccess: URLAccess
     private let onEvent: @Sendable (PlaybackEvent) -> Void
+    private let logger: Logger
     /// castd's idle window, hidden while the worker shows video in its own; nil without one.
     private let idleWindow: VideoWindow?
     private struct State {
@@ -52,8 +53,10 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     /// `urlAccess` says). `idleWindow` steps aside while the worker shows video in a window.
     init(
         start: WorkerStart, source: RemoteSource?, urlAccess: URLAccess = .paired, idleWindow: VideoWindow? = nil,
+        logger: Logger = .standardError(),
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
+        self.logger = logger
         self.state = Monitor(State(startMessage: start))
         self.source = source
         self.urlAccess = urlAccess
@@ -175,6 +178,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
         var steppedAside = false
         let (workerPID, cpuBudget) = state.withLock { ($0.pid, $0.startMessage.limits.cpuWithoutProgress) }
         var budget = workerPID.map { CPUBudget(pid: $0, seconds: cpuBudget) }
+        var dropped = 0
         while !finished, violation == nil, let message = channel.next(violation: &violation) {
             switch message {
             case .read(let read):
@@ -208,6 +212,13 @@ final class DecoderProcess: PlaybackDriver, Sendable {
                     source?.cancel()
                 }
                 onEvent(event)
+            case .unacceptableEvent(let reason):
+                // A value castd cannot take is not a reason to stop playback: dropped, and said (the first few, then
+                // every hundredth, so that a worker repeating it cannot fill the log).
+                dropped += 1
+                if dropped <= 3 || dropped % 100 == 0 {
+                    logger.warning("dropped an event of the decoder process (\(dropped) so far): \(reason)")
+                }
             case .confine, .confined, .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel,
                 .thumbnail:
                 preconditionFailure("WorkerMessage.fromWorker lets only read and event through")

@@ -35,7 +35,9 @@ enum MirrorWorker {
                 switch message {
                 case .control(let control): player.perform(control.action)
                 case .data, .readFailed: source.deliver(message)
-                case .confine, .confined, .start, .read, .event, .thumbnailRequest, .thumbnailCancel, .thumbnail: break
+                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest, .thumbnailCancel,
+                    .thumbnail:
+                    break
                 }
             }
         }

@@ -85,7 +85,9 @@ public enum SessionWorker {
                 switch message {
                 case .control(let control): player.perform(control.action)
                 case .data, .readFailed: served?.deliver(message)
-                case .confine, .confined, .start, .read, .event, .thumbnailRequest, .thumbnailCancel, .thumbnail: break
+                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest,
+                    .thumbnailCancel, .thumbnail:
+                    break
                 }
             }
         }

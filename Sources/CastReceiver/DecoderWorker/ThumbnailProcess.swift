@@ -192,7 +192,8 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
                 } catch {
                     violation = "\(error)"
                 }
-            case .confine, .confined, .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel, .event:
+            case .confine, .confined, .start, .control, .data, .readFailed, .thumbnailRequest, .thumbnailCancel, .event,
+                .unacceptableEvent:
                 preconditionFailure("WorkerMessage.fromThumbnailWorker lets only read and thumbnail through")
             }
         }

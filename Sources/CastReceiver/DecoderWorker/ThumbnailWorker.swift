@@ -37,7 +37,7 @@ enum ThumbnailWorker {
                 }
             case .thumbnailCancel: thumbnailer.cancelAllRequests()
             case .data, .readFailed: served?.deliver(message)
-            case .confine, .confined, .start, .control, .read, .event, .thumbnail: break
+            case .confine, .confined, .start, .control, .read, .event, .unacceptableEvent, .thumbnail: break
             }
         }
     }

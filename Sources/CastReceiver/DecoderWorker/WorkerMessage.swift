@@ -30,6 +30,10 @@ enum WorkerMessage: Sendable, Equatable {
     case read(MediaRead)
     /// An engine event, as the engine emitted it.
     case event(PlaybackEvent)
+    /// An event castd cannot take for one of its values (a known event, every field of the right type, one value out
+    /// of its range: a timing value that crossed a limit, say): castd logs `reason` and drops it, the worker goes on.
+    /// Made only by decoding; never sent.
+    case unacceptableEvent(reason: String)
     /// Thumbnail workers only: one part of the answer to one time of a `thumbnailRequest`.
     case thumbnail(ThumbnailPart)
 
@@ -65,7 +69,7 @@ enum WorkerMessage: Sendable, Equatable {
         case .thumbnailRequest: .thumbnailRequest
         case .thumbnailCancel: .thumbnailCancel
         case .read: .read
-        case .event: .event
+        case .event, .unacceptableEvent: .event
         case .thumbnail: .thumbnail
         case .confine: .confine
         case .confined: .confined
@@ -92,6 +96,7 @@ enum WorkerMessage: Sendable, Equatable {
                 .frame().payload
         case .read(let read): payload = Message.mediaRead(read).frame().payload
         case .event(let event): payload = Message.event(event).frame().payload
+        case .unacceptableEvent: preconditionFailure("an unacceptable event is what castd decoded, never sent")
         case .thumbnailRequest(let request): payload = Message.thumbnailRequest(request).frame().payload
         case .thumbnailCancel: payload = Message.thumbnailCancel.frame().payload
         case .thumbnail(let part): payload = Message.thumbnail(part).frame().payload
@@ -182,8 +187,13 @@ enum WorkerMessage: Sendable, Equatable {
             guard case .mediaRead(let read) = try wire(.mediaRead) else { break }
             return .read(read)
         case .event:
-            guard case .event(let event) = try wire(.event) else { break }
-            return .event(event)
+            do throws(ProtocolError) {
+                guard case .event(let event) = try wire(.event) else { break }
+                return .event(event)
+            } catch {
+                guard let reason = valueOutOfRange(in: frame.payload) else { throw error }
+                return .unacceptableEvent(reason: reason)
+            }
         case .thumbnailRequest:
             guard case .thumbnailRequest(let request) = try wire(.thumbnailRequest) else { break }
             return .thumbnailRequest(request)
@@ -195,6 +205,22 @@ enum WorkerMessage: Sendable, Equatable {
             return .thumbnail(part)
         }
         throw ProtocolError(.malformedMessage, "worker message type \(frame.type) does not decode")
+    }
+
+    /// Why an event that does not decode is only a value out of its range (its `event` word known, every field of
+    /// its type, one value beyond what the protocol accepts), or nil for anything else (not JSON, an unknown event, a
+    /// field of the wrong type or missing: the worker broke the channel's rules).
+    private static func valueOutOfRange(in payload: [UInt8]) -> String? {
+        do {
+            _ = try JSONDecoder().decode(PlaybackEvent.self, from: Data(payload))
+            return nil
+        } catch DecodingError.dataCorrupted(let context) {
+            guard let key = context.codingPath.first?.stringValue, key != "event" else { return nil }
+            return printable("bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))': "
+                + String(context.debugDescription.prefix(maximumMessageLength)))
+        } catch {
+            return nil
+        }
     }
 
     private static func encodeJSON(_ value: some Encodable) -> [UInt8] {

@@ -9,6 +9,8 @@ enum Paths {
         .deletingLastPathComponent().deletingLastPathComponent()
     /// The lab script.
     static let lab = package.appendingPathComponent("scripts/lab").path
+    /// The lab relay that holds each chunk of each direction for a random delay (Wi-Fi-like latency and jitter).
+    static let jitterRelay = package.appendingPathComponent("scripts/jitter-relay").path
     /// The directory holding `castd` and `cast`: next to the test bundle.
     static let binaries: URL = {
         if let dir = ProcessInfo.processInfo.environment["CAST_BIN_DIR"] { return URL(fileURLWithPath: dir) }

@@ -241,7 +241,10 @@ class LabTestCase: XCTestCase {
             on: .phone, [Paths.cast, "status", name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         let object = try XCTUnwrap(
             JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
-        let sync = try XCTUnwrap(object["sync"] as? [String: Double], "\(name): \(status.stdout)")
+        let fields = try XCTUnwrap(object["sync"] as? [String: Any], "\(name): \(status.stdout)")
+        // The numbers (`limited` beside them is a flag).
+        var sync: [String: Double] = [:]
+        for key in ["offsetSeconds", "trimPPM"] { sync[key] = (fields[key] as? NSNumber)?.doubleValue }
         return (object, sync, status.stdout)
     }
 

@@ -181,6 +181,7 @@ extension Player {
         let buffering = state.buffering
         let input = inputStatisticsLocked(state)
         let readAhead = self.readAhead?.snapshot
+        let (capacityOfReadAhead, chunkOfReadAhead) = (self.readAhead?.capacity ?? 0, self.readAhead?.chunk ?? 0)
         // Once the read-ahead holds everything up to the end, nothing waits for the network any more.
         let ended = buffering.inputEnded || readAhead?.atEnd == true
         var upTo = BufferingRule.demuxedUpTo(Array(buffering.demuxedUpTo.values)) ?? position
@@ -195,7 +196,8 @@ extension Player {
         let measurement = BufferingRule.Measurement(
             ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: input.rate,
             mediaByteRate: buffering.byteRate, inputEnded: ended,
-            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate)
+            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate,
+            bufferFull: readAhead.map { $0.buffered + chunkOfReadAhead >= capacityOfReadAhead } ?? false)
         // The clock may stand past the end (the last frame held for its duration): playable stops at the end.
         let playable = max(upTo, position)
         return (measurement, duration.map { min(playable, $0) } ?? playable)

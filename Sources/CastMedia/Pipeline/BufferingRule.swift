@@ -13,8 +13,11 @@ import CastProtocol
 ///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
-///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once
-///   `Thresholds.refill` seconds are buffered, playthrough is OK, or the input ended.
+///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once playthrough is OK, the
+///   input ended, or nothing more can be buffered (`Measurement.bufferFull`), so that on a link slower than the
+///   film the one wait lasts until the rest arrives in time, instead of a stall every few seconds (AVPlayer's
+///   `likelyToKeepUp`). Only when the input rate or the duration is unknown does it end at `Thresholds.refill`
+///   seconds buffered.
 struct BufferingRule: Sendable, Equatable {
     /// The thresholds, in media seconds.
     struct Thresholds: Sendable, Equatable {
@@ -42,6 +45,8 @@ struct BufferingRule: Sendable, Equatable {
         var playing: Bool
         /// The playback rate (media seconds per second).
         var rate: Double = 1
+        /// Whether the buffers hold as much as they can (the read-ahead is full): waiting longer gains nothing.
+        var bufferFull = false
     }
 
     /// What changed with a measurement.
@@ -81,7 +86,10 @@ struct BufferingRule: Sendable, Equatable {
         guard !loadState.isEmpty else { return nil }
         if isStalled {
             let through = playthrough(m, had: false)
-            guard m.inputEnded || through || m.ahead >= thresholds.refill else { return nil }
+            // The link's rate and the film's known: wait until the rest arrives in time, not for a fixed refill.
+            let judged = m.remaining != nil && m.inputRate != nil && (m.mediaByteRate ?? 0) > 0
+            let refilled = judged ? m.bufferFull : m.ahead >= thresholds.refill
+            guard m.inputEnded || through || refilled else { return nil }
             loadState = through ? [.playable, .playthroughOK] : .playable
             return .recovered(loadState)
         }

@@ -64,6 +64,10 @@ public final class ReadAheadSource: MediaSource {
 
     /// How many bytes are buffered ahead of the consumer's position.
     public var bufferedBytes: Int { core.statistics.buffered }
+    /// The most bytes it buffers ahead of the consumer's position.
+    public var capacity: Int { core.capacity }
+    /// The most bytes one upstream read asks for: the buffer is full once less room than this is left.
+    public var chunk: Int { core.chunk }
     /// How many bytes the upstream delivered in total (including bytes dropped by seeks).
     public var bytesReceived: Int64 { core.statistics.received }
     /// The upstream's delivery rate in bytes per second over about the last 2 s spent reading it; nil before the
@@ -93,8 +97,8 @@ extension ReadAheadSource {
         // thread, outside the lock; the `let`s never change.
         private let condition = NSCondition()
         private let upstream: any MediaSource
-        private let capacity: Int
-        private let chunk: Int
+        let capacity: Int
+        let chunk: Int
         private var ring: Ring
 
         /// Bumped by every seek that drops the buffer; bytes read under an older serial are discarded.

@@ -92,11 +92,12 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertEqual(rule.update(full), .recovered(.playable))
     }
 
-    func testStallEndsEarlyWhenPlaythroughIsOK() {
+    func testAFastLinkEndsAStallAtTheRefill() {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
-        // The link came back at twice the media's rate: 0.5 s buffered is enough.
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)), .recovered([.playable, .playthroughOK]))
+        // The link came back at twice the media's rate: the refill is enough, though 28 s are missing.
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2, rate: 250_000)), .recovered([.playable, .playthroughOK]))
     }
 
     func testStallEndsWhenTheInputEnded() {

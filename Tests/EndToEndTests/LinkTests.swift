@@ -159,4 +159,36 @@ final class LinkTests: XCTestCase {
         let start = try XCTUnwrap(captured.range(of: expected.prefix(4800))?.lowerBound, "the first samples")
         XCTAssertEqual(captured[start...].prefix(expected.count), expected)
     }
+
+    // The film's rate against the link's: the MP4 with its index at the end (986 185 bytes over 6 s: 1.31 Mbit/s).
+
+    /// A link 1.5 times the film's rate: no stall, and done about when the film is (a generous bound here; the
+    /// benchmark in docs/performance.md measures it).
+    func testOnALinkFasterThanTheFilmNothingStalls() throws {
+        let path = try clip("moov-last.mp4")
+        let played = try play(path, rate: "1970kbit")
+        XCTAssertEqual(played.stalls, 0, "\(played.events)")
+        XCTAssertFalse(played.events.contains { if case .loadState(let l) = $0 { l.contains(.stalled) } else { false } })
+        assertFetchedOnce(played)
+        try assertFramesBitExact(path)
+        XCTAssertLessThan(played.wall, 6 + 2 + 6, "media + 2 s, and time for the programs to start on a loaded machine")
+    }
+
+    /// A link at 60 % of the film's rate: one wait, near the start, long enough that the rest arrives in time, then no
+    /// other stall (a fixed refill stalled every few seconds); every frame, and the end.
+    func testOnALinkSlowerThanTheFilmItWaitsOnceAndThenPlaysThrough() throws {
+        let path = try clip("moov-last.mp4")
+        let played = try play(path, rate: "790kbit")
+        XCTAssertLessThanOrEqual(played.stalls, 1, "\(played.events)")
+        if let stall = played.events.firstIndex(of: .playbackState(.interrupted)) {
+            // The one wait ends with playthrough judged OK.
+            XCTAssertTrue(
+                played.events[stall...].contains {
+                    if case .loadState(let l) = $0 { l.contains(.playthroughOK) } else { false }
+                }, "\(played.events)")
+        }
+        assertFetchedOnce(played)
+        try assertFramesBitExact(path)
+        XCTAssertEqual(played.events.last, .finished(reason: .playbackEnded, error: nil))
+    }
 }

@@ -14,7 +14,8 @@ import CastProtocol
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
 ///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once playthrough is OK, the
-///   input ended, or nothing more can be buffered (`Measurement.bufferFull`), so that on a link slower than the
+///   input ended, or nothing more can be buffered (`Measurement.bufferFull`) (playthrough with at least
+///   `Thresholds.refill` seconds buffered, as arrivals come in steps), so that on a link slower than the
 ///   film the one wait lasts until the rest arrives in time, instead of a stall every few seconds (AVPlayer's
 ///   `likelyToKeepUp`). Only when the input rate or the duration is unknown does it end at `Thresholds.refill`
 ///   seconds buffered.
@@ -88,8 +89,10 @@ struct BufferingRule: Sendable, Equatable {
             let through = playthrough(m, had: false)
             // The link's rate and the film's known: wait until the rest arrives in time, not for a fixed refill.
             let judged = m.remaining != nil && m.inputRate != nil && (m.mediaByteRate ?? 0) > 0
-            let refilled = judged ? m.bufferFull : m.ahead >= thresholds.refill
-            guard m.inputEnded || through || refilled else { return nil }
+            // What arrives comes in steps (a read, an interleaved chunk), so a judgement on a thin buffer is noisy:
+            // playthrough ends a stall once the refill is buffered too (or all that is left).
+            let refilled = m.ahead >= min(thresholds.refill, m.remaining ?? .infinity)
+            guard m.inputEnded || (through && refilled) || (judged ? m.bufferFull : refilled) else { return nil }
             loadState = through ? [.playable, .playthroughOK] : .playable
             return .recovered(loadState)
         }

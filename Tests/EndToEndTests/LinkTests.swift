@@ -21,14 +21,15 @@ final class LinkTests: XCTestCase {
         if let work { try? FileManager.default.removeItem(atPath: work) }
     }
 
-    /// A 6 s clip of about 1.3 Mbit/s (noise keeps x264 from compressing it) in `container`, with `extra` options.
-    private func clip(_ name: String, _ extra: [String] = []) throws -> String {
+    /// A clip of `seconds` (6 by default) of about 1.3 Mbit/s (noise keeps x264 from compressing it), with `extra`
+    /// options; the container is the name's.
+    private func clip(_ name: String, _ extra: [String] = [], seconds: Int = 6) throws -> String {
         let path = Media.folder.appendingPathComponent("link-\(name)").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let result = try runCommand(
             ["ffmpeg", "-v", "error", "-y",
-             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6,noise=alls=30:allf=t",
-             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=6",
+             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=\(seconds),noise=alls=30:allf=t",
+             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
              "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k",
              "-maxrate", "1200k", "-bufsize", "600k", "-c:a", "aac"] + extra + [path], timeout: 120)
         guard result.status == 0 else { throw Media.MediaError(message: "ffmpeg failed: \(result.stderr)") }
@@ -78,7 +79,7 @@ final class LinkTests: XCTestCase {
         let started = Date()
         let result = try lab.run(
             on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 120)
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 180)
         let wall = Date().timeIntervalSince(started)
         XCTAssertEqual(result.status, 0, result.stderr)
         let events = try result.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
@@ -174,10 +175,11 @@ final class LinkTests: XCTestCase {
         XCTAssertLessThan(played.wall, 6 + 2 + 6, "media + 2 s, and time for the programs to start on a loaded machine")
     }
 
-    /// A link at 60 % of the film's rate: one wait, near the start, long enough that the rest arrives in time, then no
+    /// A link at 60 % of the film's rate (790 kbit/s): one wait, near the start, long enough that the rest arrives in time, then no
     /// other stall (a fixed refill stalled every few seconds); every frame, and the end.
     func testOnALinkSlowerThanTheFilmItWaitsOnceAndThenPlaysThrough() throws {
-        let path = try clip("moov-last.mp4")
+        // 20 s: long enough that a fixed refill (2 s) runs dry again, several times.
+        let path = try clip("moov-last-20s.mp4", seconds: 20)
         let played = try play(path, rate: "790kbit")
         XCTAssertLessThanOrEqual(played.stalls, 1, "\(played.events)")
         if let stall = played.events.firstIndex(of: .playbackState(.interrupted)) {

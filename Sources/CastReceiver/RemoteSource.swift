@@ -173,12 +173,16 @@ final class RemoteSource: MediaSource, Sendable {
                 if let endOfMedia, position >= endOfMedia { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
                 if !inFlight.reads.contains(where: { $0.resource == nil && $0.covers(position) }) {
                     // Every place may be taken by reads ahead that nobody wants now (after a seek): their answers
-                    // make room, and are kept.
-                    while inFlight.isFull { try keep(receive(), waitingAt: position) }
-                    let gap = cache.missing(
-                        from: position, depth: wanted, length: wanted, size: nil, inFlight: inFlight.reads, free: 1)
-                    for read in gap { try send(read) }
-                    try readAhead(from: position + Int64(gap.first?.length ?? 0), length: wanted)
+                    // make room, and are kept; one of them may hold `position`, so look again after each.
+                    if inFlight.isFull {
+                        try keep(receive(), waitingAt: position)
+                        continue
+                    }
+                    // Neither known nor asked for: the gap starts at `position`.
+                    let read = cache.missing(
+                        from: position, depth: wanted, length: wanted, size: nil, inFlight: inFlight.reads, free: 1)[0]
+                    try send(read)
+                    try readAhead(from: read.offset + Int64(read.length), length: wanted)
                 }
                 try keep(receive(), waitingAt: position)
             }

@@ -201,7 +201,10 @@ extension Player {
             ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: rate,
             mediaByteRate: buffering.byteRate, inputEnded: ended,
             playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate,
-            bufferFull: readAhead.map { $0.buffered + chunkOfReadAhead >= capacityOfReadAhead } ?? false)
+            // Nothing more can be buffered: the read-ahead is full, or its upstream failed (the stall ends, and the
+            // failure reaches the demuxer once the buffer is played).
+            bufferFull: readAhead.map { $0.buffered + chunkOfReadAhead >= capacityOfReadAhead } == true
+                || self.readAhead?.hasFailed == true)
         // The clock may stand past the end (the last frame held for its duration): playable stops at the end.
         let playable = max(upTo, position)
         return (measurement, duration.map { min(playable, $0) } ?? playable)

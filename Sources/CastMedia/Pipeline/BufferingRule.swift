@@ -46,7 +46,8 @@ struct BufferingRule: Sendable, Equatable {
         var playing: Bool
         /// The playback rate (media seconds per second).
         var rate: Double = 1
-        /// Whether the buffers hold as much as they can (the read-ahead is full): waiting longer gains nothing.
+        /// Whether the buffers hold as much as they can (the read-ahead is full, or its input failed): waiting longer
+        /// gains nothing.
         var bufferFull = false
     }
 

@@ -64,6 +64,8 @@ public final class ReadAheadSource: MediaSource {
 
     /// How many bytes are buffered ahead of the consumer's position.
     public var bufferedBytes: Int { core.statistics.buffered }
+    /// Whether the upstream failed where the reader reads: nothing more arrives until a seek.
+    public var hasFailed: Bool { core.hasFailed }
     /// The most bytes it buffers ahead of the consumer's position.
     public var capacity: Int { core.capacity }
     /// The most bytes one upstream read asks for: the buffer is full once less room than this is left.
@@ -178,6 +180,8 @@ extension ReadAheadSource {
             condition.unlock()
             if first { upstream.cancel() }
         }
+
+        var hasFailed: Bool { condition.withLock { failure != nil } }
 
         var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
             let now = Self.now()

@@ -181,7 +181,6 @@ extension Player {
         let buffering = state.buffering
         let input = inputStatisticsLocked(state)
         let readAhead = self.readAhead?.snapshot
-        let (capacityOfReadAhead, chunkOfReadAhead) = (self.readAhead?.capacity ?? 0, self.readAhead?.chunk ?? 0)
         // Once the read-ahead holds everything up to the end, nothing waits for the network any more.
         let ended = buffering.inputEnded || readAhead?.atEnd == true
         var upTo = BufferingRule.demuxedUpTo(Array(buffering.demuxedUpTo.values)) ?? position
@@ -194,17 +193,13 @@ extension Player {
         if let duration { upTo = min(upTo, duration) }
         let ahead = max(upTo - position, 0)
         // The last seconds' rate follows a link that changes; the average over the whole play keeps a burst (a read
-        // served from castd's cache, a refill after a wait) from ending a wait before the rest can arrive in time.
+        // served from castd's cache, a refill after a wait) from passing for the link's rate.
         let average = input.readingTime > 1 ? Double(input.bytes) / input.readingTime : nil
         let rate = input.rate.map { min($0, average ?? $0) }
         let measurement = BufferingRule.Measurement(
             ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: rate,
             mediaByteRate: buffering.byteRate, inputEnded: ended,
-            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate,
-            // Nothing more can be buffered: the read-ahead is full, or its upstream failed (the stall ends, and the
-            // failure reaches the demuxer once the buffer is played).
-            bufferFull: readAhead.map { $0.buffered + chunkOfReadAhead >= capacityOfReadAhead } == true
-                || self.readAhead?.hasFailed == true)
+            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate)
         // The clock may stand past the end (the last frame held for its duration): playable stops at the end.
         let playable = max(upTo, position)
         return (measurement, duration.map { min(playable, $0) } ?? playable)

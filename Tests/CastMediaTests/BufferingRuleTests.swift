@@ -54,50 +54,22 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 15.5, rate: 30_000)), .loadState(.playable))
     }
 
-    func testWithoutARateAStallHoldsUntilTheRefillThreshold() {
+    func testStallHoldsUntilTheRefillThreshold() {
         var rule = Fixtures.probed()
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: nil)), .stalled)
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: 10_000)), .stalled)
         XCTAssertEqual(rule.loadState, .stalled)
         XCTAssertTrue(rule.isStalled)
         // Still short of 2 s: stays stalled, says nothing.
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 1.5, rate: nil)))
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.1, rate: nil)), .recovered(.playable))
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 1.5, rate: 10_000)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.1, rate: 10_000)), .recovered(.playable))
         XCTAssertFalse(rule.isStalled)
     }
 
-    func testOnALinkSlowerThanTheFilmOneWaitLastsUntilTheRestArrivesInTime() {
-        // The link carries 60 % of the film's rate: with 30 s to go, 0.6·30 ≥ 1.15·(30 − A) once A ≥ 14.35 s.
-        var rule = Fixtures.probed()
-        let rate = 0.6 * 125_000
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: rate)), .stalled)
-        // A fixed refill would have started again here, and stalled again within seconds.
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 2.1, rate: rate)))
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 14, rate: rate)))
-        XCTAssertEqual(
-            rule.update(Fixtures.measurement(ahead: 14.5, rate: rate)), .recovered([.playable, .playthroughOK]))
-        // Then it plays to the end without another stall: the buffer drains by 0.4 s a second, from 14.5 s.
-        for second in stride(from: 0.5, through: 30, by: 0.5) {
-            let change = rule.update(
-                Fixtures.measurement(ahead: 14.5 - 0.4 * second, rate: rate, remaining: 30 - second))
-            XCTAssertNil(change, "at \(second) s")
-        }
-    }
-
-    func testAStallEndsWhenNothingMoreCanBeBuffered() {
+    func testStallEndsEarlyWhenPlaythroughIsOK() {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
-        var full = Fixtures.measurement(ahead: 5, rate: 10_000)
-        XCTAssertNil(rule.update(full))
-        full.bufferFull = true
-        XCTAssertEqual(rule.update(full), .recovered(.playable))
-    }
-
-    func testAFastLinkEndsAStallAtTheRefill() {
-        var rule = Fixtures.probed()
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
-        // The link came back at twice the media's rate: the refill is enough, though 28 s are missing.
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)))
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2, rate: 250_000)), .recovered([.playable, .playthroughOK]))
+        // The link came back at twice the media's rate: 0.5 s buffered is enough.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)), .recovered([.playable, .playthroughOK]))
     }
 
     func testStallEndsWhenTheInputEnded() {
@@ -117,9 +89,9 @@ final class BufferingRuleTests: XCTestCase {
 
     func testAUserPauseDuringAStallKeepsTheStallUntilRefilled() {
         var rule = Fixtures.probed()
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: nil)), .stalled)
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: nil, playing: false)))
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.5, rate: nil, playing: false)), .recovered(.playable))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 10_000, playing: false)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.5, rate: 10_000, playing: false)), .recovered(.playable))
     }
 
     func testASeekCancelsTheStall() {

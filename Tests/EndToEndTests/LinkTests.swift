@@ -174,23 +174,4 @@ final class LinkTests: XCTestCase {
         try assertFramesBitExact(path)
         XCTAssertLessThan(played.wall, 6 + 2 + 6, "media + 2 s, and time for the programs to start on a loaded machine")
     }
-
-    /// A link at 60 % of the film's rate (790 kbit/s): one wait, near the start, long enough that the rest arrives in time, then no
-    /// other stall (a fixed refill stalled every few seconds); every frame, and the end.
-    func testOnALinkSlowerThanTheFilmItWaitsOnceAndThenPlaysThrough() throws {
-        // 20 s: long enough that a fixed refill (2 s) runs dry again, several times.
-        let path = try clip("moov-last-20s.mp4", seconds: 20)
-        let played = try play(path, rate: "790kbit")
-        XCTAssertLessThanOrEqual(played.stalls, 1, "\(played.events)")
-        if let stall = played.events.firstIndex(of: .playbackState(.interrupted)) {
-            // The one wait ends with playthrough judged OK.
-            XCTAssertTrue(
-                played.events[stall...].contains {
-                    if case .loadState(let l) = $0 { l.contains(.playthroughOK) } else { false }
-                }, "\(played.events)")
-        }
-        assertFetchedOnce(played)
-        try assertFramesBitExact(path)
-        XCTAssertEqual(played.events.last, .finished(reason: .playbackEnded, error: nil))
-    }
 }

@@ -13,12 +13,8 @@ import CastProtocol
 ///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
-///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once playthrough is OK, the
-///   input ended, or nothing more can be buffered (`Measurement.bufferFull`) (playthrough with at least
-///   `Thresholds.refill` seconds buffered, as arrivals come in steps), so that on a link slower than the
-///   film the one wait lasts until the rest arrives in time, instead of a stall every few seconds (AVPlayer's
-///   `likelyToKeepUp`). Only when the input rate or the duration is unknown does it end at `Thresholds.refill`
-///   seconds buffered.
+///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once
+///   `Thresholds.refill` seconds are buffered, playthrough is OK, or the input ended.
 struct BufferingRule: Sendable, Equatable {
     /// The thresholds, in media seconds.
     struct Thresholds: Sendable, Equatable {
@@ -46,9 +42,6 @@ struct BufferingRule: Sendable, Equatable {
         var playing: Bool
         /// The playback rate (media seconds per second).
         var rate: Double = 1
-        /// Whether the buffers hold as much as they can (the read-ahead is full, or its input failed): waiting longer
-        /// gains nothing.
-        var bufferFull = false
     }
 
     /// What changed with a measurement.
@@ -88,12 +81,7 @@ struct BufferingRule: Sendable, Equatable {
         guard !loadState.isEmpty else { return nil }
         if isStalled {
             let through = playthrough(m, had: false)
-            // The link's rate and the film's known: wait until the rest arrives in time, not for a fixed refill.
-            let judged = m.remaining != nil && m.inputRate != nil && (m.mediaByteRate ?? 0) > 0
-            // What arrives comes in steps (a read, an interleaved chunk), so a judgement on a thin buffer is noisy:
-            // playthrough ends a stall once the refill is buffered too (or all that is left).
-            let refilled = m.ahead >= min(thresholds.refill, m.remaining ?? .infinity)
-            guard m.inputEnded || (through && refilled) || (judged ? m.bufferFull : refilled) else { return nil }
+            guard m.inputEnded || through || m.ahead >= thresholds.refill else { return nil }
             loadState = through ? [.playable, .playthroughOK] : .playable
             return .recovered(loadState)
         }

@@ -64,12 +64,6 @@ public final class ReadAheadSource: MediaSource {
 
     /// How many bytes are buffered ahead of the consumer's position.
     public var bufferedBytes: Int { core.statistics.buffered }
-    /// Whether the upstream failed where the reader reads: nothing more arrives until a seek.
-    public var hasFailed: Bool { core.hasFailed }
-    /// The most bytes it buffers ahead of the consumer's position.
-    public var capacity: Int { core.capacity }
-    /// The most bytes one upstream read asks for: the buffer is full once less room than this is left.
-    public var chunk: Int { core.chunk }
     /// How many bytes the upstream delivered in total (including bytes dropped by seeks).
     public var bytesReceived: Int64 { core.statistics.received }
     /// The upstream's delivery rate in bytes per second over about the last 2 s spent reading it; nil before the
@@ -99,8 +93,8 @@ extension ReadAheadSource {
         // thread, outside the lock; the `let`s never change.
         private let condition = NSCondition()
         private let upstream: any MediaSource
-        let capacity: Int
-        let chunk: Int
+        private let capacity: Int
+        private let chunk: Int
         private var ring: Ring
 
         /// Bumped by every seek that drops the buffer; bytes read under an older serial are discarded.
@@ -180,8 +174,6 @@ extension ReadAheadSource {
             condition.unlock()
             if first { upstream.cancel() }
         }
-
-        var hasFailed: Bool { condition.withLock { failure != nil } }
 
         var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
             let now = Self.now()

@@ -192,8 +192,12 @@ extension Player {
         if ended, let duration { upTo = max(upTo, duration) }
         if let duration { upTo = min(upTo, duration) }
         let ahead = max(upTo - position, 0)
+        // The last seconds' rate follows a link that changes; the average over the whole play keeps a burst (a read
+        // served from castd's cache, a refill after a wait) from passing for the link's rate.
+        let average = input.readingTime > 1 ? Double(input.bytes) / input.readingTime : nil
+        let rate = input.rate.map { min($0, average ?? $0) }
         let measurement = BufferingRule.Measurement(
-            ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: input.rate,
+            ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: rate,
             mediaByteRate: buffering.byteRate, inputEnded: ended,
             playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate)
         // The clock may stand past the end (the last frame held for its duration): playable stops at the end.

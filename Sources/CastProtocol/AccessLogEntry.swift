@@ -29,6 +29,12 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
     public var transferDuration: Double
     /// Media seconds presented (time the clock ran, times the playback rate).
     public var durationWatched: Double
+    /// Bytes of served media that crossed the link from the sender (castd's count, every reader of the media
+    /// connection together: the engine's, the thumbnailer's, the subtitle file's); nil for a URL. Beside `mediaSize`
+    /// it shows what was fetched more than once.
+    public var bytesFetched: Int64?
+    /// The served file's size in bytes, as the sender gave it; nil for a stream or a URL.
+    public var mediaSize: Int64?
 
     /// The longest text field accepted.
     public static let maximumTextBytes = 4096
@@ -69,7 +75,7 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
 
     private enum Key: String, CodingKey {
         case uri, serverAddress, playbackStartDate, startupTime, indicatedBitrate, observedBitrate, stalls,
-            stallDuration, droppedFrames, bytesTransferred, transferDuration, durationWatched
+            stallDuration, droppedFrames, bytesTransferred, transferDuration, durationWatched, bytesFetched, mediaSize
     }
 
     /// Decodes and bounds every field (see the type's comment).
@@ -88,6 +94,8 @@ public struct AccessLogEntry: Codable, Sendable, Equatable {
         bytesTransferred = Int64(try bounds.count(.bytesTransferred))
         transferDuration = try bounds.number(.transferDuration)
         durationWatched = try bounds.number(.durationWatched)
+        bytesFetched = try bounds.optionalCount(.bytesFetched).map(Int64.init)
+        mediaSize = try bounds.optionalCount(.mediaSize).map(Int64.init)
     }
 }
 
@@ -124,6 +132,11 @@ struct BoundedFields<Key: CodingKey> {
             throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "negative")
         }
         return value
+    }
+
+    /// An optional whole count, not negative.
+    func optionalCount(_ key: Key) throws -> Int? {
+        try c.contains(key) && !c.decodeNil(forKey: key) ? count(key) : nil
     }
 
     private func checked(_ value: Double, _ key: Key) throws -> Double {

@@ -337,6 +337,8 @@ final class PlaybackSession: Sendable {
             case .accessLog(var entry):
                 entry.uri = request.url.map(URLInput.redacted) ?? request.title
                 entry.serverAddress = entry.serverAddress ?? state.mediaPeer
+                entry.bytesFetched = state.source?.bytesFetched
+                entry.mediaSize = request.media?.seekable == true ? request.media?.size : nil
                 event = .accessLog(entry)
             case .errorLog(var entry):
                 entry.uri = request.url.map(URLInput.redacted) ?? request.title

@@ -56,6 +56,10 @@ final class RemoteSource: MediaSource, Sendable {
     var isSeekable: Bool { descriptor.seekable }
     var nameHint: String? { descriptor.nameHint }
 
+    /// The bytes of media received over the connection so far, by every reader (what crossed the link, beside the
+    /// file's size).
+    var bytesFetched: Int64 { channel.bytesFetched }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         try withBytes(upTo: buffer.count) { bytes in
             buffer.copyMemory(from: bytes)
@@ -94,21 +98,22 @@ final class RemoteSource: MediaSource, Sendable {
     /// Ends the media connection (the session is over).
     func close() { channel.tls.close() }
 
-    /// The connection and its frame decoder, shared by the readers: one reader at a time asks and waits. For media
-    /// that can seek (a file), a reader that reads on from where it stopped finds the next range asked for already:
-    /// each answered read sends the next ones (`readsAhead` in flight), so the sender's reading and sending overlap
-    /// castd's receiving instead of waiting for a round trip per read. The sender answers reads in the order they
-    /// were sent (docs/protocol.md), so every answer is checked against the oldest read in flight
-    /// (`MediaReadsInFlight`) from its header alone, before a byte of it is stored.
+    /// The connection and its frame decoder, shared by the readers: one reader at a time asks and waits. What arrives
+    /// is kept as byte ranges (`MediaRangeCache`, at most `cacheCapacity` bytes, least recently used out first), so
+    /// that nothing is fetched twice over the link: a read inside a known range costs nothing, a seek keeps the ranges,
+    /// and the answers still on their way after a seek are kept like any other. For media that can seek (a file), each
+    /// read also asks for the next ranges nobody has asked for (`readsAhead` of them, the reader's length each), so
+    /// the sender's reading and sending overlap castd's receiving instead of waiting for a round trip per read. The
+    /// sender answers reads in the order they were sent (docs/protocol.md), so every answer is checked against the
+    /// oldest read in flight (`MediaReadsInFlight`) from its header alone, before a byte of it is stored.
     ///
-    /// An answer's bytes are decrypted straight into a buffer kept for answers (`Answer`), not through the frame
-    /// decoder: the decoder only ever holds frame headers and the sender's error messages. A reader is handed a view
-    /// of that buffer (`withAnswer`); the part of an answer a reader did not take, and answers that came before any
-    /// reader asked for them (read ahead, or another reader's), stay in `arrived` for the next read.
+    /// An answer's bytes are decrypted straight into memory of its own (`Answer`), not through the frame decoder: the
+    /// decoder only ever holds frame headers and the sender's error messages. A reader is handed a view of that memory
+    /// (`withAnswer`).
     private final class Channel: @unchecked Sendable {
-        // Invariant: `decoder`, `received`, `inFlight`, `arrived`, `spare` and every read and write of `tls` are used
-        // only under `lock` (shutdown and close excepted, which TLSConnection allows from any thread); an `Answer`'s
-        // memory is touched only under `lock`.
+        // Invariant: `decoder`, `received`, `inFlight`, `cache`, `endOfMedia`, `fetched` and every read and write of
+        // `tls` are used only under `lock` (shutdown and close excepted, which TLSConnection allows from any thread);
+        // an `Answer`'s memory is touched only under `lock`.
         let tls: TLSConnection
         private let descriptor: MediaDescriptor
         private let lock = NSLock()
@@ -117,17 +122,21 @@ final class RemoteSource: MediaSource, Sendable {
         private let received = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
         /// Reads sent and not answered yet, oldest first.
         private var inFlight = MediaReadsInFlight(limit: Channel.readsAhead + 2)
-        /// Answers no reader has taken (all of) yet, oldest first, at most `readsAhead` + 1 of them.
-        private var arrived: [Answer] = []
-        /// Buffers of answers already taken, kept for the next ones (with `arrived`, at most `readsAhead` + 2).
-        private var spare: [Answer] = []
+        /// The media's bytes that arrived, by range.
+        private var cache = MediaRangeCache<Answer>(capacity: Channel.cacheCapacity)
+        /// Where the sender answered a read of the media with no bytes: its end.
+        private var endOfMedia: Int64?
+        /// Bytes of media received over the link (answers' bytes, the subtitle file's included).
+        private var fetched: Int64 = 0
         /// Why the connection cannot be read any more (the sender broke the protocol, went silent or closed it):
         /// every later read fails the same way, instead of taking the rest of a refused frame for the next one.
         private var broken: MediaLost?
 
-        /// Reads sent ahead of a sequential reader: each at most `MediaRead.maximumLength`, so castd holds at most
-        /// this many megabytes more than the answer a reader takes.
+        /// Reads sent ahead of a sequential reader, each at most `MediaRead.maximumLength`.
         static let readsAhead = 3
+        /// The most bytes of the media kept: what the demuxer may come back to (an index at the end of the file,
+        /// MP4 interleaving, a seek back) without a byte crossing the link again.
+        static let cacheCapacity = 12 << 20
 
         init(tls: TLSConnection, descriptor: MediaDescriptor) {
             self.tls = tls
@@ -136,8 +145,11 @@ final class RemoteSource: MediaSource, Sendable {
 
         deinit { received.deallocate() }
 
-        /// Hands `body` up to `wanted` bytes of the media (or of `resource`) at `position`: from an answer that arrived
-        /// already, or from the answer to a read asked for now; what `body` did not get stays for the next read.
+        /// The bytes of media received over the link so far.
+        var bytesFetched: Int64 { lock.withLock { fetched } }
+
+        /// Hands `body` up to `wanted` bytes of the media (or of `resource`) at `position`: from the bytes that arrived
+        /// already, or from the answer to a read asked for now; an empty view at the end of the media.
         func withAnswer<Result>(
             at position: Int64, resource: Int, wanted: Int, _ body: (UnsafeRawBufferPointer) throws -> Result
         ) throws -> Result {
@@ -146,72 +158,75 @@ final class RemoteSource: MediaSource, Sendable {
             lock.lock()
             defer { lock.unlock() }
             if let broken { throw broken }
-            let answer: Answer
             if resource != MediaRead.media {
-                answer = try awaitAnswer(to: MediaRead(offset: position, length: wanted, resource: resource))
-            } else if let index = arrived.firstIndex(where: { $0.offset == position }) {
-                answer = arrived.remove(at: index)
-            } else {
-                answer = try awaitAnswer(to: MediaRead(offset: position, length: wanted))
-            }
-            let count = min(answer.count, wanted)
-            // The next ranges are asked for before this one is passed on, so that the sender works meanwhile.
-            if resource == MediaRead.media && count > 0 { try readAhead(from: position + Int64(count), length: wanted) }
-            let result = try body(UnsafeRawBufferPointer(rebasing: answer.bytes[answer.start..<(answer.start + count)]))
-            if count < answer.count && resource == MediaRead.media {
-                answer.start += count
-                answer.count -= count
-                answer.offset += Int64(count)
-                arrived.insert(answer, at: 0)
-            } else {
-                recycle(answer)
-            }
-            return result
-        }
-
-        /// The answer to `read`, asked for now unless it is on its way; the answers that come before it are kept (read
-        /// ahead, or another reader's).
-        private func awaitAnswer(to read: MediaRead) throws -> Answer {
-            let resource = read.resource ?? MediaRead.media
-            if resource != MediaRead.media || !inFlight.contains(offset: read.offset) {
-                // Every place taken by reads ahead that nobody wants now (after a seek): their answers make room.
-                while inFlight.isFull { keep(try receive()) }
-                try send(read)
+                let answer = try awaitAnswer(to: MediaRead(offset: position, length: wanted, resource: resource))
+                return try body(UnsafeRawBufferPointer(rebasing: answer.bytes[..<min(answer.count, wanted)]))
             }
             while true {
+                if let known = cache.lookup(position) {
+                    let count = min(known.count, wanted)
+                    // The next ranges are asked for before this one is passed on, so that the sender works meanwhile.
+                    try readAhead(from: position + Int64(count), length: wanted)
+                    return try body(
+                        UnsafeRawBufferPointer(rebasing: known.block.bytes[known.start..<(known.start + count)]))
+                }
+                if let endOfMedia, position >= endOfMedia { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+                if !inFlight.reads.contains(where: { $0.resource == nil && $0.covers(position) }) {
+                    // Every place may be taken by reads ahead that nobody wants now (after a seek): their answers
+                    // make room, and are kept; one of them may hold `position`, so look again after each.
+                    if inFlight.isFull {
+                        try keep(receive(), waitingAt: position)
+                        continue
+                    }
+                    // Neither known nor asked for: the gap starts at `position`.
+                    let read = cache.missing(
+                        from: position, depth: wanted, length: wanted, size: nil, inFlight: inFlight.reads, free: 1)[0]
+                    try send(read)
+                    try readAhead(from: read.offset + Int64(read.length), length: wanted)
+                }
+                try keep(receive(), waitingAt: position)
+            }
+        }
+
+        /// The answer to `read` of another resource than the media, asked for now; the answers that come before it are
+        /// kept.
+        private func awaitAnswer(to read: MediaRead) throws -> Answer {
+            while inFlight.isFull { try keep(receive(), waitingAt: nil) }
+            try send(read)
+            while true {
                 let (answered, reply) = try receive()
-                guard answered.offset == read.offset, (answered.resource ?? MediaRead.media) == resource else {
-                    keep((answered, reply))
+                guard answered == read else {
+                    try keep((answered, reply), waitingAt: nil)
                     continue
                 }
                 return try reply.get()
             }
         }
 
-        /// Keeps an answer no reader waits for; the oldest goes when there are too many. A read ahead that failed is
-        /// forgotten: asked again, and failing then, when a reader needs it.
-        private func keep(_ reply: (MediaRead, Result<Answer, MediaLost>)) {
-            guard case .success(let answer) = reply.1, reply.0.resource == nil else {
-                if case .success(let answer) = reply.1 { recycle(answer) }
-                return
+        /// Keeps an answer of the media in the cache. A read that failed is forgotten (asked again, and failing then,
+        /// when a reader needs it), unless it holds `position`, where a reader waits: then it is that reader's failure.
+        private func keep(_ reply: (MediaRead, Result<Answer, MediaLost>), waitingAt position: Int64?) throws {
+            let (read, result) = reply
+            guard read.resource == nil else { return }
+            switch result {
+            case .success(let answer) where answer.count == 0:
+                endOfMedia = min(endOfMedia ?? read.offset, read.offset)
+            case .success(let answer):
+                cache.insert(offset: read.offset, count: answer.count, block: answer)
+            case .failure(let failure):
+                if let position, read.covers(position) { throw failure }
             }
-            arrived.append(answer)
-            if arrived.count > Self.readsAhead + 1 { recycle(arrived.removeFirst()) }
         }
 
-        private func recycle(_ answer: Answer) {
-            // Kept and spare together at most `readsAhead` + 2 megabytes.
-            guard spare.count + arrived.count < Self.readsAhead + 2 else { return }
-            spare.append(answer)
-        }
-
-        /// Keeps `readsAhead` reads in flight or arrived after `offset`, for media that can seek (a stream answers a
-        /// read with what it has, so the next offset is known only once it answered).
+        /// Keeps `readsAhead` reads' worth of the media after `offset` known or on its way, for media that can seek (a
+        /// stream answers a read with what it has, so the next offset is known only once it answered).
         private func readAhead(from offset: Int64, length: Int) throws {
             guard descriptor.seekable else { return }
-            let known = arrived.map { (offset: $0.offset, count: $0.count) }
-            for read in inFlight.ahead(
-                of: offset, length: length, depth: Self.readsAhead, size: descriptor.size, arrived: known)
+            let free = inFlight.limit - inFlight.reads.count - 1
+            guard free > 0 else { return }
+            for read in cache.missing(
+                from: offset, depth: Self.readsAhead * length, length: length, size: descriptor.size,
+                inFlight: inFlight.reads, free: min(free, Self.readsAhead))
             {
                 try send(read)
             }
@@ -256,8 +271,8 @@ final class RemoteSource: MediaSource, Sendable {
                         throw MediaLost("the sender broke the order of answers: \(error.message)")
                     }
                     _ = decoder.take(Frame.headerSize + 1 + 8, into: nil)
-                    let answer = spare.popLast() ?? Answer()
-                    answer.fill(offset: offset, count: count)
+                    let answer = Answer(count: count)
+                    fetched += Int64(count)
                     let target = UnsafeMutableRawBufferPointer(rebasing: answer.bytes[..<count])
                     var filled = decoder.take(count, into: target)
                     while filled < count {
@@ -313,18 +328,12 @@ final class RemoteSource: MediaSource, Sendable {
         }
     }
 
-    /// Memory for one answer, reused: its bytes at `offset` are `bytes[start..<(start + count)]`.
+    /// Memory for one answer: its `count` bytes, freed when no range of the cache holds it any more.
     private final class Answer {
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
-        var offset: Int64 = 0
-        var start = 0
-        var count = 0
+        let bytes: UnsafeMutableRawBufferPointer
+        var count: Int { bytes.count }
 
-        func fill(offset: Int64, count: Int) {
-            self.offset = offset
-            self.start = 0
-            self.count = count
-        }
+        init(count: Int) { bytes = .allocate(byteCount: count, alignment: 16) }
 
         deinit { bytes.deallocate() }
     }
@@ -333,4 +342,9 @@ final class RemoteSource: MediaSource, Sendable {
         let description: String
         init(_ description: String) { self.description = description }
     }
+}
+
+extension MediaRead {
+    /// Whether the read asks for the byte at `position`.
+    fileprivate func covers(_ position: Int64) -> Bool { position >= offset && position < offset + Int64(length) }
 }

@@ -23,7 +23,9 @@ let package = Package(
         .systemLibrary(name: "CAvahi"),
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]),
+            providers: [
+                .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])
+            ]),
         // libass: text subtitles (ASS/SSA, and SRT, mov_text, WebVTT as FFmpeg's decoders turn them into ASS).
         .systemLibrary(
             name: "CASS", pkgConfig: "libass",
@@ -55,7 +57,9 @@ let package = Package(
         // MARK: Wrappers around one C library each
         .target(name: "CastSecurity", dependencies: ["COpenSSL", "CastProtocol"], swiftSettings: strict),
         .target(name: "CastDiscovery", dependencies: ["CAvahi", "CastProtocol"], swiftSettings: strict),
-        .target(name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"], swiftSettings: strict),
+        .target(
+            name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"],
+            swiftSettings: strict),
 
         // `cast mirror`'s capture (X11) and encoder (libx264 through libavcodec), used by the cast-mirror helper.
         .target(name: "CastMirror", dependencies: ["CX11", "CFFmpeg", "CastProtocol"], swiftSettings: strict),
@@ -64,7 +68,8 @@ let package = Package(
         .target(
             name: "CastReceiver",
             dependencies: [
-                "CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox", "CastCommandLine",
+                "CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox",
+                "CastCommandLine",
             ],
             swiftSettings: strict),
         // The sender's core: discovery, pairing, the connection, remote playback, groups, AirPlay speakers. No
@@ -84,7 +89,8 @@ let package = Package(
             name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver",
             exclude: ["castd.service"], swiftSettings: strict),
         .executableTarget(
-            name: "cast", dependencies: ["CastSender", "CastProtocol", "CastSecurity", "CastCommandLine"], path: "Sender",
+            name: "cast", dependencies: ["CastSender", "CastProtocol", "CastSecurity", "CastCommandLine"],
+            path: "Sender",
             swiftSettings: strict),
         // `cast`'s speaker decoder (a helper process: FFmpeg stays out of `cast`).
         .executableTarget(
@@ -97,28 +103,41 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Examples (built with everything else, so CI keeps them compiling)
-        .executableTarget(name: "movie-player", dependencies: ["CastKit"], path: "Examples/MoviePlayer", swiftSettings: strict),
-        .executableTarget(name: "music-queue", dependencies: ["CastKit"], path: "Examples/MusicQueue", swiftSettings: strict),
-        .executableTarget(name: "queue-append", dependencies: ["CastKit"], path: "Examples/QueueAppend", swiftSettings: strict),
+        .executableTarget(
+            name: "movie-player", dependencies: ["CastKit"], path: "Examples/MoviePlayer", swiftSettings: strict),
+        .executableTarget(
+            name: "music-queue", dependencies: ["CastKit"], path: "Examples/MusicQueue", swiftSettings: strict),
+        .executableTarget(
+            name: "queue-append", dependencies: ["CastKit"], path: "Examples/QueueAppend", swiftSettings: strict),
 
         // MARK: Tests
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
         .testTarget(name: "CastRAOPTests", dependencies: ["CastRAOP"], swiftSettings: strict),
         .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
-        .testTarget(name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict),
+        .testTarget(
+            name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict
+        ),
         .testTarget(name: "CastKitTests", dependencies: ["CastKit", "CastTestSupport"], swiftSettings: strict),
         // Imports CastKit alone: what a program using the library sees.
         .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),
-        .testTarget(name: "CastReceiverTests", dependencies: ["CastReceiver", "CastTestSupport"], swiftSettings: strict),
-        .testTarget(name: "CastSecurityTests", dependencies: ["CastSecurity", "CastTestSupport"], swiftSettings: strict),
-        .testTarget(name: "CastDiscoveryTests", dependencies: ["CastDiscovery", "CastTestSupport"], swiftSettings: strict),
-        .testTarget(name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CastReceiverTests", dependencies: ["CastReceiver", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CastSecurityTests", dependencies: ["CastSecurity", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CastDiscoveryTests", dependencies: ["CastDiscovery", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol", "CastTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "CastMirrorTests", dependencies: ["CastMirror", "CastProtocol"], swiftSettings: strict),
         // The tests' own helpers, one copy each (not a product): waiting, background work, event logs, the captures of
         // castd's sound, Xvfb.
-        .target(name: "CastTestSupport", dependencies: ["CastProtocol"], path: "Tests/CastTestSupport", swiftSettings: strict),
+        .target(
+            name: "CastTestSupport", dependencies: ["CastProtocol"], path: "Tests/CastTestSupport",
+            swiftSettings: strict),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity", "CastTestSupport"], swiftSettings: strict),
+            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity", "CastTestSupport"],
+            swiftSettings: strict),
     ]
 )

@@ -48,7 +48,8 @@ func pairedSenders(_ settings: ReceiverSettings) throws {
         switch try store.remove(id) {
         case .removed(let sender): print("unpaired \(printable(sender.name)) (id \(sender.id))")
         case .notFound: fail("no paired sender with id \(id)", code: 1)
-        case .ambiguous(let matches): fail("\(id) matches several senders: \(matches.map(\.id).joined(separator: ", "))", code: 1)
+        case .ambiguous(let matches):
+            fail("\(id) matches several senders: \(matches.map(\.id).joined(separator: ", "))", code: 1)
         }
         return
     }

@@ -19,14 +19,20 @@ func manualPage() -> ManualPage {
                     "Each session's demux and decode run in a worker process (castd re-executes itself) with resource limits, in a sandbox (a system call filter, no capabilities, and a mount namespace of its own in which the state directory is empty: keep the ALSA configuration, the framemd5 and timing files out of it): a crash or an exhausted limit there ends that session with a playbackError saying the decoder died, and castd goes on. With --video-out window or fullscreen the worker shows the video in a window of its own, and castd's idle screen steps aside until the session ends. --decoder-isolation off decodes every session inside castd (debugging).",
                 ],
                 options: ReceiverSettings.options),
-            .init("EXAMPLES", examples: [
-                "castd --name \"Living Room\"", "castd --auth none --port 0 --video-out none --state-dir /tmp/castd",
-                "castd --list-paired", "castd --name \"Living Room\" --airplay-video",
-            ]),
+            .init(
+                "EXAMPLES",
+                examples: [
+                    "castd --name \"Living Room\"",
+                    "castd --auth none --port 0 --video-out none --state-dir /tmp/castd",
+                    "castd --list-paired", "castd --name \"Living Room\" --airplay-video",
+                ]),
             .init(
                 "SIGNALS",
                 terms: [
-                    ("SIGHUP", "re-read the config file (a new name is advertised at once, other changes take effect after a restart), and reopen pairing if failed attempts closed it"),
+                    (
+                        "SIGHUP",
+                        "re-read the config file (a new name is advertised at once, other changes take effect after a restart), and reopen pairing if failed attempts closed it"
+                    ),
                     (
                         "SIGTERM, SIGINT",
                         "stop playback, tell the sender that the receiver is shutting down (it may retry), and exit 0"
@@ -36,12 +42,18 @@ func manualPage() -> ManualPage {
                 "FILES",
                 terms: [
                     ("/etc/castd.conf", "the config file (or --config FILE)"),
-                    ("/var/lib/castd/identity.pem", "the receiver's Ed25519 key, mode 0600 (the state directory is --state-dir)"),
+                    (
+                        "/var/lib/castd/identity.pem",
+                        "the receiver's Ed25519 key, mode 0600 (the state directory is --state-dir)"
+                    ),
                     ("/var/lib/castd/paired-senders.json", "the senders paired with this receiver, and their keys"),
                 ]),
             .init(
                 "EXIT STATUS",
-                terms: [("0", "stopped by a signal, or a listing done"), ("1", "could not start: the message says why"), ("2", "the command line or the config file was wrong")]),
+                terms: [
+                    ("0", "stopped by a signal, or a listing done"), ("1", "could not start: the message says why"),
+                    ("2", "the command line or the config file was wrong"),
+                ]),
             .init("SEE ALSO", paragraphs: ["cast(1), avahi-daemon(8), systemd.service(5)"]),
         ],
         version: castVersion)

@@ -74,13 +74,16 @@ do {
 switch configuration.decoderIsolation {
 case .off: logger.info("decoder isolation off: sessions decode inside castd")
 case .on(let limits):
-    logger.info("decoder isolation on: each session decodes in a worker process (address space \(limits.addressSpace >> 20) MiB)")
+    logger.info(
+        "decoder isolation on: each session decodes in a worker process (address space \(limits.addressSpace >> 20) MiB)"
+    )
 }
 switch configuration.auth {
 case .none:
     logger.warning("auth none: any sender on this network can control this receiver")
 case .pin:
-    logger.info("paired senders only; pair with: cast pair \"\(configuration.name)\" (a PIN is shown here for each attempt)")
+    logger.info(
+        "paired senders only; pair with: cast pair \"\(configuration.name)\" (a PIN is shown here for each attempt)")
 case .password:
     logger.info("paired senders only; pair with: cast pair \"\(configuration.name)\" and the password")
 }

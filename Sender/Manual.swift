@@ -1,7 +1,7 @@
 // cast --man: the manual page, made from the verb table that --help prints.
 import CastCommandLine
-import CastSender
 import CastProtocol
+import CastSender
 
 @MainActor func manualPage() -> ManualPage {
     ManualPage(
@@ -18,13 +18,16 @@ import CastProtocol
             .init(
                 "VERBS",
                 subsections: verbs.map { verb in
-                    .init(verb.synopsis.replacingPrefix("cast ", with: ""), paragraphs: [verb.abstract], options: verb.options, examples: verb.examples)
+                    .init(
+                        verb.synopsis.replacingPrefix("cast ", with: ""), paragraphs: [verb.abstract],
+                        options: verb.options, examples: verb.examples)
                 }),
             .init(
                 "EXIT STATUS",
                 terms: [
                     ("0", "played to the end, stopped by the user, or done"), ("1", "playback failed on the receiver"),
-                    ("2", "the command line was wrong"), ("3", "no such receiver, or no mDNS (avahi-daemon not running)"),
+                    ("2", "the command line was wrong"),
+                    ("3", "no such receiver, or no mDNS (avahi-daemon not running)"),
                     ("4", "not authorised: pairing is needed or was refused"),
                     ("5", "the connection to the receiver was lost, or the receiver shut down"),
                     ("6", "the receiver plays for another sender and does not allow a take-over"),
@@ -32,14 +35,23 @@ import CastProtocol
             .init(
                 "FILES",
                 terms: [
-                    ("$XDG_CONFIG_HOME/cast/identity.pem", "the sender's Ed25519 key, mode 0600 (XDG_CONFIG_HOME defaults to ~/.config)"),
-                    ("$XDG_CONFIG_HOME/cast/known-receivers.json", "the receivers this sender paired with, and their keys"),
+                    (
+                        "$XDG_CONFIG_HOME/cast/identity.pem",
+                        "the sender's Ed25519 key, mode 0600 (XDG_CONFIG_HOME defaults to ~/.config)"
+                    ),
+                    (
+                        "$XDG_CONFIG_HOME/cast/known-receivers.json",
+                        "the receivers this sender paired with, and their keys"
+                    ),
                     ("$XDG_CONFIG_HOME/cast/settings.json", "the default receiver and aliases (cast config)"),
                 ]),
             .init(
                 "ENVIRONMENT",
                 terms: [
-                    ("CAST_USER", "USER:PASS, the HTTP credentials for an http(s) URL that cast send plays when neither --user nor --user-file is given; unlike --user, not shown in the process list"),
+                    (
+                        "CAST_USER",
+                        "USER:PASS, the HTTP credentials for an http(s) URL that cast send plays when neither --user nor --user-file is given; unlike --user, not shown in the process list"
+                    ),
                     ("XDG_CONFIG_HOME", "where the cast directory lives (default ~/.config)"),
                 ]),
             .init("SEE ALSO", paragraphs: ["castd(8), avahi-browse(1)"]),

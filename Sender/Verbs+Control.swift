@@ -144,7 +144,8 @@ func seek(_ arguments: ParsedArguments) throws(CastError) {
 
 /// `cast volume [NAME] 0..1|up|down|mute|unmute`: up and down step by a tenth (`LiveViewRules.stepped`, as ↑/↓).
 func volume(_ arguments: ParsedArguments) throws(CastError) {
-    try withReceiver(arguments, verb: "volume", values: 1, valueName: "a level") { connection, values throws(CastError) in
+    try withReceiver(arguments, verb: "volume", values: 1, valueName: "a level") {
+        connection, values throws(CastError) in
         let action: PlaybackControl.Action
         switch values[0] {
         case "mute": action = .mute(true)
@@ -166,7 +167,8 @@ func volume(_ arguments: ParsedArguments) throws(CastError) {
             default: true
             }
         }
-        report(after, of: connection, arguments,
+        report(
+            after, of: connection, arguments,
             text: "volume: \(fixed(after.volume ?? 1, digits: 2))\(after.muted == true ? " (muted)" : "")")
     }
 }

@@ -10,9 +10,6 @@ import Synchronization
     import Glibc
 #endif
 
-
-
-
 func mirror(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.isEmpty else {
         throw CastError(.usage, "cast mirror takes no arguments: name the receiver with --to")
@@ -20,10 +17,11 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.values("to").count <= 1 else {
         throw CastError(.usage, "cast mirror shows the screen on one receiver at a time (one --to)")
     }
-    let fps = try arguments.options["fps"].map { text throws(CastError) -> Int in
-        guard let fps = Int(text), (1...60).contains(fps) else { throw CastError(.usage, "--fps takes 1 to 60") }
-        return fps
-    } ?? 30
+    let fps =
+        try arguments.options["fps"].map { text throws(CastError) -> Int in
+            guard let fps = Int(text), (1...60).contains(fps) else { throw CastError(.usage, "--fps takes 1 to 60") }
+            return fps
+        } ?? 30
     let maximumBitRate = try arguments.options["max-bitrate"].map { text throws(CastError) -> Double in
         guard let rate = Double(text), (0.5...100).contains(rate) else {
             throw CastError(.usage, "--max-bitrate takes 0.5 to 100 (megabits a second)")

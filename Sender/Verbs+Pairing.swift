@@ -18,8 +18,10 @@ func pair(_ arguments: ParsedArguments) throws(CastError) {
         writeError("Enter \(what) \(printable(receiver.name)): ")
         return readLine(strippingNewline: true)?.trimmed()
     }
-    output(arguments.has("json")
-        ? json(["name": paired.name, "id": paired.id, "paired": true]) : "paired with \(printable(paired.name)) (id \(paired.id))")
+    output(
+        arguments.has("json")
+            ? json(["name": paired.name, "id": paired.id, "paired": true])
+            : "paired with \(printable(paired.name)) (id \(paired.id))")
 }
 
 func unpair(_ arguments: ParsedArguments) throws(CastError) {

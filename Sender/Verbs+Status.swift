@@ -15,21 +15,23 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
     let paired = Set(Pairing.pairedIDs(configDirectory: senderConfigDirectory()))
     let statuses = nowPlaying(on: receivers, paired: paired)
     if arguments.has("json") {
-        output(json(receivers.enumerated().map { index, r -> [String: Any] in
-            var object: [String: Any] = [
-                "name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address,
-                "kind": r.kind.rawValue,
-            ]
-            // Pairing is Cast's: a speaker has neither pairing nor a Cast TXT record.
-            if r.kind == .cast { object["paired"] = paired.contains(r.id) }
-            if let record = r.record { object["txt"] = record.txt }
-            if let status = statuses[index] {
-                var playing: [String: Any] = ["state": status.state.rawValue]
-                if let title = status.title { playing["title"] = title }
-                object["playing"] = playing
-            }
-            return object
-        }))
+        output(
+            json(
+                receivers.enumerated().map { index, r -> [String: Any] in
+                    var object: [String: Any] = [
+                        "name": r.name, "id": r.id, "host": r.host, "port": Int(r.port), "address": r.address,
+                        "kind": r.kind.rawValue,
+                    ]
+                    // Pairing is Cast's: a speaker has neither pairing nor a Cast TXT record.
+                    if r.kind == .cast { object["paired"] = paired.contains(r.id) }
+                    if let record = r.record { object["txt"] = record.txt }
+                    if let status = statuses[index] {
+                        var playing: [String: Any] = ["state": status.state.rawValue]
+                        if let title = status.title { playing["title"] = title }
+                        object["playing"] = playing
+                    }
+                    return object
+                }))
         return
     }
     guard !receivers.isEmpty else {
@@ -41,19 +43,24 @@ func list(_ arguments: ParsedArguments) throws(CastError) {
         guard let title = status.title else { return "-" }
         return "\(title) (\(status.state.rawValue))"
     }
-    let table = [["NAME", "KIND", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
+    let table =
+        [["NAME", "KIND", "ID", "ADDRESS", "AUTH", "PAIRED", "PLAYING"]]
         + receivers.enumerated().map { index, r -> [String] in
             r.kind == .speaker
                 ? [r.name, "airplay speaker", r.id, r.address, "-", "-", "-"]
-                : [r.name, "cast", r.id, r.address, r.record?.auth.rawValue ?? "?", paired.contains(r.id) ? "yes" : "no",
-                   playing(statuses[index])]
+                : [
+                    r.name, "cast", r.id, r.address, r.record?.auth.rawValue ?? "?",
+                    paired.contains(r.id) ? "yes" : "no",
+                    playing(statuses[index]),
+                ]
         }
     // Names and titles come from the network: each cell is printable, so that every row is one line.
     let rows = table.map { $0.map(printable) }
     let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
-        output(zip(row, widths).map { padded($0, to: $1) }.joined(separator: "  ")
-            .trimmed())
+        output(
+            zip(row, widths).map { padded($0, to: $1) }.joined(separator: "  ")
+                .trimmed())
     }
 }
 
@@ -66,8 +73,11 @@ func nowPlaying(on receivers: [ReceiverDescription], paired: Set<String>) -> [Re
     DispatchQueue.concurrentPerform(iterations: receivers.count) { index in
         let receiver = receivers[index]
         // Only Cast receivers that would answer without a PIN (an AirPlay speaker has no status to ask).
-        guard receiver.kind == .cast, receiver.record?.auth == AuthMode.none || paired.contains(receiver.id) else { return }
-        guard let connection = try? ReceiverConnection.open(receiver, configDirectory: directory, senderName: name) else { return }
+        guard receiver.kind == .cast, receiver.record?.auth == AuthMode.none || paired.contains(receiver.id) else {
+            return
+        }
+        guard let connection = try? ReceiverConnection.open(receiver, configDirectory: directory, senderName: name)
+        else { return }
         defer { connection.close() }
         let status = try? connection.status()
         answers.withLock { $0[index] = status }
@@ -102,7 +112,9 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         }
         if let queue = status.queue { output("queue: \(queue.number)/\(queue.count)") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
-        if let volume = status.volume { output("volume: \(fixed(volume, digits: 2))\(status.muted == true ? " (muted)" : "")") }
+        if let volume = status.volume {
+            output("volume: \(fixed(volume, digits: 2))\(status.muted == true ? " (muted)" : "")")
+        }
         for track in status.tracks ?? [] { output("track: \(printable(trackText(track)))") }
         if status.group != nil || status.sync != nil {
             let members = status.group.map { $0.map(printable).joined(separator: " + ") }

@@ -25,7 +25,8 @@ func watch(_ arguments: ParsedArguments) throws(CastError) {
             do throws(CastError) {
                 message = try connection.nextPushed()
             } catch {
-                throw CastError(.connectionLost, "lost \(printable(connection.welcome.name)): \(printable(error.message))")
+                throw CastError(
+                    .connectionLost, "lost \(printable(connection.welcome.name)): \(printable(error.message))")
             }
             switch message {
             case .status(let status):

@@ -27,13 +27,16 @@ let helpOption = OptionSpec("help", help: "show this help")
 let toOption = OptionSpec("to", value: "RECEIVER", help: "receiver name, id, unique prefix, alias or HOST:PORT")
 /// `--to` of the verbs that play: given again, a group playing in step (docs/multiroom.md).
 let groupToOption = OptionSpec(
-    "to", value: "RECEIVER", help: "receiver name, id, unique prefix, alias or HOST:PORT; several --to: a group, in step")
+    "to", value: "RECEIVER",
+    help: "receiver name, id, unique prefix, alias or HOST:PORT; several --to: a group, in step")
 let volumeOption = OptionSpec("volume", value: "LEVEL", help: "set the receiver's volume (0 to 1) as playback starts")
 let noInteractiveOption = OptionSpec(
-    "no-interactive", help: "take no keys (on a terminal: space pause, ←/→ seek 10 s, ↑/↓ volume, n or > next, p or < previous, q stop)")
+    "no-interactive",
+    help: "take no keys (on a terminal: space pause, ←/→ seek 10 s, ↑/↓ volume, n or > next, p or < previous, q stop)")
 
 /// What `[NAME]` means, in every verb's help.
-let receiverNote = "NAME is a receiver's name, id, unique prefix, an alias (cast config), or HOST:PORT; without it, the default receiver (cast config default), else the only one in sight."
+let receiverNote =
+    "NAME is a receiver's name, id, unique prefix, an alias (cast config), or HOST:PORT; without it, the default receiver (cast config default), else the only one in sight."
 
 /// The width of the verb column in `cast --help`: the longest verb and two spaces, so that no verb runs into its text.
 var verbColumn: Int { (verbs.map(\.name.count).max() ?? 0) + 2 }
@@ -48,17 +51,34 @@ let verbs: [Verb] = [
         name: "send",
         synopsis:
             "cast send SOURCE [--to RECEIVER]... [--start SEC] [--volume LEVEL] [--audio-lang LANG] [--sub-lang LANG|off] [--subtitles FILE] [--loop] [--user USER:PASS] [--json]",
-        abstract: "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
+        abstract:
+            "Play a file (- for standard input, or an http(s) URL the receiver opens itself) on a receiver, or a file's audio on an AirPlay speaker, and follow it to the end.",
         options: [
             groupToOption,
             OptionSpec("start", value: "SEC", help: "start this many seconds into the media"),
             volumeOption,
-            OptionSpec("audio-lang", value: "LANG", help: "the audio track in this language (ISO 639: fra or fr), when there are several"),
-            OptionSpec("sub-lang", value: "LANG", help: "the subtitles in this language (ISO 639), or off; default: the track the file marks forced or default"),
-            OptionSpec("subtitles", value: "FILE", help: "show this subtitle file (SRT, ASS, WebVTT; at most 8 MB) instead of the film's own tracks"),
+            OptionSpec(
+                "audio-lang", value: "LANG",
+                help: "the audio track in this language (ISO 639: fra or fr), when there are several"),
+            OptionSpec(
+                "sub-lang", value: "LANG",
+                help:
+                    "the subtitles in this language (ISO 639), or off; default: the track the file marks forced or default"
+            ),
+            OptionSpec(
+                "subtitles", value: "FILE",
+                help: "show this subtitle file (SRT, ASS, WebVTT; at most 8 MB) instead of the film's own tracks"),
             OptionSpec("loop", help: "play it again each time it ends, until stopped"),
-            OptionSpec("user", value: "USER:PASS", help: "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…); every local user sees them in the process list: prefer --user-file or CAST_USER"),
-            OptionSpec("user-file", value: "FILE", help: "read USER:PASS from the first line of FILE, which group and others must not be able to read (chmod 600)"),
+            OptionSpec(
+                "user", value: "USER:PASS",
+                help:
+                    "HTTP credentials for a URL (or put them in it: http://USER:PASS@host/…); every local user sees them in the process list: prefer --user-file or CAST_USER"
+            ),
+            OptionSpec(
+                "user-file", value: "FILE",
+                help:
+                    "read USER:PASS from the first line of FILE, which group and others must not be able to read (chmod 600)"
+            ),
             noInteractiveOption, jsonOption, timeoutOption, helpOption,
         ],
         examples: [
@@ -73,12 +93,15 @@ let verbs: [Verb] = [
             "cast send album.flac --to kitchen --to \"Living Room\"",
         ], run: send),
     Verb(
-        name: "queue", synopsis: "cast queue SOURCE... [--to RECEIVER]... [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",
-        abstract: "Play files (or http(s) URLs) one after another on a receiver: a music queue. 'cast play' is the same verb.",
+        name: "queue",
+        synopsis: "cast queue SOURCE... [--to RECEIVER]... [--shuffle] [--repeat one|all] [--volume LEVEL] [--json]",
+        abstract:
+            "Play files (or http(s) URLs) one after another on a receiver: a music queue. 'cast play' is the same verb.",
         options: [
             groupToOption,
             OptionSpec("shuffle", help: "play in a random order (a new one each round with --repeat all)"),
-            OptionSpec("repeat", value: "one|all", help: "repeat the current source, or the whole queue, until stopped"),
+            OptionSpec(
+                "repeat", value: "one|all", help: "repeat the current source, or the whole queue, until stopped"),
             volumeOption, noInteractiveOption, jsonOption, timeoutOption, helpOption,
         ],
         examples: [
@@ -87,7 +110,8 @@ let verbs: [Verb] = [
         ], run: queue),
     Verb(
         name: "join", synopsis: "cast join NAME --to RECEIVER [--json]",
-        abstract: "Add a receiver to the group another receiver plays in (started with several --to); it joins in step.",
+        abstract:
+            "Add a receiver to the group another receiver plays in (started with several --to); it joins in step.",
         options: [toOption, jsonOption, timeoutOption, helpOption],
         examples: ["cast join study --to kitchen", "cast join \"Living Room\" --to kitchen --json"], run: join),
     Verb(
@@ -101,10 +125,13 @@ let verbs: [Verb] = [
         run: controlVerb(.pause)),
     Verb(
         name: "resume", synopsis: "cast resume [NAME] [--json]", abstract: "Resume what is paused on a receiver.",
-        options: [jsonOption, timeoutOption, helpOption], examples: ["cast resume \"Living Room\""], run: controlVerb(.resume)),
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast resume \"Living Room\""],
+        run: controlVerb(.resume)),
     Verb(
-        name: "stop", synopsis: "cast stop [NAME] [--json]", abstract: "Stop what plays on a receiver (its sender sees userExited).",
-        options: [jsonOption, timeoutOption, helpOption], examples: ["cast stop \"Living Room\""], run: controlVerb(.stop)),
+        name: "stop", synopsis: "cast stop [NAME] [--json]",
+        abstract: "Stop what plays on a receiver (its sender sees userExited).",
+        options: [jsonOption, timeoutOption, helpOption], examples: ["cast stop \"Living Room\""],
+        run: controlVerb(.stop)),
     Verb(
         name: "seek", synopsis: "cast seek [NAME] SEC|+SEC|-SEC [--keyframe] [--json]",
         abstract: "Move what plays to a time, absolute or relative; exact unless --keyframe.",
@@ -125,7 +152,8 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast next kitchen"], run: skipVerb(.next)),
     Verb(
         name: "previous", synopsis: "cast previous [NAME] [--json]",
-        abstract: "Play the previous source of the queue on a receiver, or the current one again from its start when it has played more than 3 s.",
+        abstract:
+            "Play the previous source of the queue on a receiver, or the current one again from its start when it has played more than 3 s.",
         options: [jsonOption, timeoutOption, helpOption], examples: ["cast previous kitchen"], run: skipVerb(.previous)),
     Verb(
         name: "subtitles", synopsis: "cast subtitles [NAME] LANG|off [--json]",
@@ -143,27 +171,35 @@ let verbs: [Verb] = [
         options: [
             toOption,
             OptionSpec("display", value: ":N", help: "the X11 display to show (default: $DISPLAY)"),
-            OptionSpec("fps", value: "N", help: "pictures a second, 1 to 60 (default 30; an unchanged screen sends none)"),
-            OptionSpec("max-bitrate", value: "MBPS", help: "at most this many megabits a second (default 20; less when the link is slower)"),
+            OptionSpec(
+                "fps", value: "N", help: "pictures a second, 1 to 60 (default 30; an unchanged screen sends none)"),
+            OptionSpec(
+                "max-bitrate", value: "MBPS",
+                help: "at most this many megabits a second (default 20; less when the link is slower)"),
             jsonOption, timeoutOption, helpOption,
         ],
-        examples: ["cast mirror --to \"Living Room\"", "cast mirror --to kitchen --display :1 --fps 60 --max-bitrate 8"],
+        examples: [
+            "cast mirror --to \"Living Room\"", "cast mirror --to kitchen --display :1 --fps 60 --max-bitrate 8",
+        ],
         run: mirror),
     Verb(
         name: "watch", synopsis: "cast watch [NAME] [--json]",
         abstract: "Follow everything that happens on a receiver until interrupted.",
-        options: [jsonOption, timeoutOption, helpOption], examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],
+        options: [jsonOption, timeoutOption, helpOption],
+        examples: ["cast watch \"Living Room\"", "cast watch kitchen --json"],
         run: watch),
     Verb(
         name: "pair", synopsis: "cast pair [NAME] [--pin PIN] [--json]",
         abstract: "Pair with a receiver using the PIN it shows (or its password); later connections need no PIN.",
         options: [
-            OptionSpec("pin", value: "PIN", help: "the PIN (or password) instead of a prompt"), jsonOption, timeoutOption,
+            OptionSpec("pin", value: "PIN", help: "the PIN (or password) instead of a prompt"), jsonOption,
+            timeoutOption,
             helpOption,
         ],
         examples: ["cast pair \"Living Room\"", "cast pair kitchen --pin 0427"], run: pair),
     Verb(
-        name: "unpair", synopsis: "cast unpair NAME [--json]", abstract: "Forget a paired receiver (by name, id or alias).",
+        name: "unpair", synopsis: "cast unpair NAME [--json]",
+        abstract: "Forget a paired receiver (by name, id or alias).",
         options: [jsonOption, helpOption], examples: ["cast unpair \"Living Room\""], run: unpair),
     Verb(
         name: "config",
@@ -222,7 +258,9 @@ func help(for verb: Verb) -> String {
         return arguments.isEmpty ? 2 : 0
     }
     guard let verb = verbs.first(where: { $0.name == (verbAliases[first] ?? first) }) else {
-        writeError("cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name) + verbAliases.keys)) (see cast --help)\n")
+        writeError(
+            "cast: unknown verb '\(first)'\(suggestion(for: first, among: verbs.map(\.name) + verbAliases.keys)) (see cast --help)\n"
+        )
         return 2
     }
     do {

@@ -14,7 +14,8 @@ func say(_ items: Any...) {
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let path = arguments.first else {
     FileHandle.standardError.write(
-        Data("usage: movie-player FILE [--to RECEIVER] [--in-window XID [--background RRGGBB] [--scaling MODE]]\n".utf8))
+        Data("usage: movie-player FILE [--to RECEIVER] [--in-window XID [--background RRGGBB] [--scaling MODE]]\n".utf8)
+    )
     exit(2)
 }
 func value(_ flag: String) -> String? {
@@ -25,7 +26,9 @@ let receiverName = value("--to")
 let player = MoviePlayerController(contentURL: URL(fileURLWithPath: path))
 // The movie in an application's window: as an iOS program adds `player.view` to its own view, with a background.
 if let window = value("--in-window") {
-    guard let id = UInt(window.hasPrefix("0x") ? String(window.dropFirst(2)) : window, radix: window.hasPrefix("0x") ? 16 : 10)
+    guard
+        let id = UInt(
+            window.hasPrefix("0x") ? String(window.dropFirst(2)) : window, radix: window.hasPrefix("0x") ? 16 : 10)
     else {
         FileHandle.standardError.write(Data("movie-player: --in-window takes an X11 window id\n".utf8))
         exit(2)
@@ -44,7 +47,9 @@ if let mode = value("--scaling") {
     player.scalingMode = scaling
 }
 let finished = DispatchSemaphore(value: 0)
-let observer = NotificationCenter.default.addObserver(forName: .moviePlayerPlaybackDidFinish, object: player, queue: nil) {
+let observer = NotificationCenter.default.addObserver(
+    forName: .moviePlayerPlaybackDidFinish, object: player, queue: nil
+) {
     note in
     say("finished:", note.userInfo?[MoviePlayerController.finishReasonUserInfoKey] ?? "?")
     finished.signal()

@@ -24,12 +24,14 @@ Thread.sleep(forTimeInterval: 1.5)
 
 let heard = Mutex<[String]>([])
 musicPlayer.beginGeneratingPlaybackNotifications()
-let observers = [Notification.Name.musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange]
-    .map { name in
-        NotificationCenter.default.addObserver(forName: name, object: musicPlayer, queue: nil) { note in
-            heard.withLock { $0.append(note.name.rawValue) }
-        }
+let observers = [
+    Notification.Name.musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange,
+]
+.map { name in
+    NotificationCenter.default.addObserver(forName: name, object: musicPlayer, queue: nil) { note in
+        heard.withLock { $0.append(note.name.rawValue) }
     }
+}
 
 // Listing 2-5: adding to the queue while it plays.
 let nowPlayingItem = musicPlayer.nowPlayingItem
@@ -42,8 +44,10 @@ musicPlayer.currentPlaybackTime = currentPlaybackTime
 
 Thread.sleep(forTimeInterval: 0.5)
 print(String(format: "saved: %@ at %.2f s", nowPlayingItem?.title ?? "-", currentPlaybackTime))
-print(String(format: "now: %@ at %.2f s, %@, %d in the queue", musicPlayer.nowPlayingItem?.title ?? "-",
-             musicPlayer.currentPlaybackTime, "\(musicPlayer.playbackState)", musicPlayer.items.count))
+print(
+    String(
+        format: "now: %@ at %.2f s, %@, %d in the queue", musicPlayer.nowPlayingItem?.title ?? "-",
+        musicPlayer.currentPlaybackTime, "\(musicPlayer.playbackState)", musicPlayer.items.count))
 let names = heard.withLock { $0 }
 print("notifications: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
 for observer in observers { NotificationCenter.default.removeObserver(observer) }

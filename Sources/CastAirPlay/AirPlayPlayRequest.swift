@@ -65,7 +65,8 @@ public struct AirPlayPlayRequest: Sendable, Equatable {
             }
             for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
                 guard let colon = line.firstIndex(of: ":") else {
-                    throw HTTPRequestError(.unsupportedMediaType, "the /play body is neither a property list nor text parameters")
+                    throw HTTPRequestError(
+                        .unsupportedMediaType, "the /play body is neither a property list nor text parameters")
                 }
                 let key = line[..<colon].trimmingBlanks()
                 if fields[key] == nil { fields[key] = line[line.index(after: colon)...].trimmingBlanks() }

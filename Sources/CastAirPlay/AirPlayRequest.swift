@@ -44,7 +44,8 @@ public enum AirPlayRequest: Sendable, Equatable {
             throw HTTPRequestError(.notFound, "no route \(request.path.prefix(200))")
         }
         guard methods.contains(request.method) else {
-            throw HTTPRequestError(.methodNotAllowed, "\(request.path) takes \(methods.sorted().joined(separator: " or "))")
+            throw HTTPRequestError(
+                .methodNotAllowed, "\(request.path) takes \(methods.sorted().joined(separator: " or "))")
         }
         switch (request.method, request.path) {
         case ("POST", "/play"):
@@ -52,7 +53,8 @@ public enum AirPlayRequest: Sendable, Equatable {
         case ("GET", "/playback-info"):
             self = .playbackInfo
         case ("POST", "/rate"):
-            guard let value = request.query["value"].flatMap(Double.init), value == 0 || Self.rates.contains(value) else {
+            guard let value = request.query["value"].flatMap(Double.init), value == 0 || Self.rates.contains(value)
+            else {
                 throw HTTPRequestError(.badRequest, "/rate needs value=0 (pause) or a rate from 0.5 to 2")
             }
             self = .rate(value)

@@ -193,9 +193,12 @@ public struct HTTPRequestParser: Sendable {
     /// `METHOD SP origin-form SP HTTP/1.x`.
     static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTPRequestError) -> HTTPRequest {
         let parts = line.split(separator: 0x20, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw HTTPRequestError(.badRequest, "the request line is not METHOD TARGET VERSION") }
+        guard parts.count == 3 else {
+            throw HTTPRequestError(.badRequest, "the request line is not METHOD TARGET VERSION")
+        }
         let (method, target, version) = (parts[0], parts[1], parts[2])
-        guard (1...16).contains(method.count), method.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x5F || $0 == 0x2D })
+        guard (1...16).contains(method.count),
+            method.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x5F || $0 == 0x2D })
         else { throw HTTPRequestError(.badRequest, "a bad method") }
         let versionText = String(decoding: version, as: UTF8.self)
         let minor: Int
@@ -234,12 +237,16 @@ public struct HTTPRequestParser: Sendable {
             path = Substring(targetText)
         }
         let withoutFragment = path.prefix { $0 != "#" }
-        return HTTPRequest(method: String(decoding: method, as: UTF8.self), path: String(withoutFragment), query: query, minorVersion: minor)
+        return HTTPRequest(
+            method: String(decoding: method, as: UTF8.self), path: String(withoutFragment), query: query,
+            minorVersion: minor)
     }
 
     /// `name: value` with optional blanks around the value; the name is an RFC 9110 token.
     static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPRequestError) -> (name: String, value: String) {
-        guard let colon = line.firstIndex(of: 0x3A) else { throw HTTPRequestError(.badRequest, "a header line without ':'") }
+        guard let colon = line.firstIndex(of: 0x3A) else {
+            throw HTTPRequestError(.badRequest, "a header line without ':'")
+        }
         let name = line[line.startIndex..<colon]
         guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
             throw HTTPRequestError(.badRequest, "a bad header field name")

@@ -28,7 +28,8 @@ public struct HTTPResponse: Sendable, Equatable {
 
     /// The answer to a request that was refused: its status and the reason as text.
     public static func refusal(_ error: HTTPRequestError) -> HTTPResponse {
-        HTTPResponse(status: error.status, headers: [("Content-Type", "text/plain")], body: Array((error.message + "\n").utf8))
+        HTTPResponse(
+            status: error.status, headers: [("Content-Type", "text/plain")], body: Array((error.message + "\n").utf8))
     }
 
     /// The bytes on the wire. `closing` adds `Connection: close` (the server closes after writing them).

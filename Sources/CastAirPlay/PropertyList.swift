@@ -9,7 +9,9 @@ enum PropertyList {
     /// Whether `bytes` look like a property list (binary `bplist`, or XML), not text parameters.
     static func isPropertyList(_ bytes: [UInt8]) -> Bool {
         if bytes.starts(with: Array("bplist".utf8)) { return true }
-        let text = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        let text = bytes.drop {
+            $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF
+        }
         return text.starts(with: Array("<?xml".utf8)) || text.starts(with: Array("<plist".utf8))
             || text.starts(with: Array("<!DOCTYPE".utf8))
     }

@@ -78,7 +78,8 @@ public func parseArguments(_ arguments: some Sequence<String>, options specs: [O
             continue
         }
         guard argument.hasPrefix("--") else {
-            throw UsageError("unknown option '\(argument)'\(suggestion(for: argument, among: specs.map { "--" + $0.name }))")
+            throw UsageError(
+                "unknown option '\(argument)'\(suggestion(for: argument, among: specs.map { "--" + $0.name }))")
         }
         var name = String(argument.dropFirst(2))
         var inlineValue: String?
@@ -87,7 +88,8 @@ public func parseArguments(_ arguments: some Sequence<String>, options specs: [O
             name = String(name[..<equals])
         }
         guard let spec = specs.first(where: { $0.name == name }) else {
-            throw UsageError("unknown option '--\(name)'\(suggestion(for: "--" + name, among: specs.map { "--" + $0.name }))")
+            throw UsageError(
+                "unknown option '--\(name)'\(suggestion(for: "--" + name, among: specs.map { "--" + $0.name }))")
         }
         if spec.value == nil {
             guard inlineValue == nil else { throw UsageError("option '--\(name)' takes no value") }

@@ -72,8 +72,11 @@ public struct ManualPage: Sendable {
             lines.append(Self.escape(paragraph))
         }
         for option in section.options {
-            lines += [".TP", "\\fB\\-\\-\(Self.escape(option.name))\\fR\(option.value.map { " \\fI\(Self.escape($0))\\fR" } ?? "")",
-                      Self.escape(option.help)]
+            lines += [
+                ".TP",
+                "\\fB\\-\\-\(Self.escape(option.name))\\fR\(option.value.map { " \\fI\(Self.escape($0))\\fR" } ?? "")",
+                Self.escape(option.help),
+            ]
         }
         for term in section.terms {
             lines += [".TP", "\\fB\(Self.escape(term.term))\\fR", Self.escape(term.definition)]

@@ -15,7 +15,8 @@ public struct ServiceAdvertisement: Sendable, Equatable {
 
     /// Creates an advertisement of `name` on `port` with the TXT record `txt`, under `serviceType`.
     public init(
-        name: String, port: UInt16, txt: [String: String] = [:], serviceType: String = ServiceAdvertisement.castServiceType
+        name: String, port: UInt16, txt: [String: String] = [:],
+        serviceType: String = ServiceAdvertisement.castServiceType
     ) {
         self.name = name
         self.port = port

@@ -1,6 +1,6 @@
-@_exported public import CastSender
 public import CastMedia
 public import CastProtocol
+@_exported public import CastSender
 
 // The types a CastKit program names, under CastKit's name too, so that `import CastKit` alone is enough (the seeds'
 // MPMoviePlaybackState, MPMovieLoadState, MPMovieFinishReason... are MediaPlayer's own). They are defined in the

@@ -253,7 +253,8 @@ final class ThumbnailReader {
         let sar = f.pointee.sample_aspect_ratio
         let aspect = sar.num > 0 && sar.den > 0 ? av_q2d(sar) : 1
         let display = (width: Double(f.pointee.width) * aspect, height: Double(f.pointee.height))
-        var width = min(Int(display.width.rounded()), maximumWidth ?? Thumbnailer.maximumWidth, Thumbnailer.maximumWidth)
+        var width = min(
+            Int(display.width.rounded()), maximumWidth ?? Thumbnailer.maximumWidth, Thumbnailer.maximumWidth)
         while true {
             width = max(width, 1)
             let height = max(1, Int((Double(width) * display.height / display.width).rounded()))
@@ -304,7 +305,9 @@ final class ThumbnailReader {
         try checkFFmpeg("avcodec_open2(png)", avcodec_open2(context, codec, nil))
         try checkFFmpeg("avcodec_send_frame", avcodec_send_frame(context, rgb.pointer))
         try checkFFmpeg("avcodec_send_frame", avcodec_send_frame(context, nil))
-        guard let packet = av_packet_alloc() else { throw MediaError.ffmpeg("av_packet_alloc", status: cast_averror(ENOMEM)) }
+        guard let packet = av_packet_alloc() else {
+            throw MediaError.ffmpeg("av_packet_alloc", status: cast_averror(ENOMEM))
+        }
         defer {
             var doomed: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&doomed)

@@ -28,11 +28,13 @@ public final class ScreenCapture {
             throw MirrorError("no X11 display to mirror: set DISPLAY or give --display :N", usage: true)
         }
         guard let display = XOpenDisplay(name) else {
-            throw MirrorError("cannot open the X11 display \(name) (is it running, and may this user open it?)", usage: true)
+            throw MirrorError(
+                "cannot open the X11 display \(name) (is it running, and may this user open it?)", usage: true)
         }
         guard XShmQueryExtension(display) != 0 else {
             XCloseDisplay(display)
-            throw MirrorError("the X11 display \(name) has no MIT-SHM extension (a remote display cannot be mirrored)", usage: true)
+            throw MirrorError(
+                "the X11 display \(name) has no MIT-SHM extension (a remote display cannot be mirrored)", usage: true)
         }
         var eventBase: Int32 = 0
         var errorBase: Int32 = 0
@@ -59,7 +61,9 @@ public final class ScreenCapture {
         self.image = image
         let bytes = Int(cast_x11_image_stride(image)) * height
         segment.shmid = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
-        guard segment.shmid >= 0, let memory = shmat(segment.shmid, nil, 0), memory != UnsafeMutableRawPointer(bitPattern: -1) else {
+        guard segment.shmid >= 0, let memory = shmat(segment.shmid, nil, 0),
+            memory != UnsafeMutableRawPointer(bitPattern: -1)
+        else {
             cast_x11_destroy_image(image)
             XCloseDisplay(display)
             throw MirrorError("cannot share memory with the X server: \(String(cString: strerror(errno)))")

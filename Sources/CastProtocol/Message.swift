@@ -57,7 +57,9 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
 extension MessageType {
     /// The message type of a pairing message (the same id).
     init(pairing type: PairingMessageType) {
-        guard let value = MessageType(rawValue: type.rawValue) else { preconditionFailure("pairing ids are message ids") }
+        guard let value = MessageType(rawValue: type.rawValue) else {
+            preconditionFailure("pairing ids are message ids")
+        }
         self = value
     }
 }
@@ -342,7 +344,8 @@ extension Message {
                 for name in group { try Self.check(text: name, field: "status.group") }
             }
             if let queue = body.queue, !queue.isValid {
-                throw ProtocolError(.malformedMessage, "status.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
+                throw ProtocolError(
+                    .malformedMessage, "status.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
             }
             self = .status(body)
         case .error:
@@ -355,7 +358,9 @@ extension Message {
             switch (body.media, body.url) {
             case (let media?, nil):
                 try Self.check(text: media.nameHint ?? "", field: "play.media.nameHint")
-                if let size = media.size, size < 0 { throw ProtocolError(.malformedMessage, "play.media.size is negative") }
+                if let size = media.size, size < 0 {
+                    throw ProtocolError(.malformedMessage, "play.media.size is negative")
+                }
                 if body.username != nil || body.password != nil {
                     throw ProtocolError(.malformedMessage, "play.username and play.password go only with play.url")
                 }
@@ -386,7 +391,8 @@ extension Message {
             }
             if body.mirror == true {
                 guard let media = body.media, !media.seekable, media.size == nil, body.subtitles == nil else {
-                    throw ProtocolError(.malformedMessage, "play.mirror goes only with a media stream (no size, not seekable)")
+                    throw ProtocolError(
+                        .malformedMessage, "play.mirror goes only with a media stream (no size, not seekable)")
                 }
             }
             if let start = body.startTime, !PlayRequest.startTimes.contains(start) {
@@ -398,12 +404,14 @@ extension Message {
             }
             if let group = body.group {
                 guard (1...PlayRequest.maximumGroupSize).contains(group.count) else {
-                    throw ProtocolError(.malformedMessage, "play.group must name 1...\(PlayRequest.maximumGroupSize) receivers")
+                    throw ProtocolError(
+                        .malformedMessage, "play.group must name 1...\(PlayRequest.maximumGroupSize) receivers")
                 }
                 for name in group { try Self.check(text: name, field: "play.group") }
             }
             if let queue = body.queue, !queue.isValid {
-                throw ProtocolError(.malformedMessage, "play.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
+                throw ProtocolError(
+                    .malformedMessage, "play.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
             }
             if let language = body.subtitleLanguage, language != "off", !PlayRequest.isLanguageCode(language) {
                 throw ProtocolError(
@@ -441,7 +449,9 @@ extension Message {
                 throw ProtocolError(.malformedMessage, "mediaData is shorter than its 8-byte offset")
             }
             let offset = frame.payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            guard offset <= UInt64(Int64.max) else { throw ProtocolError(.malformedMessage, "mediaData offset out of range") }
+            guard offset <= UInt64(Int64.max) else {
+                throw ProtocolError(.malformedMessage, "mediaData offset out of range")
+            }
             self = .mediaData(MediaData(offset: Int64(offset), bytes: Array(frame.payload.dropFirst(8))))
         case .pairingStart, .pairingChallenge, .pairingProof, .pairingConfirmation, .pairingFailure:
             preconditionFailure("decoded above")

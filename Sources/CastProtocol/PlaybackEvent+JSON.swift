@@ -96,7 +96,8 @@ extension PlaybackEvent: Codable {
         case "durationAvailable": self = .durationAvailable(try finite(.duration))
         case "mediaTypes": self = .mediaTypes(try c.decode([MediaType].self, forKey: .mediaTypes))
         case "naturalSize":
-            self = .naturalSize(width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height))
+            self = .naturalSize(
+                width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height))
         case "readyForDisplay": self = .readyForDisplay
         case "playbackState": self = .playbackState(try c.decode(PlaybackState.self, forKey: .state))
         case "position": self = .position(seconds: try finite(.position), at: try finite(.at))
@@ -135,7 +136,8 @@ extension PlaybackEvent: Codable {
         case "joinRequest":
             let receiver = try c.decode(String.self, forKey: .receiver)
             guard PlaybackControl.isReceiverName(receiver) else {
-                throw DecodingError.dataCorruptedError(forKey: .receiver, in: c, debugDescription: "not a receiver name")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .receiver, in: c, debugDescription: "not a receiver name")
             }
             self = .joinRequest(receiver: receiver)
         case "skipRequest": self = .skipRequest(try c.decode(QueueMove.self, forKey: .direction))

@@ -56,7 +56,8 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
     }
 
     /// A request for an http(s) URL the receiver opens, with credentials when the server needs them.
-    public init(title: String, url: String, username: String? = nil, password: String? = nil, startTime: Double? = nil) {
+    public init(title: String, url: String, username: String? = nil, password: String? = nil, startTime: Double? = nil)
+    {
         self.title = title
         self.url = url
         self.username = username
@@ -82,7 +83,8 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
 
     /// Whether `code` is an ISO 639 language code as `audioLanguage` takes it: 2 or 3 ASCII letters.
     public static func isLanguageCode(_ code: String) -> Bool {
-        (2...3).contains(code.utf8.count) && code.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        (2...3).contains(code.utf8.count)
+            && code.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
     }
 
     /// Why `url` may not be played (nil when it may): an http or https scheme, `://`, a host, printable ASCII
@@ -288,7 +290,10 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             action = .align(elapsed: try bounded(.elapsed, Self.positions), at: instant)
         case "stop": action = .stop
         case "accessLog": action = .accessLog
-        case "seek": action = .seek(position: try bounded(.position, Self.positions), exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)
+        case "seek":
+            action = .seek(
+                position: try bounded(.position, Self.positions),
+                exact: try c.decodeIfPresent(Bool.self, forKey: .exact) ?? true)
         case "volume": action = .volume(try bounded(.volume, 0...1))
         case "mute": action = .mute(try c.decode(Bool.self, forKey: .muted))
         case "rate": action = .rate(try bounded(.rate, Self.rates))
@@ -323,7 +328,8 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             action = .join(receiver: receiver)
         case "skip": action = .skip(try c.decode(QueueMove.self, forKey: .direction))
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
+            throw DecodingError.dataCorruptedError(
+                forKey: .action, in: c, debugDescription: "unknown action '\(other)'")
         }
     }
 }

@@ -151,7 +151,8 @@ public struct ReceiverConnectionStateMachine: Sendable {
             throw ProtocolError(.unknownMessageType, "unknown message type \(type)")
         }
         guard allowed.contains(known) else {
-            throw ProtocolError(.unexpectedMessage, "\(known) before \(allowed.map { "\($0)" }.sorted().joined(separator: " or "))")
+            throw ProtocolError(
+                .unexpectedMessage, "\(known) before \(allowed.map { "\($0)" }.sorted().joined(separator: " or "))")
         }
     }
 
@@ -160,21 +161,24 @@ public struct ReceiverConnectionStateMachine: Sendable {
         case (.awaitingHello, .hello(let hello)):
             try checkVersion(hello.version)
             guard admitted else {
-                throw ProtocolError(.pairingRequired, "this receiver requires pairing (auth \(auth.rawValue)): run cast pair")
+                throw ProtocolError(
+                    .pairingRequired, "this receiver requires pairing (auth \(auth.rawValue)): run cast pair")
             }
             state = .established(hello)
             return .send(.welcome(welcome))
         case (.awaitingHello, .mediaHello(let hello)):
             try checkVersion(hello.version)
             guard admitted else {
-                throw ProtocolError(.pairingRequired, "this receiver requires pairing (auth \(auth.rawValue)): run cast pair")
+                throw ProtocolError(
+                    .pairingRequired, "this receiver requires pairing (auth \(auth.rawValue)): run cast pair")
             }
             state = .media
             return .attachMedia(session: hello.session)
         case (.awaitingHello, .pairing(.start(let start))):
             guard auth != .none else {
                 state = .closed
-                let failure = PairingFailure(reason: .notAccepted, message: "this receiver admits everyone (auth none): no pairing needed")
+                let failure = PairingFailure(
+                    reason: .notAccepted, message: "this receiver admits everyone (auth none): no pairing needed")
                 return .sendAndClose(.pairing(.failure(failure)), reason: "pairing refused: auth none")
             }
             state = .awaitingProof(start)
@@ -211,7 +215,8 @@ public struct ReceiverConnectionStateMachine: Sendable {
     private func checkVersion(_ version: Int) throws(ProtocolError) {
         guard version == protocolVersion else {
             throw ProtocolError(
-                .unsupportedVersion, "protocol version \(version) is not supported (this receiver speaks \(protocolVersion))")
+                .unsupportedVersion,
+                "protocol version \(version) is not supported (this receiver speaks \(protocolVersion))")
         }
     }
 

@@ -128,7 +128,9 @@ public struct ThumbnailPart: Codable, Sendable, Equatable {
             guard data.isEmpty, parts == 1, actualTime == nil, width == nil, height == nil else {
                 return "an error part carries no image"
             }
-            guard error.utf8.count <= maximumTextLength else { return "error is longer than \(maximumTextLength) bytes" }
+            guard error.utf8.count <= maximumTextLength else {
+                return "error is longer than \(maximumTextLength) bytes"
+            }
             return nil
         }
         guard !data.isEmpty else { return "an image part needs data" }

@@ -32,7 +32,10 @@ public struct TimedMetadata: Codable, Sendable, Equatable {
     /// `value` cut to at most `maximumValueBytes` bytes, at a character boundary.
     static func truncated(_ value: String) -> String { AccessLogEntry.bounded(value, to: maximumValueBytes) }
 
-    private enum Key: String, CodingKey { case items = "metadata", artwork }
+    private enum Key: String, CodingKey {
+        case items = "metadata"
+        case artwork
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
@@ -45,11 +48,14 @@ public struct TimedMetadata: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: Key.self)
         let items = try c.decode([String: String].self, forKey: .items)
         guard items.count <= Self.maximumItems else {
-            throw DecodingError.dataCorruptedError(forKey: .items, in: c, debugDescription: "more than \(Self.maximumItems) items")
+            throw DecodingError.dataCorruptedError(
+                forKey: .items, in: c, debugDescription: "more than \(Self.maximumItems) items")
         }
         for (key, value) in items {
-            guard !key.isEmpty, key.utf8.count <= Self.maximumKeyBytes, value.utf8.count <= Self.maximumValueBytes else {
-                throw DecodingError.dataCorruptedError(forKey: .items, in: c, debugDescription: "a key or value is too long")
+            guard !key.isEmpty, key.utf8.count <= Self.maximumKeyBytes, value.utf8.count <= Self.maximumValueBytes
+            else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .items, in: c, debugDescription: "a key or value is too long")
             }
         }
         self.items = items

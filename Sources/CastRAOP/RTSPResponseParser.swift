@@ -33,7 +33,8 @@ public struct RTSPResponseParser: Sendable {
         if pendingHead == nil {
             guard let end = Self.endOfHead(in: buffer) else {
                 if buffer.count > Self.maximumHeadBytes {
-                    throw RAOPError(.responseTooLarge, "the speaker sent an RTSP head above \(Self.maximumHeadBytes) bytes")
+                    throw RAOPError(
+                        .responseTooLarge, "the speaker sent an RTSP head above \(Self.maximumHeadBytes) bytes")
                 }
                 return nil
             }
@@ -100,7 +101,9 @@ public struct RTSPResponseParser: Sendable {
         var contentLength: Int?
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
-                throw RAOPError(.malformedResponse, "an RTSP header line without a name: \"\(String(decoding: line.prefix(80), as: UTF8.self))\"")
+                throw RAOPError(
+                    .malformedResponse,
+                    "an RTSP header line without a name: \"\(String(decoding: line.prefix(80), as: UTF8.self))\"")
             }
             let nameBytes = line[..<colon]
             guard nameBytes.allSatisfy(isTokenByte) else {
@@ -110,13 +113,16 @@ public struct RTSPResponseParser: Sendable {
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces()
             if name.lowercased() == "content-length" {
                 guard !value.isEmpty, value.count <= 9, value.allSatisfy(\.isASCIIDigit), let length = Int(value) else {
-                    throw RAOPError(.malformedResponse, "a Content-Length that is not a number: \"\(value.prefix(20))\"")
+                    throw RAOPError(
+                        .malformedResponse, "a Content-Length that is not a number: \"\(value.prefix(20))\"")
                 }
                 if let contentLength, contentLength != length {
                     throw RAOPError(.malformedResponse, "two different Content-Length headers")
                 }
                 guard length <= maximumBodyBytes else {
-                    throw RAOPError(.responseTooLarge, "the speaker announced a body of \(length) bytes (limit \(maximumBodyBytes))")
+                    throw RAOPError(
+                        .responseTooLarge, "the speaker announced a body of \(length) bytes (limit \(maximumBodyBytes))"
+                    )
                 }
                 contentLength = length
             }

@@ -121,7 +121,8 @@ public enum SpeakerPacket: Sendable, Equatable {
         case syncType:
             guard bytes.count == 20 else { throw malformed("a sync packet of \(bytes.count) bytes") }
             return .sync(
-                timestampLessLatency: bytes.bigEndianUInt32(at: 4), time: NTPTime(rawValue: bytes.bigEndianUInt64(at: 8)),
+                timestampLessLatency: bytes.bigEndianUInt32(at: 4),
+                time: NTPTime(rawValue: bytes.bigEndianUInt64(at: 8)),
                 timestamp: bytes.bigEndianUInt32(at: 16), first: bytes[0] & 0x10 != 0)
         case timingRequestType:
             guard bytes.count == 32 else { throw malformed("a timing request of \(bytes.count) bytes") }

@@ -66,7 +66,8 @@ public struct SpeakerSessionStateMachine: Sendable {
         self.firstTimestamp = firstTimestamp
         localControlPort = controlPort
         localTimingPort = timingPort
-        let host = announcement.localAddress.contains(":") ? "[\(announcement.localAddress)]" : announcement.localAddress
+        let host =
+            announcement.localAddress.contains(":") ? "[\(announcement.localAddress)]" : announcement.localAddress
         uri = "rtsp://\(host)/\(announcement.sessionID)"
         commonHeaders = [("User-Agent", userAgent), ("Client-Instance", clientInstance), ("DACP-ID", clientInstance)]
     }
@@ -140,7 +141,8 @@ public struct SpeakerSessionStateMachine: Sendable {
         guard response.cseq == waiting.cseq else {
             throw RAOPError(
                 .unexpectedResponse,
-                "the speaker answered CSeq \(response.header("CSeq").map { String($0.prefix(12)) } ?? "none"), not \(waiting.cseq)")
+                "the speaker answered CSeq \(response.header("CSeq").map { String($0.prefix(12)) } ?? "none"), not \(waiting.cseq)"
+            )
         }
         pending = nil
         guard response.status == 200 else {
@@ -170,11 +172,20 @@ public struct SpeakerSessionStateMachine: Sendable {
                 state = .closed
                 throw error
             }
-            return .send(make("RECORD", [("Session", session), ("Range", "npt=0-"), ("RTP-Info", "seq=\(firstSequence);rtptime=\(firstTimestamp)")]).request)
+            return .send(
+                make(
+                    "RECORD",
+                    [
+                        ("Session", session), ("Range", "npt=0-"),
+                        ("RTP-Info", "seq=\(firstSequence);rtptime=\(firstTimestamp)"),
+                    ]
+                ).request)
         case "RECORD":
             guard let ports else { preconditionFailure("RECORD answered before SETUP") }
             state = .streaming(ports)
-            let latency = response.header("Audio-Latency").flatMap { Int($0) }.flatMap { (0...441_000).contains($0) ? $0 : nil }
+            let latency = response.header("Audio-Latency").flatMap { Int($0) }.flatMap {
+                (0...441_000).contains($0) ? $0 : nil
+            }
             return .startStreaming(ports, latency: latency)
         case "FLUSH":
             if case .streaming(let ports) = state { state = .paused(ports) }

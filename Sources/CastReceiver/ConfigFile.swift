@@ -32,7 +32,8 @@ public enum ConfigFile {
                 throw Error("line \(index + 1): expected 'key = value', found '\(trimmed)'")
             }
             let key = Substring(trimmed.unicodeScalars[..<equals]).trimmingSpaces()
-            let value = Substring(trimmed.unicodeScalars[trimmed.unicodeScalars.index(after: equals)...]).trimmingSpaces()
+            let value = Substring(trimmed.unicodeScalars[trimmed.unicodeScalars.index(after: equals)...])
+                .trimmingSpaces()
             guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
                 throw Error("line \(index + 1): '\(key)' is not a setting name")
             }

@@ -125,7 +125,8 @@ final class ControlConnection {
             case .play(let request):
                 guard let token = receiver.startSession(request, senderName: machine.peer?.name ?? peer, writer: writer)
                 else {
-                    try writer.send(.error(ErrorMessage(code: .busy, message: "\(receiver.name) is playing for another sender")))
+                    try writer.send(
+                        .error(ErrorMessage(code: .busy, message: "\(receiver.name) is playing for another sender")))
                     return true
                 }
                 try writer.send(.playAccepted(PlayAccepted(session: token)))
@@ -158,7 +159,8 @@ final class ControlConnection {
                 guard markAdmitted() else { return false }
                 guard receiver.attachMedia(token: token, tls: tls, peer: peer) else {
                     logger.warning("media connection from \(peer) closed: no session \(token)")
-                    try? writer.send(.error(ErrorMessage(code: .unknownSession, message: "no playback session \(token)")))
+                    try? writer.send(
+                        .error(ErrorMessage(code: .unknownSession, message: "no playback session \(token)")))
                     return false
                 }
                 handedOver = true

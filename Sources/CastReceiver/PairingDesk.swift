@@ -102,11 +102,14 @@ final class PairingDesk: Sendable {
     /// proof, and its number), or a failure to send before closing.
     func challenge(for start: PairingStart, peerKey: [UInt8]?) -> PairingOutcome<(PairingChallenge, PairingAttempt)> {
         guard let peerKey, peerKey == start.publicKey else {
-            return .refuse(PairingFailure(reason: .notAccepted, message: "the key in pairingStart is not the key of this TLS connection"))
+            return .refuse(
+                PairingFailure(
+                    reason: .notAccepted, message: "the key in pairingStart is not the key of this TLS connection"))
         }
         if let storeProblem {
             logger.error("pairing refused: cannot store pairings (\(storeProblem))")
-            return .refuse(PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
+            return .refuse(
+                PairingFailure(reason: .notAccepted, message: "this receiver cannot store pairings right now"))
         }
         let (decision, number) = limiter.withLock { ($0.beginAttempt(now: .now), $0.attemptNumber) }
         persistFailures()  // an attempt left to time out is counted when the next begins

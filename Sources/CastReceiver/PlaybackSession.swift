@@ -142,7 +142,8 @@ final class PlaybackSession: Sendable {
     /// go to FFmpeg in the URL's userinfo, percent-encoded; they are never logged.
     func startURL() {
         guard let url = request.url else { return }
-        let player = makeEngine(source: nil, url: Self.engineURL(url, username: request.username, password: request.password))
+        let player = makeEngine(
+            source: nil, url: Self.engineURL(url, username: request.username, password: request.password))
         let start = state.withLock { state -> Bool in
             guard !state.finished, state.player == nil else { return false }
             state.player = player
@@ -233,7 +234,8 @@ final class PlaybackSession: Sendable {
         let id = request.request
         guard let thumbnailer else {
             for (index, time) in request.times.enumerated() {
-                try? writer.send(.thumbnail(ThumbnailPart(request: id, index: index, time: time, error: "nothing plays")))
+                try? writer.send(
+                    .thumbnail(ThumbnailPart(request: id, index: index, time: time, error: "nothing plays")))
             }
             return
         }
@@ -317,7 +319,8 @@ final class PlaybackSession: Sendable {
         let now = snapshot()
         // Only a playing clock moves, and at the rate (0.5 to 2 on castd's engine; 0 from an AirPlay client).
         var status = ReceiverStatus(
-            name: name, id: id, state: now.state, title: request.mirror == true ? "mirroring from \(senderName)" : request.title,
+            name: name, id: id, state: now.state,
+            title: request.mirror == true ? "mirroring from \(senderName)" : request.title,
             position: now.position(now: Date().timeIntervalSince1970), duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration
@@ -350,7 +353,8 @@ final class PlaybackSession: Sendable {
                     // The receiver's own reason (a lost sender, a take-over) is an error the engine did not see.
                     if case .finished(.playbackError, let message, _) = override {
                         errorLog = ErrorLogEntry(
-                            date: Date().timeIntervalSince1970, uri: request.url.map(URLInput.redacted) ?? request.title,
+                            date: Date().timeIntervalSince1970,
+                            uri: request.url.map(URLInput.redacted) ?? request.title,
                             serverAddress: state.mediaPeer, domain: "receiver", comment: message ?? "playback error")
                     }
                 }

@@ -190,7 +190,8 @@ public final class Receiver: Sendable {
                 "decoder sandbox: no private network (\(problem)): AirPlay clients' URLs are refused, and a compromised "
                     + "decoder could connect wherever castd can")
         } else {
-            logger.info("decoder sandbox: decoder workers have no network but their own loopback (URLs through castd's proxy)")
+            logger.info(
+                "decoder sandbox: decoder workers have no network but their own loopback (URLs through castd's proxy)")
         }
         if let problem = report.displayProblem {
             logger.warning("decoder sandbox: workers without a window share castd's System V IPC (\(problem))")
@@ -377,7 +378,8 @@ public final class Receiver: Sendable {
                 previous.interrupt(by: senderName)
             }
         }
-        logger.info(request.mirror == true ? "mirroring from \(senderName)" : "\(senderName) plays \"\(request.title)\"")
+        logger.info(
+            request.mirror == true ? "mirroring from \(senderName)" : "\(senderName) plays \"\(request.title)\"")
         let level = state.withLock { $0.volume }
         session.apply(volume: level.level, muted: level.muted, announce: false)
         // The media connection's deadline; a Cast sender's silence (an AirPlay client's session ends with its

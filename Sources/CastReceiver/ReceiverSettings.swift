@@ -76,27 +76,48 @@ public struct ReceiverSettings: Sendable {
     public static let options: [OptionSpec] = [
         OptionSpec("name", value: "NAME", help: "friendly name, advertised over mDNS (default: the host name)"),
         OptionSpec("port", value: "N", help: "TCP port to listen on; 0 picks a free port (default 7100)"),
-        OptionSpec("listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
+        OptionSpec(
+            "listen", value: "ADDRESS", help: "address to listen on (default :: = every address, IPv4 and IPv6)"),
         OptionSpec("audio-device", value: "PCM", help: "ALSA PCM to play audio on, or none (default: default)"),
-        OptionSpec("audio-channels", value: "N", help: "channels the PCM plays, 1 to 8; sources are downmixed to them (default 2)"),
-        OptionSpec("audio-clock", value: "MODE", help: "who paces audio: device (a sound card), engine (castd's clock) or auto (default: by the PCM)"),
-        OptionSpec("video-out", value: "MODE", help: "window, fullscreen, none or framemd5:FILE (default: window with a display, else none)"),
-        OptionSpec("scaling", value: "MODE", help: "how the window fits pictures: aspectFit (default), aspectFill, fill or none"),
-        OptionSpec("timing-log", value: "FILE", help: "write when each video frame and audio period was presented (A/V sync checks)"),
+        OptionSpec(
+            "audio-channels", value: "N",
+            help: "channels the PCM plays, 1 to 8; sources are downmixed to them (default 2)"),
+        OptionSpec(
+            "audio-clock", value: "MODE",
+            help: "who paces audio: device (a sound card), engine (castd's clock) or auto (default: by the PCM)"),
+        OptionSpec(
+            "video-out", value: "MODE",
+            help: "window, fullscreen, none or framemd5:FILE (default: window with a display, else none)"),
+        OptionSpec(
+            "scaling", value: "MODE",
+            help: "how the window fits pictures: aspectFit (default), aspectFill, fill or none"),
+        OptionSpec(
+            "timing-log", value: "FILE",
+            help: "write when each video frame and audio period was presented (A/V sync checks)"),
         OptionSpec("auth", value: "MODE", help: "how senders are admitted: pin (default), password or none"),
         OptionSpec("password-file", value: "FILE", help: "the secret for --auth password (mode 0600 or stricter)"),
         OptionSpec("state-dir", value: "DIR", help: "where the identity is kept (default /var/lib/castd as root)"),
         OptionSpec("events", value: "FILE", help: "write every event as a JSON line to FILE, or - for standard output"),
-        OptionSpec("config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
+        OptionSpec(
+            "config", value: "FILE", help: "config file of key = value lines (default /etc/castd.conf when it exists)"),
         OptionSpec("takeover", value: "POLICY", help: "a second sender while one plays: allow (default) or deny"),
         OptionSpec("sender-timeout", value: "SEC", help: "end a session whose sender is silent this long (default 10)"),
-        OptionSpec("pairing-attempts", value: "N", help: "failed pairing attempts in a row that close pairing until SIGHUP (1-10, default 10)"),
-        OptionSpec("decoder-isolation", value: "MODE", help: "on (default): decode each session in a worker process with limits; off"),
-        OptionSpec("decoder-cpu", value: "SEC", help: "CPU seconds a decoder worker may use while playback does not move on (default 60)"),
-        OptionSpec("decoder-memory", value: "MIB", help: "the decoder worker's address space limit in MiB (default 4096; at least 512, 1024 with a window)"),
+        OptionSpec(
+            "pairing-attempts", value: "N",
+            help: "failed pairing attempts in a row that close pairing until SIGHUP (1-10, default 10)"),
+        OptionSpec(
+            "decoder-isolation", value: "MODE",
+            help: "on (default): decode each session in a worker process with limits; off"),
+        OptionSpec(
+            "decoder-cpu", value: "SEC",
+            help: "CPU seconds a decoder worker may use while playback does not move on (default 60)"),
+        OptionSpec(
+            "decoder-memory", value: "MIB",
+            help: "the decoder worker's address space limit in MiB (default 4096; at least 512, 1024 with a window)"),
         OptionSpec("no-advertise", help: "do not advertise over mDNS"),
         OptionSpec("airplay-video", help: "also accept AirPlay video clients (no pairing: see docs/security.md)"),
-        OptionSpec("airplay-port", value: "N", help: "the AirPlay video port with --airplay-video; 0 picks one (default 7000)"),
+        OptionSpec(
+            "airplay-port", value: "N", help: "the AirPlay video port with --airplay-video; 0 picks one (default 7000)"),
         OptionSpec("list-paired", help: "list the paired senders and exit"),
         OptionSpec("list-audio-devices", help: "list the ALSA PCMs --audio-device accepts and exit"),
         OptionSpec("unpair", value: "ID", help: "forget the paired sender with this id (or unique prefix) and exit"),
@@ -142,29 +163,39 @@ public struct ReceiverSettings: Sendable {
     /// The settings of a command that prints and exits, before any value is looked at.
     private init(command: Command, environment: Environment) {
         self.command = command
-        configuration = ReceiverConfiguration(name: environment.hostName, stateDirectory: "/nonexistent", limits: .init())
+        configuration = ReceiverConfiguration(
+            name: environment.hostName, stateDirectory: "/nonexistent", limits: .init())
     }
 
     /// Validates every value; the first problem is thrown.
     private init(values: [String: String], environment: Environment) throws(Problem) {
         self.values = values
         let name = values["name"] ?? environment.hostName
-        guard !name.isEmpty, name.utf8.count <= 63 else { throw Problem("--name must be 1 to 63 bytes (a DNS-SD instance name)") }
-        guard let port = UInt16(values["port"] ?? "7100") else { throw Problem("--port must be a number from 0 to 65535") }
-        guard let auth = AuthMode(rawValue: values["auth"] ?? "pin") else { throw Problem("--auth must be pin, password or none") }
+        guard !name.isEmpty, name.utf8.count <= 63 else {
+            throw Problem("--name must be 1 to 63 bytes (a DNS-SD instance name)")
+        }
+        guard let port = UInt16(values["port"] ?? "7100") else {
+            throw Problem("--port must be a number from 0 to 65535")
+        }
+        guard let auth = AuthMode(rawValue: values["auth"] ?? "pin") else {
+            throw Problem("--auth must be pin, password or none")
+        }
         let hasDisplay = environment.variables["DISPLAY"] != nil || environment.variables["WAYLAND_DISPLAY"] != nil
         let video: VideoOutput
         // The default is a window where there is a display to put it on (as the contract says), else none.
         switch values["video-out"] ?? (hasDisplay ? "window" : "none") {
         case "none": video = .none
-        case let mode where mode.hasPrefix("framemd5:") && mode.count > 9: video = .framemd5(path: String(mode.dropFirst(9)))
+        case let mode where mode.hasPrefix("framemd5:") && mode.count > 9:
+            video = .framemd5(path: String(mode.dropFirst(9)))
         case "window": video = .window
         case "fullscreen": video = .fullscreen
         default: throw Problem("--video-out must be window, fullscreen, none or framemd5:FILE")
         }
         let scaling = try Self.scalingMode(values)
         let audioDevice = values["audio-device"] ?? "default"
-        guard !audioDevice.isEmpty, audioDevice.utf8.count <= 256 else { throw Problem("--audio-device must name an ALSA PCM or none") }
+        guard !audioDevice.isEmpty, audioDevice.utf8.count <= 256 else {
+            throw Problem("--audio-device must name an ALSA PCM or none")
+        }
         guard let audioChannels = Int(values["audio-channels"] ?? "2"), (1...8).contains(audioChannels) else {
             throw Problem("--audio-channels must be a number from 1 to 8")
         }
@@ -198,7 +229,8 @@ public struct ReceiverSettings: Sendable {
             throw Problem("--airplay-port needs --airplay-video")
         }
         eventsPath = values["events"]
-        var engine = PlayerConfiguration(audio: audioDevice == "none" ? .none : .alsa(device: audioDevice), video: video,
+        var engine = PlayerConfiguration(
+            audio: audioDevice == "none" ? .none : .alsa(device: audioDevice), video: video,
             scalingMode: scaling, timingLog: values["timing-log"])
         engine.audioChannels = audioChannels
         engine.audioClock = audioClock
@@ -218,7 +250,9 @@ public struct ReceiverSettings: Sendable {
             command = .listPaired
         } else if auth == .password {
             // Only serving needs the secret: --list-paired works with the daemon's usual config file.
-            guard let file = values["password-file"] else { throw Problem("--auth password needs --password-file FILE") }
+            guard let file = values["password-file"] else {
+                throw Problem("--auth password needs --password-file FILE")
+            }
             passwordFile = file
         }
     }
@@ -230,7 +264,9 @@ public struct ReceiverSettings: Sendable {
         return scaling
     }
 
-    private static func decoderIsolation(_ values: [String: String], video: VideoOutput) throws(Problem) -> DecoderIsolation {
+    private static func decoderIsolation(_ values: [String: String], video: VideoOutput) throws(Problem)
+        -> DecoderIsolation
+    {
         switch values["decoder-isolation"] ?? "on" {
         case "off", "no", "false": return .off
         case "on", "yes", "true": break
@@ -292,7 +328,9 @@ public struct ReceiverSettings: Sendable {
             switch entry.value.lowercased() {
             case "", "yes", "true", "on", "1": values[entry.key] = ""
             case "no", "false", "off", "0": values[entry.key] = nil
-            default: throw Problem("\(path): line \(entry.line): '\(entry.key)' is a switch: yes or no, not '\(entry.value)'")
+            default:
+                throw Problem(
+                    "\(path): line \(entry.line): '\(entry.key)' is a switch: yes or no, not '\(entry.value)'")
             }
         }
         return values

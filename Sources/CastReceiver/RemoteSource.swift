@@ -170,7 +170,9 @@ final class RemoteSource: MediaSource, Sendable {
                     return try body(
                         UnsafeRawBufferPointer(rebasing: known.block.bytes[known.start..<(known.start + count)]))
                 }
-                if let endOfMedia, position >= endOfMedia { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+                if let endOfMedia, position >= endOfMedia {
+                    return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+                }
                 if !inFlight.reads.contains(where: { $0.resource == nil && $0.covers(position) }) {
                     // Every place may be taken by reads ahead that nobody wants now (after a seek): their answers
                     // make room, and are kept; one of them may hold `position`, so look again after each.

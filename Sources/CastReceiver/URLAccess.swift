@@ -43,7 +43,8 @@ extension StartedWorker {
         start.urlFormats = access.formats == .any ? nil : access.formats
         if access.policy != .any, let problem = report.networkProblem {
             closeListener()
-            throw WorkerFailure("a stranger's URL is not played: the decoder process shares castd's network (\(problem))")
+            throw WorkerFailure(
+                "a stranger's URL is not played: the decoder process shares castd's network (\(problem))")
         }
         guard let listener, let port = report.proxyPort else {
             throw WorkerFailure("the decoder process has no listener for its URL's proxy")

@@ -301,7 +301,8 @@ public final class GroupPlayback: Sendable {
                             volume: volume, autoplay: false, group: names, queue: queue)
                         members.append(
                             Member(
-                                name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id))
+                                name: printable(connection.welcome.name), playback: playback, id: connection.welcome.id)
+                        )
                     } catch {
                         connection.close()
                         throw error

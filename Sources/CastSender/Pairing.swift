@@ -60,10 +60,14 @@ public enum Pairing {
         do {
             try client.verify(M2: confirmation.M2)
         } catch {
-            throw CastError(.notAuthorised, "\(printable(receiver.name)) did not prove it knows the PIN: pairing refused (\(error))")
+            throw CastError(
+                .notAuthorised, "\(printable(receiver.name)) did not prove it knows the PIN: pairing refused (\(error))"
+            )
         }
         guard confirmation.publicKey == peerKey else {
-            throw CastError(.notAuthorised, "\(printable(receiver.name)) confirmed with a key that is not its TLS key: pairing refused")
+            throw CastError(
+                .notAuthorised,
+                "\(printable(receiver.name)) confirmed with a key that is not its TLS key: pairing refused")
         }
         // Now paired, the same connection may say hello: the welcome names the receiver as it names
         // itself, which is the name the pairing is kept under (and checked against later).
@@ -95,7 +99,9 @@ public enum Pairing {
             case .removed(let receiver): return "\(printable(receiver.name)) (id \(receiver.id))"
             case .notFound: throw CastError(.noSuchReceiver, "no paired receiver \"\(nameOrID)\"")
             case .ambiguous(let matches):
-                throw CastError(.usage, "\"\(nameOrID)\" matches several paired receivers: \(matches.map(\.name).joined(separator: ", "))")
+                throw CastError(
+                    .usage,
+                    "\"\(nameOrID)\" matches several paired receivers: \(matches.map(\.name).joined(separator: ", "))")
             }
         } catch let error as CastError {
             throw error

@@ -162,6 +162,7 @@ extension ReceiverBrowser {
     /// A receiver from a service whose TXT record is ours; nil for anything else under the type.
     private static func description(of service: DiscoveredReceiver) -> ReceiverDescription? {
         guard let record = ServiceRecord(txt: service.txt) else { return nil }
-        return ReceiverDescription(name: service.name, id: record.id, host: service.address, port: service.port, record: record)
+        return ReceiverDescription(
+            name: service.name, id: record.id, host: service.address, port: service.port, record: record)
     }
 }

@@ -42,7 +42,8 @@ struct ReceiverClockTransport: ClockTransport {
             case .reply(.timeReply(let reply)), .timeReply(let reply): return (sent, reply, returned)
             case .event: continue
             case let other:
-                throw CastError(.connectionLost, "\(printable(connection.welcome.name)) sent \(other) while timeReply was expected")
+                throw CastError(
+                    .connectionLost, "\(printable(connection.welcome.name)) sent \(other) while timeReply was expected")
             }
         }
     }

@@ -81,7 +81,8 @@ public final class ScreenMirror: Sendable {
         close(stream[1])
         close(errors[1])
         let lines = HelperLines(fd: errors[0])
-        let file = MediaFile.stream(fd: stream[0], title: "the screen \(display ?? getenv("DISPLAY").map { String(cString: $0) } ?? "")")
+        let file = MediaFile.stream(
+            fd: stream[0], title: "the screen \(display ?? getenv("DISPLAY").map { String(cString: $0) } ?? "")")
         func reaped(killing: Bool = true) -> Int32 {
             if killing { kill(pid, SIGKILL) }
             var status: Int32 = 0

@@ -18,7 +18,8 @@ final class AirPlayHostTests: XCTestCase {
 
     func testOtherNamesAndAddressesAreRefused() {
         for (host, local) in [
-            ("evil.example", "10.0.0.2:7000"), ("evil.example:7000", "10.0.0.2:7000"), ("10.0.0.3:7000", "10.0.0.2:7000"),
+            ("evil.example", "10.0.0.2:7000"), ("evil.example:7000", "10.0.0.2:7000"),
+            ("10.0.0.3:7000", "10.0.0.2:7000"),
             ("localhost", "10.0.0.2:7000"), ("", "10.0.0.2:7000"), ("box.evil.example", "10.0.0.2:7000"),
             ("[fe80::2]", "[fe80::1]:7000"), ("10.0.0.2.evil.example", "10.0.0.2:7000"),
         ] {

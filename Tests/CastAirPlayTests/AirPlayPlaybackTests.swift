@@ -56,7 +56,8 @@ final class AirPlayPlaybackTests: XCTestCase {
     }
 
     func testScrubText() {
-        XCTAssertEqual(AirPlayPlayback.active(duration: 83.124794, position: 14.467, rate: 1, stalled: false).scrubText,
+        XCTAssertEqual(
+            AirPlayPlayback.active(duration: 83.124794, position: 14.467, rate: 1, stalled: false).scrubText,
             "duration: 83.124794\nposition: 14.467000")
         XCTAssertEqual(AirPlayPlayback.idle.scrubText, "duration: 0.000000\nposition: 0.000000")
         XCTAssertEqual(AirPlayPlayback.sixDecimals(.nan), "0.000000")
@@ -66,7 +67,8 @@ final class AirPlayPlaybackTests: XCTestCase {
         let device = AirPlayDevice(receiverID: "0123456789abcdef0123456789abcdef")
         // 0x01 → locally administered (bit 1 set), unicast (bit 0 clear): 0x02.
         XCTAssertEqual(device.deviceID, "02:23:45:67:89:AB")
-        XCTAssertEqual(device.txt, ["deviceid": "02:23:45:67:89:AB", "features": "0x1", "model": "Castd1,1", "srcvers": "220.68"])
+        XCTAssertEqual(
+            device.txt, ["deviceid": "02:23:45:67:89:AB", "features": "0x1", "model": "Castd1,1", "srcvers": "220.68"])
         XCTAssertNil(device.txt["ft"])
         let features = try XCTUnwrap(UInt64(try XCTUnwrap(device.txt["features"]).dropFirst(2), radix: 16))
         for bit in [38, 43, 48, 30] { XCTAssertEqual(features & (1 << UInt64(bit)), 0, "bit \(bit)") }

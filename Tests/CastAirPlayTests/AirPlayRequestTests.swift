@@ -17,7 +17,9 @@ final class AirPlayRequestTests: XCTestCase {
         }
 
         /// A POST; a `/play` says its body is a binary plist unless `headers` name another type.
-        static func post(_ path: String, body: [UInt8] = [], headers: [(name: String, value: String)] = []) -> HTTPRequest {
+        static func post(_ path: String, body: [UInt8] = [], headers: [(name: String, value: String)] = [])
+            -> HTTPRequest
+        {
             var headers = headers
             if path == "/play", !headers.contains(where: { $0.name == "Content-Type" }) {
                 headers.append(("Content-Type", "application/x-apple-binary-plist"))
@@ -44,14 +46,18 @@ final class AirPlayRequestTests: XCTestCase {
         let request = try AirPlayRequest(Fixtures.post("/play", body: Fixtures.pyatvBody()))
         XCTAssertEqual(
             request,
-            .play(AirPlayPlayRequest(url: Fixtures.url, start: .fraction(0), sessionID: "9F3E5C2A-0000-4000-8000-000000000001")))
+            .play(
+                AirPlayPlayRequest(
+                    url: Fixtures.url, start: .fraction(0), sessionID: "9F3E5C2A-0000-4000-8000-000000000001")))
     }
 
     func testXMLPlistAndTextParameters() throws {
         let xml = Array(
             try PropertyListSerialization.data(
                 fromPropertyList: ["Content-Location": Fixtures.url, "Start-Position": 0.25], format: .xml, options: 0))
-        XCTAssertEqual(try AirPlayRequest(Fixtures.post("/play", body: xml)), .play(AirPlayPlayRequest(url: Fixtures.url, start: .fraction(0.25))))
+        XCTAssertEqual(
+            try AirPlayRequest(Fixtures.post("/play", body: xml)),
+            .play(AirPlayPlayRequest(url: Fixtures.url, start: .fraction(0.25))))
 
         let text = Array("Content-Location: \(Fixtures.url)\r\nStart-Position: 0.5\r\n".utf8)
         XCTAssertEqual(
@@ -62,7 +68,9 @@ final class AirPlayRequestTests: XCTestCase {
             try PropertyListSerialization.data(
                 fromPropertyList: ["Content-Location": Fixtures.url, "Start-Position-Seconds": 12], format: .binary,
                 options: 0))
-        XCTAssertEqual(try AirPlayRequest(Fixtures.post("/play", body: seconds)), .play(AirPlayPlayRequest(url: Fixtures.url, start: .seconds(12))))
+        XCTAssertEqual(
+            try AirPlayRequest(Fixtures.post("/play", body: seconds)),
+            .play(AirPlayPlayRequest(url: Fixtures.url, start: .seconds(12))))
     }
 
     func testPlayRefusesWhatTheEngineMustNotOpen() throws {
@@ -76,7 +84,8 @@ final class AirPlayRequestTests: XCTestCase {
         assertRefused(Fixtures.post("/play", body: [0xFF, 0xFE, 0x00]), .unsupportedMediaType)
         assertRefused(Fixtures.post("/play", body: Array("just words".utf8)), .unsupportedMediaType)
         // A plist whose top level is not a dictionary.
-        let array = Array(try PropertyListSerialization.data(fromPropertyList: [Fixtures.url], format: .binary, options: 0))
+        let array = Array(
+            try PropertyListSerialization.data(fromPropertyList: [Fixtures.url], format: .binary, options: 0))
         assertRefused(Fixtures.post("/play", body: array), .badRequest)
     }
 

@@ -58,13 +58,15 @@ final class BinaryPropertyListTests: XCTestCase {
         good[good.count - 1] = 0xFF  // the offset table beyond the end
         XCTAssertNil(BinaryPropertyList.object(from: good))
         // A dictionary that holds itself: object 0 = { "k": object 0 }.
-        let cycle: [UInt8] = Array("bplist00".utf8) + [0xD1, 0x01, 0x00, 0x51, 0x6B] + [8, 11]
+        let cycle: [UInt8] =
+            Array("bplist00".utf8) + [0xD1, 0x01, 0x00, 0x51, 0x6B] + [8, 11]
             + [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 0, 0]
             + [0, 0, 0, 0, 0, 0, 0, 13]
         XCTAssertNil(BinaryPropertyList.object(from: cycle))
         // A string claiming 2^62 UTF-16 units.
         var huge = Array("bplist00".utf8) + [0x6F, 0x13] + [0x40, 0, 0, 0, 0, 0, 0, 0] + [8]
-        huge += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0]
+        huge +=
+            [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0]
             + [0, 0, 0, 0, 0, 0, 0, 18]
         XCTAssertNil(BinaryPropertyList.object(from: huge))
     }

@@ -3,7 +3,9 @@ import XCTest
 @testable import CastAirPlay
 
 final class HTTPRequestParserTests: XCTestCase {
-    private func parse(_ text: String, limits: HTTPRequestParser.Limits = .init()) throws(HTTPRequestError) -> [HTTPRequest] {
+    private func parse(_ text: String, limits: HTTPRequestParser.Limits = .init()) throws(HTTPRequestError)
+        -> [HTTPRequest]
+    {
         var parser = HTTPRequestParser(limits: limits)
         parser.feed(Array(text.utf8))
         var requests: [HTTPRequest] = []
@@ -25,7 +27,8 @@ final class HTTPRequestParserTests: XCTestCase {
     func testPyatvPlayRequestThenAPollOnTheSameConnection() throws {
         let body: [UInt8] = Array("bplist00-fake".utf8)
         var parser = HTTPRequestParser()
-        let head = "POST /play HTTP/1.1\r\nUser-Agent: MediaControl/1.0\r\nContent-Length: \(body.count)\r\n"
+        let head =
+            "POST /play HTTP/1.1\r\nUser-Agent: MediaControl/1.0\r\nContent-Length: \(body.count)\r\n"
             + "Content-Type: application/x-apple-binary-plist\r\n\r\n"
         let bytes = Array(head.utf8) + body + Array("GET /playback-info HTTP/1.1\r\nUser-Agent: pyatv\r\n\r\n".utf8)
         // Byte by byte: nothing is returned before a request is whole.

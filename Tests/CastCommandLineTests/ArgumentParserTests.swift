@@ -9,7 +9,8 @@ final class ArgumentParserTests: XCTestCase {
     ]
 
     func testOptionsFlagsAndPositionals() throws {
-        let parsed = try parseArguments(["status", "--port", "7", "--json", "Living Room", "--audio-device=hw:0", "-"], options: specs)
+        let parsed = try parseArguments(
+            ["status", "--port", "7", "--json", "Living Room", "--audio-device=hw:0", "-"], options: specs)
         XCTAssertEqual(parsed.positionals, ["status", "Living Room", "-"])
         XCTAssertEqual(parsed.options, ["port": "7", "json": "", "audio-device": "hw:0"])
     }
@@ -63,9 +64,14 @@ final class ArgumentParserTests: XCTestCase {
 
     func testHelpTableKeepsLongOptionsApartFromTheirHelp() {
         let table = OptionSpec.helpTable(
-            [OptionSpec("decoder-isolation", value: "MODE", help: "on (default)"), OptionSpec("port", value: "N", help: "the port")],
+            [
+                OptionSpec("decoder-isolation", value: "MODE", help: "on (default)"),
+                OptionSpec("port", value: "N", help: "the port"),
+            ],
             minimumColumn: 26)
-        XCTAssertEqual(table, """
+        XCTAssertEqual(
+            table,
+            """
               --decoder-isolation MODE  on (default)
               --port N                  the port
             """)

@@ -81,8 +81,10 @@ final class BrowserTests: XCTestCase {
         XCTAssertNotNil(seen.wait { $0.count == 1 }, "\(seen.events)")
         XCTAssertEqual(
             seen.events.first,
-            .appeared(DiscoveredReceiver(
-                name: "Living Room", host: lab.hostName(.box), address: try lab.address(.box), port: 7000, txt: Fixtures.txt)))
+            .appeared(
+                DiscoveredReceiver(
+                    name: "Living Room", host: lab.hostName(.box), address: try lab.address(.box), port: 7000,
+                    txt: Fixtures.txt)))
         advertisers.removeFirst().stop()
         XCTAssertNotNil(seen.wait { $0.count == 2 }, "\(seen.events)")
         XCTAssertEqual(seen.events.last, .disappeared(name: "Living Room"))
@@ -150,7 +152,12 @@ final class WatchLog: @unchecked Sendable {
     private var error: (any Error)?
 
     func append(_ event: BrowseEvent) { lock.withLock { list.append(event) } }
-    func end(_ error: (any Error)?) { lock.withLock { finished = true; self.error = error } }
+    func end(_ error: (any Error)?) {
+        lock.withLock {
+            finished = true
+            self.error = error
+        }
+    }
     var events: [BrowseEvent] { lock.withLock { list } }
     var ended: Bool { lock.withLock { finished } }
     var endError: (any Error)? { lock.withLock { error } }

@@ -10,10 +10,15 @@ enum AudioFixtures {
         in folder: URL
     ) throws -> URL {
         let url = folder.appendingPathComponent(name)
-        var arguments = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=48000:duration=\(seconds)"]
+        var arguments = [
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "sine=frequency=\(frequency):sample_rate=48000:duration=\(seconds)",
+        ]
         if artwork {
-            arguments += ["-f", "lavfi", "-i", "color=c=red:size=64x64:duration=1", "-frames:v", "1", "-map", "0", "-map", "1",
-                          "-c:v", "png", "-disposition:v", "attached_pic", "-id3v2_version", "3"]
+            arguments += [
+                "-f", "lavfi", "-i", "color=c=red:size=64x64:duration=1", "-frames:v", "1", "-map", "0", "-map", "1",
+                "-c:v", "png", "-disposition:v", "attached_pic", "-id3v2_version", "3",
+            ]
         }
         for (key, value) in tags.sorted(by: { $0.key < $1.key }) { arguments += ["-metadata", "\(key)=\(value)"] }
         arguments.append(url.path)
@@ -44,7 +49,9 @@ enum AudioFixtures {
         guard let data = try? Data(contentsOf: file) else { return 0 }
         let peak = data.withUnsafeBytes { raw -> Int in
             let samples = raw.bindMemory(to: Int16.self)
-            return stride(from: 0, to: samples.count, by: 2).reduce(0) { max($0, abs(Int(Int16(littleEndian: samples[$1])))) }
+            return stride(from: 0, to: samples.count, by: 2).reduce(0) {
+                max($0, abs(Int(Int16(littleEndian: samples[$1]))))
+            }
         }
         return Double(peak) / 32768
     }
@@ -77,7 +84,9 @@ final class SeedSpellingDelegateLog: AudioPlayerDelegate, @unchecked Sendable {
     private func add(_ entry: String) { lock.withLock { entries.append(entry) } }
 
     func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { add("finish \(flag)") }
-    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?) { add("decodeError \(error != nil)") }
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?) {
+        add("decodeError \(error != nil)")
+    }
     func audioPlayerBeginInterruption(_ player: AudioPlayer) { add("begin") }
     func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int) { add("end withOptions \(flags)") }
 }

@@ -164,7 +164,8 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         // A movie player interrupts it too.
         player.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
-        let movie = MoviePlayerController(contentURL: try MovieFixtures.clip(seconds: 1, in: folder), outputs: MovieFixtures.outputs())
+        let movie = MoviePlayerController(
+            contentURL: try MovieFixtures.clip(seconds: 1, in: folder), outputs: MovieFixtures.outputs())
         movie.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls.count == 3 }, "\(log.calls)")
         XCTAssertEqual(log.calls.last, "begin")

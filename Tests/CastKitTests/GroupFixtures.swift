@@ -1,8 +1,8 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import Glibc
-import CastTestSupport
 import XCTest
 
 /// What the group tests measure from outside castd: each receiver's ALSA output is a FIFO this process reads, stamping
@@ -46,6 +46,5 @@ enum GroupFixtures {
         let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
         return apart.max()! - apart.min()!
     }
-
 
 }

@@ -1,7 +1,7 @@
 import CastKit
 import CastProtocol
-import Foundation
 import CastTestSupport
+import Foundation
 import XCTest
 
 /// Players whose route is a group (`CastRoute.selection` of several receivers): real castd on loopback (no

@@ -143,7 +143,8 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
     func testANaNInitialPlaybackTimeIsTheStart() throws {
         let clip = try MovieFixtures.clip(seconds: 2, in: folder)
         let md5 = folder.appendingPathComponent("nan.md5").path
-        let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs(video: .framemd5(path: md5)))
+        let player = MoviePlayerController(
+            contentURL: clip, outputs: MovieFixtures.outputs(video: .framemd5(path: md5)))
         let log = MoviePlayerLog(player)
         player.initialPlaybackTime = .nan
         player.shouldAutoplay = false

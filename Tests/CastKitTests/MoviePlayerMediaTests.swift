@@ -14,7 +14,8 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         let made = Process()
         made.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         made.arguments = [
-            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1", "-f", "lavfi",
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1", "-f",
+            "lavfi",
             "-i", "sine=duration=1", "-c:v", "libx264", "-c:a", "aac", "-shortest", "-metadata", "title=Sunrise",
             "-metadata", "artist=The Testers", clip.path,
         ]
@@ -60,10 +61,16 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         let reference = folder.appendingPathComponent("reference.rgb")
         let ours = folder.appendingPathComponent("ours.png")
         try Data(image.png).write(to: ours)
-        for (input, output, seek) in [(clip.path, reference.path, ["-ss", "1.52"]), (ours.path, folder.appendingPathComponent("ours.rgb").path, [])] {
+        for (input, output, seek) in [
+            (clip.path, reference.path, ["-ss", "1.52"]),
+            (ours.path, folder.appendingPathComponent("ours.rgb").path, []),
+        ] {
             let convert = Process()
             convert.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            convert.arguments = ["ffmpeg", "-v", "error", "-y"] + seek + ["-i", input, "-frames:v", "1", "-pix_fmt", "rgb24", "-f", "rawvideo", output]
+            convert.arguments =
+                ["ffmpeg", "-v", "error", "-y"] + seek + [
+                    "-i", input, "-frames:v", "1", "-pix_fmt", "rgb24", "-f", "rawvideo", output,
+                ]
             try convert.run()
             convert.waitUntilExit()
         }
@@ -89,7 +96,8 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         results.withLock { $0 = [] }
         player.requestThumbnailImages(atTimes: Array(repeating: 3.9, count: 30), timeOption: .exact)
         player.cancelAllThumbnailImageRequests()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 20) { results.withLock { $0.count } == 30 }, "every request is answered")
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 20) { results.withLock { $0.count } == 30 }, "every request is answered")
         XCTAssertTrue(results.withLock { $0.contains { !$0.ok } }, "pending requests were cancelled")
 
         let none = MoviePlayerController(contentURL: nil, outputs: MovieFixtures.outputs())

@@ -77,14 +77,19 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
     func testFullscreenNotificationsScalingAndSourceType() throws {
         let clip = try MovieFixtures.clip(seconds: 2, in: folder)
         let frames = folder.appendingPathComponent("frames.md5").path
-        let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs(video: .framemd5(path: frames)))
+        let player = MoviePlayerController(
+            contentURL: clip, outputs: MovieFixtures.outputs(video: .framemd5(path: frames)))
         let log = MoviePlayerLog(player)
         let durations = Mutex<[TimeInterval]>([])
-        let token = NotificationCenter.default.addObserver(forName: .moviePlayerDidEnterFullscreen, object: player, queue: nil) {
+        let token = NotificationCenter.default.addObserver(
+            forName: .moviePlayerDidEnterFullscreen, object: player, queue: nil
+        ) {
             note in
-            let duration = note.userInfo?[MoviePlayerController.fullscreenAnimationDurationUserInfoKey] as? TimeInterval ?? -1
+            let duration =
+                note.userInfo?[MoviePlayerController.fullscreenAnimationDurationUserInfoKey] as? TimeInterval ?? -1
             durations.withLock { $0.append(duration) }
-            XCTAssertEqual(note.userInfo?[MoviePlayerController.fullscreenAnimationCurveUserInfoKey] as? String, "easeInOut")
+            XCTAssertEqual(
+                note.userInfo?[MoviePlayerController.fullscreenAnimationCurveUserInfoKey] as? String, "easeInOut")
         }
         defer { NotificationCenter.default.removeObserver(token) }
         player.setFullscreen(true, animated: true)
@@ -92,10 +97,12 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         player.isFullscreen = false
         player.isFullscreen = false  // no change: nothing posted
         XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.names.count == 4 })
-        XCTAssertEqual(log.names, [
-            .moviePlayerWillEnterFullscreen, .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen,
-            .moviePlayerDidExitFullscreen,
-        ])
+        XCTAssertEqual(
+            log.names,
+            [
+                .moviePlayerWillEnterFullscreen, .moviePlayerDidEnterFullscreen, .moviePlayerWillExitFullscreen,
+                .moviePlayerDidExitFullscreen,
+            ])
         XCTAssertEqual(durations.withLock { $0 }, [0.3])
 
         player.scalingMode = .aspectFill
@@ -188,7 +195,8 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         XCTAssertEqual(missing.errorLog.last?.statusCode, 404, "\(missing.errorLog)")
         XCTAssertEqual(missing.errorLog.last?.domain, "http")
 
-        let ftp = MoviePlayerController(contentURL: URL(string: "ftp://127.0.0.1/x.mp4"), outputs: MovieFixtures.outputs())
+        let ftp = MoviePlayerController(
+            contentURL: URL(string: "ftp://127.0.0.1/x.mp4"), outputs: MovieFixtures.outputs())
         let ftpLog = MoviePlayerLog(ftp)
         ftp.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 3) { ftpLog.finishReason == .playbackError })
@@ -205,7 +213,8 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let refused = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
         let refusedLog = MoviePlayerLog(refused)
         refused.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { refusedLog.finishReason == .playbackError }, "\(refusedLog.names)")
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 10) { refusedLog.finishReason == .playbackError }, "\(refusedLog.names)")
         XCTAssertTrue(MovieFixtures.wait(timeout: 2) { !refused.errorLog.isEmpty })
         XCTAssertEqual(refused.errorLog.last?.statusCode, 401, "\(refused.errorLog)")
 
@@ -254,7 +263,10 @@ final class MediaServer {
     init(folder: URL, auth: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", MovieFixtures.package.appendingPathComponent("Tests/Fixtures/media_server.py").path, folder.path, "0"]
+            [
+                "python3", MovieFixtures.package.appendingPathComponent("Tests/Fixtures/media_server.py").path,
+                folder.path, "0",
+            ]
             + (auth.map { [$0] } ?? [])
         let pipe = Pipe()
         process.standardOutput = pipe

@@ -217,13 +217,16 @@ final class MoviePlayerRouteTests: XCTestCase {
         // The receiver was asked without them: the server refused it (the movie then goes on here, as after any
         // receiver's failure).
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 2) { refused.errorLog.contains { $0.statusCode == 401 } }, "\(refused.errorLog)")
+            MovieFixtures.wait(timeout: 2) { refused.errorLog.contains { $0.statusCode == 401 } }, "\(refused.errorLog)"
+        )
         XCTAssertTrue(
             unpaired.output.contains { $0.contains("finished: playbackError") && $0.contains("401") },
             "the unpaired receiver got the stored credentials: \(unpaired.output.suffix(5))")
         refused.stop()
         unpaired.kill()
-        for name in ["local.md5", "remote.md5"] { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+        for name in ["local.md5", "remote.md5"] {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+        }
 
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent("paired-state").path,

@@ -11,7 +11,8 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         for track in 1...3 {
             _ = try AudioFixtures.tone(
                 "0\(track).m4a", seconds: seconds, frequency: 300 + 100 * track,
-                tags: ["title": "Song \(track)", "artist": "The Tones", "album": "Sines", "track": "\(track)/3"], in: folder)
+                tags: ["title": "Song \(track)", "artist": "The Tones", "album": "Sines", "track": "\(track)/3"],
+                in: folder)
         }
         try Data("liner notes".utf8).write(to: folder.appendingPathComponent("notes.txt"))
         return MediaQuery(folder: folder).items
@@ -60,10 +61,12 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
     func testPlaysTheQueueThroughWithNotifications() throws {
         let items = try album()
         let player = MusicPlayerController(outputs: MovieFixtures.outputs())
-        let log = NotificationLog(object: player, names: [
-            .musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange,
-            .musicPlayerControllerVolumeDidChange,
-        ])
+        let log = NotificationLog(
+            object: player,
+            names: [
+                .musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange,
+                .musicPlayerControllerVolumeDidChange,
+            ])
         player.volume = 0.5  // not generating yet: no notification
         player.beginGeneratingPlaybackNotifications()
         // Before the queue is set: its first item is announced too (after `setQueue` returns, on the delivery queue).
@@ -180,9 +183,11 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
 
         // Listing 2-5, as written for the seeds' player. Not heard: item 1 never starts, item 2 is never
         // restarted nor stopped (no now-playing or state notification), it plays on from where it was.
-        let log = NotificationLog(object: player, names: [
-            .musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange,
-        ])
+        let log = NotificationLog(
+            object: player,
+            names: [
+                .musicPlayerControllerNowPlayingItemDidChange, .musicPlayerControllerPlaybackStateDidChange,
+            ])
         player.beginGeneratingPlaybackNotifications()
         let nowPlayingItem = player.nowPlayingItem
         let currentPlaybackTime = player.currentPlaybackTime
@@ -206,7 +211,8 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.setQueue(with: [extra, items[0]])
         XCTAssertEqual(player.nowPlayingItem, extra)
         XCTAssertEqual(player.currentPlaybackTime, 0)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing && player.currentPlaybackTime > 0.1 })
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 5) { player.playbackState == .playing && player.currentPlaybackTime > 0.1 })
         XCTAssertLessThan(player.currentPlaybackTime, 1)
         player.setQueue(with: queue)
         player.nowPlayingItem = items[1]
@@ -271,7 +277,8 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.play()
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.nowPlayingItem == items[1] })
         XCTAssertTrue(started.isSet, "the first item ended with a change of the now playing item")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
+        XCTAssertTrue(
+            MovieFixtures.wait(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
         XCTAssertTrue(MovieFixtures.wait(timeout: 5) { movie.playbackState == .playing }, "\(movie.playbackState)")
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(movie.playbackState, .playing, "the next item did not take over")
@@ -286,7 +293,6 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.stop()
     }
 }
-
 
 /// Titles of the now playing item each time it changes (the notification), in order.
 final class NowPlayingTitles: @unchecked Sendable {
@@ -318,9 +324,10 @@ final class NotificationLog: @unchecked Sendable {
 
     init(object: AnyObject, names: [Notification.Name]) {
         for name in names {
-            tokens.append(NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
-                self?.lock.withLock { self?.counts[note.name, default: 0] += 1 }
-            })
+            tokens.append(
+                NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
+                    self?.lock.withLock { self?.counts[note.name, default: 0] += 1 }
+                })
         }
     }
 

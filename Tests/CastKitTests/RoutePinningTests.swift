@@ -28,10 +28,13 @@ final class RoutePinningTests: XCTestCase {
         CastKitConfiguration(configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests")
     }
 
-    private func start(_ name: String, state: String, auth: String = "none", port: UInt16 = 0) throws -> LoopbackReceiver {
+    private func start(_ name: String, state: String, auth: String = "none", port: UInt16 = 0) throws
+        -> LoopbackReceiver
+    {
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent(state).path,
-            videoOut: "framemd5:" + folder.appendingPathComponent("\(state).md5").path, port: port, name: name, auth: auth)
+            videoOut: "framemd5:" + folder.appendingPathComponent("\(state).md5").path, port: port, name: name,
+            auth: auth)
         receivers.append(receiver)
         return receiver
     }

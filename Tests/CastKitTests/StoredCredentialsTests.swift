@@ -7,11 +7,14 @@ import XCTest
 /// Which stored credential a URL gets: its server's protection space (host, port, protocol; any realm), never a
 /// proxy's, never another port's, and none when the URL carries its own.
 final class StoredCredentialsTests: XCTestCase {
-    private func space(_ host: String, _ port: Int, _ scheme: String, realm: String?, proxy: Bool = false) -> URLProtectionSpace {
+    private func space(_ host: String, _ port: Int, _ scheme: String, realm: String?, proxy: Bool = false)
+        -> URLProtectionSpace
+    {
         proxy
             ? URLProtectionSpace(proxyHost: host, port: port, type: scheme, realm: realm, authenticationMethod: nil)
             : URLProtectionSpace(
-                host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+                host: host, port: port, protocol: scheme, realm: realm,
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
     }
 
     func testTheServersSpaceOfAnyRealmAndNothingElse() throws {
@@ -19,14 +22,19 @@ final class StoredCredentialsTests: XCTestCase {
         var stored: [(URLCredential, URLProtectionSpace)] = []
         func store(_ user: String, _ space: URLProtectionSpace, asDefault: Bool = false) {
             let credential = URLCredential(user: user, password: "pw-\(user)", persistence: .forSession)
-            if asDefault { storage.setDefaultCredential(credential, for: space) } else { storage.set(credential, for: space) }
+            if asDefault {
+                storage.setDefaultCredential(credential, for: space)
+            } else {
+                storage.set(credential, for: space)
+            }
             stored.append((credential, space))
         }
         defer { for (credential, space) in stored { storage.remove(credential, for: space) } }
         store("proxy", space("media.test", 80, "http", realm: "a", proxy: true))
         store("other-port", space("media.test", 8080, "http", realm: "a"))
         store("tls", space("media.test", 443, "https", realm: "b"))
-        XCTAssertNil(StoredCredentials.lookup(for: URL(string: "http://media.test/movie.mp4")!), "a proxy's or another port's")
+        XCTAssertNil(
+            StoredCredentials.lookup(for: URL(string: "http://media.test/movie.mp4")!), "a proxy's or another port's")
         store("plain", space("media.test", 80, "http", realm: "films"))
         let plain = try XCTUnwrap(StoredCredentials.lookup(for: URL(string: "http://MEDIA.test/movie.mp4")!))
         XCTAssertEqual(plain.user, "plain")
@@ -37,7 +45,9 @@ final class StoredCredentialsTests: XCTestCase {
         XCTAssertNil(StoredCredentials.lookup(for: URL(fileURLWithPath: "/tmp/m.mp4")))
         // Another realm of the same server: the lowest realm is taken, whatever the storage's order.
         store("zed", space("media.test", 80, "http", realm: "series"), asDefault: true)
-        for _ in 0..<5 { XCTAssertEqual(StoredCredentials.lookup(for: URL(string: "http://media.test/m.mp4")!)?.user, "plain") }
+        for _ in 0..<5 {
+            XCTAssertEqual(StoredCredentials.lookup(for: URL(string: "http://media.test/m.mp4")!)?.user, "plain")
+        }
         XCTAssertEqual(
             StoredCredentials.authenticated(URL(string: "http://media.test/a%20b.mp4")!).absoluteString,
             "http://plain:pw-plain@media.test/a%20b.mp4")
@@ -54,7 +64,8 @@ final class StoredCredentialsTests: XCTestCase {
         XCTAssertFalse(StoredCredentials.mayGo(toReceiver: true, for: http, overPlainHTTP: false), "plain http")
         XCTAssertTrue(StoredCredentials.mayGo(toReceiver: true, for: http, overPlainHTTP: true), "opted in")
         XCTAssertFalse(StoredCredentials.mayGo(toReceiver: false, for: http, overPlainHTTP: true), "unpaired")
-        XCTAssertFalse(StoredCredentials.mayGo(toReceiver: true, for: URL(fileURLWithPath: "/m.mp4"), overPlainHTTP: true))
+        XCTAssertFalse(
+            StoredCredentials.mayGo(toReceiver: true, for: URL(fileURLWithPath: "/m.mp4"), overPlainHTTP: true))
         XCTAssertFalse(CastKitConfiguration().storedCredentialsOverPlainHTTP, "off by default")
     }
 }

@@ -1,6 +1,7 @@
-@testable import CastMedia
 import Foundation
 import XCTest
+
+@testable import CastMedia
 
 /// Who paces an ALSA device (`AudioClock`, `AlsaDevice.pacesItself`): by the PCM unless told. The lab has no device
 /// that paces itself to open, so `auto` is checked on the PCMs that end in `null`; `device` and `engine` force it.

@@ -1,6 +1,7 @@
-@testable import CastMedia
 import CastProtocol
 import XCTest
+
+@testable import CastMedia
 
 /// The load state rules as values: measurements in, changes out.
 final class BufferingRuleTests: XCTestCase {
@@ -30,7 +31,8 @@ final class BufferingRuleTests: XCTestCase {
     func testFastInputIsPlaythroughOK() {
         var rule = Fixtures.probed()
         // Twice the media's rate: never runs dry.
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 1, rate: 250_000)), .loadState([.playable, .playthroughOK]))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 1, rate: 250_000)), .loadState([.playable, .playthroughOK]))
         XCTAssertNil(rule.update(Fixtures.measurement(ahead: 2, rate: 250_000)))
     }
 
@@ -47,7 +49,8 @@ final class BufferingRuleTests: XCTestCase {
         var rule = Fixtures.probed()
         // Half the media's rate, 30 s to go: needs A with 0.5·30 ≥ 1.15·(30 − A), i.e. A ≥ 16.96 s.
         XCTAssertNil(rule.update(Fixtures.measurement(ahead: 16, rate: 62_500)))
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 17.5, rate: 62_500)), .loadState([.playable, .playthroughOK]))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 17.5, rate: 62_500)), .loadState([.playable, .playthroughOK]))
         // Kept without the margin (no flapping around the threshold) ...
         XCTAssertNil(rule.update(Fixtures.measurement(ahead: 15.5, rate: 62_500)))
         // ... and lost when the rate drops so that it would run dry.
@@ -69,21 +72,24 @@ final class BufferingRuleTests: XCTestCase {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
         // The link came back at twice the media's rate: 0.5 s buffered is enough.
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)), .recovered([.playable, .playthroughOK]))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)), .recovered([.playable, .playthroughOK]))
     }
 
     func testStallEndsWhenTheInputEnded() {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
         XCTAssertEqual(
-            rule.update(Fixtures.measurement(ahead: 0.3, rate: 10_000, ended: true)), .recovered([.playable, .playthroughOK]))
+            rule.update(Fixtures.measurement(ahead: 0.3, rate: 10_000, ended: true)),
+            .recovered([.playable, .playthroughOK]))
     }
 
     func testNoStallWhilePausedSeekingOrAtTheEnd() {
         var rule = Fixtures.probed()
         XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000, playing: false)))
         XCTAssertEqual(
-            rule.update(Fixtures.measurement(ahead: 0, rate: 10_000, ended: true)), .loadState([.playable, .playthroughOK]))
+            rule.update(Fixtures.measurement(ahead: 0, rate: 10_000, ended: true)),
+            .loadState([.playable, .playthroughOK]))
         XCTAssertFalse(rule.isStalled)
     }
 
@@ -91,7 +97,8 @@ final class BufferingRuleTests: XCTestCase {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
         XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 10_000, playing: false)))
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.5, rate: 10_000, playing: false)), .recovered(.playable))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 2.5, rate: 10_000, playing: false)), .recovered(.playable))
     }
 
     func testASeekCancelsTheStall() {

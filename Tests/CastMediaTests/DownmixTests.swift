@@ -34,7 +34,8 @@ final class DownmixTests: XCTestCase {
             XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(file.name): \(log.events)")
             let played = Capture(try Data(contentsOf: URL(fileURLWithPath: raw)), channels: 2)
             let reference = Capture(
-                try Fixtures.run("ffmpeg", ["-v", "error", "-i", path, "-ac", "2", "-ar", "48000", "-f", "s16le", "-"]),
+                try Fixtures.run(
+                    "ffmpeg", ["-v", "error", "-i", path, "-ac", "2", "-ar", "48000", "-f", "s16le", "-"]),
                 channels: 2)
             print("\(file.name): played \(played.summary), ffmpeg \(reference.summary)")
             XCTAssertGreaterThan(reference.rms(channel: 0), 1000, "\(file.name): the reference is loud")
@@ -56,8 +57,10 @@ final class DownmixTests: XCTestCase {
         let path = folder.appendingPathComponent("side51.mkv").path
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i",
-             "aevalsrc=\(expressions.joined(separator: "|")):c=5.1(side):s=48000:d=1", "-c:a", "flac", path])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i",
+                "aevalsrc=\(expressions.joined(separator: "|")):c=5.1(side):s=48000:d=1", "-c:a", "flac", path,
+            ])
         let (log, _) = try play(try FileSource(path: path), audio: .alsa(device: device), audioChannels: 6)
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
         let played = Capture(try Data(contentsOf: URL(fileURLWithPath: raw)), channels: 6)

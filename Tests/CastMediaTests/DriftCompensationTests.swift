@@ -1,5 +1,6 @@
-@testable import CastMedia
 import XCTest
+
+@testable import CastMedia
 
 /// The controller that keeps a self-paced sound card in step with a group (`DriftCompensation`), driven by simulated
 /// cards: errors and times in, the rate to play the media at out. The card's error grows by its drift plus the

@@ -1,6 +1,7 @@
-@testable import CastMedia
 import Foundation
 import XCTest
+
+@testable import CastMedia
 
 /// FFmpeg's own log lines go where the program routes them, as whole redacted lines, and nowhere by default.
 final class FFmpegLogTests: XCTestCase {

@@ -26,9 +26,11 @@ enum Fixtures {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw NSError(domain: "Fixtures", code: Int(process.terminationStatus), userInfo: [
-                NSLocalizedDescriptionKey: "\(tool) \(arguments.joined(separator: " ")) failed"
-            ])
+            throw NSError(
+                domain: "Fixtures", code: Int(process.terminationStatus),
+                userInfo: [
+                    NSLocalizedDescriptionKey: "\(tool) \(arguments.joined(separator: " ")) failed"
+                ])
         }
         return data
     }
@@ -62,7 +64,9 @@ enum Fixtures {
 
     /// ffmpeg's own framemd5 of the file's video.
     static func ffmpegFrameMD5(_ path: String) throws -> String {
-        String(decoding: try run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-f", "framemd5", "-"]), as: UTF8.self)
+        String(
+            decoding: try run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-f", "framemd5", "-"]),
+            as: UTF8.self)
     }
 
     /// The lines of a framemd5 listing without the `#software` line, which names the library version.

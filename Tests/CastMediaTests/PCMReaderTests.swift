@@ -9,7 +9,8 @@ final class PCMReaderTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("tone.wav").path
         try Fixtures.run(
-            "ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=2", path])
+            "ffmpeg",
+            ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=2", path])
         let reader = try PCMReader(path: path, sampleRate: 44_100, channels: 2)
         XCTAssertEqual(try XCTUnwrap(reader.duration), 2, accuracy: 0.01)
         var samples: [Int16] = []
@@ -48,7 +49,10 @@ final class PCMReaderTests: XCTestCase {
         let path = folder.appendingPathComponent("centre.ac3").path
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "aevalsrc=0|0|0.4*sin(2*PI*440*t)|0|0|0:c=5.1:s=48000:d=1", path])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "aevalsrc=0|0|0.4*sin(2*PI*440*t)|0|0|0:c=5.1:s=48000:d=1",
+                path,
+            ])
         let reader = try PCMReader(path: path)
         var samples: [Int16] = []
         while true {

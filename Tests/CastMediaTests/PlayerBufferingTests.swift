@@ -35,15 +35,18 @@ final class PlayerBufferingTests: XCTestCase {
         let interrupted = try XCTUnwrap(events[stalled...].firstIndex(of: .playbackState(.interrupted)))
         XCTAssertEqual(interrupted, stalled + 1)
         let resumed = try XCTUnwrap(events[interrupted...].firstIndex(of: .playbackState(.playing)), "\(events)")
-        XCTAssertTrue(events[interrupted..<resumed].contains {
-            if case .loadState(let load) = $0 { !load.contains(.stalled) } else { false }
-        })
+        XCTAssertTrue(
+            events[interrupted..<resumed].contains {
+                if case .loadState(let load) = $0 { !load.contains(.stalled) } else { false }
+            })
         XCTAssertEqual(
             Fixtures.comparable(try String(contentsOfFile: md5, encoding: .utf8)),
             Fixtures.comparable(try Fixtures.ffmpegFrameMD5(clip)))
         XCTAssertEqual(events.suffix(2).first, .playbackState(.stopped))
 
-        let metadata = events.compactMap { event -> TimedMetadata? in if case .metadata(let m) = event { m } else { nil } }
+        let metadata = events.compactMap { event -> TimedMetadata? in
+            if case .metadata(let m) = event { m } else { nil }
+        }
         XCTAssertEqual(metadata.first?.items["title"], "Engine Test", "\(events)")
         XCTAssertEqual(metadata.first?.items["artist"], "Tester")
         XCTAssertEqual(metadata.first?.artwork, false)
@@ -59,7 +62,8 @@ final class PlayerBufferingTests: XCTestCase {
         XCTAssertTrue(events.contains { if case .buffered = $0 { true } else { false } })
         print(
             "slow source: \(access.stalls) stalls, \(String(format: "%.2f", access.stallDuration)) s stalled, "
-                + "\(String(format: "%.2f", seconds)) s wall, watched \(String(format: "%.2f", access.durationWatched)) s")
+                + "\(String(format: "%.2f", seconds)) s wall, watched \(String(format: "%.2f", access.durationWatched)) s"
+        )
     }
 
     func testAPauseDuringAStallStaysPaused() throws {
@@ -92,7 +96,8 @@ final class PlayerBufferingTests: XCTestCase {
         let clip = try Fixtures.h264AAC(in: folder)
         let log = EventLog()
         let player = Player(
-            source: try FileSource(path: clip), configuration: PlayerConfiguration(audio: .none, video: .none, autoplay: false)
+            source: try FileSource(path: clip),
+            configuration: PlayerConfiguration(audio: .none, video: .none, autoplay: false)
         ) { log.append($0) }
         player.start()
         defer { player.stop() }
@@ -104,7 +109,8 @@ final class PlayerBufferingTests: XCTestCase {
         player.waitUntilFinished()
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
         let access = try XCTUnwrap(
-            log.events.compactMap { event -> AccessLogEntry? in if case .accessLog(let l) = event { l } else { nil } }.last)
+            log.events.compactMap { event -> AccessLogEntry? in if case .accessLog(let l) = event { l } else { nil } }
+                .last)
         XCTAssertEqual(access.durationWatched, 2, accuracy: 0.2)
         XCTAssertEqual(access.stalls, 0)
     }

@@ -29,7 +29,8 @@ final class PlayerTests: XCTestCase {
         let folder = try Fixtures.folder()
         let clip = try Fixtures.videoOnly(in: folder)
         let md5 = folder.appendingPathComponent("out.framemd5").path
-        let (log, seconds) = try play(try FileSource(path: clip), audio: .alsa(device: "null"), video: .framemd5(path: md5))
+        let (log, seconds) = try play(
+            try FileSource(path: clip), audio: .alsa(device: "null"), video: .framemd5(path: md5))
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
         XCTAssertEqual(
             Fixtures.comparable(try String(contentsOfFile: md5, encoding: .utf8)),
@@ -110,7 +111,8 @@ final class PlayerTests: XCTestCase {
         let clip = try Fixtures.h264AAC(in: folder)
         let log = EventLog()
         let player = Player(
-            source: try FileSource(path: clip), configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
+            source: try FileSource(path: clip),
+            configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
         ) { log.append($0) }
         player.start()
         Thread.sleep(forTimeInterval: 0.7)
@@ -162,7 +164,9 @@ final class PlayerTests: XCTestCase {
     /// The frequency of channel 0 of interleaved S16LE stereo, from its rising zero crossings.
     static func toneFrequency(_ bytes: Data) -> Double {
         let samples = bytes.withUnsafeBytes { raw in
-            stride(from: 0, to: raw.count - 3, by: 4).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0, as: Int16.self)) }
+            stride(from: 0, to: raw.count - 3, by: 4).map {
+                Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0, as: Int16.self))
+            }
         }
         var crossings = 0
         for i in 1..<samples.count where samples[i - 1] < 0 && samples[i] >= 0 { crossings += 1 }
@@ -174,7 +178,8 @@ final class PlayerTests: XCTestCase {
         let events = log.events
         func index(_ event: PlaybackEvent) -> Int? { events.firstIndex(of: event) }
         guard let playable = index(.loadState([.playable])), let playing = index(.playbackState(.playing)),
-            let stopped = index(.playbackState(.stopped)), let types = events.firstIndex(where: {
+            let stopped = index(.playbackState(.stopped)),
+            let types = events.firstIndex(where: {
                 if case .mediaTypes = $0 { return true } else { return false }
             })
         else { return XCTFail("missing events: \(events)", file: file, line: line) }

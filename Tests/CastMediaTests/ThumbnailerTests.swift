@@ -12,8 +12,11 @@ final class ThumbnailerTests: XCTestCase {
         if !FileManager.default.fileExists(atPath: path) {
             try Fixtures.run(
                 "ffmpeg",
-                ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-c:v", "libx264",
-                 "-pix_fmt", "yuv420p", "-g", "25", "-bf", "2", path])
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-c:v",
+                    "libx264",
+                    "-pix_fmt", "yuv420p", "-g", "25", "-bf", "2", path,
+                ])
         }
         return path
     }
@@ -58,7 +61,8 @@ final class ThumbnailerTests: XCTestCase {
     /// A phone video's image stands upright (portrait), pixel for pixel ffmpeg's autorotated frame.
     func testAPhoneVideosImageIsUprightAsFFmpegTurnsIt() throws {
         let turned = try Fixtures.folder().appendingPathComponent("thumbnail-rotated.mp4").path
-        try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-i", try clip(), "-c", "copy", "-metadata:s:v:0", "rotate=90", turned])
+        try Fixtures.run(
+            "ffmpeg", ["-v", "error", "-y", "-i", try clip(), "-c", "copy", "-metadata:s:v:0", "rotate=90", turned])
         let thumbnailer = Thumbnailer(source: try FileSource(path: turned))
         defer { thumbnailer.close() }
         let image = try thumbnailer.image(at: 1.52, option: .exact)
@@ -86,8 +90,11 @@ final class ThumbnailerTests: XCTestCase {
         let wide = folder.appendingPathComponent("thumbnail-wide.mp4").path
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=2560x1440:rate=25:duration=1", "-c:v", "libx264",
-             "-preset", "ultrafast", "-pix_fmt", "yuv420p", wide])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=2560x1440:rate=25:duration=1", "-c:v",
+                "libx264",
+                "-preset", "ultrafast", "-pix_fmt", "yuv420p", wide,
+            ])
         let thumbnailer = Thumbnailer(source: try FileSource(path: wide))
         defer { thumbnailer.close() }
         let big = try thumbnailer.image(at: 0.5, option: .exact)
@@ -98,7 +105,9 @@ final class ThumbnailerTests: XCTestCase {
         let bounded = try thumbnailer.image(at: 0.5, option: .exact, maximumBytes: 100_000)
         XCTAssertLessThanOrEqual(bounded.png.count, 100_000)
         XCTAssertLessThan(bounded.width, 1920)
-        print("1920×1080: \(big.png.count) bytes; under 100 kB: \(bounded.width)×\(bounded.height), \(bounded.png.count) bytes")
+        print(
+            "1920×1080: \(big.png.count) bytes; under 100 kB: \(bounded.width)×\(bounded.height), \(bounded.png.count) bytes"
+        )
     }
 
     func testABatchAnswersEveryTimeInOrderAndCancelAllStopsWhatIsPending() throws {
@@ -157,7 +166,9 @@ private final class ResultLog: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [(index: Int, result: Result<Thumbnail, MediaError>)] = []
 
-    func append(_ index: Int, _ result: Result<Thumbnail, MediaError>) { lock.withLock { entries.append((index, result)) } }
+    func append(_ index: Int, _ result: Result<Thumbnail, MediaError>) {
+        lock.withLock { entries.append((index, result)) }
+    }
     var count: Int { lock.withLock { entries.count } }
     var all: [(index: Int, result: Result<Thumbnail, MediaError>)] { lock.withLock { entries } }
 }

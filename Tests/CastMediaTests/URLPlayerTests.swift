@@ -84,7 +84,11 @@ final class URLPlayerTests: XCTestCase {
         let clip = try Fixtures.h264AAC(in: folder)
         let playlist = folder.appendingPathComponent("index.m3u8").path
         try Fixtures.run(
-            "ffmpeg", ["-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", playlist])
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
+                playlist,
+            ])
         let port = try serve(folder)
         let md5 = folder.appendingPathComponent("out.framemd5").path
         let log = try play("http://127.0.0.1:\(port)/index.m3u8", video: .framemd5(path: md5))
@@ -97,7 +101,8 @@ final class URLPlayerTests: XCTestCase {
         // A VOD playlist seeks (the demuxer moves between segments).
         let seeking = EventLog()
         let player = Player(
-            url: "http://127.0.0.1:\(port)/index.m3u8", configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
+            url: "http://127.0.0.1:\(port)/index.m3u8",
+            configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
         ) { seeking.append($0) }
         player.start()
         Thread.sleep(forTimeInterval: 0.5)
@@ -112,7 +117,11 @@ final class URLPlayerTests: XCTestCase {
         let clip = try Fixtures.h264AAC(in: folder)
         let playlist = folder.appendingPathComponent("index.m3u8").path
         try Fixtures.run(
-            "ffmpeg", ["-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", playlist])
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
+                playlist,
+            ])
         let port = try serve(folder, auth: "alice:Sesame42")
         // FFmpeg's HLS demuxer logs "Opening 'URL' for reading" for every segment (at info level): every line routed.
         let lines = Mutex<[String]>([])
@@ -131,7 +140,8 @@ final class URLPlayerTests: XCTestCase {
         let port = try serve(folder)
         let log = EventLog()
         let player = Player(
-            url: "http://127.0.0.1:\(port)/clip.mp4", configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
+            url: "http://127.0.0.1:\(port)/clip.mp4",
+            configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
         ) { log.append($0) }
         player.start()
         Thread.sleep(forTimeInterval: 0.5)
@@ -175,7 +185,8 @@ final class URLPlayerTests: XCTestCase {
             XCTAssertEqual(log.finish?.reason, .playbackError, url)
             let message = log.finish?.error ?? ""
             XCTAssertTrue(
-                message.contains("only http and https") || message.contains("percent-encode") || message.contains("needs a host"),
+                message.contains("only http and https") || message.contains("percent-encode")
+                    || message.contains("needs a host"),
                 "\(url): \(message)")
             XCTAssertEqual(log.events.suffix(2).first, .playbackState(.stopped), url)
         }
@@ -191,7 +202,10 @@ final class URLPlayerTests: XCTestCase {
 
     func testRefusedConnectionEndsPromptly() throws {
         // A port nothing listens on: connection refused, a few reconnects, then playbackError.
-        let port = try startPython(["-c", "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)"])
+        let port = try startPython([
+            "-c",
+            "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)",
+        ])
         let started = Date()
         let log = try play("http://127.0.0.1:\(port)/clip.mp4", timeout: 30)
         XCTAssertEqual(log.finish?.reason, .playbackError)

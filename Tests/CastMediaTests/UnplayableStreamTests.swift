@@ -30,8 +30,10 @@ final class UnplayableStreamTests: XCTestCase {
         let path = folder.appendingPathComponent("tracks.mkv").path
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-f", "lavfi", "-i",
-             "sine=frequency=880:duration=1", "-map", "0"] + (only ? [] : ["-map", "1"])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-f", "lavfi", "-i",
+                "sine=frequency=880:duration=1", "-map", "0",
+            ] + (only ? [] : ["-map", "1"])
                 + ["-c:a:0", "ac3", "-c:a:1", "aac", path])
         guard unknownFirst else { return path }
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -80,8 +82,11 @@ final class UnplayableStreamTests: XCTestCase {
         let good = folder.appendingPathComponent("good.mkv").path
         try Fixtures.run(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2", "-f", "lavfi", "-i",
-             "sine=frequency=440:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "ac3", good])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2", "-f", "lavfi",
+                "-i",
+                "sine=frequency=440:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "ac3", good,
+            ])
         // The noise filter changes every byte of every audio packet: no AC-3 frame survives.
         let bad = folder.appendingPathComponent("bad.mkv").path
         try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-i", good, "-c", "copy", "-bsf:a", "noise=amount=1", bad])

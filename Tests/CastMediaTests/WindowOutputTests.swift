@@ -309,17 +309,17 @@ private final class PlayingRun {
 
 }
 
-private extension VirtualDisplay {
+extension VirtualDisplay {
     /// The map state of the window named "Cast" (`IsViewable`, `IsUnMapped`), as xwininfo reports it; nil when there
     /// is no such window.
-    func mapState() -> String? {
+    fileprivate func mapState() -> String? {
         guard let data = try? Fixtures.run("xwininfo", ["-display", ":\(number)", "-name", "Cast"]) else { return nil }
         let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.contains("Map State:") }
         return line.map { String($0.split(separator: ":").last ?? "").trimmingCharacters(in: .whitespaces) }
     }
 
     /// Waits up to 5 s for the window's map state to be `state`.
-    func waitForMapState(_ state: String) -> Bool {
+    fileprivate func waitForMapState(_ state: String) -> Bool {
         let deadline = Date().addingTimeInterval(5)
         while mapState() != state {
             if Date() > deadline { return false }
@@ -329,7 +329,7 @@ private extension VirtualDisplay {
     }
 
     /// The whole screen now, as RGB, without the pointer.
-    func capture() throws -> Screenshot { Screenshot(bytes: [UInt8](try rgbBytes()), width: 1280) }
+    fileprivate func capture() throws -> Screenshot { Screenshot(bytes: [UInt8](try rgbBytes()), width: 1280) }
 }
 
 /// An RGB24 screen capture.

@@ -3,7 +3,9 @@ import XCTest
 
 final class MirrorRateTests: XCTestCase {
     private enum Fixtures {
-        static func rate() -> MirrorRate { MirrorRate(start: 6_000_000, minimum: 500_000, maximum: 20_000_000, fps: 30) }
+        static func rate() -> MirrorRate {
+            MirrorRate(start: 6_000_000, minimum: 500_000, maximum: 20_000_000, fps: 30)
+        }
 
         /// Pictures of `bytes` each at 30 a second from `start` for `seconds`, on a link that takes `linkBytes` a
         /// second; the rate after it, the pictures skipped, and the longest queue seen.

@@ -76,7 +76,9 @@ final class FrameDecoderTests: XCTestCase {
 
     /// The borrowing `nextFrame` sees the same frames as the copying one, checks the same limits, and consumes each.
     func testBorrowedFramesAreTheSameFrames() throws {
-        let frames = [Frame(type: 12, payload: Array(0..<200)), Frame(type: 3, payload: []), Frame(type: 7, payload: [1])]
+        let frames = [
+            Frame(type: 12, payload: Array(0..<200)), Frame(type: 3, payload: []), Frame(type: 7, payload: [1]),
+        ]
         var decoder = FrameDecoder(maximumFrameLength: 300)
         let bytes = frames.flatMap { $0.encoded() }
         bytes.withUnsafeBytes { decoder.feed(UnsafeRawBufferPointer(rebasing: $0[..<10])) }

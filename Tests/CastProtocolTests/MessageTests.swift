@@ -16,8 +16,10 @@ final class MessageTests: XCTestCase {
     func testErrorCodesAreWordsAndUnknownOnesSurvive() throws {
         let known = try JSONEncoder().encode(ErrorMessage(code: .busy, message: "m"))
         XCTAssertEqual(
-            try JSONSerialization.jsonObject(with: known) as? NSDictionary, ["code": "busy", "message": "m"] as NSDictionary)
-        let newer = try JSONDecoder().decode(ErrorMessage.self, from: Data(#"{"code":"overheated","message":"m"}"#.utf8))
+            try JSONSerialization.jsonObject(with: known) as? NSDictionary,
+            ["code": "busy", "message": "m"] as NSDictionary)
+        let newer = try JSONDecoder().decode(
+            ErrorMessage.self, from: Data(#"{"code":"overheated","message":"m"}"#.utf8))
         XCTAssertEqual(newer.code.rawValue, "overheated")
         XCTAssertNotEqual(newer.code, .busy)
         XCTAssertThrowsError(try JSONDecoder().decode(ErrorMessage.self, from: Data(#"{"code":7,"message":"m"}"#.utf8)))
@@ -28,8 +30,12 @@ final class MessageTests: XCTestCase {
             .hello(Fixtures.hello), .welcome(Fixtures.welcome), .statusRequest, .status(Fixtures.status),
             .status(ReceiverStatus(name: "Box", id: "1", state: .stopped)),
             .error(ErrorMessage(code: .timeout, message: "too slow")),
-            .play(PlayRequest(title: "clip.mp4", media: MediaDescriptor(size: 1234, seekable: true, nameHint: "clip.mp4"))),
-            .play(PlayRequest(title: "-", media: MediaDescriptor(size: nil, seekable: false, nameHint: nil), startTime: 2)),
+            .play(
+                PlayRequest(title: "clip.mp4", media: MediaDescriptor(size: 1234, seekable: true, nameHint: "clip.mp4"))
+            ),
+            .play(
+                PlayRequest(title: "-", media: MediaDescriptor(size: nil, seekable: false, nameHint: nil), startTime: 2)
+            ),
             .playAccepted(PlayAccepted(session: "abc")),
             .event(.playbackState(.playing)), .event(.finished(reason: .playbackError, error: "boom")),
             .control(PlaybackControl(.pause)), .mediaHello(MediaHello(session: "abc")),
@@ -52,7 +58,9 @@ final class MessageTests: XCTestCase {
             .pairing(.start(PairingStart(name: "bob", publicKey: Array(repeating: 1, count: 32)))),
             .pairing(.challenge(PairingChallenge(salt: [1, 2], B: [3, 4]))),
             .pairing(.proof(PairingProof(A: [5], M1: Array(repeating: 6, count: 64)))),
-            .pairing(.confirmation(PairingConfirmation(M2: Array(repeating: 7, count: 64), publicKey: Array(repeating: 8, count: 32)))),
+            .pairing(
+                .confirmation(
+                    PairingConfirmation(M2: Array(repeating: 7, count: 64), publicKey: Array(repeating: 8, count: 32)))),
             .pairing(.failure(PairingFailure(reason: .locked, message: "wait", retryAfter: 60))),
         ]
         for message in messages {
@@ -75,7 +83,9 @@ final class MessageTests: XCTestCase {
         let frame = Message.mediaData(MediaData(offset: 0x0102, bytes: [0xAA])).frame()
         XCTAssertEqual(frame.payload, [0, 0, 0, 0, 0, 0, 1, 2, 0xAA])
         assertRejected(Frame(type: MessageType.mediaData.rawValue, payload: [0, 0, 0]), .malformedMessage)
-        assertRejected(Frame(type: MessageType.mediaData.rawValue, payload: [0xFF] + Array(repeating: 0, count: 7)), .malformedMessage)
+        assertRejected(
+            Frame(type: MessageType.mediaData.rawValue, payload: [0xFF] + Array(repeating: 0, count: 7)),
+            .malformedMessage)
     }
 
     func testMediaReadIsBounded() {
@@ -90,7 +100,8 @@ final class MessageTests: XCTestCase {
         let subtitles = Message.mediaRead(MediaRead(offset: 5, length: 10, resource: MediaRead.subtitles)).frame()
         XCTAssertEqual(try Message(subtitles), .mediaRead(MediaRead(offset: 5, length: 10, resource: 1)))
         // The media is resource 0, written as no resource at all (what senders before subtitles understand).
-        let media = String(decoding: Message.mediaRead(MediaRead(offset: 0, length: 1, resource: 0)).frame().payload, as: UTF8.self)
+        let media = String(
+            decoding: Message.mediaRead(MediaRead(offset: 0, length: 1, resource: 0)).frame().payload, as: UTF8.self)
         XCTAssertFalse(media.contains("resource"), media)
     }
 
@@ -126,7 +137,8 @@ final class MessageTests: XCTestCase {
         ] {
             assertRejected(Frame(type: MessageType.event.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
-        let sync = Frame(type: MessageType.event.rawValue, payload: Array(#"{"event":"sync","offset":-0.5,"trim":99}"#.utf8))
+        let sync = Frame(
+            type: MessageType.event.rawValue, payload: Array(#"{"event":"sync","offset":-0.5,"trim":99}"#.utf8))
         XCTAssertEqual(try Message(sync), .event(.sync(offset: -0.5, trim: 99)))
     }
 
@@ -153,7 +165,8 @@ final class MessageTests: XCTestCase {
         let held = Message.event(.sync(offset: 0, trim: 12, limited: true)).frame()
         XCTAssertTrue(String(decoding: held.payload, as: UTF8.self).contains(#""limited":true"#))
         XCTAssertFalse(
-            String(decoding: Message.event(.sync(offset: 0, trim: 12)).frame().payload, as: UTF8.self).contains("limited"))
+            String(decoding: Message.event(.sync(offset: 0, trim: 12)).frame().payload, as: UTF8.self).contains(
+                "limited"))
     }
 
     func testControlsAreBounded() {
@@ -169,10 +182,12 @@ final class MessageTests: XCTestCase {
         assertRejected(
             Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"scaling","mode":"zoom"}"#.utf8)),
             .malformedMessage)
-        let scaling = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"scaling","mode":"fill"}"#.utf8))
+        let scaling = Frame(
+            type: MessageType.control.rawValue, payload: Array(#"{"action":"scaling","mode":"fill"}"#.utf8))
         XCTAssertEqual(try Message(scaling), .control(PlaybackControl(.scaling(.fill))))
         let seek = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"seek","position":3}"#.utf8))
-        XCTAssertEqual(try Message(seek), .control(PlaybackControl(.seek(position: 3, exact: true))), "exact by default")
+        XCTAssertEqual(
+            try Message(seek), .control(PlaybackControl(.seek(position: 3, exact: true))), "exact by default")
         // A group's scheduled start: `resume` with the receiver's CLOCK_MONOTONIC instant; without it, at once.
         let scheduled = Frame(type: MessageType.control.rawValue, payload: Array(#"{"action":"resume","at":42}"#.utf8))
         XCTAssertEqual(try Message(scheduled), .control(PlaybackControl(.resumeAt(42))))
@@ -189,7 +204,8 @@ final class MessageTests: XCTestCase {
         }
         for start in [0.0, 12.5, 1e7] {
             let json = #"{"title":"a","media":{"seekable":true},"startTime":\#(start)}"#
-            guard case .play(let request) = try Message(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
+            guard
+                case .play(let request) = try Message(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
             else { return XCTFail("not a play") }
             XCTAssertEqual(request.startTime, start)
         }
@@ -197,7 +213,8 @@ final class MessageTests: XCTestCase {
 
     func testPlayRejectsNegativeSizesAndStartTimes() {
         for json in [
-            #"{"title":"a","media":{"size":-1,"seekable":true}}"#, #"{"title":"a","media":{"seekable":true},"startTime":-3}"#,
+            #"{"title":"a","media":{"size":-1,"seekable":true}}"#,
+            #"{"title":"a","media":{"seekable":true},"startTime":-3}"#,
             #"{"title":"a","media":{"seekable":true},"audioLanguage":"french"}"#,
             #"{"title":"a","media":{"seekable":true},"audioLanguage":"f\nr"}"#,
             #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"english"}"#,
@@ -207,7 +224,9 @@ final class MessageTests: XCTestCase {
         }
         for language in ["off", "eng", "fr"] {
             let json = #"{"title":"a","media":{"seekable":true},"subtitleLanguage":"\#(language)"}"#
-            guard case .play(let request)? = try? Message(Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
+            guard
+                case .play(let request)? = try? Message(
+                    Frame(type: MessageType.play.rawValue, payload: Array(json.utf8)))
             else { return XCTFail("\(language) refused") }
             XCTAssertEqual(request.subtitleLanguage, language)
         }
@@ -241,9 +260,10 @@ final class MessageTests: XCTestCase {
         var status = ReceiverStatus(name: "Kitchen", id: "k", state: .playing)
         status.queue = QueuePlace(number: 12, count: 12)
         XCTAssertEqual(try Message(Message.status(status).frame()), .status(status))
-        for bad in [QueuePlace(number: 0, count: 3), QueuePlace(number: 4, count: 3), QueuePlace(number: -1, count: -1),
-            QueuePlace(number: 1, count: QueuePlace.maximumCount + 1)]
-        {
+        for bad in [
+            QueuePlace(number: 0, count: 3), QueuePlace(number: 4, count: 3), QueuePlace(number: -1, count: -1),
+            QueuePlace(number: 1, count: QueuePlace.maximumCount + 1),
+        ] {
             request.queue = bad
             assertRejected(Message.play(request).frame(), .malformedMessage)
             status.queue = bad
@@ -278,7 +298,8 @@ final class MessageTests: XCTestCase {
     }
 
     func testMissingKeyIsRejected() {
-        assertRejected(Frame(type: MessageType.hello.rawValue, payload: Array(#"{"version":1}"#.utf8)), .malformedMessage)
+        assertRejected(
+            Frame(type: MessageType.hello.rawValue, payload: Array(#"{"version":1}"#.utf8)), .malformedMessage)
     }
 
     func testUnknownPlaybackStateIsRejected() {
@@ -324,7 +345,8 @@ final class MessageTests: XCTestCase {
             #"{"request":1,"times":[1],"exact":true,"maxWidth":8}"#,
             #"{"request":1,"times":[1],"exact":true,"maxWidth":4000}"#, #"{"request":-1,"times":[1],"exact":true}"#,
         ] {
-            assertRejected(Frame(type: MessageType.thumbnailRequest.rawValue, payload: Array(json.utf8)), .malformedMessage)
+            assertRejected(
+                Frame(type: MessageType.thumbnailRequest.rawValue, payload: Array(json.utf8)), .malformedMessage)
         }
         let tooLong = String(repeating: "A", count: (ThumbnailPart.maximumPartBytes + 2) / 3 * 4 + 4)
         for json in [
@@ -381,7 +403,10 @@ final class ServiceRecordTests: XCTestCase {
 final class PlaybackEventJSONTests: XCTestCase {
     func testEveryEventHasItsJSONLine() {
         let lines: [(PlaybackEvent, String)] = [
-            (.loadState([.playable, .playthroughOK]), #"{"event":"loadState","loadState":["playable","playthroughOK"]}"#),
+            (
+                .loadState([.playable, .playthroughOK]),
+                #"{"event":"loadState","loadState":["playable","playthroughOK"]}"#
+            ),
             (.durationAvailable(5), #"{"duration":5,"event":"durationAvailable"}"#),
             (.mediaTypes([.audio, .video]), #"{"event":"mediaTypes","mediaTypes":["audio","video"]}"#),
             (.naturalSize(width: 320, height: 240), #"{"event":"naturalSize","height":240,"width":320}"#),
@@ -390,7 +415,10 @@ final class PlaybackEventJSONTests: XCTestCase {
             (.position(seconds: 1.5, at: 100), #"{"at":100,"event":"position","position":1.5}"#),
             (.videoActive(true), #"{"active":true,"event":"videoActive"}"#),
             (.finished(reason: .playbackEnded, error: nil), #"{"event":"finished","reason":"playbackEnded"}"#),
-            (.finished(reason: .playbackError, error: "x"), #"{"error":"x","event":"finished","reason":"playbackError"}"#),
+            (
+                .finished(reason: .playbackError, error: "x"),
+                #"{"error":"x","event":"finished","reason":"playbackError"}"#
+            ),
             (
                 .finished(reason: .playbackError, error: "bye", code: .receiverShutdown),
                 #"{"code":"receiverShutdown","error":"bye","event":"finished","reason":"playbackError"}"#
@@ -445,14 +473,16 @@ final class PlayURLMessageTests: XCTestCase {
         XCTAssertEqual(json, #"{"title":"http://10.0.0.2:8000/clip.mp4","url":"http://10.0.0.2:8000/clip.mp4"}"#)
         // A file request still has no url, and decodes from the JSON senders have always sent.
         let file = try Message(frame(#"{"title":"a.mp4","media":{"size":5,"seekable":true}}"#))
-        XCTAssertEqual(file, .play(PlayRequest(title: "a.mp4", media: MediaDescriptor(size: 5, seekable: true, nameHint: nil))))
+        XCTAssertEqual(
+            file, .play(PlayRequest(title: "a.mp4", media: MediaDescriptor(size: 5, seekable: true, nameHint: nil))))
         XCTAssertFalse("\(requests[1])".contains("p@ss"), "\(requests[1])")
     }
 
     func testOtherSchemesAndBadURLsAreMalformed() {
         let long = "http://h/" + String(repeating: "a", count: PlayRequest.maximumURLLength - 8)
         for url in [
-            "file:///etc/passwd", "FILE:///etc/passwd", "concat:/etc/passwd|/etc/hostname", "subfile:,,start,0,end,9,,:/x",
+            "file:///etc/passwd", "FILE:///etc/passwd", "concat:/etc/passwd|/etc/hostname",
+            "subfile:,,start,0,end,9,,:/x",
             "data:video/mp4;base64,AAAA", "pipe:0", "/etc/passwd", "hls+http://h/x.m3u8", "ftp://h/x.mp4", "rtmp://h/x",
             "tcp://h:1", "httpx://h/x", "http:/h/x", "http://", "http:///x", "http://h/a b", "http://h/\r\nHost: evil",
             "http://h/caf\u{E9}", "http://alice:s3cret@h/x.mp4", "http://alice@h/x", "", long,
@@ -469,7 +499,8 @@ final class PlayURLMessageTests: XCTestCase {
             #"{"title":"x","media":{"size":5,"seekable":true},"username":"a","password":"s3cret"}"#,
             #"{"title":"x","url":"http://h/x","password":"s3cret"}"#,
             #"{"title":"x","url":"http://h/x","username":"a:b","password":"s3cret"}"#,
-            #"{"title":"x","url":"http://h/x","username":"a","password":""# + String(repeating: "p", count: maximumTextLength + 1) + #""}"#,
+            #"{"title":"x","url":"http://h/x","username":"a","password":""#
+                + String(repeating: "p", count: maximumTextLength + 1) + #""}"#,
             #"{"title":"x","url":7}"#,
         ] {
             assertMalformed(json)

@@ -5,7 +5,8 @@ import XCTest
 final class PCMPipeMessageTests: XCTestCase {
     func testEveryMessageSurvivesItsFrame() throws {
         let messages: [PCMPipeMessage] = [
-            .opened(duration: 12.5), .opened(duration: nil), .read(frames: 352), .read(frames: PCMPipeMessage.maximumFrames),
+            .opened(duration: 12.5), .opened(duration: nil), .read(frames: 352),
+            .read(frames: PCMPipeMessage.maximumFrames),
             .seek(seconds: 0), .seek(seconds: 61.25), .samples([]), .samples([0, -1, .max, .min]), .seeked,
             .failed("no audio stream"),
         ]

@@ -21,12 +21,19 @@ final class PlaybackLogEventTests: XCTestCase {
 
     func testJSONLines() throws {
         let lines: [(PlaybackEvent, String)] = [
-            (.buffered(playableDuration: 4.5, ahead: 2.25), #"{"ahead":2.25,"event":"buffered","playableDuration":4.5}"#),
-            (.metadata(TimedMetadata(items: ["title": "T", "artist": "A"], artwork: true)),
-             #"{"artwork":true,"event":"metadata","metadata":{"artist":"A","title":"T"}}"#),
-            (.errorLog(Fixtures.error),
-             #"{"errorLog":{"comment":"avformat_open_input: Server returned 401 Unauthorized (authorization failed)","#
-                + #""date":100,"domain":"http","serverAddress":"h","statusCode":401,"uri":"http://h/x.mp4"},"event":"errorLog"}"#),
+            (
+                .buffered(playableDuration: 4.5, ahead: 2.25),
+                #"{"ahead":2.25,"event":"buffered","playableDuration":4.5}"#
+            ),
+            (
+                .metadata(TimedMetadata(items: ["title": "T", "artist": "A"], artwork: true)),
+                #"{"artwork":true,"event":"metadata","metadata":{"artist":"A","title":"T"}}"#
+            ),
+            (
+                .errorLog(Fixtures.error),
+                #"{"errorLog":{"comment":"avformat_open_input: Server returned 401 Unauthorized (authorization failed)","#
+                    + #""date":100,"domain":"http","serverAddress":"h","statusCode":401,"uri":"http://h/x.mp4"},"event":"errorLog"}"#
+            ),
             (.loadState(.stalled), #"{"event":"loadState","loadState":["stalled"]}"#),
         ]
         for (event, line) in lines {
@@ -86,7 +93,8 @@ final class PlaybackLogEventTests: XCTestCase {
     }
 
     func testStatusCarriesLoadStateAndPlayableDurationAndTheAccessLogControlRoundTrips() throws {
-        var status = ReceiverStatus(name: "Box", id: "1", state: .interrupted, title: "clip.mp4", position: 2, duration: 6)
+        var status = ReceiverStatus(
+            name: "Box", id: "1", state: .interrupted, title: "clip.mp4", position: 2, duration: 6)
         status.loadState = .stalled
         status.playableDuration = 2.05
         XCTAssertEqual(try Message(Message.status(status).frame()), .status(status))

@@ -31,7 +31,8 @@ final class PrintableTextTests: XCTestCase {
 
     func testNothingThatNeedsEscapingSurvives() {
         // Every scalar below U+00A0 and the separators: the result has no control character left.
-        let all = String(String.UnicodeScalarView((0..<0xA0).compactMap(Unicode.Scalar.init) + ["\u{2028}", "\u{2029}"]))
+        let all = String(
+            String.UnicodeScalarView((0..<0xA0).compactMap(Unicode.Scalar.init) + ["\u{2028}", "\u{2029}"]))
         let shown = printable(all)
         XCTAssertFalse(shown.unicodeScalars.contains { $0.properties.generalCategory == .control })
         XCTAssertFalse(shown.contains("\u{2028}") || shown.contains("\u{2029}"))

@@ -41,7 +41,8 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
 
     func testMediaHelloMakesAMediaConnection() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
-        XCTAssertEqual(machine.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .attachMedia(session: "s1"))
+        XCTAssertEqual(
+            machine.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .attachMedia(session: "s1"))
         var locked = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
         assertClosed(locked.receive(Message.mediaHello(MediaHello(session: "s1")).frame()), .pairingRequired)
     }
@@ -77,7 +78,9 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
     func testPairingIsNotOfferedWithAuthNone() {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .none)
         let start = PairingStart(name: "bob", publicKey: Array(repeating: 7, count: 32))
-        guard case .sendAndClose(.pairing(.failure(let failure)), _) = machine.receive(Message.pairing(.start(start)).frame())
+        guard
+            case .sendAndClose(.pairing(.failure(let failure)), _) = machine.receive(
+                Message.pairing(.start(start)).frame())
         else { return XCTFail("expected a pairing failure") }
         XCTAssertEqual(failure.reason, .notAccepted)
     }
@@ -87,7 +90,9 @@ final class ReceiverConnectionStateMachineTests: XCTestCase {
         var machine = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
         assertClosed(machine.receive(Frame(type: MessageType.play.rawValue, payload: [0xFF])), .unexpectedMessage)
         var proofFirst = ReceiverConnectionStateMachine(welcome: Fixtures.welcome, auth: .pin)
-        assertClosed(proofFirst.receive(Frame(type: MessageType.pairingProof.rawValue, payload: Array("{}".utf8))), .unexpectedMessage)
+        assertClosed(
+            proofFirst.receive(Frame(type: MessageType.pairingProof.rawValue, payload: Array("{}".utf8))),
+            .unexpectedMessage)
     }
 
     func testMessageBeforeHelloCloses() {

@@ -16,13 +16,15 @@ final class TextMatchingTests: XCTestCase {
     /// `cast list` orders names as people do (issue #29): numbers by value, case aside.
     func testNamesSortAsPeopleOrderThem() {
         let names = [
-            "Room 10", "room 3", "Room 2", "Kitchen", "Room 1", "Room", "Den 2b", "Den 2a", "Den 10", "Room 02", "kitchen",
+            "Room 10", "room 3", "Room 2", "Kitchen", "Room 1", "Room", "Den 2b", "Den 2a", "Den 10", "Room 02",
+            "kitchen",
             "Ärmel", "Room 2 Left", "Room 9999999999999999999999", "Room 10000000000000000000000",
         ]
         XCTAssertEqual(
             names.sorted(by: precedesNaturally),
             [
-                "Den 2a", "Den 2b", "Den 10", "Kitchen", "kitchen", "Room", "Room 1", "Room 02", "Room 2", "Room 2 Left",
+                "Den 2a", "Den 2b", "Den 10", "Kitchen", "kitchen", "Room", "Room 1", "Room 02", "Room 2",
+                "Room 2 Left",
                 "room 3", "Room 10", "Room 9999999999999999999999", "Room 10000000000000000000000", "Ärmel",
             ])
         XCTAssertEqual(compareNaturally("Room 2", "Room 10"), -1)

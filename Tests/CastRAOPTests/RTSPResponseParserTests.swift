@@ -29,7 +29,10 @@ final class RTSPResponseParserTests: XCTestCase {
 
     func testBodyOfContentLengthAndTwoResponsesInOneRead() throws {
         var parser = RTSPResponseParser()
-        parser.append(Array("RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5\r\n\r\nhelloRTSP/1.0 453 Not Enough Bandwidth\r\nCSeq: 2\r\n\r\n".utf8))
+        parser.append(
+            Array(
+                "RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5\r\n\r\nhelloRTSP/1.0 453 Not Enough Bandwidth\r\nCSeq: 2\r\n\r\n"
+                    .utf8))
         let first = try XCTUnwrap(try parser.nextResponse())
         XCTAssertEqual(first.body, Array("hello".utf8))
         let second = try XCTUnwrap(try parser.nextResponse())
@@ -48,10 +51,12 @@ final class RTSPResponseParserTests: XCTestCase {
 
     func testRefusesWhatIsNotAnRTSPResponse() {
         for text in [
-            "HTTP/1.1 200 OK\r\n\r\n", "RTSP/1.0 20 OK\r\n\r\n", "RTSP/1.0 2x0 OK\r\n\r\n", "RTSP/1.0 200 OK\r\nNoColon\r\n\r\n",
+            "HTTP/1.1 200 OK\r\n\r\n", "RTSP/1.0 20 OK\r\n\r\n", "RTSP/1.0 2x0 OK\r\n\r\n",
+            "RTSP/1.0 200 OK\r\nNoColon\r\n\r\n",
             "RTSP/1.0 200 OK\r\n: empty name\r\n\r\n", "RTSP/1.0 200 OK\r\nBad Name: x\r\n\r\n",
             "RTSP/1.0 200 OK\rCSeq: 1\r\n\r\n", "RTSP/1.0 200 OK\r\nCSeq: \u{0}1\r\n\r\n",
-            "RTSP/1.0 200 OK\r\nContent-Length: -1\r\n\r\n", "RTSP/1.0 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "RTSP/1.0 200 OK\r\nContent-Length: -1\r\n\r\n",
+            "RTSP/1.0 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
         ] {
             var parser = RTSPResponseParser()
             parser.append(Array(text.utf8))
@@ -64,7 +69,8 @@ final class RTSPResponseParserTests: XCTestCase {
     func testBoundsHeadHeadersAndBody() {
         // A head that never ends: refused once past the limit, without waiting for more.
         var endless = RTSPResponseParser()
-        endless.append(Array("RTSP/1.0 200 OK\r\nX: ".utf8) + [UInt8](repeating: 0x61, count: RTSPResponseParser.maximumHeadBytes))
+        endless.append(
+            Array("RTSP/1.0 200 OK\r\nX: ".utf8) + [UInt8](repeating: 0x61, count: RTSPResponseParser.maximumHeadBytes))
         XCTAssertThrowsError(try endless.nextResponse()) { XCTAssertEqual(($0 as? RAOPError)?.code, .responseTooLarge) }
 
         var many = RTSPResponseParser()

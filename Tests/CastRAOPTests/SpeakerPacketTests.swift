@@ -16,7 +16,9 @@ final class SpeakerPacketTests: XCTestCase {
             SpeakerPacket.audio(sequence: 0, timestamp: 0, ssrc: 0, marker: false, samples: $0)
         }
         XCTAssertEqual(unmarked[1], 0x60)
-        guard case .audio(let sequence, let timestamp, let ssrc, let marker, let payload) = try? SpeakerPacket.decode(bytes)
+        guard
+            case .audio(let sequence, let timestamp, let ssrc, let marker, let payload) = try? SpeakerPacket.decode(
+                bytes)
         else { return XCTFail("the audio packet does not decode") }
         XCTAssertEqual([Int(sequence), Int(timestamp), Int(ssrc)], [0x0102, 0x0304_0506, 0x0708_090A])
         XCTAssertTrue(marker)
@@ -34,7 +36,9 @@ final class SpeakerPacketTests: XCTestCase {
         let later = SpeakerPacket.sync(timestampLessLatency: 1, time: time, timestamp: 2, first: false)
         XCTAssertEqual(later.encoded[0], 0x80)
         XCTAssertEqual(try SpeakerPacket.decode(later.encoded), later)
-        XCTAssertEqual(try SpeakerPacket.decode(first), .sync(timestampLessLatency: 100, time: time, timestamp: 77_275, first: true))
+        XCTAssertEqual(
+            try SpeakerPacket.decode(first),
+            .sync(timestampLessLatency: 100, time: time, timestamp: 77_275, first: true))
     }
 
     func testTimingRequestFromShairportAndOurReply() throws {

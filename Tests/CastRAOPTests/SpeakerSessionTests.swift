@@ -7,7 +7,8 @@ final class SpeakerSessionTests: XCTestCase {
         static func machine() -> SpeakerSessionStateMachine {
             SpeakerSessionStateMachine(
                 announcement: SpeakerAnnouncement(sessionID: 42, localAddress: "10.0.0.2", speakerAddress: "10.0.0.1"),
-                controlPort: 7001, timingPort: 7002, firstSequence: 9, firstTimestamp: 1000, clientInstance: "0123456789ABCDEF")
+                controlPort: 7001, timingPort: 7002, firstSequence: 9, firstTimestamp: 1000,
+                clientInstance: "0123456789ABCDEF")
         }
 
         static func ok(_ cseq: Int, _ headers: [(name: String, value: String)] = []) -> RTSPResponse {
@@ -34,7 +35,9 @@ final class SpeakerSessionTests: XCTestCase {
         XCTAssertEqual(
             setup.header("Transport"),
             "RTP/AVP/UDP;unicast;interleaved=0-1;mode=record;control_port=7001;timing_port=7002")
-        guard case .send(let record) = try machine.receive(Fixtures.ok(2, [("Transport", Fixtures.transport), ("Session", "ABC")]))
+        guard
+            case .send(let record) = try machine.receive(
+                Fixtures.ok(2, [("Transport", Fixtures.transport), ("Session", "ABC")]))
         else { return XCTFail("no RECORD") }
         XCTAssertEqual(record.method, "RECORD")
         XCTAssertEqual(record.header("RTP-Info"), "seq=9;rtptime=1000")
@@ -67,7 +70,9 @@ final class SpeakerSessionTests: XCTestCase {
     func testRefusalsAndMismatchesAreErrors() throws {
         var busy = Fixtures.machine()
         _ = busy.start()
-        XCTAssertThrowsError(try busy.receive(RTSPResponse(status: 453, reason: "Not Enough Bandwidth", headers: [("CSeq", "1")]))) {
+        XCTAssertThrowsError(
+            try busy.receive(RTSPResponse(status: 453, reason: "Not Enough Bandwidth", headers: [("CSeq", "1")]))
+        ) {
             XCTAssertEqual(($0 as? RAOPError)?.code, .refused)
             XCTAssertEqual(($0 as? RAOPError)?.status, 453)
         }
@@ -75,15 +80,22 @@ final class SpeakerSessionTests: XCTestCase {
 
         var wrong = Fixtures.machine()
         _ = wrong.start()
-        XCTAssertThrowsError(try wrong.receive(Fixtures.ok(7))) { XCTAssertEqual(($0 as? RAOPError)?.code, .unexpectedResponse) }
+        XCTAssertThrowsError(try wrong.receive(Fixtures.ok(7))) {
+            XCTAssertEqual(($0 as? RAOPError)?.code, .unexpectedResponse)
+        }
 
         var unasked = Fixtures.machine()
-        XCTAssertThrowsError(try unasked.receive(Fixtures.ok(1))) { XCTAssertEqual(($0 as? RAOPError)?.code, .unexpectedResponse) }
+        XCTAssertThrowsError(try unasked.receive(Fixtures.ok(1))) {
+            XCTAssertEqual(($0 as? RAOPError)?.code, .unexpectedResponse)
+        }
 
         var noPorts = Fixtures.machine()
         _ = noPorts.start()
         _ = try noPorts.receive(Fixtures.ok(1))
-        XCTAssertThrowsError(try noPorts.receive(Fixtures.ok(2, [("Transport", "RTP/AVP/UDP;server_port=6001;control_port=0;timing_port=6003")]))) {
+        XCTAssertThrowsError(
+            try noPorts.receive(
+                Fixtures.ok(2, [("Transport", "RTP/AVP/UDP;server_port=6001;control_port=0;timing_port=6003")]))
+        ) {
             XCTAssertEqual(($0 as? RAOPError)?.code, .missingTransport)
         }
     }

@@ -24,7 +24,9 @@ final class ReceiverSettingsTests: XCTestCase {
         return environment
     }
 
-    private func parse(_ arguments: [String], _ variables: [String: String] = ["HOME": "/home/ann"]) throws -> ReceiverSettings {
+    private func parse(_ arguments: [String], _ variables: [String: String] = ["HOME": "/home/ann"]) throws
+        -> ReceiverSettings
+    {
         try ReceiverSettings.parse(arguments, environment: environment(variables))
     }
 
@@ -68,7 +70,8 @@ final class ReceiverSettingsTests: XCTestCase {
 
     func testEveryValueIsTakenAndChecked() throws {
         let settings = try parse([
-            "--name", "Kitchen", "--port", "0", "--listen", "127.0.0.1", "--audio-device", "none", "--audio-channels", "6",
+            "--name", "Kitchen", "--port", "0", "--listen", "127.0.0.1", "--audio-device", "none", "--audio-channels",
+            "6",
             "--audio-clock", "device",
             "--video-out", "framemd5:/tmp/f.md5", "--scaling", "fill", "--takeover", "deny", "--sender-timeout", "2.5",
             "--pairing-attempts", "3", "--decoder-memory", "600", "--decoder-cpu", "30", "--no-advertise",
@@ -121,7 +124,8 @@ final class ReceiverSettingsTests: XCTestCase {
             let message = problem(arguments) ?? ""
             XCTAssertTrue(message.contains(expected), "\(arguments): \(message)")
         }
-        XCTAssertEqual(try parse(["--decoder-isolation", "off", "--decoder-memory", "1"]).configuration.decoderIsolation, .off)
+        XCTAssertEqual(
+            try parse(["--decoder-isolation", "off", "--decoder-memory", "1"]).configuration.decoderIsolation, .off)
     }
 
     func testCommandsThatPrintAndExit() throws {
@@ -142,10 +146,14 @@ final class ReceiverSettingsTests: XCTestCase {
         XCTAssertNil(settings.configuration.airPlayVideoPort, "a switch set to no stays off")
         XCTAssertFalse(settings.configuration.advertise)
 
-        XCTAssertTrue(problem(["--config", try config("nam = Attic\n")])?.contains("line 1: unknown setting 'nam'") == true)
-        XCTAssertTrue(problem(["--config", try config("config = /etc/other\n")])?.contains("unknown setting 'config'") == true)
-        XCTAssertTrue(problem(["--config", try config("airplay-video = maybe\n")])?.contains("is a switch: yes or no") == true)
-        XCTAssertTrue(problem(["--config", directory + "/missing.conf"])?.contains("cannot read the config file") == true)
+        XCTAssertTrue(
+            problem(["--config", try config("nam = Attic\n")])?.contains("line 1: unknown setting 'nam'") == true)
+        XCTAssertTrue(
+            problem(["--config", try config("config = /etc/other\n")])?.contains("unknown setting 'config'") == true)
+        XCTAssertTrue(
+            problem(["--config", try config("airplay-video = maybe\n")])?.contains("is a switch: yes or no") == true)
+        XCTAssertTrue(
+            problem(["--config", directory + "/missing.conf"])?.contains("cannot read the config file") == true)
         XCTAssertTrue(problem(["--config", try config("port = many\n")])?.contains("--port must be a number") == true)
     }
 

@@ -267,7 +267,8 @@ final class WorkerMessageTests: XCTestCase {
     func testSendDataIsTheDataFrame() throws {
         let (one, other) = try WorkerChannel.socketPair()
         let sender = WorkerChannel(fd: one, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
-        let receiver = WorkerChannel(fd: other, incoming: WorkerMessage.maximumToWorker, decode: WorkerMessage.fromCastd)
+        let receiver = WorkerChannel(
+            fd: other, incoming: WorkerMessage.maximumToWorker, decode: WorkerMessage.fromCastd)
         let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let reading = Thread {
             try? bytes.withUnsafeBytes { try sender.sendData(offset: 1 << 33, bytes: $0) }

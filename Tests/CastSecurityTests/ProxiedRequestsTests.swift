@@ -13,7 +13,9 @@ final class ProxiedRequestsTests: XCTestCase {
 
     func testAbsoluteFormBecomesOriginFormWithHostKept() throws {
         XCTAssertEqual(
-            try passed("GET http://10.77.1.2:8765/clip.mp4?x=1#frag HTTP/1.1\r\nHost: 10.77.1.2:8765\r\nRange: bytes=0-\r\n\r\n"),
+            try passed(
+                "GET http://10.77.1.2:8765/clip.mp4?x=1#frag HTTP/1.1\r\nHost: 10.77.1.2:8765\r\nRange: bytes=0-\r\n\r\n"
+            ),
             "GET /clip.mp4?x=1 HTTP/1.1\r\nHost: 10.77.1.2:8765\r\nRange: bytes=0-\r\n\r\n")
         XCTAssertEqual(
             try passed("HEAD http://Media.Example?q HTTP/1.0\r\n\r\n", host: "media.example", port: 80),
@@ -39,7 +41,8 @@ final class ProxiedRequestsTests: XCTestCase {
         var out: [UInt8] = []
         for byte in Array((first + second).utf8) { out += try requests.feed([byte]) }
         XCTAssertEqual(
-            String(decoding: out, as: UTF8.self), "GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n")
+            String(decoding: out, as: UTF8.self), "GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n"
+        )
     }
 
     func testRefusals() {

@@ -21,10 +21,12 @@ final class ReceiverPinTests: XCTestCase {
         static let paired = [living, kitchen]
 
         /// A receiver found by discovery, advertising `name` (instance and `fn`) and `id`.
-        static func advertised(_ name: String, id: String = impostorID, requested: String? = nil) -> ReceiverDescription {
+        static func advertised(_ name: String, id: String = impostorID, requested: String? = nil) -> ReceiverDescription
+        {
             ReceiverDescription(
                 name: name, id: id, host: "10.0.0.9", port: 7100,
-                record: ServiceRecord(id: id, friendlyName: name, features: [.audio], auth: .none), requested: requested)
+                record: ServiceRecord(id: id, friendlyName: name, features: [.audio], auth: .none), requested: requested
+            )
         }
     }
 
@@ -36,7 +38,8 @@ final class ReceiverPinTests: XCTestCase {
         }
         // The paired receiver itself, found under its name, is admitted.
         let real = ReceiverPin(
-            Fixtures.advertised("Living Room", id: Fixtures.livingID, requested: "Living Room"), paired: Fixtures.paired)
+            Fixtures.advertised("Living Room", id: Fixtures.livingID, requested: "Living Room"), paired: Fixtures.paired
+        )
         XCTAssertTrue(real.admits(Fixtures.livingID))
         XCTAssertNil(real.refusal(of: Fixtures.livingID))
     }
@@ -59,7 +62,9 @@ final class ReceiverPinTests: XCTestCase {
     }
 
     func testAnAdvertisedNameThatFoldsToAPairedNamePinsIt() {
-        for name in ["Living Room ", "living  room", "LIVING ROOM", "Living\u{200B} Room", "Lïving Room", "\tLiving Room\n"] {
+        for name in [
+            "Living Room ", "living  room", "LIVING ROOM", "Living\u{200B} Room", "Lïving Room", "\tLiving Room\n",
+        ] {
             XCTAssertEqual(ReceiverPin.folded(name), "living room", name.debugDescription)
             let pin = ReceiverPin(Fixtures.advertised(name), paired: Fixtures.paired)
             XCTAssertFalse(pin.admits(Fixtures.impostorID), name.debugDescription)
@@ -67,7 +72,8 @@ final class ReceiverPinTests: XCTestCase {
         XCTAssertNotEqual(ReceiverPin.folded("Living Room 2"), "living room")
         // No lead at all: an unpaired receiver under a name of its own is up to its own auth.
         XCTAssertEqual(ReceiverPin(Fixtures.advertised("Living Room 2"), paired: Fixtures.paired).leads, [])
-        XCTAssertTrue(ReceiverPin(Fixtures.advertised("Living Room 2"), paired: Fixtures.paired).admits(Fixtures.impostorID))
+        XCTAssertTrue(
+            ReceiverPin(Fixtures.advertised("Living Room 2"), paired: Fixtures.paired).admits(Fixtures.impostorID))
     }
 
     func testAnAddressPinsTheReceiverLastReachedThere() {
@@ -112,16 +118,19 @@ final class ReceiverPinTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = Array(repeating: UInt8(5), count: 32)
         let id = fingerprint(ofPublicKey: key)
-        try KnownReceivers.load(directory: directory).pin(id: id, publicKey: key, name: "Living Room", address: "10.0.0.5:7100")
+        try KnownReceivers.load(directory: directory).pin(
+            id: id, publicKey: key, name: "Living Room", address: "10.0.0.5:7100")
         let impostorKey = Array(repeating: UInt8(6), count: 32)
         XCTAssertThrowsError(
             try checkPinnedIdentity(
-                Fixtures.advertised("Living Room 2", id: fingerprint(ofPublicKey: impostorKey), requested: "Living Room"),
+                Fixtures.advertised(
+                    "Living Room 2", id: fingerprint(ofPublicKey: impostorKey), requested: "Living Room"),
                 peerKey: impostorKey, configDirectory: directory)
         ) { error in
             let error = error as? CastError
             XCTAssertEqual(error?.kind, .notAuthorised)
-            XCTAssertTrue(error?.message.contains("WARNING: the identity of receiver \"Living Room\" has changed") == true)
+            XCTAssertTrue(
+                error?.message.contains("WARNING: the identity of receiver \"Living Room\" has changed") == true)
             XCTAssertTrue(error?.message.contains("expected id \(id)") == true, error?.message ?? "")
             XCTAssertTrue(error?.message.contains("asked for by \"Living Room\"") == true, error?.message ?? "")
         }

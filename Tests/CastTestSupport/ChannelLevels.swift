@@ -28,7 +28,9 @@ public struct ChannelLevels {
     }
 
     /// Every channel's RMS, "2712/2712".
-    public var rmsList: String { (0..<channels).map { String(format: "%.0f", rms(channel: $0)) }.joined(separator: "/") }
+    public var rmsList: String {
+        (0..<channels).map { String(format: "%.0f", rms(channel: $0)) }.joined(separator: "/")
+    }
 
     /// "N frames, RMS 2712/2712".
     public var summary: String { "\(frames) frames, RMS \(rmsList)" }

@@ -11,6 +11,11 @@ public final class Flag: @unchecked Sendable {
     /// Sets it.
     public func set() { lock.withLock { value = true } }
     /// Sets it; true only for the call that set it.
-    public func setOnce() -> Bool { lock.withLock { defer { value = true }; return !value } }
+    public func setOnce() -> Bool {
+        lock.withLock {
+            defer { value = true }
+            return !value
+        }
+    }
     public var isSet: Bool { lock.withLock { value } }
 }

@@ -29,9 +29,8 @@ public final class PacedCapture: @unchecked Sendable {
     private let lock = NSLock()
     /// Channel 0 as S16 (`bytes`), the frames played (`frames`, ones the card ran dry for included), where it ran dry
     /// and the frame count when data last came.
-    private var state:
-        (bytes: Data, frames: Int, start: Int64?, underruns: [Int], lastData: Int, stopped: Bool) =
-            (Data(), 0, nil, [], 0, false)
+    private var state: (bytes: Data, frames: Int, start: Int64?, underruns: [Int], lastData: Int, stopped: Bool) =
+        (Data(), 0, nil, [], 0, false)
     private let done = DispatchSemaphore(value: 0)
 
     /// A card `ppm` fast (negative: slow) against this test's clock, taking `channels` of little-endian integer samples

@@ -15,7 +15,9 @@ public final class VirtualDisplay {
     /// Starts Xvfb and waits (a hang bound of 10 s) until it listens; skips the test without Xvfb. With
     /// `settingDISPLAY`, this process's DISPLAY names it until `stop`.
     public static func start(settingDISPLAY: Bool = false) throws -> VirtualDisplay {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else { throw XCTSkip("Xvfb is not installed") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else {
+            throw XCTSkip("Xvfb is not installed")
+        }
         return try VirtualDisplay(settingDISPLAY: settingDISPLAY)
     }
 
@@ -75,7 +77,8 @@ public final class VirtualDisplay {
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         ffmpeg.arguments = [
-            "ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", pointer ? "1" : "0", "-video_size", "1280x720", "-i", display,
+            "ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", pointer ? "1" : "0", "-video_size",
+            "1280x720", "-i", display,
             "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path,
         ]
         ffmpeg.standardOutput = FileHandle.nullDevice
@@ -85,7 +88,8 @@ public final class VirtualDisplay {
         ffmpeg.waitUntilExit()
         let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
         guard ffmpeg.terminationStatus == 0, data.count == 1280 * 720 * 3 else {
-            throw StartError(description: "x11grab of \(display) gave \(data.count) bytes (exit \(ffmpeg.terminationStatus))")
+            throw StartError(
+                description: "x11grab of \(display) gave \(data.count) bytes (exit \(ffmpeg.terminationStatus))")
         }
         return data
     }

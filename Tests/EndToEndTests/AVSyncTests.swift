@@ -17,18 +17,21 @@ final class AVSyncTests: XCTestCase {
         // 24 pairs, so that the p95 is a p95 (of 12 it was the largest: a start-up pair on a loaded machine decided).
         let seconds = 24
         let made = try runCommand(
-            ["ffmpeg", "-v", "error", "-y",
-             "-f", "lavfi", "-i",
-             "color=c=black:s=320x240:r=30:d=\(seconds),"
-                + "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.03)'",
-             "-f", "lavfi", "-i",
-             "aevalsrc=exprs='if(lt(mod(t\\,1)\\,0.1)\\,0.5*sin(2*PI*1000*t)\\,0)':s=48000:d=\(seconds)",
-             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "30", "-c:a", "aac", "-ar", "48000", "-ac", "2", clip])
+            [
+                "ffmpeg", "-v", "error", "-y",
+                "-f", "lavfi", "-i",
+                "color=c=black:s=320x240:r=30:d=\(seconds),"
+                    + "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.03)'",
+                "-f", "lavfi", "-i",
+                "aevalsrc=exprs='if(lt(mod(t\\,1)\\,0.1)\\,0.5*sin(2*PI*1000*t)\\,0)':s=48000:d=\(seconds)",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "30", "-c:a", "aac", "-ar", "48000", "-ac", "2", clip,
+            ])
         XCTAssertEqual(made.status, 0, made.stderr)
 
         let (receiver, _) = try lab.startRecordingReceiver(work: work, extra: ["--timing-log", "\(work)/timing.log"])
         let send = try lab.run(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work)/sender"],
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room"],
+            environment: ["XDG_CONFIG_HOME": "\(work)/sender"],
             timeout: 60)
         XCTAssertEqual(send.status, 0, send.stderr)
         receiver.stop()
@@ -118,7 +121,9 @@ final class AVSyncTests: XCTestCase {
         init(path: String) throws {
             for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
                 let f = line.split(separator: " ")
-                if f.count == 3, f[0] == "video", let pts = Double(f[1]), let t = UInt64(f[2]) { video.append((pts, t)) }
+                if f.count == 3, f[0] == "video", let pts = Double(f[1]), let t = UInt64(f[2]) {
+                    video.append((pts, t))
+                }
                 if f.count == 4, f[0] == "audio", let n = Int(f[1]), let t = UInt64(f[2]), let l = Int64(f[3]) {
                     audio.append((n, t, l))
                 }

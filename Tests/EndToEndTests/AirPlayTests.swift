@@ -25,11 +25,13 @@ final class AirPlayTests: XCTestCase {
 
     /// castd recording what it plays (see `startRecordingReceiver`), with AirPlay video on a free port.
     private func startReceiver(extra: [String] = []) throws {
-        (receiver, _) = try lab.startRecordingReceiver(work: work, extra: ["--airplay-video", "--airplay-port", "0"] + extra)
+        (receiver, _) = try lab.startRecordingReceiver(
+            work: work, extra: ["--airplay-video", "--airplay-port", "0"] + extra)
         let line = try XCTUnwrap(receiver.waitForLine(containing: "AirPlay video on port"), "\(receiver.output)")
         let words = line.split(separator: " ")
         airPlayPort = try XCTUnwrap(words.drop { $0 != "port" }.dropFirst().first.flatMap { UInt16($0) }, line)
-        deviceID = try XCTUnwrap(words.drop { $0 != "(deviceid" }.dropFirst().first.map { String($0.dropLast(2)) }, line)
+        deviceID = try XCTUnwrap(
+            words.drop { $0 != "(deviceid" }.dropFirst().first.map { String($0.dropLast(2)) }, line)
         XCTAssertNotNil(receiver.waitForLine(containing: "(_airplay._tcp) on mDNS"), "\(receiver.output)")
     }
 
@@ -37,15 +39,19 @@ final class AirPlayTests: XCTestCase {
     private func atvremote() throws -> String {
         let script = Paths.package.appendingPathComponent("Tests/Fixtures/pyatv_venv.sh").path
         let result = try runCommand([script], timeout: 300)
-        guard result.status == 0 else { throw Media.MediaError(message: "cannot make the pyatv virtualenv: \(result.stderr)") }
+        guard result.status == 0 else {
+            throw Media.MediaError(message: "cannot make the pyatv virtualenv: \(result.stderr)")
+        }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// `atvremote … play_url=URL` against castd, as a pyatv user types it (manual mode: no scan).
     private func playURLArguments(_ atvremote: String, _ url: String) -> [String] {
-        [atvremote, "--storage", "none", "--manual", "--address", lab.address(.box), "--port", String(airPlayPort),
-         "--protocol", "airplay", "--id", deviceID, "--service-properties", ";features=0x1;deviceid=\(deviceID)",
-         "play_url=\(url)"]
+        [
+            atvremote, "--storage", "none", "--manual", "--address", lab.address(.box), "--port", String(airPlayPort),
+            "--protocol", "airplay", "--id", deviceID, "--service-properties", ";features=0x1;deviceid=\(deviceID)",
+            "play_url=\(url)",
+        ]
     }
 
     /// Starts the http server on the phone for the test clips; returns the base URL (`http://ADDR:PORT`).
@@ -57,7 +63,8 @@ final class AirPlayTests: XCTestCase {
 
     private func watch() throws -> Daemon {
         let watcher = try lab.start(
-            on: .phone, [Paths.cast, "watch", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/watcher"])
+            on: .phone, [Paths.cast, "watch", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/watcher"])
         XCTAssertNotNil(watcher.waitForLine(containing: #""state":"stopped""#, timeout: 10), "\(watcher.output)")
         return watcher
     }
@@ -143,7 +150,8 @@ final class AirPlayTests: XCTestCase {
     func testPlistBombIsAnswered400WithinASecondAndMemoryStaysFlat() throws {
         try startReceiver()
         let bomb = Self.plistBomb()
-        let head = "POST /play HTTP/1.1\r\nContent-Type: application/x-apple-binary-plist\r\n"
+        let head =
+            "POST /play HTTP/1.1\r\nContent-Type: application/x-apple-binary-plist\r\n"
             + "Content-Length: \(bomb.count)\r\nConnection: close\r\n\r\n"
         // Warm up: the first requests allocate what castd keeps (thread stacks, the parser's buffer).
         _ = try timedExchange(Array("GET /server-info HTTP/1.1\r\nConnection: close\r\n\r\n".utf8))
@@ -159,8 +167,9 @@ final class AirPlayTests: XCTestCase {
         XCTAssertLessThan(after - before, 4 * 1024, "castd VmRSS \(before) kB before, \(after) kB after")
         XCTAssertTrue(receiver.isRunning)
         XCTAssertFalse(receiver.output.contains { $0.contains(" plays ") }, "\(receiver.output)")
-        print("the \(bomb.count)-byte plist bomb: 400 within \(String(format: "%.3f", slowest)) s (slowest of 3); "
-            + "castd VmRSS \(before) kB before, \(after) kB after")
+        print(
+            "the \(bomb.count)-byte plist bomb: 400 within \(String(format: "%.3f", slowest)) s (slowest of 3); "
+                + "castd VmRSS \(before) kB before, \(after) kB after")
     }
 
     /// 16 connections stream CR LF: 8 as fast as they can (refused at the 16 KiB head limit), 8 slowly (answered 408
@@ -231,11 +240,13 @@ final class AirPlayTests: XCTestCase {
             }
         }
         let after = Processes.residentKilobytes(castd)
-        XCTAssertLessThan(peak - before, 4 * 1024, "castd VmRSS \(before) kB before, \(peak) kB at most while streaming")
+        XCTAssertLessThan(
+            peak - before, 4 * 1024, "castd VmRSS \(before) kB before, \(peak) kB at most while streaming")
         XCTAssertLessThan(after - before, 4 * 1024, "castd VmRSS \(before) kB before, \(after) kB after")
         XCTAssertTrue(receiver.isRunning)
-        print("16 CR LF streams closed: \(lines.map { $0.joined(separator: " ") }); castd VmRSS \(before) kB before, "
-            + "\(peak) kB at most while streaming, \(after) kB after")
+        print(
+            "16 CR LF streams closed: \(lines.map { $0.joined(separator: " ") }); castd VmRSS \(before) kB before, "
+                + "\(peak) kB at most while streaming, \(after) kB after")
     }
 
     /// From the phone, on one connection: `POST /play` of `url` (text parameters), then `/playback-info` every 0.3 s
@@ -267,7 +278,10 @@ final class AirPlayTests: XCTestCase {
             print(info.decode("latin-1"))
             """
         let result = try runCommand(
-            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort), url],
+            [
+                Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort),
+                url,
+            ],
             timeout: 40)
         let lines = result.stdout.split(separator: "\n", maxSplits: 1).map(String.init)
         return (lines.first ?? "", lines.dropFirst().first ?? "\(result.stderr)")
@@ -279,42 +293,53 @@ final class AirPlayTests: XCTestCase {
     func testPlayOfALoopbackURLNeverReachesTheBox() throws {
         _ = try Media.clip("movie.mp4")
         try startReceiver()
-        let listener = try lab.start(on: .box, ["python3", "-c", """
-            import socket
-            s = socket.socket()
-            s.bind(("0.0.0.0", 0))
-            s.listen(16)
-            print("port %d" % s.getsockname()[1], flush=True)
-            while True:
-                c, a = s.accept()
-                print("HIT %s" % (a,), flush=True)
-                c.close()
-            """])
-        let port = try XCTUnwrap(listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
+        let listener = try lab.start(
+            on: .box,
+            [
+                "python3", "-c",
+                """
+                import socket
+                s = socket.socket()
+                s.bind(("0.0.0.0", 0))
+                s.listen(16)
+                print("port %d" % s.getsockname()[1], flush=True)
+                while True:
+                    c, a = s.accept()
+                    print("HIT %s" % (a,), flush=True)
+                    c.close()
+                """,
+            ])
+        let port = try XCTUnwrap(
+            listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
         // The phone's server: a redirect to the box's loopback, and HLS playlists whose key and segments are there
         // (named as http, and as FFmpeg's httpproxy protocol, which would connect around the proxy).
         let loopback = "127.0.0.1:\(port)"
         let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n"
-        let phoneServer = try lab.start(on: .phone, ["python3", "-c", """
-            import http.server, sys, urllib.parse
-            pages = {"/list.m3u8": sys.argv[2], "/bypass.m3u8": sys.argv[3]}
-            class Handler(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    page = pages.get(urllib.parse.urlsplit(self.path).path)
-                    self.send_response(200 if page else 302)
-                    if not page: self.send_header("Location", sys.argv[1])
-                    body = (page or "").encode()
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-            server = http.server.HTTPServer(("0.0.0.0", 0), Handler)
-            print("port %d" % server.server_address[1], flush=True)
-            server.serve_forever()
-            """, "http://\(loopback)/",
-            playlist + "#EXT-X-KEY:METHOD=AES-128,URI=\"http://\(loopback)/key\"\n"
-                + "#EXTINF:2.0,\nhttp://\(loopback)/0.ts\n#EXT-X-ENDLIST\n",
-            playlist + "#EXTINF:2.0,\nhttpproxy://\(loopback)/0.ts\n"
-                + "#EXTINF:2.0,\ncrypto+httpproxy://\(loopback)/1.ts\n#EXT-X-ENDLIST\n"])
+        let phoneServer = try lab.start(
+            on: .phone,
+            [
+                "python3", "-c",
+                """
+                import http.server, sys, urllib.parse
+                pages = {"/list.m3u8": sys.argv[2], "/bypass.m3u8": sys.argv[3]}
+                class Handler(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        page = pages.get(urllib.parse.urlsplit(self.path).path)
+                        self.send_response(200 if page else 302)
+                        if not page: self.send_header("Location", sys.argv[1])
+                        body = (page or "").encode()
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                server = http.server.HTTPServer(("0.0.0.0", 0), Handler)
+                print("port %d" % server.server_address[1], flush=True)
+                server.serve_forever()
+                """, "http://\(loopback)/",
+                playlist + "#EXT-X-KEY:METHOD=AES-128,URI=\"http://\(loopback)/key\"\n"
+                    + "#EXTINF:2.0,\nhttp://\(loopback)/0.ts\n#EXT-X-ENDLIST\n",
+                playlist + "#EXTINF:2.0,\nhttpproxy://\(loopback)/0.ts\n"
+                    + "#EXTINF:2.0,\ncrypto+httpproxy://\(loopback)/1.ts\n#EXT-X-ENDLIST\n",
+            ])
         let phonePort = try XCTUnwrap(phoneServer.waitForLine(containing: "port ")?.split(separator: " ").last)
         let phone = "\(lab.address(.phone)):\(phonePort)"
 
@@ -331,8 +356,10 @@ final class AirPlayTests: XCTestCase {
             }
         }
         Thread.sleep(forTimeInterval: 0.5)
-        XCTAssertFalse(listener.output.contains { $0.hasPrefix("HIT") }, "the box's listener was reached: \(listener.output)")
-        XCTAssertNotNil(receiver.waitForLine(containing: "refused a connection to 127.0.0.1 port \(port)"), "\(receiver.output)")
+        XCTAssertFalse(
+            listener.output.contains { $0.hasPrefix("HIT") }, "the box's listener was reached: \(listener.output)")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "refused a connection to 127.0.0.1 port \(port)"), "\(receiver.output)")
         XCTAssertNotNil(receiver.waitForLine(containing: "this box's own address"), "\(receiver.output)")
 
         // A URL on the phone's LAN address plays, through the proxy.
@@ -345,23 +372,29 @@ final class AirPlayTests: XCTestCase {
     /// A listener on every address of the box (loopback included) that prints `HIT` and the first line of each
     /// connection it accepts.
     private func startBoxListener() throws -> (daemon: Daemon, port: Substring) {
-        let listener = try lab.start(on: .box, ["python3", "-c", """
-            import socket, threading
-            s = socket.socket()
-            s.bind(("0.0.0.0", 0))
-            s.listen(16)
-            print("port %d" % s.getsockname()[1], flush=True)
-            def serve(c):
-                c.settimeout(2)
-                try: line = c.recv(200).split(b"\\r\\n")[0].decode("latin-1")
-                except Exception: line = ""
-                print("HIT %s" % line, flush=True)
-                c.close()
-            while True:
-                c, a = s.accept()
-                threading.Thread(target=serve, args=(c,), daemon=True).start()
-            """])
-        let port = try XCTUnwrap(listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
+        let listener = try lab.start(
+            on: .box,
+            [
+                "python3", "-c",
+                """
+                import socket, threading
+                s = socket.socket()
+                s.bind(("0.0.0.0", 0))
+                s.listen(16)
+                print("port %d" % s.getsockname()[1], flush=True)
+                def serve(c):
+                    c.settimeout(2)
+                    try: line = c.recv(200).split(b"\\r\\n")[0].decode("latin-1")
+                    except Exception: line = ""
+                    print("HIT %s" % line, flush=True)
+                    c.close()
+                while True:
+                    c, a = s.accept()
+                    threading.Thread(target=serve, args=(c,), daemon=True).start()
+                """,
+            ])
+        let port = try XCTUnwrap(
+            listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
         return (listener, port)
     }
 
@@ -396,47 +429,54 @@ final class AirPlayTests: XCTestCase {
         let loopback = "127.0.0.1:\(port)"
         let segment = Media.folder.appendingPathComponent("stranger-seg.ts").path
         let made = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "2", "-c:v",
-             "libx264", "-pix_fmt", "yuv420p", "-f", "mpegts", segment], timeout: 60)
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "2", "-c:v",
+                "libx264", "-pix_fmt", "yuv420p", "-f", "mpegts", segment,
+            ], timeout: 60)
         XCTAssertEqual(made.status, 0, made.stderr)
-        let phoneServer = try lab.start(on: .phone, ["python3", "-c", """
-            import http.server, sys, urllib.parse
-            loopback, segment = sys.argv[1], sys.argv[2]
-            pages = {
-                "/rel.ffconcat": "ffconcat version 1.0\\nfile seg.ts\\n",
-                "/abs.ffconcat": "ffconcat version 1.0\\nfile http://%s/abs.ts\\n" % loopback,
-                "/unsafe.ffconcat": "ffconcat version 1.0\\nfile http://%s/unsafe.ts\\noption safe 0\\n" % loopback,
-                "/master.m3u8": "#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=100000\\nhttp://%s/variant.m3u8\\n" % loopback,
-                "/manifest.mpd": '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" '
-                    'mediaPresentationDuration="PT2S" minBufferTime="PT1S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">'
-                    '<BaseURL>http://%s/dash/</BaseURL><Period><AdaptationSet mimeType="video/mp4"><Representation id="1" '
-                    'bandwidth="100000" codecs="avc1.64001f"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet>'
-                    '</Period></MPD>' % loopback,
-                "/control.m3u8": "#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=100000\\nok-variant.m3u8\\n",
-                "/ok-variant.m3u8": "#EXTM3U\\n#EXT-X-TARGETDURATION:2\\n#EXT-X-MEDIA-SEQUENCE:0\\n#EXTINF:2.0,\\nok-seg.ts\\n#EXT-X-ENDLIST\\n",
-            }
-            class Handler(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    path = urllib.parse.urlsplit(self.path).path
-                    print("GOT %s %s" % (self.requestline, self.headers.get("Host")), flush=True)
-                    if path == "/ok-seg.ts":
-                        body = open(segment, "rb").read()
-                        self.send_response(200)
-                    elif path in pages:
-                        body = pages[path].encode()
-                        self.send_response(200)
-                    else:
-                        body = b""
-                        self.send_response(302)
-                        self.send_header("Location", "http://%s/redirected%s" % (loopback, path))
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                def log_message(self, *args): pass
-            server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Handler)
-            print("port %d" % server.server_address[1], flush=True)
-            server.serve_forever()
-            """, loopback, segment])
+        let phoneServer = try lab.start(
+            on: .phone,
+            [
+                "python3", "-c",
+                """
+                import http.server, sys, urllib.parse
+                loopback, segment = sys.argv[1], sys.argv[2]
+                pages = {
+                    "/rel.ffconcat": "ffconcat version 1.0\\nfile seg.ts\\n",
+                    "/abs.ffconcat": "ffconcat version 1.0\\nfile http://%s/abs.ts\\n" % loopback,
+                    "/unsafe.ffconcat": "ffconcat version 1.0\\nfile http://%s/unsafe.ts\\noption safe 0\\n" % loopback,
+                    "/master.m3u8": "#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=100000\\nhttp://%s/variant.m3u8\\n" % loopback,
+                    "/manifest.mpd": '<?xml version="1.0"?><MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" '
+                        'mediaPresentationDuration="PT2S" minBufferTime="PT1S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">'
+                        '<BaseURL>http://%s/dash/</BaseURL><Period><AdaptationSet mimeType="video/mp4"><Representation id="1" '
+                        'bandwidth="100000" codecs="avc1.64001f"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet>'
+                        '</Period></MPD>' % loopback,
+                    "/control.m3u8": "#EXTM3U\\n#EXT-X-STREAM-INF:BANDWIDTH=100000\\nok-variant.m3u8\\n",
+                    "/ok-variant.m3u8": "#EXTM3U\\n#EXT-X-TARGETDURATION:2\\n#EXT-X-MEDIA-SEQUENCE:0\\n#EXTINF:2.0,\\nok-seg.ts\\n#EXT-X-ENDLIST\\n",
+                }
+                class Handler(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        path = urllib.parse.urlsplit(self.path).path
+                        print("GOT %s %s" % (self.requestline, self.headers.get("Host")), flush=True)
+                        if path == "/ok-seg.ts":
+                            body = open(segment, "rb").read()
+                            self.send_response(200)
+                        elif path in pages:
+                            body = pages[path].encode()
+                            self.send_response(200)
+                        else:
+                            body = b""
+                            self.send_response(302)
+                            self.send_header("Location", "http://%s/redirected%s" % (loopback, path))
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                    def log_message(self, *args): pass
+                server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Handler)
+                print("port %d" % server.server_address[1], flush=True)
+                server.serve_forever()
+                """, loopback, segment,
+            ])
         let phonePort = try XCTUnwrap(phoneServer.waitForLine(containing: "port ")?.split(separator: " ").last)
         let phone = "\(lab.address(.phone)):\(phonePort)"
 
@@ -444,17 +484,20 @@ final class AirPlayTests: XCTestCase {
             let (playStatus, info) = try playAndPoll("http://\(phone)/\(page)")
             XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), "\(page): \(playStatus)")
             XCTAssertTrue(info.contains("the media could not be played"), "\(page): \(info)")
-            XCTAssertTrue(phoneServer.output.contains { $0.contains("GOT GET /\(page) ") }, "\(page): \(phoneServer.output)")
+            XCTAssertTrue(
+                phoneServer.output.contains { $0.contains("GOT GET /\(page) ") }, "\(page): \(phoneServer.output)")
         }
         // The control: entries that may be opened are, through the proxy and in the origin form.
         let (playStatus, info) = try playAndPoll("http://\(phone)/control.m3u8")
         XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), playStatus)
         XCTAssertTrue(info.contains("duration"), info)
-        XCTAssertNotNil(phoneServer.waitForLine(containing: "GOT GET /ok-seg.ts HTTP/1.1 \(phone)"), "\(phoneServer.output)")
+        XCTAssertNotNil(
+            phoneServer.waitForLine(containing: "GOT GET /ok-seg.ts HTTP/1.1 \(phone)"), "\(phoneServer.output)")
         XCTAssertFalse(phoneServer.output.contains { $0.contains("GET http://") }, "absolute form reached the server")
         // Time for any entry opened late; then the box's loopback listener has seen nothing.
         Thread.sleep(forTimeInterval: 1)
-        XCTAssertFalse(listener.output.contains { $0.hasPrefix("HIT") }, "the box's listener was reached: \(listener.output)")
+        XCTAssertFalse(
+            listener.output.contains { $0.hasPrefix("HIT") }, "the box's listener was reached: \(listener.output)")
     }
 
     /// Issue #36: a stranger's worker has no network but its own loopback: a raw connection from inside its network
@@ -467,17 +510,22 @@ final class AirPlayTests: XCTestCase {
         let url = "\(try serve())/long.mp4"
         let phonePort = try XCTUnwrap(url.split(separator: ":").last?.split(separator: "/").first)
         // The client keeps its connection (its session ends with it), polling as an iPhone does.
-        let client = try lab.start(on: .phone, ["python3", "-c", """
-            import socket, sys, time
-            s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
-            body = ("Content-Location: %s\\nStart-Position: 0\\n" % sys.argv[3]).encode()
-            s.sendall(("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\nX-Apple-Session-ID: s\\r\\n"
-                + "Content-Length: %d\\r\\n\\r\\n" % len(body)).encode() + body)
-            while True:
-                time.sleep(0.5)
-                s.sendall(b"GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: s\\r\\n\\r\\n")
-                if b"duration" in s.recv(65536): print("PLAYING", flush=True)
-            """, lab.address(.box), String(airPlayPort), url])
+        let client = try lab.start(
+            on: .phone,
+            [
+                "python3", "-c",
+                """
+                import socket, sys, time
+                s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+                body = ("Content-Location: %s\\nStart-Position: 0\\n" % sys.argv[3]).encode()
+                s.sendall(("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\nX-Apple-Session-ID: s\\r\\n"
+                    + "Content-Length: %d\\r\\n\\r\\n" % len(body)).encode() + body)
+                while True:
+                    time.sleep(0.5)
+                    s.sendall(b"GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: s\\r\\n\\r\\n")
+                    if b"duration" in s.recv(65536): print("PLAYING", flush=True)
+                """, lab.address(.box), String(airPlayPort), url,
+            ])
         XCTAssertNotNil(client.waitForLine(containing: "PLAYING", timeout: 20), "\(client.output) \(receiver.output)")
         let castd = try XCTUnwrap(Processes.castd(under: receiver.pid))
         let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
@@ -495,7 +543,10 @@ final class AirPlayTests: XCTestCase {
         XCTAssertEqual(inWorker.stdout.components(separatedBy: "FAILED").count, 3, inWorker.stdout + inWorker.stderr)
         XCTAssertFalse(inWorker.stdout.contains("CONNECTED"), inWorker.stdout)
         let links = try runCommand(["nsenter", "--net=/proc/\(worker)/ns/net", "ip", "-o", "link"], timeout: 10)
-        XCTAssertEqual(links.stdout.split(separator: "\n").map { $0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces) }, ["lo"])
+        XCTAssertEqual(
+            links.stdout.split(separator: "\n").map {
+                $0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)
+            }, ["lo"])
         // The control: from the box itself both connect.
         let inBox = try lab.run(on: .box, arguments, timeout: 20)
         XCTAssertEqual(inBox.stdout.components(separatedBy: "CONNECTED").count, 3, inBox.stdout + inBox.stderr)
@@ -510,7 +561,8 @@ final class AirPlayTests: XCTestCase {
         let watcher = try watch()
 
         let result = try lab.run(on: .phone, playURLArguments(atvremote, url), timeout: 60)
-        XCTAssertEqual(result.status, 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)\ncastd: \(receiver.output)")
+        XCTAssertEqual(
+            result.status, 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)\ncastd: \(receiver.output)")
 
         // The frames presented are ffmpeg's own, bit for bit; the audio lasted the clip at 440 Hz.
         let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
@@ -528,16 +580,22 @@ final class AirPlayTests: XCTestCase {
         XCTAssertNotNil(watcher.waitForLine(containing: #""reason":"playbackEnded""#, timeout: 5), "\(watcher.output)")
         let seen = events(watcher.output)
         let playing = try XCTUnwrap(seen.firstIndex(of: .playbackState(.playing)), "\(watcher.output)")
-        let finished = try XCTUnwrap(seen.firstIndex(of: .finished(reason: .playbackEnded, error: nil)), "\(watcher.output)")
+        let finished = try XCTUnwrap(
+            seen.firstIndex(of: .finished(reason: .playbackEnded, error: nil)), "\(watcher.output)")
         XCTAssertLessThan(playing, finished)
         XCTAssertTrue(seen.contains { if case .durationAvailable = $0 { true } else { false } }, "\(seen)")
 
         // So did castd --events, and the log names the AirPlay client and the URL.
-        let logged = events(try String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8).split(separator: "\n").map(String.init))
+        let logged = events(
+            try String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8).split(separator: "\n").map(String.init)
+        )
         XCTAssertEqual(logged.last, .finished(reason: .playbackEnded, error: nil))
         XCTAssertNotNil(receiver.waitForLine(containing: "plays \"\(url)\""), "\(receiver.output)")
-        XCTAssertTrue(receiver.output.contains { $0.contains("AirPlay client") && $0.contains("plays") }, "\(receiver.output)")
-        print("atvremote play_url of a 5 s clip took \(String(format: "%.2f", result.seconds)) s; \(frames.count - frames.filter { $0.hasPrefix("#") }.count) frames matched")
+        XCTAssertTrue(
+            receiver.output.contains { $0.contains("AirPlay client") && $0.contains("plays") }, "\(receiver.output)")
+        print(
+            "atvremote play_url of a 5 s clip took \(String(format: "%.2f", result.seconds)) s; \(frames.count - frames.filter { $0.hasPrefix("#") }.count) frames matched"
+        )
     }
 
     func testPyatvScanFindsTheAirPlayAdvertisement() throws {
@@ -571,7 +629,8 @@ final class AirPlayTests: XCTestCase {
             receiver.waitForLine(containing: "finished: playbackError (the AirPlay client was lost)", timeout: 10),
             "\(receiver.output)")
         XCTAssertNotNil(watcher.waitForLine(containing: "the AirPlay client was lost", timeout: 5), "\(watcher.output)")
-        let status = try lab.run(on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let status = try lab.run(
+            on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
     }
 
@@ -594,7 +653,8 @@ final class AirPlayTests: XCTestCase {
         let box = "\(lab.address(.box)):\(airPlayPort)"
         let info = try exchange("GET /server-info HTTP/1.1\r\nHost: \(box)\r\nConnection: close\r\n\r\n")
         XCTAssertTrue(info.hasPrefix("HTTP/1.1 200 "), info)
-        let rebound = try exchange("GET /server-info HTTP/1.1\r\nHost: evil.example:\(airPlayPort)\r\nConnection: close\r\n\r\n")
+        let rebound = try exchange(
+            "GET /server-info HTTP/1.1\r\nHost: evil.example:\(airPlayPort)\r\nConnection: close\r\n\r\n")
         XCTAssertTrue(rebound.hasPrefix("HTTP/1.1 421 "), rebound)
         XCTAssertFalse(rebound.contains("bplist00"), rebound)
         let body = "Content-Location: http://\(lab.address(.phone)):1/clip.mp4\nStart-Position: 0\n"
@@ -627,7 +687,10 @@ final class AirPlayTests: XCTestCase {
             print("other:", s.recv(100).split(b"\\r\\n")[0].decode())
             """
         let result = try runCommand(
-            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort), other],
+            [
+                Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(airPlayPort),
+                other,
+            ],
             timeout: 30)
         print("9 connections from one address, then one from another: \(result.stdout) \(result.stderr)")
         XCTAssertTrue(result.stdout.contains("ninth: closed"), "\(result.stdout) \(result.stderr)")
@@ -640,16 +703,23 @@ final class AirPlayTests: XCTestCase {
         // Unknown route, garbage, an oversize header block, a body over 64 KiB, a file: URL, a missing URL.
         XCTAssertTrue(try exchange("GET /reverse HTTP/1.1\r\nConnection: close\r\n\r\n").hasPrefix("HTTP/1.1 404 "))
         XCTAssertTrue(try exchange("\u{1}\u{2}garbage\r\n\r\n").hasPrefix("HTTP/1.1 400 "))
-        let huge = "GET /server-info HTTP/1.1\r\n" + (0..<400).map { "X-\($0): \(String(repeating: "a", count: 60))\r\n" }.joined() + "\r\n"
+        let huge =
+            "GET /server-info HTTP/1.1\r\n"
+            + (0..<400).map { "X-\($0): \(String(repeating: "a", count: 60))\r\n" }.joined() + "\r\n"
         XCTAssertTrue(try exchange(huge).hasPrefix("HTTP/1.1 431 "))
         XCTAssertTrue(try exchange("POST /play HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n").hasPrefix("HTTP/1.1 413 "))
         let file = "Content-Location: file:///etc/passwd\nStart-Position: 0\n"
-        let refused = try exchange("POST /play HTTP/1.1\r\nContent-Type: text/parameters\r\nContent-Length: \(file.utf8.count)\r\nConnection: close\r\n\r\n\(file)")
+        let refused = try exchange(
+            "POST /play HTTP/1.1\r\nContent-Type: text/parameters\r\nContent-Length: \(file.utf8.count)\r\nConnection: close\r\n\r\n\(file)"
+        )
         XCTAssertTrue(refused.hasPrefix("HTTP/1.1 400 "), refused)
         XCTAssertTrue(refused.contains("must be an http or https URL"), refused)
         // Two requests on one persistent connection, each answered with a Content-Length.
         let two = try exchange("GET /scrub HTTP/1.1\r\n\r\nGET /server-info HTTP/1.1\r\nConnection: close\r\n\r\n")
-        XCTAssertTrue(two.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/parameters\r\nContent-Length: 38\r\n\r\nduration: 0.000000\nposition: 0.000000\nHTTP/1.1 200 OK\r\n"), two)
+        XCTAssertTrue(
+            two.hasPrefix(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/parameters\r\nContent-Length: 38\r\n\r\nduration: 0.000000\nposition: 0.000000\nHTTP/1.1 200 OK\r\n"
+            ), two)
         XCTAssertTrue(two.contains("bplist00"), two)
         // A request that never completes is answered 408 after the request timeout (10 s) and closed.
         let started = Date()
@@ -665,8 +735,10 @@ final class AirPlayTests: XCTestCase {
 
     func testConfigFileTurnsAirPlayVideoOnAndOffAndItIsOffByDefault() throws {
         func castd(config: String?) throws -> Daemon {
-            var arguments = [Paths.castd, "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
-                "--video-out", "none", "--audio-device", "none", "--no-advertise"]
+            var arguments = [
+                Paths.castd, "--auth", "none", "--port", "0", "--state-dir", "\(work!)/state",
+                "--video-out", "none", "--audio-device", "none", "--no-advertise",
+            ]
             if let config {
                 let path = "\(work!)/castd-\(UUID().uuidString).conf"
                 try config.write(toFile: path, atomically: true, encoding: .utf8)
@@ -676,7 +748,9 @@ final class AirPlayTests: XCTestCase {
             _ = try daemon.listeningPort()
             return daemon
         }
-        for (config, on) in [(nil, false), ("airplay-video = no\n", false), ("airplay-video = yes\nairplay-port = 0\n", true)] {
+        for (config, on) in [
+            (nil, false), ("airplay-video = no\n", false), ("airplay-video = yes\nairplay-port = 0\n", true),
+        ] {
             let daemon = try castd(config: config)
             let line = daemon.waitForLine(containing: "AirPlay video on port", timeout: on ? 10 : 1)
             XCTAssertEqual(line != nil, on, "\(String(describing: config)): \(daemon.output)")
@@ -694,10 +768,13 @@ final class AirPlayTests: XCTestCase {
         let url = "\(try serve())/long.mp4"
         // deny: while a Cast sender plays, an AirPlay /play is answered 503 and nothing changes.
         let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 15), "\(sender.output)")
         let body = "Content-Location: \(url)\nStart-Position: 0\n"
-        let busy = try exchange("POST /play HTTP/1.1\r\nContent-Type: text/parameters\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        let busy = try exchange(
+            "POST /play HTTP/1.1\r\nContent-Type: text/parameters\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        )
         XCTAssertTrue(busy.hasPrefix("HTTP/1.1 503 "), busy)
         XCTAssertTrue(sender.isRunning, "\(sender.output)")
         kill(sender.pid, SIGINT)
@@ -708,16 +785,19 @@ final class AirPlayTests: XCTestCase {
         try startReceiver()
         let client = try lab.start(on: .phone, playURLArguments(atvremote, url))
         XCTAssertNotNil(
-            receiver.waitForLine(timeout: 15) { $0.contains("AirPlay client") && $0.contains(" plays ") }, "\(receiver.output)")
+            receiver.waitForLine(timeout: 15) { $0.contains("AirPlay client") && $0.contains(" plays ") },
+            "\(receiver.output)")
         Thread.sleep(forTimeInterval: 2)
         let takeover = try lab.start(
-            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+            on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
         XCTAssertNotNil(takeover.waitForLine(containing: #""state":"playing""#, timeout: 15), "\(takeover.output)")
         XCTAssertNotNil(receiver.waitForLine(containing: "takes over from AirPlay client"), "\(receiver.output)")
         let status = client.waitForExit(timeout: 10)
         XCTAssertNotNil(status, "atvremote still runs: \(client.output)")
         XCTAssertNotEqual(status, 0, "\(client.output)")
-        XCTAssertTrue(client.output.joined(separator: "\n").contains("castd"), "pyatv names the error domain: \(client.output)")
+        XCTAssertTrue(
+            client.output.joined(separator: "\n").contains("castd"), "pyatv names the error domain: \(client.output)")
         kill(takeover.pid, SIGINT)
     }
 }

@@ -114,8 +114,10 @@ final class AudioCorpusTests: LabTestCase {
         let expressions = amplitudes.enumerated().map { "\($1)*sin(2*PI*\(300 + 100 * $0)*t)" }
         let path = "\(work!)/back-5.1.mkv"
         let made = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-             "aevalsrc=\(expressions.joined(separator: "|")):c=5.1:s=48000:d=2", "-c:a", "flac", path])
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "aevalsrc=\(expressions.joined(separator: "|")):c=5.1:s=48000:d=2", "-c:a", "flac", path,
+            ])
         XCTAssertEqual(made.status, 0, made.stderr)
         let sent = try lab.run(
             on: .phone, [Paths.cast, "send", path, "--to", "Living Room"],

@@ -17,8 +17,10 @@ final class BadInputTests: XCTestCase {
         dirs = [state, sender]
         identity = try Identity.loadOrCreate(directory: sender)
         daemon = try Daemon(
-            [Paths.castd, "--name", "Bad Input", "--auth", "none", "--port", "0", "--listen", "127.0.0.1",
-             "--no-advertise", "--video-out", "none", "--state-dir", state], environment: [:])
+            [
+                Paths.castd, "--name", "Bad Input", "--auth", "none", "--port", "0", "--listen", "127.0.0.1",
+                "--no-advertise", "--video-out", "none", "--state-dir", state,
+            ], environment: [:])
         let line = try XCTUnwrap(daemon.waitForLine(containing: "listening on port"), "\(daemon.output)")
         port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
     }
@@ -61,7 +63,8 @@ final class BadInputTests: XCTestCase {
         }
         XCTAssertEqual(error.code, code, line: line)
         XCTAssertLessThan(elapsed, seconds, line: line)
-        XCTAssertNotNil(daemon.waitForLine(containing: code.rawValue, timeout: 2), "no log line for \(code)", line: line)
+        XCTAssertNotNil(
+            daemon.waitForLine(containing: code.rawValue, timeout: 2), "no log line for \(code)", line: line)
     }
 
     /// The daemon is still up and answers a well-behaved sender.
@@ -87,7 +90,8 @@ final class BadInputTests: XCTestCase {
     func testGarbageInsteadOfTLSIsClosed() throws {
         let fd = try TCP.connect(host: "127.0.0.1", port: port, timeout: .seconds(2))
         defer { close(fd) }
-        let garbage = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8) + (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let garbage =
+            Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8) + (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37) }
         _ = garbage.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         let start = Date()
         var buffer = [UInt8](repeating: 0, count: 4096)

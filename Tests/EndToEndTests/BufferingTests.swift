@@ -27,12 +27,14 @@ final class BufferingTests: XCTestCase {
         let path = Media.folder.appendingPathComponent("heavy.mp4").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let result = try runCommand(
-            ["ffmpeg", "-v", "error", "-y",
-             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6,noise=alls=30:allf=t",
-             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=6",
-             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k", "-maxrate", "1200k",
-             "-bufsize", "600k", "-c:a", "aac", "-movflags", "+faststart",
-             "-metadata", "title=Stall Test", "-metadata", "artist=Cast Lab", path], timeout: 60)
+            [
+                "ffmpeg", "-v", "error", "-y",
+                "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6,noise=alls=30:allf=t",
+                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=6",
+                "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k", "-maxrate", "1200k",
+                "-bufsize", "600k", "-c:a", "aac", "-movflags", "+faststart",
+                "-metadata", "title=Stall Test", "-metadata", "artist=Cast Lab", path,
+            ], timeout: 60)
         guard result.status == 0 else { throw Media.MediaError(message: "ffmpeg failed: \(result.stderr)") }
         return path
     }
@@ -43,15 +45,20 @@ final class BufferingTests: XCTestCase {
 
     /// `stalled` → `interrupted` → (a load state without `stalled`) → `playing`, in that order, at least once.
     private func assertStallOrder(_ events: [PlaybackEvent], _ label: String, line: UInt = #line) {
-        guard let stalled = events.firstIndex(where: { if case .loadState(let l) = $0 { l.contains(.stalled) } else { false } })
+        guard
+            let stalled = events.firstIndex(where: {
+                if case .loadState(let l) = $0 { l.contains(.stalled) } else { false }
+            })
         else { return XCTFail("\(label): no stalled load state in \(events)", line: line) }
         let rest = events[stalled...]
         guard let interrupted = rest.firstIndex(of: .playbackState(.interrupted)) else {
             return XCTFail("\(label): no interrupted after stalled", line: line)
         }
-        guard let refilled = events[interrupted...].firstIndex(where: {
-            if case .loadState(let l) = $0 { l.contains(.playable) && !l.contains(.stalled) } else { false }
-        }) else { return XCTFail("\(label): the load state never left stalled", line: line) }
+        guard
+            let refilled = events[interrupted...].firstIndex(where: {
+                if case .loadState(let l) = $0 { l.contains(.playable) && !l.contains(.stalled) } else { false }
+            })
+        else { return XCTFail("\(label): the load state never left stalled", line: line) }
         guard events[refilled...].contains(.playbackState(.playing)) else {
             return XCTFail("\(label): no playing after the stall", line: line)
         }
@@ -81,7 +88,8 @@ final class BufferingTests: XCTestCase {
         // While it stalls, `cast status --json` (another sender) sees the load state and the buffered time.
         XCTAssertNotNil(sender.waitForLine(containing: #""stalled""#, timeout: 30), "\(sender.output)")
         let status = try lab.run(
-            on: .phone, [Paths.cast, "status", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+            on: .phone, [Paths.cast, "status", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
         XCTAssertTrue(status.stdout.contains("\"playableDuration\""), status.stdout)
         XCTAssertTrue(status.stdout.contains("\"loadState\""), status.stdout)
 
@@ -100,15 +108,18 @@ final class BufferingTests: XCTestCase {
         XCTAssertEqual(frames.filter { !$0.hasPrefix("#") }.count, 150)
 
         // The tags, the buffered time, and the access log.
-        let metadata = sent.compactMap { event -> TimedMetadata? in if case .metadata(let m) = event { m } else { nil } }
-            .first
+        let metadata = sent.compactMap { event -> TimedMetadata? in if case .metadata(let m) = event { m } else { nil }
+        }
+        .first
         XCTAssertEqual(metadata?.items["title"], "Stall Test", "\(sent)")
         XCTAssertEqual(metadata?.items["artist"], "Cast Lab", "\(sent)")
         XCTAssertTrue(sent.contains { if case .buffered = $0 { true } else { false } }, "\(sent)")
         let log = try XCTUnwrap(
             sent.compactMap { event -> AccessLogEntry? in if case .accessLog(let l) = event { l } else { nil } }.last,
             "\(sent)")
-        let loggedLog = logged.compactMap { event -> AccessLogEntry? in if case .accessLog(let l) = event { l } else { nil } }
+        let loggedLog = logged.compactMap { event -> AccessLogEntry? in
+            if case .accessLog(let l) = event { l } else { nil }
+        }
         XCTAssertEqual(loggedLog.last, log)
         XCTAssertGreaterThan(log.stalls, 0)
         XCTAssertGreaterThan(log.stallDuration, 0)
@@ -162,6 +173,7 @@ final class BufferingTests: XCTestCase {
         print(
             "tbf 600kbit, URL: \(log.stalls) stalls, \(String(format: "%.2f", log.stallDuration)) s stalled, "
                 + "start-up \(String(format: "%.2f", log.startupTime ?? -1)) s, \(log.bytesTransferred) of \(size) bytes, "
-                + "observed \(Int(log.observedBitrate ?? 0)) bit/s; order: \(sent.compactMap(Self.brief).joined(separator: ", "))")
+                + "observed \(Int(log.observedBitrate ?? 0)) bit/s; order: \(sent.compactMap(Self.brief).joined(separator: ", "))"
+        )
     }
 }

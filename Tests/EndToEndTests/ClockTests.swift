@@ -80,7 +80,9 @@ final class ClockTests: LabTestCase {
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 30), "\(sender.output)")
         let playing = try measuredClock()
-        print("clock in a namespace \(shift) s ahead, playing: offset \(playing.offset) s, round trip \(playing.roundTrip) s")
+        print(
+            "clock in a namespace \(shift) s ahead, playing: offset \(playing.offset) s, round trip \(playing.roundTrip) s"
+        )
         XCTAssertEqual(playing.offset, Double(shift), accuracy: 0.001, "playing: \(playing)")
         let status = try cast(["status", "Living Room", "--json"])
         XCTAssertTrue(status.stdout.contains(#""state":"playing""#), status.stdout)

@@ -65,9 +65,11 @@ final class DecoderIsolationTests: LabTestCase {
         let clip = Media.folder.appendingPathComponent("one-key-frame-40s.mp4").path
         if !FileManager.default.fileExists(atPath: clip) {
             let made = try runCommand(
-                ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=50:duration=40",
-                 "-c:v", "libx264", "-preset", "superfast", "-g", "100000", "-keyint_min", "100000",
-                 "-sc_threshold", "0", "-pix_fmt", "yuv420p", clip], timeout: 120)
+                [
+                    "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=50:duration=40",
+                    "-c:v", "libx264", "-preset", "superfast", "-g", "100000", "-keyint_min", "100000",
+                    "-sc_threshold", "0", "-pix_fmt", "yuv420p", clip,
+                ], timeout: 120)
             XCTAssertEqual(made.status, 0, made.stderr)
         }
         let (receiver, _) = try lab.startRecordingReceiver(work: work, extra: ["--decoder-cpu", "1"])
@@ -97,8 +99,10 @@ final class DecoderIsolationTests: LabTestCase {
         let clip = Media.folder.appendingPathComponent("heavy-1080p60-20s.mp4").path
         if !FileManager.default.fileExists(atPath: clip) {
             let made = try runCommand(
-                ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=60:duration=20",
-                 "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip], timeout: 180)
+                [
+                    "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=60:duration=20",
+                    "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip,
+                ], timeout: 180)
             XCTAssertEqual(made.status, 0, made.stderr)
         }
         let (receiver, _) = try lab.startRecordingReceiver(work: work, extra: ["--decoder-cpu", "3"])
@@ -124,7 +128,8 @@ final class DecoderIsolationTests: LabTestCase {
         }
         print("1080p60 to framemd5 with a CPU budget of 3 s: the worker used \(used) s of CPU")
         XCTAssertEqual(sender.waitForExit(), 0, "\(sender.output.suffix(5))")  // and its last lines read
-        XCTAssertTrue(sender.output.contains { $0.contains(#""reason":"playbackEnded""#) }, "\(sender.output.suffix(5))")
+        XCTAssertTrue(
+            sender.output.contains { $0.contains(#""reason":"playbackEnded""#) }, "\(sender.output.suffix(5))")
         XCTAssertGreaterThan(used, 9, "the clip did not use enough CPU to show anything on this machine")
         XCTAssertFalse(sender.output.contains { $0.contains(#""stalled""#) }, "a slow decoder was taken for a stall")
         XCTAssertTrue(receiver.isRunning)
@@ -237,7 +242,8 @@ final class DecoderIsolationTests: LabTestCase {
         let worker = try XCTUnwrap(Processes.playingWorkers(of: castd).first, "\(Processes.children(of: castd))")
         let environment = try String(contentsOfFile: "/proc/\(worker)/environ", encoding: .utf8)
             .split(separator: "\0").map(String.init)
-        XCTAssertFalse(environment.contains { $0.hasPrefix("DISPLAY=") || $0.hasPrefix("XAUTHORITY=") }, "\(environment)")
+        XCTAssertFalse(
+            environment.contains { $0.hasPrefix("DISPLAY=") || $0.hasPrefix("XAUTHORITY=") }, "\(environment)")
         let castdEnvironment = try String(contentsOfFile: "/proc/\(castd)/environ", encoding: .utf8)
         XCTAssertTrue(castdEnvironment.contains("DISPLAY=:987"))
         func namespace(_ pid: Int32, _ kind: String) throws -> String {

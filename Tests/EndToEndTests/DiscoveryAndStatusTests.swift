@@ -24,15 +24,20 @@ final class DiscoveryAndStatusTests: XCTestCase {
     {
         let daemon = try lab.start(
             on: .box,
-            [Paths.castd, "--name", name, "--auth", auth, "--port", "0", "--video-out", "none", "--state-dir", stateDir]
+            [
+                Paths.castd, "--name", name, "--auth", auth, "--port", "0", "--video-out", "none", "--state-dir",
+                stateDir,
+            ]
                 + extra)
-        let listening = try XCTUnwrap(daemon.waitForLine(containing: "listening on port"), "castd did not start: \(daemon.output)")
+        let listening = try XCTUnwrap(
+            daemon.waitForLine(containing: "listening on port"), "castd did not start: \(daemon.output)")
         let port = try XCTUnwrap(UInt16(listening.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""))
         return (daemon, port)
     }
 
     private func cast(_ arguments: [String], timeout: Double = 30) throws -> CommandResult {
-        try lab.run(on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": senderConfig], timeout: timeout)
+        try lab.run(
+            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": senderConfig], timeout: timeout)
     }
 
     /// avahi-browse's parsable output lines for resolved `_castd._tcp` services.
@@ -123,7 +128,10 @@ final class DiscoveryAndStatusTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: otherState) }
         let second = try lab.start(
             on: .phone,
-            [Paths.castd, "--name", "Twin", "--auth", "none", "--port", "0", "--video-out", "none", "--state-dir", otherState])
+            [
+                Paths.castd, "--name", "Twin", "--auth", "none", "--port", "0", "--video-out", "none", "--state-dir",
+                otherState,
+            ])
         let renamed = try XCTUnwrap(second.waitForLine(containing: "is taken", timeout: 15), "\(second.output)")
         XCTAssertTrue(renamed.contains("advertised as \"Twin #2\""), renamed)
     }

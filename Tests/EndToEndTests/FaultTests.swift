@@ -63,7 +63,9 @@ final class FaultTests: LabTestCase {
         XCTAssertEqual(states.first, .playing)
         XCTAssertEqual(states.last, .stopped)
         XCTAssertFalse(states.contains(.paused), "\(states)")
-        print("link dropped at \(droppedAt) s for 3 s; states \(states.map(\.rawValue)); ended \(String(format: "%.1f", resumed)) s after the link came back")
+        print(
+            "link dropped at \(droppedAt) s for 3 s; states \(states.map(\.rawValue)); ended \(String(format: "%.1f", resumed)) s after the link came back"
+        )
 
         // One session: one play, no lost sender, no silence timeout, one finish.
         let log = receiver.output
@@ -87,11 +89,13 @@ final class FaultTests: LabTestCase {
         if !FileManager.default.fileExists(atPath: clip) {
             // About 1.3 Mbit/s for 10 s (noise keeps x264 from compressing it), index first, read once in order.
             let made = try runCommand(
-                ["ffmpeg", "-v", "error", "-y",
-                 "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10,noise=alls=30:allf=t",
-                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=10",
-                 "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k", "-maxrate", "1200k",
-                 "-bufsize", "600k", "-c:a", "aac", "-movflags", "+faststart", clip], timeout: 60)
+                [
+                    "ffmpeg", "-v", "error", "-y",
+                    "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10,noise=alls=30:allf=t",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=10",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k", "-maxrate", "1200k",
+                    "-bufsize", "600k", "-c:a", "aac", "-movflags", "+faststart", clip,
+                ], timeout: 60)
             XCTAssertEqual(made.status, 0, made.stderr)
         }
         try lab.shape(.phone, rate: "1600kbit")

@@ -1,6 +1,6 @@
 import CastProtocol
-import Foundation
 import CastTestCapture
+import Foundation
 import XCTest
 
 /// A group on a Wi-Fi-like path (issue 33): each member reached through `scripts/jitter-relay`, which holds every chunk

@@ -231,7 +231,8 @@ final class GroupTests: LabTestCase {
             let gap = reads.indices.dropFirst().last { reads[$0].arrival - reads[$0 - 1].arrival > 200_000_000 }
             let stretch = Array(reads[(gap ?? 0)...])
             let first = (gap.map { reads[$0 - 1].total } ?? stretch.first?.total ?? 0) + Int(rate) / 2
-            let onset = try XCTUnwrap(Capture.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
+            let onset = try XCTUnwrap(
+                Capture.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
             // Placed by the reads that carried it and the next 0.3 s (one stretch: no pause among them).
             let near = stretch.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
             XCTAssertGreaterThan(near.count, 5, "\(member.name): the beep at \(onset) came at the end of the stretch")
@@ -241,7 +242,6 @@ final class GroupTests: LabTestCase {
         let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
         return apart.max()! - apart.min()!
     }
-
 
     /// Two members whose clocks run 200 ppm apart (the kitchen's 100 ppm fast, the living room's 100 ppm slow:
     /// `CAST_TEST_CLOCK_SKEW_PPM`, test only) stay in step: each is told once a second where it should be by its own
@@ -382,8 +382,12 @@ final class GroupTests: LabTestCase {
         let advertised = MonotonicClock.nanoseconds()
         XCTAssertNotNil(
             sender.waitForLine(containing: "Living Room rejoined the group", timeout: 20), "\(sender.output)")
-        let first = try XCTUnwrap(firstRead(of: livingRoom.capture, after: advertised), "the living room wrote nothing after it came back")
-        print(String(format: "rejoin: castd advertised → its first samples in %.0f ms", Double(first.arrival - advertised) / 1e6))
+        let first = try XCTUnwrap(
+            firstRead(of: livingRoom.capture, after: advertised), "the living room wrote nothing after it came back")
+        print(
+            String(
+                format: "rejoin: castd advertised → its first samples in %.0f ms",
+                Double(first.arrival - advertised) / 1e6))
         // At the same place in the file, which the beeps (a second apart) cannot tell: the positions castd reports.
         Thread.sleep(forTimeInterval: 1.5)
         let positions = try ["Kitchen", "Living Room"].map { name -> Double in
@@ -431,7 +435,8 @@ final class GroupTests: LabTestCase {
         let advertised = MonotonicClock.nanoseconds()
         XCTAssertNotNil(
             sender.waitForLine(containing: "Living Room joined the group", timeout: 20), "\(sender.output)")
-        let joined = try XCTUnwrap(firstRead(of: livingRoom.capture, after: advertised), "the living room wrote nothing after it joined")
+        let joined = try XCTUnwrap(
+            firstRead(of: livingRoom.capture, after: advertised), "the living room wrote nothing after it joined")
         print(
             String(
                 format: "a member absent at the start: castd advertised → its first samples in %.0f ms",
@@ -458,7 +463,8 @@ final class GroupTests: LabTestCase {
         }
         let asked = MonotonicClock.nanoseconds()
         let joined = try lab.run(
-            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertEqual(joined.status, 0, joined.stderr)
         XCTAssertEqual(joined.stdout, "Study plays in the group of Kitchen\n")
         XCTAssertNotNil(sender.waitForLine(containing: "cast: Study joined the group", timeout: 10), "\(sender.output)")
@@ -466,10 +472,14 @@ final class GroupTests: LabTestCase {
         let deadline = Date(timeIntervalSinceNow: 10)
         while members[2].capture.reads.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         let first = try XCTUnwrap(members[2].capture.reads.first, "the study wrote nothing")
-        print(String(format: "join: cast join spawned → the study's first samples in %.0f ms", Double(first.arrival - asked) / 1e6))
+        print(
+            String(
+                format: "join: cast join spawned → the study's first samples in %.0f ms",
+                Double(first.arrival - asked) / 1e6))
         // The same request again is refused: it plays in the group already.
         let again = try lab.run(
-            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertEqual(again.status, 2, again.stderr)
         XCTAssertTrue(again.stderr.contains("Study is in the group already"), again.stderr)
         Thread.sleep(forTimeInterval: 1.5)
@@ -539,8 +549,9 @@ final class GroupTests: LabTestCase {
             let intrinsic = Double(flashes[k]) / 30 - Double(referenceBeeps[k]) / 48000
             offsets.append((shown - (livingRoomWritten[k] + lead) - intrinsic) * 1000)
         }
-        print("lip sync across rooms (kitchen's picture − living room's sound), ms: "
-            + offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))
+        print(
+            "lip sync across rooms (kitchen's picture − living room's sound), ms: "
+                + offsets.map { String(format: "%.2f", $0) }.joined(separator: " "))
         XCTAssertGreaterThanOrEqual(offsets.count, seconds - 3)
         // As AVSyncTests within one box: where a viewer would notice (about 45 ms of sound ahead).
         XCTAssertLessThanOrEqual(offsets.map(abs).max() ?? 100, 45, "\(offsets)")
@@ -564,7 +575,10 @@ final class GroupTests: LabTestCase {
             let reads = member.capture.stop(atLeast: Int(rate) * 8)
             // The loudest sample of the first two seconds, and of everything written from a second after the change.
             let later = reads.first { $0.arrival > changed + 1_000_000_000 }?.total ?? Int.max
-            return (Capture.peak(member.capture.bytes, 0..<Int(rate) * 2), Capture.peak(member.capture.bytes, later..<Int.max))
+            return (
+                Capture.peak(member.capture.bytes, 0..<Int(rate) * 2),
+                Capture.peak(member.capture.bytes, later..<Int.max)
+            )
         }
         print("member volume: peaks before/after, kitchen \(peaks[0]), living room \(peaks[1])")
         XCTAssertGreaterThan(peaks[0].before, 10_000)

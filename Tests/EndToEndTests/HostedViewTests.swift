@@ -37,7 +37,10 @@ final class HostedViewTests: XCTestCase {
         let window = try startHostWindow(on: display)
         for mode in ["aspectFit", "none"] {
             let player = try Daemon(
-                [Paths.example("movie-player"), clip, "--in-window", window, "--background", "ffc800", "--scaling", mode],
+                [
+                    Paths.example("movie-player"), clip, "--in-window", window, "--background", "ffc800", "--scaling",
+                    mode,
+                ],
                 environment: ["DISPLAY": display.display, "ALSA_CONFIG_PATH": Media.alsaConfig])
             started.append(player)
             let screen = try waitForScreen(display) { Self.measure(mode, $0).allSatisfy { $0.share > 0.99 } }
@@ -62,25 +65,33 @@ final class HostedViewTests: XCTestCase {
         let backdrop = Screenshot.Colour.near(r: background.r, g: background.g, b: background.b)
         var results: [(String, Double)] = [
             (
-                "red body", s.fraction(
+                "red body",
+                s.fraction(
                     of: .red, x: (picture.x.lowerBound + band + m)..<(picture.x.upperBound - m),
                     y: (picture.y.lowerBound + band + m)..<(picture.y.upperBound - m))
             ),
             (
-                "green band", s.fraction(
+                "green band",
+                s.fraction(
                     of: .green, x: (picture.x.lowerBound + band + m)..<(picture.x.upperBound - m),
                     y: (picture.y.lowerBound + m)..<(picture.y.lowerBound + band - m))
             ),
             (
-                "blue band", s.fraction(
+                "blue band",
+                s.fraction(
                     of: .blue, x: (picture.x.lowerBound + m)..<(picture.x.lowerBound + band - m),
                     y: (picture.y.lowerBound + band + m)..<(picture.y.upperBound - m))
             ),
             // The background: left and right of the picture inside the window (and above and below it for `none`).
-            ("background left", s.fraction(of: backdrop, x: (h.x + m)..<(picture.x.lowerBound - m), y: (h.y + m)..<(h.y + h.height - m))),
+            (
+                "background left",
+                s.fraction(of: backdrop, x: (h.x + m)..<(picture.x.lowerBound - m), y: (h.y + m)..<(h.y + h.height - m))
+            ),
             (
                 "background right",
-                s.fraction(of: backdrop, x: (picture.x.upperBound + m)..<(h.x + h.width - m), y: (h.y + m)..<(h.y + h.height - m))
+                s.fraction(
+                    of: backdrop, x: (picture.x.upperBound + m)..<(h.x + h.width - m),
+                    y: (h.y + m)..<(h.y + h.height - m))
             ),
             // Outside the window: the root window, untouched.
             ("black left of the window", s.fraction(of: .black, x: 0..<(h.x - m), y: 0..<720)),
@@ -92,7 +103,10 @@ final class HostedViewTests: XCTestCase {
             results.append(
                 ("background above", s.fraction(of: backdrop, x: picture.x, y: (h.y + m)..<(picture.y.lowerBound - m))))
             results.append(
-                ("background below", s.fraction(of: backdrop, x: picture.x, y: (picture.y.upperBound + m)..<(h.y + h.height - m))))
+                (
+                    "background below",
+                    s.fraction(of: backdrop, x: picture.x, y: (picture.y.upperBound + m)..<(h.y + h.height - m))
+                ))
         }
         return results
     }
@@ -117,21 +131,21 @@ final class HostedViewTests: XCTestCase {
         let source = "\(work)/host-window.c"
         let h = Self.host
         try #"""
-            #include <X11/Xlib.h>
-            #include <stdio.h>
-            int main(void) {
-                Display *d = XOpenDisplay(NULL);
-                if (!d) return 2;
-                Window w = XCreateSimpleWindow(d, DefaultRootWindow(d), \#(h.x), \#(h.y), \#(h.width), \#(h.height), 0,
-                    0, BlackPixel(d, DefaultScreen(d)));
-                XSelectInput(d, w, ExposureMask);
-                XMapWindow(d, w);
-                XSync(d, False);
-                printf("window 0x%lx\n", (unsigned long)w);
-                fflush(stdout);
-                for (;;) { XEvent e; XNextEvent(d, &e); }
-            }
-            """#.write(toFile: source, atomically: true, encoding: .utf8)
+        #include <X11/Xlib.h>
+        #include <stdio.h>
+        int main(void) {
+            Display *d = XOpenDisplay(NULL);
+            if (!d) return 2;
+            Window w = XCreateSimpleWindow(d, DefaultRootWindow(d), \#(h.x), \#(h.y), \#(h.width), \#(h.height), 0,
+                0, BlackPixel(d, DefaultScreen(d)));
+            XSelectInput(d, w, ExposureMask);
+            XMapWindow(d, w);
+            XSync(d, False);
+            printf("window 0x%lx\n", (unsigned long)w);
+            fflush(stdout);
+            for (;;) { XEvent e; XNextEvent(d, &e); }
+        }
+        """#.write(toFile: source, atomically: true, encoding: .utf8)
         let program = try WindowTests.buildXlibProgram(source)
         let host = try Daemon([program], environment: ["DISPLAY": display.display])
         started.append(host)

@@ -14,8 +14,11 @@ final class InteractiveTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--auth", "none", "--state-dir", "\(work)/state", "--video-out", "none",
-             "--audio-device", "none", "--events", "\(work)/events.jsonl"])
+            [
+                Paths.castd, "--name", "Living Room", "--auth", "none", "--state-dir", "\(work)/state", "--video-out",
+                "none",
+                "--audio-device", "none", "--events", "\(work)/events.jsonl",
+            ])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"))
         let clip = try Media.clip("tty.mp4", seconds: 20)
         let terminal = try TerminalSession(
@@ -25,7 +28,8 @@ final class InteractiveTests: XCTestCase {
         let first = try XCTUnwrap(terminal.waitFor(line: ["▶ playing", "0:01 /"]), "screen: \(terminal.screen)")
         XCTAssertTrue(first.contains("/ 0:20"), first)
         XCTAssertTrue(first.contains("tty.mp4"), first)
-        let later = try XCTUnwrap(terminal.waitFor(line: ["▶ playing", "0:03 /"]), "the status line did not move: \(terminal.screen)")
+        let later = try XCTUnwrap(
+            terminal.waitFor(line: ["▶ playing", "0:03 /"]), "the status line did not move: \(terminal.screen)")
         XCTAssertTrue(later.contains("[###"), later)
 
         XCTAssertTrue(terminal.press("Space"))

@@ -27,11 +27,13 @@ final class LinkTests: XCTestCase {
         let path = Media.folder.appendingPathComponent("link-\(name)").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let result = try runCommand(
-            ["ffmpeg", "-v", "error", "-y",
-             "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=\(seconds),noise=alls=30:allf=t",
-             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
-             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k",
-             "-maxrate", "1200k", "-bufsize", "600k", "-c:a", "aac"] + extra + [path], timeout: 120)
+            [
+                "ffmpeg", "-v", "error", "-y",
+                "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=\(seconds),noise=alls=30:allf=t",
+                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
+                "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "25", "-b:v", "1200k",
+                "-maxrate", "1200k", "-bufsize", "600k", "-c:a", "aac",
+            ] + extra + [path], timeout: 120)
         guard result.status == 0 else { throw Media.MediaError(message: "ffmpeg failed: \(result.stderr)") }
         return path
     }
@@ -41,8 +43,11 @@ final class LinkTests: XCTestCase {
         let path = Media.folder.appendingPathComponent("link-noise.flac").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let result = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=sample_rate=48000:duration=6:amplitude=0.5",
-             "-ac", "2", "-c:a", "flac", path], timeout: 60)
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "anoisesrc=sample_rate=48000:duration=6:amplitude=0.5",
+                "-ac", "2", "-c:a", "flac", path,
+            ], timeout: 60)
         guard result.status == 0 else { throw Media.MediaError(message: "ffmpeg failed: \(result.stderr)") }
         return path
     }
@@ -169,7 +174,8 @@ final class LinkTests: XCTestCase {
         let path = try clip("moov-last.mp4")
         let played = try play(path, rate: "1970kbit")
         XCTAssertEqual(played.stalls, 0, "\(played.events)")
-        XCTAssertFalse(played.events.contains { if case .loadState(let l) = $0 { l.contains(.stalled) } else { false } })
+        XCTAssertFalse(
+            played.events.contains { if case .loadState(let l) = $0 { l.contains(.stalled) } else { false } })
         assertFetchedOnce(played)
         try assertFramesBitExact(path)
         XCTAssertLessThan(played.wall, 6 + 2 + 6, "media + 2 s, and time for the programs to start on a loaded machine")

@@ -237,8 +237,10 @@ final class LiveViewKeyTests: XCTestCase {
         let folder = "\(work!)/\(host.rawValue)"
         let daemon = try lab.start(
             on: host,
-            [Paths.castd, "--name", name, "--auth", "none", "--port", "\(port)", "--state-dir", "\(folder)/state",
-             "--video-out", "none", "--audio-device", "none", "--events", "-"])
+            [
+                Paths.castd, "--name", name, "--auth", "none", "--port", "\(port)", "--state-dir", "\(folder)/state",
+                "--video-out", "none", "--audio-device", "none", "--events", "-",
+            ])
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
         return Receiver(address: "\(lab.address(host)):\(port)", events: daemon)
     }

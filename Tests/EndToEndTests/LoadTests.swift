@@ -21,9 +21,12 @@ final class LoadTests: XCTestCase {
         try Data((password + "\n").utf8).write(to: URL(fileURLWithPath: "\(work!)/password"))
         XCTAssertEqual(chmod("\(work!)/password", 0o600), 0)
         daemon = try Daemon(
-            [Paths.castd, "--name", "Load", "--auth", "password", "--password-file", "\(work!)/password", "--port", "0",
-             "--listen", "127.0.0.1", "--no-advertise", "--video-out", "none", "--audio-device", "none",
-             "--state-dir", "\(work!)/state"], environment: [:])
+            [
+                Paths.castd, "--name", "Load", "--auth", "password", "--password-file", "\(work!)/password", "--port",
+                "0",
+                "--listen", "127.0.0.1", "--no-advertise", "--video-out", "none", "--audio-device", "none",
+                "--state-dir", "\(work!)/state",
+            ], environment: [:])
         port = try daemon.listeningPort()
     }
 
@@ -143,14 +146,17 @@ final class LoadTests: XCTestCase {
             address.sin_port = port.bigEndian
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             XCTAssertEqual(connected, 0)
             strangers.append(fd)
         }
         Thread.sleep(forTimeInterval: 0.3)  // all accepted and counted
         let status = try runCommand(
-            [Paths.cast, "status", target], environment: ["XDG_CONFIG_HOME": (home as NSString).deletingLastPathComponent],
+            [Paths.cast, "status", target],
+            environment: ["XDG_CONFIG_HOME": (home as NSString).deletingLastPathComponent],
             timeout: 30)
         print("a paired sender beside 16 silent strangers was served after \(String(format: "%.2f", status.seconds)) s")
         XCTAssertEqual(status.status, 0, status.stderr)
@@ -287,7 +293,9 @@ private final class PairedClient: @unchecked Sendable {
         while true {
             while let frame = try decoder.nextFrame() {
                 let message = try Message(frame)
-                if case .error(let error) = message { throw PairedClientError(message: "\(error.code): \(error.message)") }
+                if case .error(let error) = message {
+                    throw PairedClientError(message: "\(error.code): \(error.message)")
+                }
                 if matches(message) { return true }
             }
             let left = deadline - ContinuousClock.now
@@ -369,4 +377,3 @@ private final class Counter: @unchecked Sendable {
     func add() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
 }
-

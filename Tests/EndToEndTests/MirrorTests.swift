@@ -57,8 +57,10 @@ final class MirrorTests: LabTestCase {
     private func paint(_ graph: String) throws -> Daemon {
         let painter = try lab.start(
             on: .phone,
-            ["ffplay", "-v", "error", "-an", "-noborder", "-left", "0", "-top", "0", "-x", "1280", "-y", "720", "-f",
-             "lavfi", "-i", graph],
+            [
+                "ffplay", "-v", "error", "-an", "-noborder", "-left", "0", "-top", "0", "-x", "1280", "-y", "720", "-f",
+                "lavfi", "-i", graph,
+            ],
             environment: ["DISPLAY": senderScreen!.display])
         return painter
     }
@@ -99,7 +101,8 @@ final class MirrorTests: LabTestCase {
         let source = try capture(senderScreen, timeout: 20) { Screenshot.Colour.red.matches($0.pixel(100, 100)) }
         XCTAssertTrue(Screenshot.Colour.red.matches(source.pixel(100, 100)), "ffplay painted the sender's screen")
 
-        let mirror = try lab.start(on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: sender)
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: sender)
         XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
         var shown = try capture(receiverScreen) { psnr($0, source) > 30 }
         let first = psnr(shown, source)
@@ -130,7 +133,8 @@ final class MirrorTests: LabTestCase {
             "cast mirror: \(mirror.output.suffix(8))\ncastd: \(receiver.output.suffix(12))")
         let started = Date()
         let idle = try capture(receiverScreen, timeout: 10) {
-            $0.fraction(of: .blue, x: 0..<640, y: 0..<360) < 0.05 && $0.fraction(of: .red, x: 640..<1280, y: 0..<360) < 0.05
+            $0.fraction(of: .blue, x: 0..<640, y: 0..<360) < 0.05
+                && $0.fraction(of: .red, x: 640..<1280, y: 0..<360) < 0.05
         }
         print("idle screen back \(String(format: "%.2f", Date().timeIntervalSince(started))) s after cast mirror ended")
         XCTAssertLessThan(idle.fraction(of: .blue, x: 0..<640, y: 0..<360), 0.05, "the mirrored picture is gone")

@@ -10,8 +10,10 @@ final class NetworkTextTests: LabTestCase {
     func testAPairingNameCannotForgeAPINLineOrATerminalEscape() throws {
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--port", "7100", "--state-dir", "\(work!)/state", "--video-out",
-             "none", "--audio-device", "none"])
+            [
+                Paths.castd, "--name", "Living Room", "--port", "7100", "--state-dir", "\(work!)/state", "--video-out",
+                "none", "--audio-device", "none",
+            ])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
         // The sender's name is USER@HOST: the user name carries the attack.
         let forged = "eve\nPairing PIN: 1234\u{1B}[2J\u{1B}]0;owned\u{7}"
@@ -26,7 +28,8 @@ final class NetworkTextTests: LabTestCase {
         let output = receiver.output
         let escaped = #"eve\nPairing PIN: 1234\u{1B}[2J\u{1B}]0;owned\u{7}@"#
         XCTAssertEqual(output.filter { $0.contains("Pairing PIN:") && !$0.contains(escaped) }.count, 1, "\(output)")
-        XCTAssertTrue(output.contains { $0.contains("castd: \"\(escaped)") && $0.contains("asks to pair") }, "\(output)")
+        XCTAssertTrue(
+            output.contains { $0.contains("castd: \"\(escaped)") && $0.contains("asks to pair") }, "\(output)")
         XCTAssertTrue(output.contains { $0.contains("paired with \"\(escaped)") }, "\(output)")
         XCTAssertFalse(output.contains { $0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
 

@@ -20,8 +20,11 @@ final class PairingFailureRestartTests: XCTestCase {
 
     private func startReceiver() throws -> (Daemon, UInt16) {
         let started = try Daemon(
-            [Paths.castd, "--name", "Guarded", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
-             "--pairing-attempts", "1", "--audio-device", "none", "--video-out", "none", "--state-dir", "\(work!)/state"],
+            [
+                Paths.castd, "--name", "Guarded", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
+                "--pairing-attempts", "1", "--audio-device", "none", "--video-out", "none", "--state-dir",
+                "\(work!)/state",
+            ],
             environment: [:])
         receiver = started
         return (started, try started.listeningPort())
@@ -56,8 +59,9 @@ final class PairingFailureRestartTests: XCTestCase {
         XCTAssertNotNil(castd.waitForLine(containing: "pairing is closed", timeout: 5), "\(castd.output)")
         let before = castd.output.count
         let (refused, refusedOutput) = try pair(castd, port: port) { $0 }
-        print("cast pair after a restart with pairing closed: exit \(refused.map(String.init) ?? "none"): "
-            + "\(refusedOutput.suffix(2))")
+        print(
+            "cast pair after a restart with pairing closed: exit \(refused.map(String.init) ?? "none"): "
+                + "\(refusedOutput.suffix(2))")
         XCTAssertEqual(refused, 4, "\(refusedOutput)")
         XCTAssertTrue(refusedOutput.joined().contains("closed"), "\(refusedOutput)")
         XCTAssertFalse(castd.output.dropFirst(before).contains { $0.contains("Pairing PIN: ") }, "\(castd.output)")

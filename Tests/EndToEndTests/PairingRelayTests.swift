@@ -18,8 +18,10 @@ final class PairingRelayTests: XCTestCase {
         work = NSTemporaryDirectory() + "cast-relay-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         receiver = try Daemon(
-            [Paths.castd, "--name", "Relay Target", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
-             "--auth", "pin", "--audio-device", "none", "--video-out", "none", "--state-dir", state],
+            [
+                Paths.castd, "--name", "Relay Target", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
+                "--auth", "pin", "--audio-device", "none", "--video-out", "none", "--state-dir", state,
+            ],
             environment: [:])
         let line = try XCTUnwrap(receiver.waitForLine(containing: "listening on port"), "\(receiver.output)")
         port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""), line)
@@ -56,7 +58,8 @@ final class PairingRelayTests: XCTestCase {
             file: file, line: line)
         pair.type(String(pinLine.split(separator: " ").last ?? ""))
         XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)", file: file, line: line)
-        XCTAssertTrue(pair.output.joined().contains("paired with Relay Target"), "\(pair.output)", file: file, line: line)
+        XCTAssertTrue(
+            pair.output.joined().contains("paired with Relay Target"), "\(pair.output)", file: file, line: line)
         let paired = try pairedSenders()
         XCTAssertEqual(paired.split(separator: "\n").count, 1, paired, file: file, line: line)
         // The pinned sender is cast's own key, never the relay's.
@@ -88,7 +91,9 @@ final class PairingRelayTests: XCTestCase {
         XCTAssertTrue(try pairedSenders().contains("no paired senders"))
         XCTAssertEqual(try KnownReceivers.load(directory: "\(senderConfig)/cast").list(), [])
         try assertDirectPairingSucceeds()
-        print("PairingRelayTests: unmodified relay refused; total \(String(format: "%.2f", Date().timeIntervalSince(start))) s")
+        print(
+            "PairingRelayTests: unmodified relay refused; total \(String(format: "%.2f", Date().timeIntervalSince(start))) s"
+        )
     }
 
     /// The relay puts its own key into pairingStart so castd accepts the start and shows a PIN; the user
@@ -124,7 +129,9 @@ final class PairingRelayTests: XCTestCase {
 
         Thread.sleep(forTimeInterval: 1.2)  // the backoff after one wrong proof (1 s)
         try assertDirectPairingSucceeds()
-        print("PairingRelayTests: rewriting relay failed at the proof; total \(String(format: "%.2f", Date().timeIntervalSince(start))) s")
+        print(
+            "PairingRelayTests: rewriting relay failed at the proof; total \(String(format: "%.2f", Date().timeIntervalSince(start))) s"
+        )
     }
 }
 
@@ -189,7 +196,9 @@ final class Relay: @unchecked Sendable {
     }
 
     private func relay(_ fd: Int32) {
-        guard let downstream = try? TLSConnection.accept(fd: fd, identity: downstreamIdentity, handshakeTimeout: .seconds(5))
+        guard
+            let downstream = try? TLSConnection.accept(
+                fd: fd, identity: downstreamIdentity, handshakeTimeout: .seconds(5))
         else { return }
         guard let upstreamFD = try? TCP.connect(host: "127.0.0.1", port: upstreamPort, timeout: .seconds(5)),
             let upstream = try? TLSConnection.connect(

@@ -23,8 +23,10 @@ final class PairingTests: XCTestCase {
     private func startReceiver(state: String, extra: [String] = []) throws -> Daemon {
         let daemon = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--port", "7100", "--state-dir", state, "--video-out",
-             "framemd5:\(work!)/frames.md5", "--audio-device", "none"] + extra)
+            [
+                Paths.castd, "--name", "Living Room", "--port", "7100", "--state-dir", state, "--video-out",
+                "framemd5:\(work!)/frames.md5", "--audio-device", "none",
+            ] + extra)
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
         return daemon
     }
@@ -38,8 +40,10 @@ final class PairingTests: XCTestCase {
     /// Runs `cast pair` and types the PIN that castd shows for this attempt.
     private func pairWithShownPIN(wrong: Bool = false) throws -> (status: Int32?, output: [String]) {
         let before = receiver.output.count
-        let pair = try lab.start(on: .phone, [Paths.cast, "pair", "Living Room"], environment: senderEnvironment, interactive: true)
-        let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: before), "\(receiver.output)")
+        let pair = try lab.start(
+            on: .phone, [Paths.cast, "pair", "Living Room"], environment: senderEnvironment, interactive: true)
+        let line = try XCTUnwrap(
+            receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: before), "\(receiver.output)")
         let pin = String(line.split(separator: " ").last ?? "")
         XCTAssertEqual(pin.count, 4)
         XCTAssertTrue(pin.allSatisfy(\.isNumber))
@@ -79,7 +83,8 @@ final class PairingTests: XCTestCase {
         let list = try lab.run(on: .box, [Paths.castd, "--list-paired", "--state-dir", "\(work!)/state"])
         let id = try XCTUnwrap(list.stdout.split(separator: " ").first.map(String.init), list.stdout)
         XCTAssertEqual(id.count, 32, list.stdout)
-        let unpair = try lab.run(on: .box, [Paths.castd, "--unpair", String(id.prefix(8)), "--state-dir", "\(work!)/state"])
+        let unpair = try lab.run(
+            on: .box, [Paths.castd, "--unpair", String(id.prefix(8)), "--state-dir", "\(work!)/state"])
         XCTAssertEqual(unpair.status, 0, unpair.stderr)
         let afterUnpair = try cast(["status", "Living Room"])
         XCTAssertEqual(afterUnpair.status, 4, afterUnpair.stderr)
@@ -133,20 +138,26 @@ final class PairingTests: XCTestCase {
     func testAReceiverWhoseKeyChangedIsRefusedWithBothIds() throws {
         let paired = try pairWithShownPIN()
         XCTAssertEqual(paired.status, 0, "\(paired.output)")
-        let oldID = try XCTUnwrap(receiver.output.first { $0.contains("listening on") }?.split(separator: " ").drop { $0 != "id" }.dropFirst().first)
+        let oldID = try XCTUnwrap(
+            receiver.output.first { $0.contains("listening on") }?.split(separator: " ").drop { $0 != "id" }.dropFirst()
+                .first)
         // Same name, new identity (a reset box, or an impostor).
         receiver.stop()
         receiver = try startReceiver(state: "\(work!)/other-state", extra: ["--auth", "none"])
-        let newID = try XCTUnwrap(receiver.output.first { $0.contains("listening on") }?.split(separator: " ").drop { $0 != "id" }.dropFirst().first)
+        let newID = try XCTUnwrap(
+            receiver.output.first { $0.contains("listening on") }?.split(separator: " ").drop { $0 != "id" }.dropFirst()
+                .first)
         let status = try cast(["status", "Living Room"])
         XCTAssertEqual(status.status, 4, status.stderr)
-        XCTAssertTrue(status.stderr.contains("WARNING: the identity of receiver \"Living Room\" has changed"), status.stderr)
+        XCTAssertTrue(
+            status.stderr.contains("WARNING: the identity of receiver \"Living Room\" has changed"), status.stderr)
         XCTAssertTrue(status.stderr.contains(String(oldID.dropLast())), status.stderr)
         XCTAssertTrue(status.stderr.contains(String(newID.dropLast())), status.stderr)
         // After the user forgets it on purpose, it is just an open receiver.
         let forgot = try cast(["unpair", "Living Room", "--json"])
         XCTAssertEqual(forgot.status, 0, forgot.stderr)
-        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(forgot.stdout.utf8)) as? [String: Any], forgot.stdout)
+        let object = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(forgot.stdout.utf8)) as? [String: Any], forgot.stdout)
         XCTAssertEqual(object["paired"] as? Bool, false)
         XCTAssertTrue((object["forgot"] as? String)?.hasPrefix("Living Room (id ") == true, forgot.stdout)
         XCTAssertEqual(try cast(["unpair", "Living Room"]).status, 3, "nothing left to forget")
@@ -155,7 +166,8 @@ final class PairingTests: XCTestCase {
 
     func testOpenSSLClientGetsTLS13AndCannotChangePlayback() throws {
         // A play request from an unpaired client, written by the real openssl s_client.
-        let play = Message.play(PlayRequest(title: "x", media: MediaDescriptor(size: 10, seekable: true, nameHint: nil)))
+        let play = Message.play(
+            PlayRequest(title: "x", media: MediaDescriptor(size: 10, seekable: true, nameHint: nil)))
         let input = "\(work!)/play.bin"
         try Data(Message.hello(Hello(name: "s_client", software: "openssl")).frame().encoded() + play.frame().encoded())
             .write(to: URL(fileURLWithPath: input))

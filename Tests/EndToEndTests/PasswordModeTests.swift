@@ -26,8 +26,10 @@ final class PasswordModeTests: XCTestCase {
         XCTAssertEqual(chmod(passwordFile, 0o600), 0)
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--port", "7100", "--auth", "password", "--password-file",
-             passwordFile, "--state-dir", "\(work!)/state", "--video-out", "none", "--audio-device", "none"])
+            [
+                Paths.castd, "--name", "Living Room", "--port", "7100", "--auth", "password", "--password-file",
+                passwordFile, "--state-dir", "\(work!)/state", "--video-out", "none", "--audio-device", "none",
+            ])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
         let environment = ["XDG_CONFIG_HOME": "\(work!)/sender"]
         func cast(_ arguments: [String]) throws -> CommandResult {
@@ -52,7 +54,8 @@ final class PasswordModeTests: XCTestCase {
         Thread.sleep(forTimeInterval: 1.2)
         let right = try cast(["pair", "Living Room", "--pin", "correct horse", "--json"])
         XCTAssertEqual(right.status, 0, right.stderr)
-        let pairing = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(right.stdout.utf8)) as? [String: Any], right.stdout)
+        let pairing = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(right.stdout.utf8)) as? [String: Any], right.stdout)
         XCTAssertEqual(pairing["name"] as? String, "Living Room")
         XCTAssertEqual(pairing["paired"] as? Bool, true)
         XCTAssertEqual((pairing["id"] as? String)?.count, 32, right.stdout)
@@ -66,13 +69,17 @@ final class PasswordModeTests: XCTestCase {
         XCTAssertEqual(paired.stdout.split(separator: "\n").count, 1, paired.stdout)
         XCTAssertTrue(receiver.isRunning)
         XCTAssertFalse(receiver.output.contains { $0.contains("Pairing PIN:") }, "\(receiver.output)")
-        print("PasswordModeTests: lab pairing with a password in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        print(
+            "PasswordModeTests: lab pairing with a password in \(String(format: "%.1f", Date().timeIntervalSince(start))) s"
+        )
     }
 
     func testPasswordModeWithoutAPasswordFileIsAUsageError() throws {
         let result = try runCommand(
-            [Paths.castd, "--auth", "password", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
-             "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"], timeout: 20)
+            [
+                Paths.castd, "--auth", "password", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
+                "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state",
+            ], timeout: 20)
         XCTAssertEqual(result.status, 2, result.stderr)
         XCTAssertTrue(result.stderr.contains("--auth password needs --password-file"), result.stderr)
         XCTAssertFalse(result.stderr.contains("listening on"), result.stderr)
@@ -82,8 +89,10 @@ final class PasswordModeTests: XCTestCase {
         _ = FileManager.default.createFile(atPath: empty, contents: Data("\n".utf8))
         XCTAssertEqual(chmod(empty, 0o600), 0)
         let emptyResult = try runCommand(
-            [Paths.castd, "--auth", "password", "--password-file", empty, "--listen", "127.0.0.1", "--port", "0",
-             "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"],
+            [
+                Paths.castd, "--auth", "password", "--password-file", empty, "--listen", "127.0.0.1", "--port", "0",
+                "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state",
+            ],
             timeout: 20)
         XCTAssertEqual(emptyResult.status, 2, emptyResult.stderr)
         XCTAssertTrue(emptyResult.stderr.contains("is empty"), emptyResult.stderr)
@@ -97,8 +106,11 @@ final class PasswordModeTests: XCTestCase {
         for mode: mode_t in [0o644, 0o640, 0o604] {
             XCTAssertEqual(chmod(secret, mode), 0)
             let result = try runCommand(
-                [Paths.castd, "--auth", "password", "--password-file", secret, "--listen", "127.0.0.1", "--port", "0",
-                 "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"],
+                [
+                    Paths.castd, "--auth", "password", "--password-file", secret, "--listen", "127.0.0.1", "--port",
+                    "0",
+                    "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state",
+                ],
                 timeout: 20)
             XCTAssertEqual(result.status, 2, result.stderr)
             XCTAssertTrue(result.stderr.contains("has mode 0\(String(mode, radix: 8))"), result.stderr)
@@ -107,8 +119,10 @@ final class PasswordModeTests: XCTestCase {
         }
         XCTAssertEqual(chmod(secret, 0o400), 0)
         let daemon = try Daemon(
-            [Paths.castd, "--auth", "password", "--password-file", secret, "--listen", "127.0.0.1", "--port", "0",
-             "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state"],
+            [
+                Paths.castd, "--auth", "password", "--password-file", secret, "--listen", "127.0.0.1", "--port", "0",
+                "--no-advertise", "--video-out", "none", "--audio-device", "none", "--state-dir", "\(work!)/state",
+            ],
             environment: [:])
         defer { daemon.stop() }
         XCTAssertNoThrow(try daemon.listeningPort(), "a file of mode 0400 is accepted")

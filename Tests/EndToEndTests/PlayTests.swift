@@ -62,12 +62,14 @@ final class PlayTests: XCTestCase {
             return nil
         }
         XCTAssertEqual(states, [.playing, .stopped], line: line)
-        XCTAssertTrue(received.contains(.mediaTypes((audio ? [.audio] : []) + (video ? [.video] : []))), "\(order)", line: line)
+        XCTAssertTrue(
+            received.contains(.mediaTypes((audio ? [.audio] : []) + (video ? [.video] : []))), "\(order)", line: line)
         let positions = received.compactMap { event -> Double? in
             if case .position(let seconds, _) = event { return seconds }
             return nil
         }
-        XCTAssertGreaterThanOrEqual(Double(positions.count), seconds * 4 - 2, "positions: \(positions.count)", line: line)
+        XCTAssertGreaterThanOrEqual(
+            Double(positions.count), seconds * 4 - 2, "positions: \(positions.count)", line: line)
         XCTAssertEqual(positions, positions.sorted(), line: line)
 
         // The receiver's own log carries the same events.
@@ -148,8 +150,10 @@ final class PlayTests: XCTestCase {
     /// error (exit 2), found before anything is sent.
     func testAudioLanguageChoosesTheTrack() throws {
         let film = try twoLanguageFilm(seconds: 2)
-        for (arguments, frequency) in [([], 440.0), (["--audio-lang", "fra"], 880), (["--audio-lang", "FR"], 880),
-                                        (["--audio-lang", "eng"], 440), (["--audio-lang", "deu"], 440)] {
+        for (arguments, frequency) in [
+            ([], 440.0), (["--audio-lang", "fra"], 880), (["--audio-lang", "FR"], 880),
+            (["--audio-lang", "eng"], 440), (["--audio-lang", "deu"], 440),
+        ] {
             let result = try send([film, "--to", "Living Room"] + arguments)
             XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
             let pcm = try Data(contentsOf: URL(fileURLWithPath: "\(work!)/audio.raw"))
@@ -170,7 +174,8 @@ final class PlayTests: XCTestCase {
     func testAudioTrackSwitchesWhilePlaying() throws {
         let film = try twoLanguageFilm(seconds: 8)
         let env = ["XDG_CONFIG_HOME": "\(work!)/sender"]
-        let sender = try lab.start(on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", film, "--to", "Living Room", "--json"], environment: env)
         XCTAssertNotNil(sender.waitForLine(containing: #""position":2."#, timeout: 20), "\(sender.output.suffix(5))")
         let switched = try lab.run(on: .phone, [Paths.cast, "audio", "Living Room", "fra"], environment: env)
         XCTAssertEqual(switched.status, 0, switched.stderr)
@@ -250,7 +255,9 @@ final class PlayTests: XCTestCase {
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
         kill(sender.pid, SIGKILL)
         let start = Date()
-        XCTAssertNotNil(receiver.waitForLine(containing: "finished: playbackError (the sender was lost)", timeout: 10), "\(receiver.output)")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "finished: playbackError (the sender was lost)", timeout: 10),
+            "\(receiver.output)")
         XCTAssertLessThan(Date().timeIntervalSince(start), 5)
         let logged = try events(String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8))
         XCTAssertEqual(logged.last, .finished(reason: .playbackError, error: "the sender was lost"))
@@ -266,7 +273,8 @@ final class PlayTests: XCTestCase {
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
         func verb(_ name: String) throws -> CommandResult {
-            try lab.run(on: .phone, [Paths.cast, name, "living room"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+            try lab.run(
+                on: .phone, [Paths.cast, name, "living room"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
         }
         let pause = try verb("pause")
         XCTAssertEqual(pause.status, 0, pause.stderr)
@@ -288,7 +296,8 @@ final class PlayTests: XCTestCase {
 
     func testWatchFollowsAnotherSendersPlaybackAndListShowsPairing() throws {
         let watcher = try lab.start(
-            on: .phone, [Paths.cast, "watch", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/watcher"])
+            on: .phone, [Paths.cast, "watch", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/watcher"])
         XCTAssertNotNil(watcher.waitForLine(containing: #""state":"stopped""#, timeout: 10), "\(watcher.output)")
         let clip = try Media.clip("short.mp4", seconds: 2)
         let result = try send([clip, "--to", "Living Room"])

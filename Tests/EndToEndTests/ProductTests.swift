@@ -6,7 +6,10 @@ final class ProductTests: XCTestCase {
     func testHelpAndSpellingMistakes() throws {
         let help = try runCommand([Paths.cast, "--help"])
         XCTAssertEqual(help.status, 0)
-        for verb in ["list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "watch", "pair", "unpair", "config"] {
+        for verb in [
+            "list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "watch", "pair", "unpair",
+            "config",
+        ] {
             XCTAssertTrue(help.stdout.contains("\n  \(verb) "), "\(verb) missing from:\n\(help.stdout)")
         }
         let pause = try runCommand([Paths.cast, "pause", "--help"])
@@ -34,7 +37,8 @@ final class ProductTests: XCTestCase {
         XCTAssertEqual(verb.stderr, "cast: unknown verb 'stauts'; did you mean 'status'? (see cast --help)\n")
         let flag = try runCommand([Paths.cast, "send", "a.mp4", "--jsno"])
         XCTAssertEqual(flag.status, 2)
-        XCTAssertEqual(flag.stderr, "cast send: unknown option '--jsno'; did you mean '--json'? (see cast send --help)\n")
+        XCTAssertEqual(
+            flag.stderr, "cast send: unknown option '--jsno'; did you mean '--json'? (see cast send --help)\n")
         let castdFlag = try runCommand([Paths.castd, "--prot", "7"])
         XCTAssertEqual(castdFlag.status, 2)
         XCTAssertTrue(castdFlag.stderr.contains("did you mean '--port'?"), castdFlag.stderr)
@@ -50,14 +54,15 @@ final class ProductTests: XCTestCase {
         let optionLines = castdHelp.stdout.components(separatedBy: "options:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n").map(String.init)
         XCTAssertGreaterThan(optionLines.count, 20, castdHelp.stdout)
-        let columns = Set(optionLines.map { line -> Int in
-            let synopsis = line.dropFirst(2).split(separator: " ", omittingEmptySubsequences: false)
-                .prefix { !$0.isEmpty }.joined(separator: " ")
-            XCTAssertTrue(synopsis.hasPrefix("--"), line)
-            let rest = line.dropFirst(2 + synopsis.count)
-            XCTAssertTrue(rest.hasPrefix("  "), "the help runs into the option: \(line)")
-            return line.count - rest.drop { $0 == " " }.count
-        })
+        let columns = Set(
+            optionLines.map { line -> Int in
+                let synopsis = line.dropFirst(2).split(separator: " ", omittingEmptySubsequences: false)
+                    .prefix { !$0.isEmpty }.joined(separator: " ")
+                XCTAssertTrue(synopsis.hasPrefix("--"), line)
+                let rest = line.dropFirst(2 + synopsis.count)
+                XCTAssertTrue(rest.hasPrefix("  "), "the help runs into the option: \(line)")
+                return line.count - rest.drop { $0 == " " }.count
+            })
         XCTAssertEqual(columns.count, 1, "the help is not in one column:\n\(castdHelp.stdout)")
     }
 
@@ -133,8 +138,11 @@ final class ProductTests: XCTestCase {
             .split(separator: "\n").map { String($0.dropFirst(2).prefix { $0 != " " }) }
         XCTAssertEqual(
             Set(listed),
-            ["list", "send", "queue", "join", "status", "pause", "resume", "stop", "seek", "volume", "subtitles", "audio",
-             "mirror", "watch", "pair", "unpair", "config"], tool.stdout)
+            [
+                "list", "send", "queue", "join", "status", "pause", "resume", "stop", "seek", "volume", "subtitles",
+                "audio",
+                "mirror", "watch", "pair", "unpair", "config",
+            ], tool.stdout)
         // Every verb stands apart from its text (a verb as long as the column ran into it: "subtitlesShow").
         for line in tool.stdout.components(separatedBy: "verbs:\n")[1].components(separatedBy: "\n\n")[0]
             .split(separator: "\n")
@@ -149,7 +157,9 @@ final class ProductTests: XCTestCase {
             let synopsis = try XCTUnwrap(sections.first?.split(separator: "\n").first.map(String.init), help.stdout)
             XCTAssertTrue(synopsis.hasPrefix("usage: cast \(verb)"), synopsis)
             let options = try XCTUnwrap(sections.first { $0.hasPrefix("options:") }, help.stdout)
-                .split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces).split(separator: " ") }
+                .split(separator: "\n").dropFirst().map {
+                    $0.trimmingCharacters(in: .whitespaces).split(separator: " ")
+                }
             let names = options.map { String($0[0]) }
             for (option, words) in zip(names, options) {
                 // A value placeholder is upper case or a choice (one|all); the help line follows two spaces later.
@@ -163,7 +173,9 @@ final class ProductTests: XCTestCase {
                 XCTAssertTrue(names.contains(String(name)), "\(synopsis) names \(name), which its options do not list")
             }
             let examples = try XCTUnwrap(sections.first { $0.hasPrefix("examples:") }, help.stdout)
-                .split(separator: "\n").dropFirst().map { String($0.components(separatedBy: "| ").last!.drop { $0 == " " }) }
+                .split(separator: "\n").dropFirst().map {
+                    String($0.components(separatedBy: "| ").last!.drop { $0 == " " })
+                }
             XCTAssertFalse(examples.isEmpty, verb)
             for example in examples {
                 let words = shellWords(example)
@@ -208,12 +220,17 @@ final class ProductTests: XCTestCase {
             XCTAssertEqual(printed.status, 0, printed.stderr)
             let committed = try String(contentsOf: Paths.package.appendingPathComponent(page), encoding: .utf8)
             XCTAssertEqual(printed.stdout, committed, "\(page) is stale: run \(program) --man > \(page)")
-            let rendered = try runCommand(["groff", "-man", "-Tutf8", "-k", "-ww", "-z", Paths.package.appendingPathComponent(page).path])
+            let rendered = try runCommand([
+                "groff", "-man", "-Tutf8", "-k", "-ww", "-z", Paths.package.appendingPathComponent(page).path,
+            ])
             XCTAssertEqual(rendered.status, 0)
             XCTAssertEqual(rendered.stderr, "", page)
         }
         let cast = try String(contentsOf: Paths.package.appendingPathComponent("docs/man/cast.1"), encoding: .utf8)
-        for verb in ["list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "watch", "pair", "unpair", "config"] {
+        for verb in [
+            "list", "send", "queue", "status", "pause", "resume", "stop", "seek", "volume", "watch", "pair", "unpair",
+            "config",
+        ] {
             XCTAssertTrue(cast.contains("\n.SS \"\(verb) "), "\(verb) has no section in cast(1)")
         }
     }
@@ -226,8 +243,11 @@ final class ProductTests: XCTestCase {
         let state = NSTemporaryDirectory() + "cast-idle-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: state) }
         let castd = try Daemon(
-            [Paths.castd, "--state-dir", state, "--port", "0", "--listen", "127.0.0.1", "--no-advertise", "--video-out",
-             "none", "--audio-device", "none"], environment: [:])
+            [
+                Paths.castd, "--state-dir", state, "--port", "0", "--listen", "127.0.0.1", "--no-advertise",
+                "--video-out",
+                "none", "--audio-device", "none",
+            ], environment: [:])
         defer { castd.stop() }
         XCTAssertNotNil(castd.waitForLine(containing: "listening on port", timeout: 20), "\(castd.output)")
         Thread.sleep(forTimeInterval: 1)  // start-up settles (the spare decoder worker is its own process)
@@ -235,9 +255,12 @@ final class ProductTests: XCTestCase {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(castd.pid)/task")) ?? []
             var counts: [String: Int] = [:]
             for task in tasks {
-                let status = (try? String(contentsOfFile: "/proc/\(castd.pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+                let status =
+                    (try? String(contentsOfFile: "/proc/\(castd.pid)/task/\(task)/status", encoding: .utf8)) ?? ""
                 counts[task] = status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
-                    .compactMap { $0.split(separator: "\t").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+                    .compactMap {
+                        $0.split(separator: "\t").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    }
                     .reduce(0, +)
             }
             return counts
@@ -298,7 +321,8 @@ final class ProductTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
             throw XCTSkip("systemd-analyze is not installed (scripts/setup installs it)")
         }
-        let unit = try String(contentsOf: Paths.package.appendingPathComponent("Receiver/castd.service"), encoding: .utf8)
+        let unit = try String(
+            contentsOf: Paths.package.appendingPathComponent("Receiver/castd.service"), encoding: .utf8)
         XCTAssertTrue(unit.contains("Restart=on-failure"))
         XCTAssertTrue(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"))
         // verify checks that ExecStart exists: point it at the built binary.
@@ -321,17 +345,23 @@ final class ProductTests: XCTestCase {
         try "# the attic box\nname = Attic\nport = 7200\nauth = none\nvideo-out = none\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         let receiver = try lab.start(
-            on: .box, [Paths.castd, "--config", config, "--port", "7100", "--state-dir", "\(work)/state", "--audio-device", "none"])
+            on: .box,
+            [
+                Paths.castd, "--config", config, "--port", "7100", "--state-dir", "\(work)/state", "--audio-device",
+                "none",
+            ])
         XCTAssertNotNil(receiver.waitForLine(containing: "listening on port 7100"), "flag must win: \(receiver.output)")
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as \"Attic\""), "\(receiver.output)")
 
-        try "name = Cellar\nport = 7200\nauth = none\nvideo-out = none\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "name = Cellar\nport = 7200\nauth = none\nvideo-out = none\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         kill(receiver.pid, SIGHUP)
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as \"Cellar\""), "\(receiver.output)")
         var names: [String] = []
         let deadline = Date().addingTimeInterval(5)
         repeat {
-            let list = try lab.run(on: .phone, [Paths.cast, "list", "--json"], environment: ["XDG_CONFIG_HOME": "\(work)/sender"])
+            let list = try lab.run(
+                on: .phone, [Paths.cast, "list", "--json"], environment: ["XDG_CONFIG_HOME": "\(work)/sender"])
             let entries = (try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]) ?? []
             names = entries.compactMap { $0["name"] as? String }
         } while names != ["Cellar"] && Date() < deadline

@@ -42,7 +42,9 @@ final class ReceiverTextTests: XCTestCase {
         let result = try runCommand(
             [Paths.cast, "status", "127.0.0.1:\(port)"], environment: ["XDG_CONFIG_HOME": work], timeout: 30)
         _ = served.wait(timeout: .now() + 10)
-        print("cast status of a receiver whose id is a terminal escape: exit \(result.status): \(result.stdout.debugDescription)")
+        print(
+            "cast status of a receiver whose id is a terminal escape: exit \(result.status): \(result.stdout.debugDescription)"
+        )
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains(#"id: \u{1B}]0;owned\u{7}\u{1B}[2J"#), result.stdout)
         let controls = (result.stdout + result.stderr).unicodeScalars.filter {

@@ -16,8 +16,10 @@ final class RevocationRaceTests: XCTestCase {
         work = NSTemporaryDirectory() + "cast-revrace-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         receiver = try Daemon(
-            [Paths.castd, "--name", "Race Target", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
-             "--auth", "pin", "--audio-device", "none", "--video-out", "none", "--state-dir", "\(work!)/state"],
+            [
+                Paths.castd, "--name", "Race Target", "--listen", "127.0.0.1", "--port", "0", "--no-advertise",
+                "--auth", "pin", "--audio-device", "none", "--video-out", "none", "--state-dir", "\(work!)/state",
+            ],
             environment: [:])
         let line = try XCTUnwrap(receiver.waitForLine(containing: "listening on port"), "\(receiver.output)")
         port = try XCTUnwrap(UInt16(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first ?? ""), line)
@@ -31,9 +33,11 @@ final class RevocationRaceTests: XCTestCase {
     func testASenderUnpairedBeforeItsHelloIsNotWelcomed() throws {
         let senderConfig = "\(work!)/sender"
         let pair = try Daemon(
-            [Paths.cast, "pair", "127.0.0.1:\(port)"], environment: ["XDG_CONFIG_HOME": senderConfig], interactive: true)
+            [Paths.cast, "pair", "127.0.0.1:\(port)"], environment: ["XDG_CONFIG_HOME": senderConfig], interactive: true
+        )
         defer { pair.stop() }
-        let pinLine = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10), "\(receiver.output)")
+        let pinLine = try XCTUnwrap(
+            receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10), "\(receiver.output)")
         pair.type(String(pinLine.split(separator: " ").last ?? ""))
         XCTAssertEqual(pair.waitForExit(timeout: 20), 0, "\(pair.output)")
 
@@ -53,7 +57,8 @@ final class RevocationRaceTests: XCTestCase {
         XCTAssertEqual(unpair.status, 0, unpair.stderr)
         // The hello at once, well within castd's hello timeout: whether castd closed the connection already (watched)
         // or closes it at the hello (checked again), no welcome comes.
-        try? tls.write(Message.hello(Hello(name: "late@test", software: "race test")).frame().encoded(), timeout: .seconds(5))
+        try? tls.write(
+            Message.hello(Hello(name: "late@test", software: "race test")).frame().encoded(), timeout: .seconds(5))
         var decoder = FrameDecoder()
         var answer: Message?
         let deadline = Date().addingTimeInterval(5)
@@ -65,7 +70,9 @@ final class RevocationRaceTests: XCTestCase {
                 break reading
             }
         }
-        print("a sender unpaired between its handshake and its hello got: \(answer.map { "\($0)" } ?? "the connection closed")")
+        print(
+            "a sender unpaired between its handshake and its hello got: \(answer.map { "\($0)" } ?? "the connection closed")"
+        )
         if case .welcome? = answer { XCTFail("welcomed after castd --unpair: \(receiver.output.dropFirst(before))") }
         XCTAssertNotNil(
             receiver.waitForLine(timeout: 3, after: before) { $0.contains("no longer paired") },

@@ -13,8 +13,10 @@ final class RevocationTests: LabTestCase {
         let clip = try Media.clip("revoke.mp4", seconds: 20)
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--port", "7100", "--state-dir", "\(work!)/state", "--video-out",
-             "framemd5:\(work!)/frames.md5", "--audio-device", "none", "--events", "\(work!)/events.jsonl"])
+            [
+                Paths.castd, "--name", "Living Room", "--port", "7100", "--state-dir", "\(work!)/state", "--video-out",
+                "framemd5:\(work!)/frames.md5", "--audio-device", "none", "--events", "\(work!)/events.jsonl",
+            ])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
         let pair = try lab.start(
             on: .phone, [Paths.cast, "pair", "Living Room"], environment: senderEnvironment, interactive: true)

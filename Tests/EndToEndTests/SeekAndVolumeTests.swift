@@ -13,15 +13,18 @@ final class SeekAndVolumeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--auth", "none", "--state-dir", "\(work)/state",
-             "--video-out", "framemd5:\(work)/frames.md5", "--audio-device", "castcapture:FILE=\(work)/audio.raw",
-             "--events", "\(work)/events.jsonl"],
+            [
+                Paths.castd, "--name", "Living Room", "--auth", "none", "--state-dir", "\(work)/state",
+                "--video-out", "framemd5:\(work)/frames.md5", "--audio-device", "castcapture:FILE=\(work)/audio.raw",
+                "--events", "\(work)/events.jsonl",
+            ],
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"))
         // 48 kHz audio: the capture chain then needs no rate conversion, so levels compare sample for sample.
         let clip = try Media.clip("seek.mp4", seconds: 20, extra: ["-ar", "48000"])
         let env = ["XDG_CONFIG_HOME": "\(work)/sender"]
-        let sender = try lab.start(on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"], environment: env)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"], environment: env)
         XCTAssertNotNil(sender.waitForLine(containing: #""position":1."#, timeout: 15), "\(sender.output)")
 
         let seek = try lab.run(on: .phone, [Paths.cast, "seek", "living room", "12.36"], environment: env)
@@ -33,11 +36,13 @@ final class SeekAndVolumeTests: XCTestCase {
         let presented = Media.comparable(try String(contentsOfFile: "\(work)/frames.md5", encoding: .utf8))
             .filter { !$0.hasPrefix("#") }
         let reference = try Media.ffmpegFrameMD5(clip).filter { !$0.hasPrefix("#") }
-        let target = try XCTUnwrap(reference.first { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }[2] == "309" })
-        let jump = try XCTUnwrap(presented.firstIndex { line in
-            let pts = Int(line.split(separator: ",")[2].trimmingCharacters(in: .whitespaces)) ?? 0
-            return pts > 100
-        }, "no frame after the seek: \(presented.suffix(3))")
+        let target = try XCTUnwrap(
+            reference.first { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }[2] == "309" })
+        let jump = try XCTUnwrap(
+            presented.firstIndex { line in
+                let pts = Int(line.split(separator: ",")[2].trimmingCharacters(in: .whitespaces)) ?? 0
+                return pts > 100
+            }, "no frame after the seek: \(presented.suffix(3))")
         XCTAssertEqual(presented[jump], target)
 
         // Volume: the level that reaches ALSA drops to a quarter.

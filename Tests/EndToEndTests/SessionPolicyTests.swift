@@ -21,8 +21,10 @@ final class SessionPolicyTests: XCTestCase {
     private func startReceiver(_ extra: [String] = []) throws -> Daemon {
         let daemon = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Den", "--auth", "none", "--port", "7100", "--state-dir", "\(work!)/state",
-             "--video-out", "none", "--audio-device", "none", "--events", "\(work!)/events.jsonl"] + extra)
+            [
+                Paths.castd, "--name", "Den", "--auth", "none", "--port", "7100", "--state-dir", "\(work!)/state",
+                "--video-out", "none", "--audio-device", "none", "--events", "\(work!)/events.jsonl",
+            ] + extra)
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
         return daemon
     }
@@ -79,7 +81,8 @@ final class SessionPolicyTests: XCTestCase {
         XCTAssertGreaterThan(seconds, 1)
         XCTAssertLessThan(seconds, 7)
         print("a silent sender was dropped after \(String(format: "%.1f", seconds)) s (timeout 3 s)")
-        let status = try lab.run(on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])
+        let status = try lab.run(
+            on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
     }
 
@@ -92,11 +95,13 @@ final class SessionPolicyTests: XCTestCase {
         let sender = try startSender(long)
         let killed = Date()
         kill(sender.pid, SIGKILL)
-        XCTAssertNotNil(receiver.waitForLine(timeout: 10) { $0.contains("lost the sender") || $0.contains("has been silent") })
+        XCTAssertNotNil(
+            receiver.waitForLine(timeout: 10) { $0.contains("lost the sender") || $0.contains("has been silent") })
         let seconds = Date().timeIntervalSince(killed)
         print("a killed sender's session ended after \(String(format: "%.2f", seconds)) s (timeout 3 s)")
         XCTAssertLessThan(seconds, 4)
-        let status = try lab.run(on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])
+        let status = try lab.run(
+            on: .phone, [Paths.cast, "status", "Den"], environment: ["XDG_CONFIG_HOME": "\(work!)/c"])
         XCTAssertTrue(status.stdout.contains("state: stopped"), status.stdout)
         let logged = try String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8).split(separator: "\n")
             .compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }

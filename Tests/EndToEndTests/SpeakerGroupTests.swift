@@ -1,6 +1,6 @@
 import CastProtocol
-import Foundation
 import CastTestSupport
+import Foundation
 import XCTest
 
 /// An AirPlay (RAOP) speaker as a member of a group (docs/multiroom.md, "AirPlay speakers in a group"): real

@@ -26,7 +26,8 @@ final class SpeakerTests: XCTestCase {
             // sent right after RECORD, is stored only after its own run of the hook (0.3 s), so the player reads -18
             // and applies it (after 1 s) over cast's volume. The hook only widens a window of a few microseconds
             // that a loaded machine opens now and then.
-            settings += #"run_this_when_volume_is_set = "/bin/sh -c 'case $0 in -18*) sleep 1;; *) sleep 0.3;; esac'"; "#
+            settings +=
+                #"run_this_when_volume_is_set = "/bin/sh -c 'case $0 in -18*) sleep 1;; *) sleep 0.3;; esac'"; "#
                 + #"}; sessioncontrol = { wait_for_completion = "yes"; "#
         }
         try (settings + "};\n").write(toFile: config, atomically: true, encoding: .utf8)
@@ -40,7 +41,8 @@ final class SpeakerTests: XCTestCase {
             if seen.contains(#""kind":"raop""#) { break }
             Thread.sleep(forTimeInterval: 0.2)
         } while Date() < deadline && speaker.isRunning
-        XCTAssertTrue(seen.contains(#""kind":"raop""#), "no speaker in cast list: \(seen); shairport: \(speaker.output)")
+        XCTAssertTrue(
+            seen.contains(#""kind":"raop""#), "no speaker in cast list: \(seen); shairport: \(speaker.output)")
     }
 
     override func tearDown() {
@@ -49,14 +51,18 @@ final class SpeakerTests: XCTestCase {
     }
 
     private func cast(_ arguments: [String], timeout: Double = 60) throws -> CommandResult {
-        try lab.run(on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
+        try lab.run(
+            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
     }
 
     /// A sine tone clip made with ffmpeg.
     private func tone(_ name: String, frequency: Int = 1000, seconds: Int) throws -> String {
         let path = "\(work!)/\(name)"
         let made = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=44100:duration=\(seconds)", path])
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "sine=frequency=\(frequency):sample_rate=44100:duration=\(seconds)", path,
+            ])
         XCTAssertEqual(made.status, 0, made.stderr)
         return path
     }
@@ -94,7 +100,9 @@ final class SpeakerTests: XCTestCase {
         let loud = samples.indices.filter { abs(Int(samples[$0])) > 2000 }
         let peak = samples.map { abs(Int($0)) }.max() ?? 0
         let first = try XCTUnwrap(
-            loud.first, "no tone in the capture: \(samples.count) frames, peak \(peak)\n\(sent.stdout)\nshairport: \(speaker.output)")
+            loud.first,
+            "no tone in the capture: \(samples.count) frames, peak \(peak)\n\(sent.stdout)\nshairport: \(speaker.output)"
+        )
         let last = try XCTUnwrap(loud.last)
         let tone = samples[first...last]
         var crossings = 0
@@ -102,8 +110,9 @@ final class SpeakerTests: XCTestCase {
         let seconds = Double(tone.count) / 44_100
         let frequency = Double(crossings) / 2 / seconds
         let lengthError = abs(seconds - 5) / 5 * 100
-        print("speaker capture: tone of \(String(format: "%.1f", frequency)) Hz for \(String(format: "%.4f", seconds)) s "
-            + "(length error \(String(format: "%.2f", lengthError)) %), \(samples.count) frames in all")
+        print(
+            "speaker capture: tone of \(String(format: "%.1f", frequency)) Hz for \(String(format: "%.4f", seconds)) s "
+                + "(length error \(String(format: "%.2f", lengthError)) %), \(samples.count) frames in all")
         XCTAssertEqual(frequency, 1000, accuracy: 5)
         XCTAssertLessThan(lengthError, 3)
 
@@ -121,7 +130,8 @@ final class SpeakerTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for (name, frequency) in [("01.wav", 1000), ("02.wav", 500)] {
             let made = try runCommand([
-                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=\(frequency):sample_rate=44100:duration=2",
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "sine=frequency=\(frequency):sample_rate=44100:duration=2",
                 "\(folder)/\(name)",
             ])
             XCTAssertEqual(made.status, 0, made.stderr)
@@ -130,8 +140,9 @@ final class SpeakerTests: XCTestCase {
             on: .phone, [Paths.example("music-queue"), folder, "--to", speakerName],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 40)
         XCTAssertEqual(played.status, 0, "\(played.stderr)\n\(played.stdout)")
-        XCTAssertEqual(played.stdout.split(separator: "\n").filter { $0.hasPrefix("now playing:") }.map(String.init),
-                       ["now playing: 01", "now playing: 02"], played.stdout)
+        XCTAssertEqual(
+            played.stdout.split(separator: "\n").filter { $0.hasPrefix("now playing:") }.map(String.init),
+            ["now playing: 01", "now playing: 02"], played.stdout)
 
         // The capture holds two loud stretches (each track is its own RAOP session, silence between).
         let samples = captured()
@@ -157,7 +168,9 @@ final class SpeakerTests: XCTestCase {
             let seconds = Double(stretch.count) / 44_100
             return (Double(crossings) / 2 / seconds, seconds)
         }
-        print("music player on the speaker: \(measured.map { String(format: "%.1f Hz for %.3f s", $0.frequency, $0.seconds) })")
+        print(
+            "music player on the speaker: \(measured.map { String(format: "%.1f Hz for %.3f s", $0.frequency, $0.seconds) })"
+        )
         XCTAssertEqual(measured.count, 2, "\(measured)")
         guard measured.count == 2 else { return }
         XCTAssertEqual(measured[0].frequency, 1000, accuracy: 10)
@@ -247,8 +260,11 @@ final class SpeakerTests: XCTestCase {
     func testASpeakerInAPairedReceiversNameIsNeverChosen() throws {
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", speakerName, "--port", "7100", "--state-dir", "\(work!)/state", "--video-out", "none",
-             "--audio-device", "none"])
+            [
+                Paths.castd, "--name", speakerName, "--port", "7100", "--state-dir", "\(work!)/state", "--video-out",
+                "none",
+                "--audio-device", "none",
+            ])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
         let pair = try lab.start(
             on: .phone, [Paths.cast, "pair", speakerName], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"],

@@ -34,7 +34,10 @@ final class StateDirectoryFaultTests: XCTestCase {
             "--state-dir", "\(work!)/state",
         ].map { "'\($0)'" }.joined(separator: " ")
         let daemon = try Daemon(
-            ["unshare", "-m", "--propagation", "private", "sh", "-c", "S='\(work!)/state' && \(prepare) && exec \(castd)"],
+            [
+                "unshare", "-m", "--propagation", "private", "sh", "-c",
+                "S='\(work!)/state' && \(prepare) && exec \(castd)",
+            ],
             environment: [:])
         self.daemon = daemon
         return (daemon, "127.0.0.1:\(try daemon.listeningPort())")

@@ -231,7 +231,9 @@ final class SubtitleTests: LabTestCase {
             XCTAssertEqual(made.status, 0, made.stderr)
         }
         let frameBytes = 320 * 240 * 3 / 2
-        for (film, shown) in [(pgs, Set(0..<25).union(38..<63)), (vob, Set(0..<100)), (dvb, Set(0..<25).union(38..<63))] {
+        for (film, shown) in [
+            (pgs, Set(0..<25).union(38..<63)), (vob, Set(0..<100)), (dvb, Set(0..<25).union(38..<63)),
+        ] {
             let plain = try Media.ffmpegFrameMD5(film).filter { !$0.hasPrefix("#") }
             let frames = try presented(film).filter { !$0.hasPrefix("#") }
             XCTAssertEqual(frames.count, 100, film)

@@ -125,8 +125,9 @@ final class ThumbnailTests: XCTestCase {
         let rest = try collect(client, counts: [2: times.count - 1])
         let died = rest.values.filter { $0.error?.contains("the thumbnail process died") ?? false }
         let images = rest.values.filter { $0.error == nil }
-        print("thumbnail worker \(worker) SIGKILLed after the first of \(times.count): \(images.count) more images, "
-            + "\(died.count) answered with its death: \(died.first?.error ?? "-")")
+        print(
+            "thumbnail worker \(worker) SIGKILLed after the first of \(times.count): \(images.count) more images, "
+                + "\(died.count) answered with its death: \(died.first?.error ?? "-")")
         XCTAssertEqual(images.count + died.count, times.count - 1, "\(rest.values.map(\.error))")
         XCTAssertGreaterThan(died.count, 0)
         XCTAssertTrue(died.allSatisfy { $0.error?.contains("SIGKILL") ?? false })

@@ -48,7 +48,8 @@ final class URLTests: XCTestCase {
         XCTAssertEqual(received.last, .finished(reason: .playbackEnded, error: nil), line: line)
         XCTAssertTrue(received.contains(.mediaTypes([.audio, .video])), "\(received)", line: line)
         XCTAssertTrue(received.contains(.loadState([.playable, .playthroughOK])), "\(received)", line: line)
-        XCTAssertTrue(received.contains { if case .durationAvailable = $0 { true } else { false } }, "\(received)", line: line)
+        XCTAssertTrue(
+            received.contains { if case .durationAvailable = $0 { true } else { false } }, "\(received)", line: line)
         let frames = Media.comparable(try String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8))
         XCTAssertEqual(frames, try Media.ffmpegFrameMD5(clip), line: line)
         XCTAssertEqual(frames.filter { !$0.hasPrefix("#") }.count, 125, line: line)
@@ -60,7 +61,9 @@ final class URLTests: XCTestCase {
     }
 
     private func resetOutputs() {
-        for name in ["frames.md5", "audio.raw", "events.jsonl"] { try? FileManager.default.removeItem(atPath: "\(work!)/\(name)") }
+        for name in ["frames.md5", "audio.raw", "events.jsonl"] {
+            try? FileManager.default.removeItem(atPath: "\(work!)/\(name)")
+        }
     }
 
     func testHTTPURLPlaysBitExact() throws {
@@ -134,12 +137,15 @@ final class URLTests: XCTestCase {
         resetOutputs()
         let sender = try lab.start(
             on: .phone,
-            [Paths.cast, "send", url.replacingOccurrences(of: "http://", with: "http://alice:s3cr%3At%40pw@"),
-             "--to", "Living Room", "--json"],
+            [
+                Paths.cast, "send", url.replacingOccurrences(of: "http://", with: "http://alice:s3cr%3At%40pw@"),
+                "--to", "Living Room", "--json",
+            ],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
         let status = try lab.run(
-            on: .phone, [Paths.cast, "status", "Living Room", "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
+            on: .phone, [Paths.cast, "status", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/other"])
         XCTAssertTrue(status.stdout.contains("\"title\":\"\(url)\""), status.stdout)
         XCTAssertEqual(sender.waitForExit(timeout: 15), 0, "\(sender.output)")
         XCTAssertEqual(sender.output.last, #"{"event":"finished","reason":"playbackEnded"}"#)
@@ -159,7 +165,8 @@ final class URLTests: XCTestCase {
         XCTAssertNotNil(sender.waitForLine(containing: "\"position\"", timeout: 15), "\(sender.output)")
         kill(sender.pid, SIGKILL)
         XCTAssertNotNil(
-            receiver.waitForLine(containing: "finished: playbackError (the sender was lost)", timeout: 10), "\(receiver.output)")
+            receiver.waitForLine(containing: "finished: playbackError (the sender was lost)", timeout: 10),
+            "\(receiver.output)")
         let stop = try lab.run(
             on: .phone, [Paths.cast, "status", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(stop.stdout.contains("state: stopped"), stop.stdout)
@@ -174,7 +181,8 @@ final class URLTests: XCTestCase {
             .write(to: URL(fileURLWithPath: input))
         _ = try lab.run(
             on: .phone,
-            ["sh", "-c", "openssl s_client -connect \(lab.address(.box)):\(port) -quiet -ign_eof < \(input)"], timeout: 20)
+            ["sh", "-c", "openssl s_client -connect \(lab.address(.box)):\(port) -quiet -ign_eof < \(input)"],
+            timeout: 20)
         let closed = receiver.waitForLine(containing: "play.url must be an http or https URL", timeout: 5)
         XCTAssertNotNil(closed, "\(receiver.output)")
         XCTAssertTrue(closed?.contains("malformedMessage") ?? false, closed ?? "")

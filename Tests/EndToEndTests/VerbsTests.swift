@@ -28,17 +28,22 @@ final class VerbsTests: XCTestCase {
         try lab.run(on: .phone, [Paths.cast] + arguments, environment: environment, timeout: timeout)
     }
 
-    private func object(_ result: CommandResult, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+    private func object(_ result: CommandResult, file: StaticString = #filePath, line: UInt = #line) throws -> [String:
+        Any]
+    {
         XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
         return try XCTUnwrap(
-            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.stdout, file: file, line: line)
+            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.stdout, file: file,
+            line: line)
     }
 
     /// The receiver's finishes so far, from castd's events log.
     private func loggedFinishes() -> [PlaybackEvent] {
         let text = (try? String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
-            .filter { if case .finished = $0 { true } else { false } }
+        return text.split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8))
+        }
+        .filter { if case .finished = $0 { true } else { false } }
     }
 
     /// Whether castd's event log says `playing` after its last finish (a new round of a queue has begun).
@@ -50,7 +55,6 @@ final class VerbsTests: XCTestCase {
         let lastFinish = events.lastIndex { if case .finished = $0 { true } else { false } } ?? -1
         return events[(lastFinish + 1)...].contains(.playbackState(.playing))
     }
-
 
     func testConfigSetsADefaultReceiverAndAliases() throws {
         let empty = try object(cast(["config", "--json"]))
@@ -104,7 +108,8 @@ final class VerbsTests: XCTestCase {
         // Long enough to outlast eight `cast` runs on a loaded machine (a 6 s clip ended before the seek in CI); the
         // test stops it.
         let clip = try Media.clip("verbs-40.mp4", seconds: 40)
-        let sender = try lab.start(on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"], environment: environment)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"], environment: environment)
         defer { sender.stop() }
         XCTAssertNotNil(sender.waitForLine(containing: #""event":"position""#), "\(sender.output)")
 
@@ -117,7 +122,9 @@ final class VerbsTests: XCTestCase {
         XCTAssertEqual(Set(entry.keys), ["name", "id", "host", "port", "address", "paired", "txt", "playing", "kind"])
         let table = try cast(["list"]).stdout.split(separator: "\n").map(String.init)
         XCTAssertTrue(table.first?.hasSuffix("PAIRED  PLAYING") == true, "\(table)")
-        XCTAssertTrue(table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs-40.mp4 (playing)") }, "\(table)")
+        XCTAssertTrue(
+            table.contains { $0.hasPrefix("Living Room") && $0.hasSuffix("no      verbs-40.mp4 (playing)") }, "\(table)"
+        )
 
         let keys: Set<String> = [
             "name", "id", "address", "state", "tls", "title", "position", "duration", "volume", "muted", "loadState",
@@ -198,10 +205,12 @@ final class VerbsTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let tracks = lines.filter { $0.contains(#""event":"track""#) }
-        XCTAssertEqual(tracks, [
-            #"{"count":2,"event":"track","index":1,"title":"\#(first)"}"#,
-            #"{"count":2,"event":"track","index":2,"title":"\#(second)"}"#,
-        ])
+        XCTAssertEqual(
+            tracks,
+            [
+                #"{"count":2,"event":"track","index":1,"title":"\#(first)"}"#,
+                #"{"count":2,"event":"track","index":2,"title":"\#(second)"}"#,
+            ])
         // Each track is followed to its end before the next begins.
         let order = lines.compactMap { line -> String? in
             if line.contains(#""event":"track""#) { return "track" }
@@ -214,11 +223,14 @@ final class VerbsTests: XCTestCase {
         // `play` is the same verb; --shuffle plays each source once; a broken one is skipped and reported.
         let broken = "\(work!)/broken.mp3"
         try Data(repeating: 0x42, count: 5000).write(to: URL(fileURLWithPath: broken))
-        let shuffled = try cast(["play", first, broken, second, "--to", "Living Room", "--shuffle", "--json"], timeout: 60)
+        let shuffled = try cast(
+            ["play", first, broken, second, "--to", "Living Room", "--shuffle", "--json"], timeout: 60)
         XCTAssertEqual(shuffled.status, 1, "a source failed: \(shuffled.stderr)")
         XCTAssertTrue(shuffled.stderr.contains("going on with the next"), shuffled.stderr)
         let titles = shuffled.stdout.split(separator: "\n").filter { $0.contains(#""event":"track""#) }
-            .compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["title"] as? String }
+            .compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["title"] as? String
+            }
         XCTAssertEqual(titles.sorted(), [first, broken, second].sorted())
         XCTAssertEqual(shuffled.stdout.components(separatedBy: "playbackEnded").count - 1, 2, shuffled.stdout)
 

@@ -34,8 +34,10 @@ final class WindowTests: XCTestCase {
         let display = try XCTUnwrap(display)
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work)/state", "--video-out",
-             "fullscreen", "--audio-device", "none"],
+            [
+                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work)/state", "--video-out",
+                "fullscreen", "--audio-device", "none",
+            ],
             environment: ["DISPLAY": display.display])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
         _ = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.nameBand) != nil }
@@ -67,9 +69,10 @@ final class WindowTests: XCTestCase {
             XCTAssertNotNil(shown, "the pointer did not show when it moved to (\(x), \(y))")
             let hidden = try waitFor(5) { try pointerPixels(x, y) == 0 }
             XCTAssertNotNil(hidden, "the pointer at (\(x), \(y)) did not hide again within 5 s")
-            print(String(
-                format: "pointer: shown %.2f s after it moved, hidden %.2f s later (goal: 1 s still)", shown ?? -1,
-                hidden ?? -1))
+            print(
+                String(
+                    format: "pointer: shown %.2f s after it moved, hidden %.2f s later (goal: 1 s still)", shown ?? -1,
+                    hidden ?? -1))
         }
     }
 
@@ -80,11 +83,15 @@ final class WindowTests: XCTestCase {
         try "name = Living Room\nscaling = aspectFit\n".write(toFile: config, atomically: true, encoding: .utf8)
         let receiver = try lab.start(
             on: .box,
-            [Paths.castd, "--config", config, "--port", "0", "--state-dir", "\(work)/state", "--video-out",
-             "fullscreen", "--audio-device", "none"],
+            [
+                Paths.castd, "--config", config, "--port", "0", "--state-dir", "\(work)/state", "--video-out",
+                "fullscreen", "--audio-device", "none",
+            ],
             environment: ["DISPLAY": display.display])
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
-        XCTAssertNil(receiver.output.first { $0.contains("no idle screen") }, "castd in the lab could not reach :\(display.number)")
+        XCTAssertNil(
+            receiver.output.first { $0.contains("no idle screen") },
+            "castd in the lab could not reach :\(display.number)")
 
         // Idle: the name, drawn exactly as FreeType draws DejaVu Sans at that size; no PIN line.
         var screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.nameBand) != nil }
@@ -99,7 +106,8 @@ final class WindowTests: XCTestCase {
         // Pairing: the PIN castd logs is on screen while the attempt is open, and gone when it ends.
         let sender = ["XDG_CONFIG_HOME": "\(work)/sender"]
         let before = receiver.output.count
-        let pair = try lab.start(on: .phone, [Paths.cast, "pair", "Living Room"], environment: sender, interactive: true)
+        let pair = try lab.start(
+            on: .phone, [Paths.cast, "pair", "Living Room"], environment: sender, interactive: true)
         let line = try XCTUnwrap(receiver.waitForLine(containing: "Pairing PIN: ", timeout: 10, after: before))
         let pin = String(line.split(separator: " ").last ?? "")
         screen = try waitForScreen(display, settled: true) { $0.litColumns(y: Self.pinBand) != nil }
@@ -135,7 +143,8 @@ final class WindowTests: XCTestCase {
         // long enough to outlast the four modes and the mid-play pairing on a loaded machine (it is stopped then):
         // a 14 s clip ended before the second PIN on a fresh machine's first run.
         let clip = try Self.bandedClip(in: work, seconds: 120)
-        let send = try lab.start(on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--json"], environment: sender)
+        let send = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--json"], environment: sender)
         XCTAssertNotNil(send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
         var checked: [String] = []
         for mode in ["aspectFit", "aspectFill", "fill", "none"] {
@@ -143,7 +152,8 @@ final class WindowTests: XCTestCase {
                 let mark = receiver.output.count
                 try "name = Kitchen\nscaling = \(mode)\n".write(toFile: config, atomically: true, encoding: .utf8)
                 kill(receiver.pid, SIGHUP)
-                XCTAssertNotNil(receiver.waitForLine(containing: "scaling mode: \(mode)", after: mark), "\(receiver.output)")
+                XCTAssertNotNil(
+                    receiver.waitForLine(containing: "scaling mode: \(mode)", after: mark), "\(receiver.output)")
             }
             screen = try waitForScreen(display, save: "\(work)/\(mode).png") { Self.layoutHolds(mode, $0) }
             Self.assertLayout(mode, screen)
@@ -300,40 +310,40 @@ final class WindowTests: XCTestCase {
     private func closeWindow(on display: VirtualDisplay) throws {
         let source = "\(work)/close-window.c"
         try #"""
-            #include <X11/Xlib.h>
-            #include <string.h>
-            static Window find(Display *d, Window w) {
-                char *name = NULL;
-                if (XFetchName(d, w, &name) && name) {
-                    int hit = strcmp(name, "Cast") == 0;
-                    XFree(name);
-                    if (hit) return w;
-                }
-                Window root, parent, *children = NULL, found = 0;
-                unsigned n = 0;
-                if (!XQueryTree(d, w, &root, &parent, &children, &n)) return 0;
-                for (unsigned i = 0; i < n && !found; i++) found = find(d, children[i]);
-                if (children) XFree(children);
-                return found;
+        #include <X11/Xlib.h>
+        #include <string.h>
+        static Window find(Display *d, Window w) {
+            char *name = NULL;
+            if (XFetchName(d, w, &name) && name) {
+                int hit = strcmp(name, "Cast") == 0;
+                XFree(name);
+                if (hit) return w;
             }
-            int main(void) {
-                Display *d = XOpenDisplay(NULL);
-                if (!d) return 2;
-                Window w = find(d, DefaultRootWindow(d));
-                if (!w) return 3;
-                XEvent e;
-                memset(&e, 0, sizeof e);
-                e.xclient.type = ClientMessage;
-                e.xclient.window = w;
-                e.xclient.message_type = XInternAtom(d, "WM_PROTOCOLS", False);
-                e.xclient.format = 32;
-                e.xclient.data.l[0] = XInternAtom(d, "WM_DELETE_WINDOW", False);
-                e.xclient.data.l[1] = CurrentTime;
-                XSendEvent(d, w, False, NoEventMask, &e);
-                XCloseDisplay(d);
-                return 0;
-            }
-            """#.write(toFile: source, atomically: true, encoding: .utf8)
+            Window root, parent, *children = NULL, found = 0;
+            unsigned n = 0;
+            if (!XQueryTree(d, w, &root, &parent, &children, &n)) return 0;
+            for (unsigned i = 0; i < n && !found; i++) found = find(d, children[i]);
+            if (children) XFree(children);
+            return found;
+        }
+        int main(void) {
+            Display *d = XOpenDisplay(NULL);
+            if (!d) return 2;
+            Window w = find(d, DefaultRootWindow(d));
+            if (!w) return 3;
+            XEvent e;
+            memset(&e, 0, sizeof e);
+            e.xclient.type = ClientMessage;
+            e.xclient.window = w;
+            e.xclient.message_type = XInternAtom(d, "WM_PROTOCOLS", False);
+            e.xclient.format = 32;
+            e.xclient.data.l[0] = XInternAtom(d, "WM_DELETE_WINDOW", False);
+            e.xclient.data.l[1] = CurrentTime;
+            XSendEvent(d, w, False, NoEventMask, &e);
+            XCloseDisplay(d);
+            return 0;
+        }
+        """#.write(toFile: source, atomically: true, encoding: .utf8)
         let closed = try runCommand([try Self.buildXlibProgram(source)], environment: ["DISPLAY": display.display])
         XCTAssertEqual(closed.status, 0, "no window named Cast on \(display.display)")
     }
@@ -344,45 +354,45 @@ final class WindowTests: XCTestCase {
         let source = "\(work)/cast-windows.c"
         if !FileManager.default.fileExists(atPath: source) {
             try #"""
-                #include <X11/Xlib.h>
-                #include <X11/Xatom.h>
-                #include <stdio.h>
-                #include <string.h>
-                static Atom pidAtom;
-                static void list(Display *d, Window w) {
-                    char *name = NULL;
-                    if (XFetchName(d, w, &name) && name) {
-                        if (strcmp(name, "Cast") == 0) {
-                            long pid = -1;
-                            Atom type;
-                            int format;
-                            unsigned long count, after;
-                            unsigned char *data = NULL;
-                            if (XGetWindowProperty(d, w, pidAtom, 0, 1, False, XA_CARDINAL, &type, &format, &count,
-                                                   &after, &data) == Success && data && count == 1)
-                                pid = *(long *)data;
-                            if (data) XFree(data);
-                            XWindowAttributes attributes;
-                            XGetWindowAttributes(d, w, &attributes);
-                            printf("%ld %d\n", pid, attributes.map_state == IsViewable);
-                        }
-                        XFree(name);
+            #include <X11/Xlib.h>
+            #include <X11/Xatom.h>
+            #include <stdio.h>
+            #include <string.h>
+            static Atom pidAtom;
+            static void list(Display *d, Window w) {
+                char *name = NULL;
+                if (XFetchName(d, w, &name) && name) {
+                    if (strcmp(name, "Cast") == 0) {
+                        long pid = -1;
+                        Atom type;
+                        int format;
+                        unsigned long count, after;
+                        unsigned char *data = NULL;
+                        if (XGetWindowProperty(d, w, pidAtom, 0, 1, False, XA_CARDINAL, &type, &format, &count,
+                                               &after, &data) == Success && data && count == 1)
+                            pid = *(long *)data;
+                        if (data) XFree(data);
+                        XWindowAttributes attributes;
+                        XGetWindowAttributes(d, w, &attributes);
+                        printf("%ld %d\n", pid, attributes.map_state == IsViewable);
                     }
-                    Window root, parent, *children = NULL;
-                    unsigned n = 0;
-                    if (!XQueryTree(d, w, &root, &parent, &children, &n)) return;
-                    for (unsigned i = 0; i < n; i++) list(d, children[i]);
-                    if (children) XFree(children);
+                    XFree(name);
                 }
-                int main(void) {
-                    Display *d = XOpenDisplay(NULL);
-                    if (!d) return 2;
-                    pidAtom = XInternAtom(d, "_NET_WM_PID", False);
-                    list(d, DefaultRootWindow(d));
-                    XCloseDisplay(d);
-                    return 0;
-                }
-                """#.write(toFile: source, atomically: true, encoding: .utf8)
+                Window root, parent, *children = NULL;
+                unsigned n = 0;
+                if (!XQueryTree(d, w, &root, &parent, &children, &n)) return;
+                for (unsigned i = 0; i < n; i++) list(d, children[i]);
+                if (children) XFree(children);
+            }
+            int main(void) {
+                Display *d = XOpenDisplay(NULL);
+                if (!d) return 2;
+                pidAtom = XInternAtom(d, "_NET_WM_PID", False);
+                list(d, DefaultRootWindow(d));
+                XCloseDisplay(d);
+                return 0;
+            }
+            """#.write(toFile: source, atomically: true, encoding: .utf8)
         }
         let listed = try runCommand([try Self.buildXlibProgram(source)], environment: ["DISPLAY": display.display])
         XCTAssertEqual(listed.status, 0, "cannot list the windows of \(display.display): \(listed.stderr)")
@@ -441,9 +451,11 @@ final class WindowTests: XCTestCase {
         let reference = "\(work)/text-\(UUID().uuidString).rgb"
         let escaped = text.replacingOccurrences(of: ":", with: "\\:")
         let made = try runCommand(
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
-             "color=black:s=1280x720,drawtext=fontfile=\(font):fontsize=\(size):fontcolor=white:text='\(escaped)':x=(w-tw)/2:y=200",
-             "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", reference])
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "color=black:s=1280x720,drawtext=fontfile=\(font):fontsize=\(size):fontcolor=white:text='\(escaped)':x=(w-tw)/2:y=200",
+                "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", reference,
+            ])
         XCTAssertEqual(made.status, 0, made.stderr, line: line)
         let expected = Screenshot(
             bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: reference))), width: 1280, height: 720)
@@ -483,7 +495,9 @@ final class WindowTests: XCTestCase {
             }
         }
         let mean = Double(total) / Double(max(count, 1))
-        print("\(note): \"\(text)\" at columns \(shownColumns), rows \(shownRows); mean difference \(mean), worst \(worst)")
+        print(
+            "\(note): \"\(text)\" at columns \(shownColumns), rows \(shownRows); mean difference \(mean), worst \(worst)"
+        )
         XCTAssertLessThan(mean, 3, "\(note): the text's pixels", line: line)
         XCTAssertLessThan(worst, 96, "\(note): the text's pixels", line: line)
     }
@@ -533,7 +547,8 @@ final class WindowTests: XCTestCase {
 
     /// Where a 320×240 picture lands on the 1280×720 screen, per mode: (picture rectangle on screen, green band
     /// rows, blue band columns), each as ranges of screen pixels; nil where a band is cropped away.
-    private static func layout(_ mode: String) -> (x: Range<Int>, y: Range<Int>, green: Range<Int>?, blue: Range<Int>?) {
+    private static func layout(_ mode: String) -> (x: Range<Int>, y: Range<Int>, green: Range<Int>?, blue: Range<Int>?)
+    {
         switch mode {
         // ×3: 960×720 at x 160; bands 60 rows and 60 columns.
         case "aspectFit": (160..<1120, 0..<720, 0..<60, 160..<220)
@@ -568,7 +583,8 @@ final class WindowTests: XCTestCase {
             let x = (l.x.lowerBound + (l.blue.map { $0.count } ?? 0) + m)..<(l.x.upperBound - m)
             results.append(("green band x \(x) y \(green)", s.fraction(of: .green, x: x, y: inner(green))))
         } else {
-            results.append(("red at the top edge", s.fraction(of: .red, x: bodyX, y: l.y.lowerBound..<(l.y.lowerBound + 8))))
+            results.append(
+                ("red at the top edge", s.fraction(of: .red, x: bodyX, y: l.y.lowerBound..<(l.y.lowerBound + 8))))
         }
         if let blue = l.blue {
             let y = ((l.green?.upperBound ?? l.y.lowerBound) + m)..<(l.y.upperBound - m)
@@ -605,7 +621,12 @@ final class WindowTests: XCTestCase {
 extension Screenshot {
     /// The rows (top, bottom) in `y` that hold a lit pixel within columns `x`; nil when none.
     func litRows(x: ClosedRange<Int>, y: Range<Int>) -> ClosedRange<Int>? {
-        let rows = y.filter { row in x.contains { column in let p = pixel(column, row); return p.r + p.g + p.b > 300 } }
+        let rows = y.filter { row in
+            x.contains { column in
+                let p = pixel(column, row)
+                return p.r + p.g + p.b > 300
+            }
+        }
         guard let first = rows.first, let last = rows.last else { return nil }
         return first...last
     }

@@ -22,7 +22,9 @@ private let small: HTTPRequestParser.Limits = {
 }()
 
 /// Every request, then the error (if any), feeding `pieces` one after another.
-private func run(_ pieces: [[UInt8]], limits: HTTPRequestParser.Limits) -> (requests: [HTTPRequest], error: HTTPRequestError?, parser: HTTPRequestParser) {
+private func run(_ pieces: [[UInt8]], limits: HTTPRequestParser.Limits) -> (
+    requests: [HTTPRequest], error: HTTPRequestError?, parser: HTTPRequestParser
+) {
     var parser = HTTPRequestParser(limits: limits)
     var requests: [HTTPRequest] = []
     for piece in pieces {
@@ -62,7 +64,9 @@ private func checkRoute(_ request: HTTPRequest) {
         case .fraction(let f): invariant(f.isFinite && (0...1).contains(f), "fraction \(f)")
         case .seconds(let s): invariant(s.isFinite && s >= 0, "seconds \(s)")
         }
-        if let id = play.sessionID { invariant(id.utf8.count <= AirPlayPlayRequest.maximumSessionIDLength, "long session id") }
+        if let id = play.sessionID {
+            invariant(id.utf8.count <= AirPlayPlayRequest.maximumSessionIDLength, "long session id")
+        }
     case .rate(let r): invariant(r == 0 || AirPlayRequest.rates.contains(r), "rate \(r)")
     case .seek(let s): invariant(s.isFinite && s >= 0, "seek \(s)")
     case .playbackInfo, .scrubInfo, .stop, .serverInfo: break
@@ -86,7 +90,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         // And the answers a poll gets, for numbers from the input.
         var reader = ByteReader(rest)
         let duration = Double(reader.uint16()) / 7
-        let playback = AirPlayPlayback.active(duration: duration, position: Double(reader.uint16()) / 3, rate: 1, stalled: reader.byte() & 1 == 1)
+        let playback = AirPlayPlayback.active(
+            duration: duration, position: Double(reader.uint16()) / 3, rate: 1, stalled: reader.byte() & 1 == 1)
         checkAnswer(.plist(playback.playbackInfoBody()))
         checkAnswer(.text(.ok, playback.scrubText))
         return 0
@@ -103,18 +108,27 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     }
     var piecewise = run(pieces, limits: limits)
     invariant(piecewise.requests == whole.requests, "pieces gave other requests")
-    invariant(piecewise.error == whole.error, "pieces gave another error: \(String(describing: piecewise.error)) vs \(String(describing: whole.error))")
+    invariant(
+        piecewise.error == whole.error,
+        "pieces gave another error: \(String(describing: piecewise.error)) vs \(String(describing: whole.error))")
     if let error = whole.error {
         invariant((400..<600).contains(error.status.code), "status \(error.status.code)")
         invariant((try? piecewise.parser.nextRequest()) == nil, "a failed parser went on")
         checkAnswer(.refusal(error))
     }
     for request in whole.requests {
-        invariant((1...16).contains(request.method.utf8.count) && request.method.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x5F || $0 == 0x2D }, "method \(request.method)")
-        invariant(request.path.hasPrefix("/") && request.path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "path \(request.path)")
+        invariant(
+            (1...16).contains(request.method.utf8.count)
+                && request.method.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x5F || $0 == 0x2D },
+            "method \(request.method)")
+        invariant(
+            request.path.hasPrefix("/") && request.path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F },
+            "path \(request.path)")
         invariant(request.headers.count <= limits.headerCount, "\(request.headers.count) headers")
         invariant(request.body.count <= limits.body, "body of \(request.body.count)")
-        invariant(request.body.count == Int(request.header("Content-Length") ?? "0"), "body length differs from Content-Length")
+        invariant(
+            request.body.count == Int(request.header("Content-Length") ?? "0"),
+            "body length differs from Content-Length")
         checkRoute(request)
     }
     return 0

@@ -30,11 +30,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var previous = 0
     for entry in entries {
         let shown = "\(entry.key.debugDescription) = \(entry.value.debugDescription) at line \(entry.line)"
-        invariant(!entry.key.isEmpty && entry.key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }, "bad key: \(shown)")
-        invariant(!entry.value.contains(where: \.isNewline) && !entry.key.contains(where: \.isNewline), "entry spans lines: \(shown)")
+        invariant(
+            !entry.key.isEmpty && entry.key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }, "bad key: \(shown)")
+        invariant(
+            !entry.value.contains(where: \.isNewline) && !entry.key.contains(where: \.isNewline),
+            "entry spans lines: \(shown)")
         invariant(!entry.value.unicodeScalars.contains("#"), "value holds a comment: \(shown)")
         invariant(!isBlank(entry.value.first) && !isBlank(entry.value.last), "value not trimmed: \(shown)")
-        invariant(entry.line > previous && entry.line <= lines, "line \(entry.line) after \(previous) of \(lines): \(shown)")
+        invariant(
+            entry.line > previous && entry.line <= lines, "line \(entry.line) after \(previous) of \(lines): \(shown)")
         previous = entry.line
     }
     var rendered: [String] = Array(repeating: "", count: previous)

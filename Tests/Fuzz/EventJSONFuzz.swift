@@ -11,7 +11,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let event = try? JSONDecoder().decode(PlaybackEvent.self, from: input) else { return 0 }
     switch event {
     case .durationAvailable(let duration): invariant(duration.isFinite, "duration \(duration) accepted")
-    case .position(let seconds, let at): invariant(seconds.isFinite && at.isFinite, "position \(seconds) at \(at) accepted")
+    case .position(let seconds, let at):
+        invariant(seconds.isFinite && at.isFinite, "position \(seconds) at \(at) accepted")
     case .buffered(let playable, let ahead):
         invariant(playable.isFinite && ahead.isFinite && playable >= 0 && ahead >= 0, "buffered \(playable) \(ahead)")
     case .metadata(let metadata):

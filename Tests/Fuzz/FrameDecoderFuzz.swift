@@ -13,7 +13,9 @@ private func reference(_ stream: [UInt8], limit: Int) -> (frames: [Frame], error
     var frames: [Frame] = []
     var index = 0
     while stream.count - index >= 4 {
-        let length = Int(stream[index]) << 24 | Int(stream[index + 1]) << 16 | Int(stream[index + 2]) << 8 | Int(stream[index + 3])
+        let length =
+            Int(stream[index]) << 24 | Int(stream[index + 1]) << 16 | Int(stream[index + 2]) << 8
+            | Int(stream[index + 3])
         if length == 0 { return (frames, .emptyFrame, index) }
         if length > limit { return (frames, .frameTooLarge, index) }
         guard stream.count - index >= 4 + length else { break }
@@ -68,13 +70,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         invariant(
             thrown.code == .emptyFrame || thrown.code == .frameTooLarge, "unexpected error code \(thrown.code)")
     }
-    invariant(thrown?.code == expected.error, "error \(String(describing: thrown)) but a whole-stream read gives \(String(describing: expected.error))")
-    invariant(frames == expected.frames, "\(frames.count) frames differ from the \(expected.frames.count) of a whole-stream read")
+    invariant(
+        thrown?.code == expected.error,
+        "error \(String(describing: thrown)) but a whole-stream read gives \(String(describing: expected.error))")
+    invariant(
+        frames == expected.frames,
+        "\(frames.count) frames differ from the \(expected.frames.count) of a whole-stream read")
     for frame in frames {
-        invariant(frame.payload.count + 1 <= limit, "a frame body of \(frame.payload.count + 1) bytes passed the limit \(limit)")
+        invariant(
+            frame.payload.count + 1 <= limit,
+            "a frame body of \(frame.payload.count + 1) bytes passed the limit \(limit)")
     }
     let reencoded = frames.flatMap { $0.encoded() }
-    invariant(reencoded.count == expected.consumed, "re-encoded \(reencoded.count) bytes, consumed \(expected.consumed)")
+    invariant(
+        reencoded.count == expected.consumed, "re-encoded \(reencoded.count) bytes, consumed \(expected.consumed)")
     invariant(reencoded[...] == stream[..<expected.consumed], "re-encoded frames differ from the consumed prefix")
     if thrown == nil {
         invariant(

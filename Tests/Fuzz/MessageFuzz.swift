@@ -16,19 +16,28 @@ private func checkTexts(_ message: Message) {
         invariant((text?.utf8.count ?? 0) <= maximumTextLength, "\(field) of \(text?.utf8.count ?? 0) bytes accepted")
     }
     switch message {
-    case .hello(let body): bounded(body.name, "hello.name"); bounded(body.software, "hello.software")
-    case .welcome(let body): bounded(body.name, "welcome.name"); bounded(body.id, "welcome.id")
-    case .status(let body): bounded(body.name, "status.name"); bounded(body.title, "status.title")
+    case .hello(let body):
+        bounded(body.name, "hello.name")
+        bounded(body.software, "hello.software")
+    case .welcome(let body):
+        bounded(body.name, "welcome.name")
+        bounded(body.id, "welcome.id")
+    case .status(let body):
+        bounded(body.name, "status.name")
+        bounded(body.title, "status.title")
     case .error(let body): bounded(body.message, "error.message")
     case .play(let body):
         bounded(body.title, "play.title")
-        invariant((body.media == nil) != (body.url == nil), "play with media \(String(describing: body.media)) and url \(String(describing: body.url))")
+        invariant(
+            (body.media == nil) != (body.url == nil),
+            "play with media \(String(describing: body.media)) and url \(String(describing: body.url))")
         bounded(body.media?.nameHint, "play.media.nameHint")
         invariant((body.media?.size ?? 0) >= 0, "negative media size accepted")
         if let url = body.url {
             // The receiver opens it itself (FFmpeg): only http(s), printable ASCII, no credentials inside.
             let lower = url.lowercased()
-            invariant(lower.hasPrefix("http://") || lower.hasPrefix("https://"), "play.url \(url.debugDescription) accepted")
+            invariant(
+                lower.hasPrefix("http://") || lower.hasPrefix("https://"), "play.url \(url.debugDescription) accepted")
             invariant(url.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "play.url \(url.debugDescription) accepted")
             let authority = url.drop { $0 != ":" }.dropFirst(3).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
             invariant(!authority.isEmpty && !authority.contains("@"), "play.url \(url.debugDescription) accepted")
@@ -40,16 +49,22 @@ private func checkTexts(_ message: Message) {
     case .playAccepted(let body): bounded(body.session, "playAccepted.session")
     case .mediaHello(let body): bounded(body.session, "mediaHello.session")
     case .mediaRead(let body):
-        invariant(body.offset >= 0 && body.length > 0 && body.length <= MediaRead.maximumLength, "bad mediaRead accepted")
+        invariant(
+            body.offset >= 0 && body.length > 0 && body.length <= MediaRead.maximumLength, "bad mediaRead accepted")
     case .mediaData(let body): invariant(body.offset >= 0, "negative mediaData offset accepted")
     case .thumbnailRequest(let body):
-        invariant((1...ThumbnailRequest.maximumTimes).contains(body.times.count), "\(body.times.count) thumbnail times accepted")
+        invariant(
+            (1...ThumbnailRequest.maximumTimes).contains(body.times.count),
+            "\(body.times.count) thumbnail times accepted")
         invariant(body.times.allSatisfy { $0.isFinite && $0 >= 0 && $0 <= 1e7 }, "bad thumbnail time accepted")
-        invariant(body.maxWidth.map { (16...ThumbnailRequest.maximumWidth).contains($0) } ?? true, "bad maxWidth accepted")
+        invariant(
+            body.maxWidth.map { (16...ThumbnailRequest.maximumWidth).contains($0) } ?? true, "bad maxWidth accepted")
     case .thumbnail(let body):
         bounded(body.error, "thumbnail.error")
-        invariant(body.data.count <= ThumbnailPart.maximumPartBytes, "thumbnail part of \(body.data.count) bytes accepted")
-        invariant(body.part >= 0 && body.part < body.parts && body.parts <= ThumbnailPart.maximumParts, "bad part accepted")
+        invariant(
+            body.data.count <= ThumbnailPart.maximumPartBytes, "thumbnail part of \(body.data.count) bytes accepted")
+        invariant(
+            body.part >= 0 && body.part < body.parts && body.parts <= ThumbnailPart.maximumParts, "bad part accepted")
         invariant((body.error == nil) != body.data.isEmpty, "thumbnail part with both or neither of data and error")
     case .timeRequest(let body): invariant(body.sent >= 0, "negative timeRequest.sent accepted")
     case .timeReply(let body):
@@ -62,19 +77,25 @@ private func checkPairing(_ message: PairingMessage) {
     switch message {
     case .start(let body):
         invariant(body.name.utf8.count <= maximumTextLength, "long pairingStart.name accepted")
-        invariant(body.publicKey.count == PairingFieldLimits.publicKeyCount, "pairingStart key of \(body.publicKey.count) bytes")
+        invariant(
+            body.publicKey.count == PairingFieldLimits.publicKeyCount,
+            "pairingStart key of \(body.publicKey.count) bytes")
     case .challenge(let body):
-        invariant((1...PairingFieldLimits.maximumSaltCount).contains(body.salt.count), "salt of \(body.salt.count) bytes")
+        invariant(
+            (1...PairingFieldLimits.maximumSaltCount).contains(body.salt.count), "salt of \(body.salt.count) bytes")
         invariant((1...PairingFieldLimits.maximumPublicValueCount).contains(body.B.count), "B of \(body.B.count) bytes")
     case .proof(let body):
         invariant((1...PairingFieldLimits.maximumPublicValueCount).contains(body.A.count), "A of \(body.A.count) bytes")
         invariant((1...PairingFieldLimits.maximumProofCount).contains(body.M1.count), "M1 of \(body.M1.count) bytes")
     case .confirmation(let body):
         invariant((1...PairingFieldLimits.maximumProofCount).contains(body.M2.count), "M2 of \(body.M2.count) bytes")
-        invariant(body.publicKey.count == PairingFieldLimits.publicKeyCount, "confirmation key of \(body.publicKey.count) bytes")
+        invariant(
+            body.publicKey.count == PairingFieldLimits.publicKeyCount,
+            "confirmation key of \(body.publicKey.count) bytes")
     case .failure(let body):
         invariant(body.message.utf8.count <= maximumTextLength, "long pairingFailure.message accepted")
-        invariant(body.retryAfter.map { (0...PairingFieldLimits.maximumRetryAfter).contains($0) } ?? true, "bad retryAfter")
+        invariant(
+            body.retryAfter.map { (0...PairingFieldLimits.maximumRetryAfter).contains($0) } ?? true, "bad retryAfter")
     }
 }
 
@@ -123,7 +144,8 @@ private func fuzzPairing(_ frame: Frame) {
         message = try PairingMessage(frame)
     } catch {
         switch error.code {
-        case .unknownMessageType: invariant(!pairingTypes.contains(frame.type), "pairing type \(frame.type) reported as unknown")
+        case .unknownMessageType:
+            invariant(!pairingTypes.contains(frame.type), "pairing type \(frame.type) reported as unknown")
         case .malformedMessage: break
         default: invariant(false, "PairingMessage(frame) threw \(error.code)")
         }

@@ -27,7 +27,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     func check(_ decision: PairingAttemptLimiter.Decision, _ what: String) {
         switch decision {
         case .allowed:
-            invariant(decision.failureReason == nil && decision.retryAfterSeconds == nil, "\(what): allowed with a reason")
+            invariant(
+                decision.failureReason == nil && decision.retryAfterSeconds == nil, "\(what): allowed with a reason")
         case .closed:
             invariant(decision.failureReason == .locked && decision.retryAfterSeconds == nil, "\(what): closed")
             invariant(failuresInARow >= limit, "\(what): closed after \(failuresInARow) of \(limit)")

@@ -28,7 +28,8 @@ private func check(_ response: RTSPResponse) {
     let declared = response.header("Content-Length").flatMap { Int($0) } ?? 0
     invariant(declared == response.body.count, "Content-Length \(declared), body \(response.body.count)")
     for (name, value) in response.headers {
-        invariant(!name.isEmpty && !name.contains(where: { " \t:\r\n".contains($0) }), "header name \(name.debugDescription)")
+        invariant(
+            !name.isEmpty && !name.contains(where: { " \t:\r\n".contains($0) }), "header name \(name.debugDescription)")
         invariant(!value.contains(where: { "\r\n\0".contains($0) }), "header value \(value.debugDescription)")
     }
     invariant(!response.reason.contains(where: { "\r\n\0".contains($0) }), "reason \(response.reason.debugDescription)")
@@ -60,10 +61,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             }
         }
         invariant(
-            parser.bufferedByteCount <= RTSPResponseParser.maximumHeadBytes + 4 + 2048 + RTSPResponseParser.maximumBodyBytes,
+            parser.bufferedByteCount <= RTSPResponseParser.maximumHeadBytes + 4 + 2048
+                + RTSPResponseParser.maximumBodyBytes,
             "the parser holds \(parser.bufferedByteCount) bytes")
     }
-    invariant(responses == reference.responses, "pieces gave \(responses.count) responses, whole \(reference.responses.count)")
-    invariant(thrown == reference.error, "pieces threw \(String(describing: thrown)), whole \(String(describing: reference.error))")
+    invariant(
+        responses == reference.responses, "pieces gave \(responses.count) responses, whole \(reference.responses.count)"
+    )
+    invariant(
+        thrown == reference.error,
+        "pieces threw \(String(describing: thrown)), whole \(String(describing: reference.error))")
     return 0
 }

@@ -32,7 +32,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let canonical = ReceiverDescription(name: "", id: "", host: host, port: port).address
         invariant(
             ReceiverQuery(canonical) == .address(host: host, port: port),
-            "\(text.debugDescription) → \(host.debugDescription):\(port) but \(canonical.debugDescription) → \(ReceiverQuery(canonical))")
+            "\(text.debugDescription) → \(host.debugDescription):\(port) but \(canonical.debugDescription) → \(ReceiverQuery(canonical))"
+        )
     case .name(let name):
         invariant(name == text, "name \(name.debugDescription) from \(text.debugDescription)")
     }
@@ -48,7 +49,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
         let folded = query.lowercased()
         if let exact = inSight.first(where: { $0.name.lowercased() == folded }) {
-            invariant(found == exact, "\(query.debugDescription) matched \(found.name.debugDescription), not the exact name")
+            invariant(
+                found == exact, "\(query.debugDescription) matched \(found.name.debugDescription), not the exact name")
         } else {
             let named =
                 (!found.id.isEmpty && found.id.lowercased() == folded) || found.name.lowercased().hasPrefix(folded)
@@ -58,7 +60,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     } catch {
         invariant(error.kind == .noSuchReceiver, "match threw \(error)")
         if let query {
-            invariant(!inSight.contains { $0.name.lowercased() == query.lowercased() }, "exact name not matched: \(query.debugDescription)")
+            invariant(
+                !inSight.contains { $0.name.lowercased() == query.lowercased() },
+                "exact name not matched: \(query.debugDescription)")
         } else {
             invariant(inSight.count != 1, "the only receiver in sight was not matched")
         }

@@ -32,8 +32,10 @@ private func events(_ reader: inout ByteReader) -> [Event] {
         case 0xFFFF: events.append(.timedOut)
         case 0xFFFE:
             events.append(
-                .framingFailed(reader.byte() & 1 == 0
-                    ? ProtocolError(.emptyFrame, "frame length 0") : ProtocolError(.frameTooLarge, "frame too large")))
+                .framingFailed(
+                    reader.byte() & 1 == 0
+                        ? ProtocolError(.emptyFrame, "frame length 0")
+                        : ProtocolError(.frameTooLarge, "frame too large")))
         default:
             let type = reader.byte()
             events.append(.frame(Frame(type: type, payload: reader.take(Int(header & 0x3FFF)))))
@@ -70,7 +72,8 @@ private func drive(_ events: [Event], auth: AuthMode, peerIsPaired: Bool, verdic
             invariant(welcomed && admitted, "a request took effect before welcome; \(context)")
         case .attachMedia:
             invariant(admitted, "an unpaired media connection was attached; \(context)")
-            invariant(!welcomed && pairingStart == nil, "a control connection turned into a media connection; \(context)")
+            invariant(
+                !welcomed && pairingStart == nil, "a control connection turned into a media connection; \(context)")
             invariant(machine.phase == .established, "phase \(machine.phase) after attachMedia; \(context)")
             return
         case .startPairing(let start):
@@ -96,9 +99,14 @@ private func drive(_ events: [Event], auth: AuthMode, peerIsPaired: Bool, verdic
             invariant(machine.phase == .closed, "phase \(machine.phase) after close; \(context)")
             return
         }
-        invariant(machine.isEstablished == welcomed, "isEstablished \(machine.isEstablished), welcomed \(welcomed); \(context)")
-        invariant((machine.peer != nil) == welcomed, "peer \(String(describing: machine.peer)), welcomed \(welcomed); \(context)")
-        let phase: ReceiverConnectionStateMachine.Phase = welcomed ? .established : pairingStart != nil ? .pairing : .awaitingHello
+        invariant(
+            machine.isEstablished == welcomed,
+            "isEstablished \(machine.isEstablished), welcomed \(welcomed); \(context)")
+        invariant(
+            (machine.peer != nil) == welcomed,
+            "peer \(String(describing: machine.peer)), welcomed \(welcomed); \(context)")
+        let phase: ReceiverConnectionStateMachine.Phase =
+            welcomed ? .established : pairingStart != nil ? .pairing : .awaitingHello
         invariant(machine.phase == phase, "phase \(machine.phase), expected \(phase); \(context)")
     }
 }

@@ -25,12 +25,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .timingRequest(_, let sent):
         invariant(bytes.count == 32, "timing request of \(bytes.count)")
         let reply = SpeakerPacket.reply(to: packet, received: NTPTime(rawValue: 1), sent: NTPTime(rawValue: 2))
-        guard case .timingReply(_, let origin, _, _)? = reply else { invariant(false, "no reply"); return 0 }
+        guard case .timingReply(_, let origin, _, _)? = reply else {
+            invariant(false, "no reply")
+            return 0
+        }
         invariant(origin == sent, "the reply does not echo the request's time")
         invariant(reply?.encoded.count == 32, "reply length")
     case .timingReply: invariant(bytes.count == 32, "timing reply of \(bytes.count)")
     case .resendRequest: invariant(bytes.count == 8, "resend request of \(bytes.count)")
-    case .audio(_, _, _, _, let payload): invariant(payload.count <= SpeakerPacket.audioPayloadBytes, "payload \(payload.count)")
+    case .audio(_, _, _, _, let payload):
+        invariant(payload.count <= SpeakerPacket.audioPayloadBytes, "payload \(payload.count)")
     }
     return 0
 }

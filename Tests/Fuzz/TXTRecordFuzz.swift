@@ -15,7 +15,8 @@ private func dictionary(_ bytes: [UInt8]) -> [String: String] {
         let item = reader.take(Int(reader.byte()))
         guard !item.isEmpty else { continue }
         if let equals = item.firstIndex(of: UInt8(ascii: "=")) {
-            txt[String(decoding: item[..<equals], as: UTF8.self)] = String(decoding: item[(equals + 1)...], as: UTF8.self)
+            txt[String(decoding: item[..<equals], as: UTF8.self)] = String(
+                decoding: item[(equals + 1)...], as: UTF8.self)
         } else {
             txt[String(decoding: item, as: UTF8.self)] = ""
         }

@@ -64,9 +64,10 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                     // connection proved a key this sender pinned (`StoredCredentials.mayGo`).
                     let connection = try ReceiverConnection.open(
                         receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
-                    let pinned = connection.peerID.map {
-                        Pairing.pairedIDs(configDirectory: configuration.configDirectory).contains($0)
-                    } ?? false
+                    let pinned =
+                        connection.peerID.map {
+                            Pairing.pairedIDs(configDirectory: configuration.configDirectory).contains($0)
+                        } ?? false
                     let mayGo = StoredCredentials.mayGo(
                         toReceiver: pinned, for: url, overPlainHTTP: configuration.storedCredentialsOverPlainHTTP)
                     let stored = mayGo ? StoredCredentials.lookup(for: url) : nil

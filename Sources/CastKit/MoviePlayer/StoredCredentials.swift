@@ -33,7 +33,8 @@ enum StoredCredentials {
                 && !space.isProxy()
         }
         let candidates = spaces.compactMap { space -> (realm: String, user: String, password: String)? in
-            let chosen = storage.defaultCredential(for: space)
+            let chosen =
+                storage.defaultCredential(for: space)
                 ?? storage.credentials(for: space)?.sorted(by: { $0.key < $1.key }).first?.value
             guard let chosen, let user = chosen.user, !user.contains(":") else { return nil }
             return (space.realm ?? "", user, chosen.password ?? "")

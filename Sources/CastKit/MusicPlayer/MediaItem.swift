@@ -45,7 +45,9 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
         artwork = metadata.artwork.map { Data($0) }
     }
 
-    public static func == (a: MediaItem, b: MediaItem) -> Bool { a.url.standardizedFileURL == b.url.standardizedFileURL }
+    public static func == (a: MediaItem, b: MediaItem) -> Bool {
+        a.url.standardizedFileURL == b.url.standardizedFileURL
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(url.standardizedFileURL.path) }
 }
 
@@ -78,8 +80,9 @@ public struct MediaQuery: Sendable {
 
     /// The matching items. Files FFmpeg cannot open, or without audio, are skipped. Blocks while it reads them.
     public var items: [MediaItem] {
-        guard let walker = FileManager.default.enumerator(
-            at: folder, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
+        guard
+            let walker = FileManager.default.enumerator(
+                at: folder, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
         else { return [] }
         var found: [MediaItem] = []
         var looked = 0

@@ -68,7 +68,8 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
         let outcome: (reason: FinishReason, error: String?)
         do {
             let ended = try play()
-            outcome = ended || !stopping.load(ordering: .sequentiallyConsistent) ? (.playbackEnded, nil) : (.userExited, nil)
+            outcome =
+                ended || !stopping.load(ordering: .sequentiallyConsistent) ? (.playbackEnded, nil) : (.userExited, nil)
         } catch {
             if stopping.load(ordering: .sequentiallyConsistent) {
                 outcome = (.userExited, nil)

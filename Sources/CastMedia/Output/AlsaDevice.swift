@@ -39,14 +39,17 @@ final class AlsaDevice: @unchecked Sendable {
         var period = snd_pcm_uframes_t(0)
         do {
             try Self.check("snd_pcm_hw_params_any", snd_pcm_hw_params_any(handle, params))
-            try Self.check("snd_pcm_hw_params_set_rate_resample", snd_pcm_hw_params_set_rate_resample(handle, params, 1))
+            try Self.check(
+                "snd_pcm_hw_params_set_rate_resample", snd_pcm_hw_params_set_rate_resample(handle, params, 1))
             try Self.check(
                 "snd_pcm_hw_params_set_access",
                 snd_pcm_hw_params_set_access(handle, params, SND_PCM_ACCESS_RW_INTERLEAVED))
             try Self.check(
-                "snd_pcm_hw_params_set_format(S16_LE)", snd_pcm_hw_params_set_format(handle, params, SND_PCM_FORMAT_S16_LE))
+                "snd_pcm_hw_params_set_format(S16_LE)",
+                snd_pcm_hw_params_set_format(handle, params, SND_PCM_FORMAT_S16_LE))
             try Self.check(
-                "snd_pcm_hw_params_set_channels_near", snd_pcm_hw_params_set_channels_near(handle, params, &chosenChannels))
+                "snd_pcm_hw_params_set_channels_near",
+                snd_pcm_hw_params_set_channels_near(handle, params, &chosenChannels))
             try Self.check(
                 "snd_pcm_hw_params_set_rate_near", snd_pcm_hw_params_set_rate_near(handle, params, &chosenRate, nil))
             var bufferTime: UInt32 = 100_000
@@ -131,7 +134,8 @@ final class AlsaDevice: @unchecked Sendable {
             // -EPIPE (underrun) and -ESTRPIPE (suspended) are recovered; anything else is fatal.
             let recovered = snd_pcm_recover(pcm, status, 1)
             if recovered < 0 {
-                throw MediaError.alsa("snd_pcm_writei(\(name))", status: status, message: String(cString: snd_strerror(status)))
+                throw MediaError.alsa(
+                    "snd_pcm_writei(\(name))", status: status, message: String(cString: snd_strerror(status)))
             }
         }
         return done

@@ -117,7 +117,9 @@ final class Resampler {
         defer { av_channel_layout_uninit(&inLayout) }
         var description = [CChar](repeating: 0, count: 128)
         av_channel_layout_describe(&inLayout, &description, description.count)
-        let key = (format: frame.pointee.format, rate: frame.pointee.sample_rate, layout: string(fromCBuffer: description))
+        let key = (
+            format: frame.pointee.format, rate: frame.pointee.sample_rate, layout: string(fromCBuffer: description)
+        )
         if let inputKey, swr != nil, inputKey == key { return }
         swr_free(&swr)
         var outLayout = speakers.ffmpegLayout()

@@ -28,8 +28,10 @@ struct SpeakerLayout: Equatable, CustomStringConvertible {
             case 6: [SND_CHMAP_FL, SND_CHMAP_FR, SND_CHMAP_RL, SND_CHMAP_RR, SND_CHMAP_FC, SND_CHMAP_LFE]
             case 7: [SND_CHMAP_FL, SND_CHMAP_FR, SND_CHMAP_RL, SND_CHMAP_RR, SND_CHMAP_FC, SND_CHMAP_LFE, SND_CHMAP_RC]
             default:
-                [SND_CHMAP_FL, SND_CHMAP_FR, SND_CHMAP_RL, SND_CHMAP_RR, SND_CHMAP_FC, SND_CHMAP_LFE, SND_CHMAP_SL,
-                 SND_CHMAP_SR]
+                [
+                    SND_CHMAP_FL, SND_CHMAP_FR, SND_CHMAP_RL, SND_CHMAP_RR, SND_CHMAP_FC, SND_CHMAP_LFE, SND_CHMAP_SL,
+                    SND_CHMAP_SR,
+                ]
             }
         self = SpeakerLayout(alsaPositions: positions.map(\.rawValue))!
     }

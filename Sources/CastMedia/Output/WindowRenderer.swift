@@ -75,7 +75,9 @@ final class WindowRenderer {
             SDL_SetHint(SDL_HINT_VIDEODRIVER, "x11")
             defer { SDL_SetHint(SDL_HINT_VIDEODRIVER, nil) }
             guard SDL_Init(UInt32(SDL_INIT_VIDEO)) == 0 else {
-                throw MediaError.other("cannot open a video window on DISPLAY \(ProcessInfo.processInfo.environment["DISPLAY"] ?? ""): \(sdlError())")
+                throw MediaError.other(
+                    "cannot open a video window on DISPLAY \(ProcessInfo.processInfo.environment["DISPLAY"] ?? ""): \(sdlError())"
+                )
             }
             driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? ""
         }
@@ -343,7 +345,8 @@ final class WindowRenderer {
         } else if isIdle {
             idleText.draw(idleScreen, width: output.width, height: output.height)
         } else if let texture, let textureFormat, let displaySize {
-            let pictureHeight = caption.isEmpty ? output.height : Int32(Double(output.height) * Self.captionedPictureHeight)
+            let pictureHeight =
+                caption.isEmpty ? output.height : Int32(Double(output.height) * Self.captionedPictureHeight)
             let layout = VideoLayout(
                 mode: scaling, pictureWidth: Int(textureFormat.width), pictureHeight: Int(textureFormat.height),
                 displayWidth: displaySize.width, displayHeight: displaySize.height,

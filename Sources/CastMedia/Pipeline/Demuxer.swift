@@ -210,7 +210,9 @@ final class Demuxer {
             if let sourceError = io?.sourceFailure {
                 throw MediaError.source("av_read_frame: \(ffmpegMessage(status)) (source: \(sourceError))")
             }
-            if status == cast_averror_exit() || interrupt.isRaised { throw MediaError.ffmpeg("av_read_frame", status: status) }
+            if status == cast_averror_exit() || interrupt.isRaised {
+                throw MediaError.ffmpeg("av_read_frame", status: status)
+            }
             guard let io else {
                 // A URL: the network failing (after the reconnects) is an error, the server's end of file is not.
                 if let pb = context.pointee.pb, pb.pointee.error < 0, pb.pointee.error != cast_averror_eof() {

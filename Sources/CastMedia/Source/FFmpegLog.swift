@@ -67,7 +67,8 @@ public enum FFmpegLog {
 
     /// `text` cut to `maximumLineLength` bytes (a character cut in two becomes U+FFFD).
     private static func cut(_ text: String) -> String {
-        text.utf8.count <= maximumLineLength ? text : String(decoding: text.utf8.prefix(maximumLineLength), as: UTF8.self)
+        text.utf8.count <= maximumLineLength
+            ? text : String(decoding: text.utf8.prefix(maximumLineLength), as: UTF8.self)
     }
 
     /// Takes one formatted piece of a line; returns the whole lines it completes, for the sink.

@@ -49,4 +49,3 @@ public final class FileSource: MediaSource {
     /// The file's last path component, so FFmpeg can use the extension when probing.
     public var nameHint: String? { path.split(separator: "/").last.map(String.init) }
 }
-

@@ -32,7 +32,8 @@ public enum URLInput {
     /// WAV files. Left out on purpose: demuxers that open inputs named in what they read by paths of their own rather
     /// than through `io_open` and the proxy (`concat`, `dash`, `image2`, `tee`-like ones), and the rest, which no
     /// AirPlay client needs. docs/security.md gives the reason for each.
-    public static let strangerFormatWhitelist = "mov,mp4,m4a,hls,mpegts,aac,ac3,eac3,webvtt,mp3,matroska,webm,flac,ogg,wav"
+    public static let strangerFormatWhitelist =
+        "mov,mp4,m4a,hls,mpegts,aac,ac3,eac3,webvtt,mp3,matroska,webm,flac,ogg,wav"
 
     /// The whitelist of a URL fetched through a proxy: https reaches it over `httpproxy` (a CONNECT tunnel), which
     /// nothing may name itself (see `mayOpenThroughProxy`).

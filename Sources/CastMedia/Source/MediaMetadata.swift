@@ -50,7 +50,9 @@ public struct MediaMetadata: Sendable, Equatable {
             if type == AVMEDIA_TYPE_VIDEO {
                 if stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 {
                     let packet = stream.pointee.attached_pic
-                    if metadata.artwork == nil, let data = packet.data, packet.size > 0, Int(packet.size) <= maximumArtworkSize {
+                    if metadata.artwork == nil, let data = packet.data, packet.size > 0,
+                        Int(packet.size) <= maximumArtworkSize
+                    {
                         metadata.artwork = Array(UnsafeBufferPointer(start: data, count: Int(packet.size)))
                     }
                 } else {

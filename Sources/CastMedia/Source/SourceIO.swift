@@ -28,7 +28,9 @@ final class SourceIO {
     }
 
     init(source: any MediaSource, interrupt: Interrupt) throws {
-        guard let buffer = av_malloc(Self.bufferSize) else { throw MediaError.ffmpeg("av_malloc", status: cast_averror(ENOMEM)) }
+        guard let buffer = av_malloc(Self.bufferSize) else {
+            throw MediaError.ffmpeg("av_malloc", status: cast_averror(ENOMEM))
+        }
         let bridge = Unmanaged.passRetained(Bridge(source: source, interrupt: interrupt))
         let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? =
             source.isSeekable ? sourceSeek : nil

@@ -42,7 +42,9 @@ struct SubtitleCanvas {
     }
 
     /// The formats that are full range by name (JPEG's), whatever the frame says.
-    private static let fullRangeFormats = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
+    private static let fullRangeFormats = [
+        AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P,
+    ]
 
     static func isPlanarYUV8(_ d: AVPixFmtDescriptor) -> Bool {
         guard d.flags & UInt64(AV_PIX_FMT_FLAG_PLANAR) != 0, d.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0,

@@ -50,7 +50,9 @@ final class AirPlayConnection {
                 bytes = try stream.read(maxCount: 16 * 1024, timeout: timeout)
             } catch let error as SecurityError where error.kind == .timedOut {
                 if requestDeadline != nil {
-                    logger.warning("AirPlay client \(client.peer): no whole request within \(limits.airPlayRequestTimeout); closing")
+                    logger.warning(
+                        "AirPlay client \(client.peer): no whole request within \(limits.airPlayRequestTimeout); closing"
+                    )
                     write(.refusal(HTTPRequestError(.requestTimeout, "the request took too long")), closing: true)
                 } else {
                     logger.info("AirPlay client \(client.peer) idle for \(limits.airPlayIdleTimeout); closing")
@@ -77,9 +79,12 @@ final class AirPlayConnection {
                     return
                 }
                 let response = respond(to: request)
-                guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else { return }
+                guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else {
+                    return
+                }
             }
-            requestDeadline = parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil
+            requestDeadline =
+                parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil
         }
     }
 
@@ -107,7 +112,8 @@ final class AirPlayConnection {
         do {
             decoded = try AirPlayRequest(request)
         } catch {
-            logger.warning("AirPlay request \(request.method) \(request.path.prefix(100)) from \(client.peer) refused: \(error)")
+            logger.warning(
+                "AirPlay request \(request.method) \(request.path.prefix(100)) from \(client.peer) refused: \(error)")
             return .refusal(error)
         }
         switch decoded {
@@ -146,7 +152,9 @@ final class AirPlayConnection {
     /// connections), else the one this connection started. Only AirPlay sessions: a Cast sender's is not
     /// controlled from here.
     private func target(of request: HTTPRequest) -> PlaybackSession? {
-        if let id = request.header("X-Apple-Session-ID"), let named = receiver.airPlaySession(withID: id) { return named }
+        if let id = request.header("X-Apple-Session-ID"), let named = receiver.airPlaySession(withID: id) {
+            return named
+        }
         return session
     }
 }

@@ -82,7 +82,10 @@ final class AirPlayVideoService: Sendable {
 
     private func acceptLoop(_ listenFD: Int32) {
         let limits = receiver.configuration.limits
-        TCP.serve(listenFD, isStopped: { state.withLock { $0.stopped } }, onFailure: { logger.error("AirPlay accept failed: \($0)") }) {
+        TCP.serve(
+            listenFD, isStopped: { state.withLock { $0.stopped } },
+            onFailure: { logger.error("AirPlay accept failed: \($0)") }
+        ) {
             fd, peer in
             let accepted = (fd: fd, peer: peer)
             let stream = TCPStream(fd: accepted.fd)

@@ -35,7 +35,8 @@ enum MirrorWorker {
                 switch message {
                 case .control(let control): player.perform(control.action)
                 case .data, .readFailed: source.deliver(message)
-                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest, .thumbnailCancel,
+                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest,
+                    .thumbnailCancel,
                     .thumbnail:
                     break
                 }

@@ -56,7 +56,9 @@ public enum SessionWorker {
         let served = start.media.map {
             ChannelSource(channel: channel, media: $0, readsInFlight: ChannelSource.sessionReadsInFlight)
         }
-        if start.mirror == true, let served { MirrorWorker.run(channel: channel, source: served, start: start, send: send) }
+        if start.mirror == true, let served {
+            MirrorWorker.run(channel: channel, source: served, start: start, send: send)
+        }
         let input: MediaInput
         if let served {
             // The read-ahead lives here, beside the engine, as it does in castd: its statistics drive the load state.
@@ -101,4 +103,3 @@ public enum SessionWorker {
         exit(2)
     }
 }
-

@@ -331,7 +331,9 @@ struct SystemCallFilter: Sendable, Equatable {
                 "setpriority", __NR_setpriority,
                 [.isOneOf(argument: 0, values: [0 /* PRIO_PROCESS */]), .isOneOf(argument: 1, values: itself)]),
             // Not RLIMIT_CPU (0): castd moves the soft limit as playback moves on, and the worker must not lift it.
-            allow("prlimit64", __NR_prlimit64, [.isOneOf(argument: 0, values: itself), .isNoneOf(argument: 1, values: [0])]),
+            allow(
+                "prlimit64", __NR_prlimit64,
+                [.isOneOf(argument: 0, values: itself), .isNoneOf(argument: 1, values: [0])]),
             allow("getrusage", __NR_getrusage),
             allow("prctl", __NR_prctl, [.isOneOf(argument: 0, values: allowedPrctlOptions)]),
             // Who and where: ids, the machine's name and memory, randomness (hash seeds, TLS).

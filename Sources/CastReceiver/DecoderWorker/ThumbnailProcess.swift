@@ -148,7 +148,8 @@ final class ThumbnailProcess: SessionThumbnails, Sendable {
             // Thumbnails need no display.
             let started = try SpareWorker.shared.take(display: false)
             let channel = WorkerChannel(
-                fd: started.channel, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromThumbnailWorker)
+                fd: started.channel, incoming: WorkerMessage.maximumFromWorker,
+                decode: WorkerMessage.fromThumbnailWorker)
             channel.setSendTimeout(seconds: 5)
             var startMessage = startMessage
             let proxy: CheckedProxy?

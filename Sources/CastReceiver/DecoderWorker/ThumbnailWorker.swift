@@ -11,7 +11,9 @@ import Glibc
 enum ThumbnailWorker {
     static func run(channel: WorkerChannel, start: WorkerStart) -> Never {
         let served = start.media.map { ChannelSource(channel: channel, media: $0) }
-        let thumbnailer = Thumbnailer(input: served.map { .source($0) } ?? .url(start.url ?? "", proxy: start.urlProxy, formats: start.urlFormats ?? .any))
+        let thumbnailer = Thumbnailer(
+            input: served.map { .source($0) }
+                ?? .url(start.url ?? "", proxy: start.urlProxy, formats: start.urlFormats ?? .any))
         // This thread only reads the channel: the thumbnailer decodes on a thread of its own, whose reads of served
         // media are answered through `deliver` from here.
         while true {

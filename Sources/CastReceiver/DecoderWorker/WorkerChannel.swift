@@ -1,7 +1,7 @@
 import CastProtocol
 import Foundation
-import Synchronization
 import Glibc
+import Synchronization
 
 /// One end of the channel between castd and a decoder worker: a Unix stream socket carrying `WorkerMessage`
 /// frames, bounded by the receiving side's `FrameDecoder`.

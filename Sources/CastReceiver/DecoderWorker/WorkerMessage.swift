@@ -216,8 +216,9 @@ enum WorkerMessage: Sendable, Equatable {
             return nil
         } catch DecodingError.dataCorrupted(let context) {
             guard let key = context.codingPath.first?.stringValue, key != "event" else { return nil }
-            return printable("bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))': "
-                + String(context.debugDescription.prefix(maximumMessageLength)))
+            return printable(
+                "bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))': "
+                    + String(context.debugDescription.prefix(maximumMessageLength)))
         } catch {
             return nil
         }

@@ -38,7 +38,9 @@ public final class FramedStream: @unchecked Sendable {
             let remaining = deadline.map { max($0 - ContinuousClock.now, .zero) }
             let bytes = try stream.read(maxCount: 64 * 1024, timeout: remaining)
             if bytes.isEmpty {
-                guard !decoder.hasPartialFrame else { throw ProtocolError(.malformedMessage, "the stream ended inside a frame") }
+                guard !decoder.hasPartialFrame else {
+                    throw ProtocolError(.malformedMessage, "the stream ended inside a frame")
+                }
                 return nil
             }
             decoder.feed(bytes)

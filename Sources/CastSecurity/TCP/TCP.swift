@@ -68,7 +68,8 @@ public enum TCP {
     /// out of descriptors) goes to `onFailure` and accept is retried 50 ms later, so that a descriptor shortage does
     /// not spin a core (the back-off nginx and swift-nio use). The one accept loop of every listener in Cast.
     public static func serve(
-        _ listenFD: Int32, isStopped: () -> Bool, onFailure: (any Error) -> Void, _ handle: (_ fd: Int32, _ peer: String) -> Void
+        _ listenFD: Int32, isStopped: () -> Bool, onFailure: (any Error) -> Void,
+        _ handle: (_ fd: Int32, _ peer: String) -> Void
     ) {
         while true {
             let accepted: (fd: Int32, peer: String)

@@ -27,7 +27,8 @@ struct SocketAddress: Sendable {
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
         var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list?.pointee, let address = first.ai_addr
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list?.pointee,
+            let address = first.ai_addr
         else {
             throw SpeakerSocketError(message: "\(host) is not a numeric address")
         }

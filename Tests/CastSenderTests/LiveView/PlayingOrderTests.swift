@@ -18,7 +18,8 @@ final class PlayingOrderTests: XCTestCase {
     /// Next at the last ends the queue; previous at the first plays the first again (MusicPlayerController).
     func testMovesAtTheEndsWithoutRepeat() {
         var order = PlayingOrder(count: 3, repeats: .none)
-        XCTAssertEqual(walk(&order, [.moved(.previous), .moved(.next), .moved(.next), .moved(.previous)]), [0, 1, 2, 1])
+        XCTAssertEqual(
+            walk(&order, [.moved(.previous), .moved(.next), .moved(.next), .moved(.previous)]), [0, 1, 2, 1])
         XCTAssertEqual(walk(&order, [.moved(.next), .moved(.next)]), [2, nil])
     }
 

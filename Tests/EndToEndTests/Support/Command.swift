@@ -123,4 +123,3 @@ final class OutputCollector: @unchecked Sendable {
         lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
     }
 }
-

@@ -16,10 +16,17 @@ enum Media {
         let cover = "\(folder)/cover-art.png"
         let song = "\(folder)/song-\(seconds).mp3"
         for command in [
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=300x300:d=1", "-frames:v", "1", cover],
-            ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
-             "-i", cover, "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "png", "-disposition:v", "attached_pic",
-             "-metadata", "title=Blue Song", "-metadata", "artist=The Tones", song],
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=300x300:d=1", "-frames:v", "1",
+                cover,
+            ],
+            [
+                "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
+                "-i", cover, "-map", "0", "-map", "1", "-c:a", "libmp3lame", "-c:v", "png", "-disposition:v",
+                "attached_pic",
+                "-metadata", "title=Blue Song", "-metadata", "artist=The Tones", song,
+            ],
         ] {
             let made = try runCommand(command)
             guard made.status == 0 else { throw MediaError(message: "ffmpeg: \(made.stderr)") }

@@ -9,8 +9,11 @@ extension VirtualDisplay {
         let data = try rgbBytes(pointer: pointer)
         if let save {
             _ = try runCommand(
-                ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", "1280x720", "-i",
-                 "-", "-frames:v", "1", save], input: data)
+                [
+                    "ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", "1280x720",
+                    "-i",
+                    "-", "-frames:v", "1", save,
+                ], input: data)
         }
         return Screenshot(bytes: [UInt8](data), width: 1280, height: 720)
     }

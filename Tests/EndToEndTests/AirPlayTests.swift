@@ -293,24 +293,7 @@ final class AirPlayTests: XCTestCase {
     func testPlayOfALoopbackURLNeverReachesTheBox() throws {
         _ = try Media.clip("movie.mp4")
         try startReceiver()
-        let listener = try lab.start(
-            on: .box,
-            [
-                "python3", "-c",
-                """
-                import socket
-                s = socket.socket()
-                s.bind(("0.0.0.0", 0))
-                s.listen(16)
-                print("port %d" % s.getsockname()[1], flush=True)
-                while True:
-                    c, a = s.accept()
-                    print("HIT %s" % (a,), flush=True)
-                    c.close()
-                """,
-            ])
-        let port = try XCTUnwrap(
-            listener.waitForLine(containing: "port ")?.split(separator: " ").last, "\(listener.output)")
+        let (listener, port) = try startBoxListener()
         // The phone's server: a redirect to the box's loopback, and HLS playlists whose key and segments are there
         // (named as http, and as FFmpeg's httpproxy protocol, which would connect around the proxy).
         let loopback = "127.0.0.1:\(port)"

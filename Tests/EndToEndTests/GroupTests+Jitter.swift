@@ -1,5 +1,5 @@
 import CastProtocol
-import CastTestCapture
+import CastTestSupport
 import Foundation
 import XCTest
 

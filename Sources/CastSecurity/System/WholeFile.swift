@@ -78,4 +78,36 @@ public enum WholeFile {
             }
         }
     }
+
+    /// Replaces the file at `path` (in `directory`) by `bytes`, atomically: a temporary file beside it (mode 0600,
+    /// never following a link), synced and renamed over it, then the directory synced (best effort: some file systems
+    /// cannot). A crash leaves the old contents or the new ones, never a mix. Errors say `what` could not be written.
+    static func replace(
+        _ path: String, in directory: String, with bytes: [UInt8], what: String
+    ) throws(SecurityError) {
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        do throws(SecurityError) {
+            let fd = try systemCall("open") {
+                Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            }
+            var renamed = false
+            defer { if !renamed { unlink(temporary) } }
+            do {
+                defer { closeDescriptor(fd) }
+                try systemCall("fchmod") { fchmod(fd, 0o600) }
+                try write(fd, bytes)
+                try systemCall("fsync") { fsync(fd) }
+            }
+            try systemCall("rename") { rename(temporary, path) }
+            renamed = true
+        } catch {
+            throw SecurityError(
+                error.kind, function: error.function, errno: error.errno, "cannot write \(what) \(path)")
+        }
+        let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            closeDescriptor(directoryFD)
+        }
+    }
 }

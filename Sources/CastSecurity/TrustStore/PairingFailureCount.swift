@@ -31,30 +31,7 @@ public enum PairingFailureCount {
     /// Replaces the stored count by `count`, atomically (temporary file, fsync, rename, then the directory synced).
     public static func write(_ count: Int, directory: String) throws(SecurityError) {
         precondition(count >= 0, "a count of failures is never negative")
-        let path = "\(directory)/\(fileName)"
-        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        do throws(SecurityError) {
-            let fd = try systemCall("open") {
-                Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            }
-            var renamed = false
-            defer { if !renamed { unlink(temporary) } }
-            do {
-                defer { closeDescriptor(fd) }
-                try systemCall("fchmod") { fchmod(fd, 0o600) }
-                try WholeFile.write(fd, Array("\(count)\n".utf8))
-                try systemCall("fsync") { fsync(fd) }
-            }
-            try systemCall("rename") { rename(temporary, path) }
-            renamed = true
-        } catch {
-            throw SecurityError(
-                error.kind, function: error.function, errno: error.errno, "cannot write pairing failure count \(path)")
-        }
-        let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            closeDescriptor(directoryFD)
-        }
+        try WholeFile.replace(
+            "\(directory)/\(fileName)", in: directory, with: Array("\(count)\n".utf8), what: "pairing failure count")
     }
 }

@@ -144,26 +144,7 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
                 .trustStore, "trust store \(path) would exceed \(TrustStoreLimits.maximumFileSize) bytes")
         }
         removeStaleTemporaryFiles()
-        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        do throws(SecurityError) {
-            let fd = try systemCall("open") {
-                Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            }
-            var renamed = false
-            defer { if !renamed { unlink(temporary) } }
-            do {
-                defer { closeDescriptor(fd) }
-                try systemCall("fchmod") { fchmod(fd, 0o600) }
-                try WholeFile.write(fd, bytes)
-                try systemCall("fsync") { fsync(fd) }
-            }
-            try systemCall("rename") { rename(temporary, path) }
-            renamed = true
-        } catch {
-            throw SecurityError(
-                error.kind, function: error.function, errno: error.errno, "cannot write trust store \(path)")
-        }
-        syncDirectory()
+        try WholeFile.replace(path, in: directory, with: bytes, what: "trust store")
     }
 
     /// Temporary files of writers that died before their rename. Only called under the file lock, so no
@@ -173,15 +154,6 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names where name.hasPrefix(prefix) {
             unlink(directory + "/" + name)
-        }
-    }
-
-    /// Makes the rename durable. Best effort: some file systems cannot fsync a directory.
-    private func syncDirectory() {
-        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            _ = fsync(fd)
-            closeDescriptor(fd)
         }
     }
 

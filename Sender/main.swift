@@ -265,11 +265,12 @@ func help(for verb: Verb) -> String {
     }
     do {
         var parsed = try parseArguments(arguments.dropFirst(), options: verb.options)
-        if verb.options.contains(where: { $0.name == "user" }) { parsed = try resolvingCredentials(parsed) }
+        // --help wins: nothing the other options name (a credentials file) is read for it.
         if parsed.has("help") {
             output(help(for: verb))
             return 0
         }
+        if verb.options.contains(where: { $0.name == "user" }) { parsed = try resolvingCredentials(parsed) }
         try verb.run(parsed)
         return 0
     } catch let error as UsageError {

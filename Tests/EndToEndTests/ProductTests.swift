@@ -140,8 +140,7 @@ final class ProductTests: XCTestCase {
             Set(listed),
             [
                 "list", "send", "queue", "join", "status", "pause", "resume", "stop", "seek", "volume", "subtitles",
-                "audio",
-                "mirror", "watch", "pair", "unpair", "config",
+                "audio", "next", "previous", "mirror", "watch", "pair", "unpair", "config",
             ], tool.stdout)
         // Every verb stands apart from its text (a verb as long as the column ran into it: "subtitlesShow").
         for line in tool.stdout.components(separatedBy: "verbs:\n")[1].components(separatedBy: "\n\n")[0]

@@ -11,7 +11,7 @@ struct KeyFile {
     /// Loads the key, creating the directory and a new key when there is no file yet.
     func loadOrCreate() throws -> PrivateKey {
         if let key = try loadIfPresent() { return key }
-        try createDirectory()
+        try PrivateDirectory.create(directory)
         let key = try PrivateKey.generateEd25519()
         if try install(pem: try pemText(of: key)) { return key }
         // Another process installed its key first; use that one so both agree.
@@ -68,20 +68,6 @@ struct KeyFile {
             return nil
         }
         return PrivateKey(owning: key)
-    }
-
-    /// Creates `directory` and any missing parents with mode 0700; an existing directory is left as it is.
-    private func createDirectory() throws {
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if Glibc.mkdir(prefix, 0o700) != 0 {
-                let code = errno
-                if code != EEXIST {
-                    throw SecurityError(.system, function: "mkdir", errno: code, "cannot create directory \(prefix)")
-                }
-            }
-        }
     }
 
     /// Writes `pem` to a temporary file (0600, fsynced), then links it to `path`. Returns `false` if `path`

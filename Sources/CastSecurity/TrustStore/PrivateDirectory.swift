@@ -5,6 +5,20 @@ import Glibc
 /// replace the key or add a paired sender, so it must be writable by nobody but its owner, and its owner must be
 /// this user or root.
 enum PrivateDirectory {
+    /// Creates `directory` and any missing parents with mode 0700; existing ones are left as they are.
+    static func create(_ directory: String) throws(SecurityError) {
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            if Glibc.mkdir(prefix, 0o700) != 0 {
+                let code = errno
+                if code != EEXIST {
+                    throw SecurityError(.system, function: "mkdir", errno: code, "cannot create directory \(prefix)")
+                }
+            }
+        }
+    }
+
     /// Throws `kind` naming `path`, what is wrong and the fix when `path` exists and is not a directory, is writable
     /// by group or others, or is owned by another user than this one and root. A missing directory passes (it is
     /// created with mode 0700 when something is stored).

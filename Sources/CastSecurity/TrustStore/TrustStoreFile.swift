@@ -72,7 +72,7 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
     /// save throws, neither the file nor the in-memory copy changes.
     func update<Result>(_ body: (inout Document) throws(SecurityError) -> Result) throws(SecurityError) -> Result {
         try cache.withLock { (cached: inout Cached) throws(SecurityError) -> Result in
-            try createDirectory()
+            try PrivateDirectory.create(directory)
             try PrivateDirectory.check(directory, kind: .trustStore)
             let lock = try FileLock(path: path + ".lock")
             defer { lock.release() }
@@ -157,19 +157,6 @@ final class TrustStoreFile<Document: TrustStoreDocument>: Sendable {
         }
     }
 
-    /// Creates `directory` and missing parents with mode 0700; existing ones are left as they are.
-    private func createDirectory() throws(SecurityError) {
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if Glibc.mkdir(prefix, 0o700) != 0 {
-                let code = errno
-                if code != EEXIST {
-                    throw SecurityError(.system, function: "mkdir", errno: code, "cannot create directory \(prefix)")
-                }
-            }
-        }
-    }
 }
 
 /// Which version of a file we read: a save renames a new inode into place, so any change shows.

@@ -41,18 +41,22 @@ final class GroupTests: LabTestCase {
 
     /// castd named `name` on `host`, its monotonic clock `shift` s ahead (and `skew` ppm fast, test only), playing into
     /// a FIFO this test reads.
-    private func startMember(_ name: String, on host: Lab.Host, shift: Int, skew: Int = 0, extra: [String] = [])
-        throws -> Member
-    {
+    /// With `waiting` false it returns once castd is spawned (`ready` waits for it): members started together come up
+    /// side by side.
+    private func startMember(
+        _ name: String, on host: Lab.Host, shift: Int, skew: Int = 0, extra: [String] = [], waiting: Bool = true
+    ) throws -> Member {
         let folder = "\(work!)/\(shift)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return try launchMember(
-            name, on: host, shift: shift, skew: skew, capture: FIFOCapture(path: "\(folder)/audio.fifo"), extra: extra)
+            name, on: host, shift: shift, skew: skew, capture: FIFOCapture(path: "\(folder)/audio.fifo"), extra: extra,
+            waiting: waiting)
     }
 
     /// castd as `startMember` starts it, writing into `capture` (a restarted member: the same name, state and FIFO).
     private func launchMember(
-        _ name: String, on host: Lab.Host, shift: Int, skew: Int, capture: FIFOCapture, extra: [String] = []
+        _ name: String, on host: Lab.Host, shift: Int, skew: Int, capture: FIFOCapture, extra: [String] = [],
+        waiting: Bool = true
     ) throws -> Member {
         let folder = "\(work!)/\(shift)"
         let daemon = try lab.start(
@@ -63,6 +67,13 @@ final class GroupTests: LabTestCase {
                 "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2",
             ] + (extra.isEmpty ? ["--video-out", "none"] : extra),
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig, "CAST_TEST_CLOCK_SKEW_PPM": "\(skew)"])
+        let member = Member(name: name, daemon: daemon, capture: capture, shift: shift)
+        return waiting ? try ready(member) : member
+    }
+
+    /// Waits until the member's castd listens and is advertised, and checks that it reads a clock of its own.
+    private func ready(_ member: Member) throws -> Member {
+        let (daemon, shift) = (member.daemon, member.shift)
         _ = try daemon.listeningPort()
         XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
         // The premise: this castd really reads a clock of its own.
@@ -70,17 +81,17 @@ final class GroupTests: LabTestCase {
         let offsets = try String(contentsOfFile: "/proc/\(castd)/timens_offsets", encoding: .utf8)
         let monotonic = offsets.split(separator: "\n").first { $0.hasPrefix("monotonic") }?.split(separator: " ")
         XCTAssertEqual(monotonic?.dropFirst().first, "\(shift)", offsets)
-        return Member(name: name, daemon: daemon, capture: capture, shift: shift)
+        return member
     }
 
     /// The three members; with `drifting`, the kitchen's clock runs 100 ppm fast and the living room's 100 ppm slow.
     func startGroup(drifting: Bool = false) throws -> [Member] {
         try requireTimeNamespaces()
-        return [
-            try startMember("Kitchen", on: .room1, shift: 3, skew: drifting ? 100 : 0),
-            try startMember("Living Room", on: .room2, shift: 7, skew: drifting ? -100 : 0),
-            try startMember("Study", on: .room3, shift: 11),
-        ]
+        return try [
+            try startMember("Kitchen", on: .room1, shift: 3, skew: drifting ? 100 : 0, waiting: false),
+            try startMember("Living Room", on: .room2, shift: 7, skew: drifting ? -100 : 0, waiting: false),
+            try startMember("Study", on: .room3, shift: 11, waiting: false),
+        ].map(ready)
     }
 
     /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).

@@ -31,6 +31,8 @@ final class Lab {
 
     /// Stops every daemon this lab started (by pid) and removes the namespaces.
     func tearDown() {
+        // Every daemon is asked first and then waited for, so that their shut-downs overlap.
+        for daemon in daemons { daemon.requestStop() }
         for daemon in daemons { daemon.stop() }
         daemons.removeAll()
         _ = try? runCommand([Paths.lab, "down", name], timeout: 30)
@@ -166,13 +168,32 @@ final class Daemon: @unchecked Sendable {
         return nil
     }
 
-    /// SIGTERM, then SIGKILL after 3 s; only this process, by pid.
+    /// SIGTERM to this process, by pid. A program started under `unshare --fork` (a group member in a time
+    /// namespace) is `unshare`'s child, and `unshare` ignores SIGTERM while it waits: its child, which this test also
+    /// started, is asked directly, and `unshare` ends with it.
+    func requestStop() {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+        if command.hasPrefix("unshare") {
+            for child in Processes.children(of: pid) { kill(child, SIGTERM) }
+        }
+    }
+
+    /// `requestStop`, then SIGKILL after 3 s; only this process, by pid.
     func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        requestStop()
         let deadline = Date().addingTimeInterval(3)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning {
+            // Said, because each such process costs every test that starts it 3 s of its tear-down.
+            print(
+                "harness: \(process.arguments?.joined(separator: " ") ?? "?") did not end within 3 s of SIGTERM: killed"
+            )
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
     }
 }

@@ -79,3 +79,13 @@ public func precedesNaturally(_ lhs: some StringProtocol, _ rhs: some StringProt
     let order = compareNaturally(lhs, rhs)
     return order == 0 ? String(lhs) < String(rhs) : order < 0
 }
+
+/// The value of one hexadecimal digit (either case); nil for anything else. Also the pairing fields' hex decoder's (CastProtocol).
+package func hexValue(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}

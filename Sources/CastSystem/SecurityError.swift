@@ -1,4 +1,5 @@
-/// An error from CastSecurity: a socket call, OpenSSL, a key file or a timeout.
+/// An error from CastSystem or CastSecurity: a socket call, OpenSSL, a key file or a timeout (defined here, in the OS
+/// layer, so that both throw one type; the OpenSSL half of it, `SecurityError.openSSL`, is CastSecurity's).
 ///
 /// Match on `kind` (`error.kind == .timedOut`); `description` carries the details
 /// (the failing function, `errno` text, OpenSSL's error string, the file and its mode).
@@ -50,7 +51,7 @@ public struct SecurityError: Error, CustomStringConvertible, Sendable {
     /// A human-readable explanation, without the function name and errno text.
     public let message: String
 
-    init(_ kind: Kind, function: String? = nil, errno: Int32? = nil, _ message: String) {
+    package init(_ kind: Kind, function: String? = nil, errno: Int32? = nil, _ message: String) {
         self.kind = kind
         self.function = function
         self.errno = errno

@@ -3,7 +3,9 @@ import Glibc
 /// Runs a system call that reports failure as `-1` + `errno`, retrying `EINTR`, and throws
 /// `SecurityError.system` naming `function` otherwise. Not for `close(2)`, which must not be retried on Linux.
 @discardableResult
-func systemCall<Result: FixedWidthInteger>(_ function: String, _ body: () -> Result) throws(SecurityError) -> Result {
+package func systemCall<Result: FixedWidthInteger>(_ function: String, _ body: () -> Result) throws(SecurityError)
+    -> Result
+{
     while true {
         let result = body()
         if result != -1 { return result }
@@ -14,17 +16,17 @@ func systemCall<Result: FixedWidthInteger>(_ function: String, _ body: () -> Res
 }
 
 /// `strerror(code)` plus the number, e.g. "Connection refused [errno 111]".
-func errnoText(_ code: Int32) -> String {
+package func errnoText(_ code: Int32) -> String {
     "\(String(cString: strerror(code))) [errno \(code)]"
 }
 
 /// Closes a descriptor we own, once. `EINTR` is not retried: on Linux the descriptor is already gone.
-func closeDescriptor(_ fd: Int32) {
+package func closeDescriptor(_ fd: Int32) {
     _ = Glibc.close(fd)
 }
 
 /// Sets or clears `O_NONBLOCK`.
-func setNonBlocking(_ fd: Int32, _ on: Bool) throws {
+package func setNonBlocking(_ fd: Int32, _ on: Bool) throws {
     let flags = try systemCall("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
     let wanted = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
     if wanted != flags { try systemCall("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, wanted) } }
@@ -33,7 +35,7 @@ func setNonBlocking(_ fd: Int32, _ on: Bool) throws {
 /// Waits until `fd` reports one of `events` (or an error/hang-up, which the next I/O call will surface),
 /// or until `deadline` passes, in which case it throws `.timedOut` naming `operation` and the `limit` that
 /// set the deadline. `deadline == nil` waits forever.
-func waitUntilReady(
+package func waitUntilReady(
     _ fd: Int32, events: Int16, deadline: ContinuousClock.Instant?, limit: Duration?,
     operation: @autoclosure () -> String
 ) throws {
@@ -55,7 +57,7 @@ func waitUntilReady(
 
 extension Duration {
     /// Milliseconds, rounded up so a wait never ends before the deadline, clamped to `Int32` for poll(2).
-    var wholeMillisecondsRoundedUp: Int32 {
+    package var wholeMillisecondsRoundedUp: Int32 {
         let (seconds, attoseconds) = components
         let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
         let millis = seconds.multipliedReportingOverflow(by: 1000)

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import CastProtocol
+@testable import CastBase
 
 /// The group clock's estimator against simulated clocks: an offset of seconds, crystals ±100 ppm apart, networks
 /// with jitter, asymmetry and held-up replies. The goal it must meet is multiroom's: members within a millisecond,

@@ -1,4 +1,4 @@
-import CastProtocol
+import CastBase
 import XCTest
 
 /// The position of `cast status` (and of AirPlay's /playback-info): the last position event, moved on at the rate.

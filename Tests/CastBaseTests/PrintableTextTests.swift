@@ -1,4 +1,4 @@
-import CastProtocol
+import CastBase
 import XCTest
 
 /// Names and texts from the network are printed and logged with their control characters escaped.

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import CastProtocol
+@testable import CastBase
 
 final class RequestRateLimitTests: XCTestCase {
     /// 20 at once, then one per 50 ms: a flood of 1000 in a second gets 40 through (20 + 20 refilled), a sender

@@ -1,4 +1,4 @@
-import CastProtocol
+import CastBase
 import Foundation
 import Synchronization
 import XCTest

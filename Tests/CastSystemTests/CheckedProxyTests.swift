@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import CastSecurity
+@testable import CastSystem
 
 /// The proxy that AirPlay clients' URLs are fetched through: where strangers may connect, checked on the address
 /// actually connected to; what a paired sender's URL may reach stays open.

@@ -1,4 +1,4 @@
-import CastSecurity
+import CastSystem
 import CastTestSupport
 import Foundation
 import Synchronization
@@ -23,7 +23,7 @@ final class DirectoryWatchTests: XCTestCase {
     }
 
     func testReplacingAFileByRenameEndsAWait() throws {
-        let directory = try Fixtures.temporaryDirectory(self)
+        let directory = try TemporaryDirectory.make(for: self, prefix: "cast-system")
         let watch = try DirectoryWatch(directory: directory)
         defer { watch.close() }
         XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/store.tmp", contents: Data("{}".utf8)))
@@ -35,7 +35,7 @@ final class DirectoryWatchTests: XCTestCase {
     }
 
     func testWritingInPlaceAndChangingTheModeEachEndAWait() throws {
-        let directory = try Fixtures.temporaryDirectory(self)
+        let directory = try TemporaryDirectory.make(for: self, prefix: "cast-system")
         let path = directory + "/paired-senders.json"
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("{}".utf8)))
         let watch = try DirectoryWatch(directory: directory)
@@ -53,7 +53,7 @@ final class DirectoryWatchTests: XCTestCase {
     }
 
     func testCloseEndsAWaitInProgressAndEveryLaterOne() throws {
-        let directory = try Fixtures.temporaryDirectory(self)
+        let directory = try TemporaryDirectory.make(for: self, prefix: "cast-system")
         let watch = try DirectoryWatch(directory: directory)
         let waiting = waitInBackground(watch)
         usleep(50_000)  // most likely inside poll(2) by now; either way the wait must end
@@ -64,7 +64,7 @@ final class DirectoryWatchTests: XCTestCase {
     }
 
     func testARemovedDirectoryIsReportedAsGone() throws {
-        let parent = try Fixtures.temporaryDirectory(self)
+        let parent = try TemporaryDirectory.make(for: self, prefix: "cast-system")
         let directory = parent + "/state"
         XCTAssertEqual(mkdir(directory, 0o700), 0)
         let watch = try DirectoryWatch(directory: directory)
@@ -78,7 +78,7 @@ final class DirectoryWatchTests: XCTestCase {
     }
 
     func testAPathThatIsNotADirectoryIsRefused() throws {
-        let directory = try Fixtures.temporaryDirectory(self)
+        let directory = try TemporaryDirectory.make(for: self, prefix: "cast-system")
         XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/file", contents: Data()))
         for path in [directory + "/file", directory + "/missing"] {
             XCTAssertThrowsError(try DirectoryWatch(directory: path)) { error in

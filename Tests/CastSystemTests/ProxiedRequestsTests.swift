@@ -1,7 +1,7 @@
 import CastTestSupport
 import XCTest
 
-@testable import CastSecurity
+@testable import CastSystem
 
 /// What the checking proxy sends an origin server for FFmpeg's absolute-form requests: the origin form every server
 /// understands (issue #29: Python's http.server answered 404 to the absolute form), one origin per connection, no body.

@@ -1,4 +1,4 @@
-import CastSecurity
+import CastSystem
 import CastTestSupport
 import Foundation
 import XCTest

@@ -1,3 +1,5 @@
+public import CastBase
+
 /// The asking side of the clock exchange: runs a few `timeRequest`/`timeReply` exchanges over a connection that is
 /// already open and feeds them to a `ClockEstimator`, giving the other side's clock against ours. `cast status`
 /// runs 8 back to back; a group member will run one a second for as long as it plays (docs/multiroom.md).

@@ -1,3 +1,5 @@
+import CastBase
+
 /// The messages between `cast` and its speaker decoder (`cast-decode`, the helper process that links FFmpeg so that
 /// `cast` itself does not): requests for interleaved 16-bit PCM at 44.1 kHz stereo, and the replies. Framed as the
 /// wire's frames (`Frame`), over a socket pair that only the two processes share. docs/architecture.md.

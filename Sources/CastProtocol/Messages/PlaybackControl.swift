@@ -1,3 +1,5 @@
+import CastBase
+
 /// Sender → receiver: play this. Exactly one of `media` (a file the sender serves over a media connection) and `url`
 /// (an http(s) URL the receiver opens itself) is given; `Message` decoding refuses anything else.
 public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible {

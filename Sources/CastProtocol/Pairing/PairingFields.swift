@@ -1,3 +1,4 @@
+import CastBase
 import FoundationEssentials
 
 /// The bounds on pairing message fields, so that no field can make a receiver allocate much before the
@@ -66,14 +67,4 @@ func pairingBytes(fromHex text: String) -> [UInt8]? {
         bytes.append(high << 4 | low)
     }
     return bytes
-}
-
-/// The value of one hexadecimal digit (either case); nil for anything else. Also the percent decoder's.
-func hexValue(_ digit: UInt8) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-    default: nil
-    }
 }

@@ -1,3 +1,5 @@
+import CastBase
+
 /// What is known about one playback, folded from its events in order: the one reducer (event in, state out) that
 /// the receiver's session and its status replies, `cast send`'s status line and CastKit's movie player share, so that
 /// an event means the same thing everywhere.

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CastSystem
 
 /// Drains this thread's OpenSSL error queue into one line, e.g.
 /// "error:0A00010B:SSL routines::wrong version number". Empty when the queue was empty.

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CastSystem
 
 // The owning wrappers for OpenSSL's C handles live together here: each is a few lines whose only job
 // is to free its pointer in `deinit`, and reading them side by side makes ownership easy to check.

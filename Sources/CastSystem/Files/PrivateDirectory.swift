@@ -4,9 +4,9 @@ import Glibc
 /// (castd's state directory, cast's config directory), as ssh checks `~/.ssh`: whoever can write the directory can
 /// replace the key or add a paired sender, so it must be writable by nobody but its owner, and its owner must be
 /// this user or root.
-enum PrivateDirectory {
+package enum PrivateDirectory {
     /// Creates `directory` and any missing parents with mode 0700; existing ones are left as they are.
-    static func create(_ directory: String) throws(SecurityError) {
+    package static func create(_ directory: String) throws(SecurityError) {
         var prefix = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             prefix += "/" + component
@@ -22,7 +22,7 @@ enum PrivateDirectory {
     /// Throws `kind` naming `path`, what is wrong and the fix when `path` exists and is not a directory, is writable
     /// by group or others, or is owned by another user than this one and root. A missing directory passes (it is
     /// created with mode 0700 when something is stored).
-    static func check(_ path: String, kind: SecurityError.Kind) throws(SecurityError) {
+    package static func check(_ path: String, kind: SecurityError.Kind) throws(SecurityError) {
         var status = stat()
         guard stat(path, &status) == 0 else {
             let code = errno

@@ -1,4 +1,4 @@
-import Glibc
+package import Glibc
 
 /// Reading and writing a whole small file through a descriptor, as the key file and the trust
 /// stores do: EINTR retried, partial writes continued, and a read bounded so a huge or growing
@@ -9,7 +9,7 @@ public enum WholeFile {
     /// `expected` (the size fstat gave, when known) sizes the read buffer: a file of that size is read in one call
     /// and its end found by the next, in a buffer of the file's size (4 KiB at least) instead of 64 KiB, each of whose
     /// pages the process would fault in to zero it (`cast` reads its key and trust stores at every start).
-    static func read(_ fd: Int32, limit: Int, expected: Int = 65535, tooLarge: () -> SecurityError)
+    package static func read(_ fd: Int32, limit: Int, expected: Int = 65535, tooLarge: () -> SecurityError)
         throws(SecurityError)
         -> [UInt8]
     {
@@ -31,7 +31,8 @@ public enum WholeFile {
     /// and must be a regular file owned by this user or root, that group and others cannot access, of at most `limit`
     /// bytes. Every refusal is a `kind` error that names the file as `what` ("trust store /path"). Returns the bytes
     /// and the file's status as it was opened.
-    static func readPrivate(_ path: String, what: String, kind: SecurityError.Kind, limit: Int) throws(SecurityError)
+    package static func readPrivate(_ path: String, what: String, kind: SecurityError.Kind, limit: Int)
+        throws(SecurityError)
         -> (bytes: [UInt8], status: stat)?
     {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
@@ -82,7 +83,7 @@ public enum WholeFile {
     /// Replaces the file at `path` (in `directory`) by `bytes`, atomically: a temporary file beside it (mode 0600,
     /// never following a link), synced and renamed over it, then the directory synced (best effort: some file systems
     /// cannot). A crash leaves the old contents or the new ones, never a mix. Errors say `what` could not be written.
-    static func replace(
+    package static func replace(
         _ path: String, in directory: String, with bytes: [UInt8], what: String
     ) throws(SecurityError) {
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CSystem
 import Glibc
 
 /// Plain TCP sockets (IPv4 and IPv6) as blocking file descriptors, the transport under `TLSConnection`.

@@ -143,7 +143,8 @@ let package = Package(
             name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict
         ),
         .testTarget(
-            name: "CastKitTests", dependencies: ["CastKit", "CastBase", "CastTestSupport"], swiftSettings: strict),
+            name: "CastKitTests", dependencies: ["CastKit", "CastBase", "CastSender", "CastTestSupport"],
+            swiftSettings: strict),
         // Imports CastKit alone: what a program using the library sees.
         .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(

@@ -51,7 +51,7 @@ let package = Package(
         // MARK: Pure Swift
         // The layers (docs/architecture.md): CastBase ← CastProtocol ← CastSystem ← CastSecurity ← the services.
         // CastBase: what has no wire format and names nothing of Cast's (threads, monitors, clocks and clock maths,
-        // text, rate limits, the byte-range cache): it would read the same in another program.
+        // text, rate limits): it would read the same in another program.
         .target(name: "CastBase", swiftSettings: strict),
         // CastProtocol: what is on the wire or decides what may come over it: frames, one file per message, pairing
         // messages and rules, events and their reducer, the receiver's connection machine. Value in, value out.

@@ -42,64 +42,84 @@ let package = Package(
             providers: [.apt(["libx11-dev", "libxext-dev", "libxdamage-dev", "libxfixes-dev"])]),
         // The decoder worker's sandbox: seccomp-bpf, namespaces, mounts, capabilities (kernel headers, no library).
         .systemLibrary(name: "CSandbox"),
+        // The C library's GNU calls that Swift's Glibc module does not declare (accept4), for CastSystem.
+        .systemLibrary(name: "CSystem"),
         .systemLibrary(
             name: "CSDL2", pkgConfig: "sdl2",
             providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev"])]),
 
         // MARK: Pure Swift
-        .target(name: "CastProtocol", swiftSettings: strict),
+        // The layers (docs/architecture.md): CastBase ← CastProtocol ← CastSystem ← CastSecurity ← the services.
+        // CastBase: what has no wire format and names nothing of Cast's (threads, monitors, clocks and clock maths,
+        // text, rate limits): it would read the same in another program.
+        .target(name: "CastBase", swiftSettings: strict),
+        // CastProtocol: what is on the wire or decides what may come over it: frames, one file per message, pairing
+        // messages and rules, events and their reducer, the receiver's connection machine. Value in, value out.
+        .target(name: "CastProtocol", dependencies: ["CastBase"], swiftSettings: strict),
         .target(name: "CastCommandLine", swiftSettings: strict),
         // AirPlay 1 speakers (RAOP): RTSP, SDP, the RTP/sync/timing packets and the session state machine.
         .target(name: "CastRAOP", swiftSettings: strict),
         // AirPlay 1 video as castd answers it: HTTP requests, routes, property lists. No sockets.
-        .target(name: "CastAirPlay", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .target(name: "CastAirPlay", dependencies: ["CastBase", "CastProtocol"], swiftSettings: strict),
+
+        // MARK: The operating system
+        // CastSystem: system calls, private files, processes, TCP, frames over a socket, the checked proxy. No C
+        // library but the C library itself, so that a program that only moves frames (cast-decode) links no OpenSSL.
+        .target(name: "CastSystem", dependencies: ["CSystem", "CastBase", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Wrappers around one C library each
-        .target(name: "CastSecurity", dependencies: ["COpenSSL", "CastProtocol"], swiftSettings: strict),
-        .target(name: "CastDiscovery", dependencies: ["CAvahi", "CastProtocol"], swiftSettings: strict),
+        // CastSecurity: keys, TLS, SRP and the trust stores (OpenSSL), on CastSystem's sockets and files.
         .target(
-            name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastProtocol"],
+            name: "CastSecurity", dependencies: ["COpenSSL", "CastProtocol", "CastSystem"],
+            swiftSettings: strict),
+        .target(name: "CastDiscovery", dependencies: ["CAvahi", "CastBase", "CastProtocol"], swiftSettings: strict),
+        .target(
+            name: "CastMedia", dependencies: ["CFFmpeg", "CASS", "CALSA", "CSDL2", "CastBase", "CastProtocol"],
             swiftSettings: strict),
 
         // `cast mirror`'s capture (X11) and encoder (libx264 through libavcodec), used by the cast-mirror helper.
-        .target(name: "CastMirror", dependencies: ["CX11", "CFFmpeg", "CastProtocol"], swiftSettings: strict),
+        .target(
+            name: "CastMirror", dependencies: ["CX11", "CFFmpeg", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Services and the library
         .target(
             name: "CastReceiver",
             dependencies: [
-                "CastProtocol", "CastAirPlay", "CastSecurity", "CastDiscovery", "CastMedia", "CSandbox",
-                "CastCommandLine",
+                "CastBase", "CastProtocol", "CastAirPlay", "CastSystem", "CastSecurity", "CastDiscovery", "CastMedia",
+                "CSandbox", "CastCommandLine",
             ],
             swiftSettings: strict),
         // The sender's core: discovery, pairing, the connection, remote playback, groups, AirPlay speakers. No
         // FFmpeg, SDL or ALSA, so that `cast` starts fast (a speaker's audio is decoded by `cast-decode`).
         .target(
             name: "CastSender",
-            dependencies: ["CastProtocol", "CastSecurity", "CastDiscovery", "CastRAOP"],
+            dependencies: ["CastBase", "CastProtocol", "CastSystem", "CastSecurity", "CastDiscovery", "CastRAOP"],
             swiftSettings: strict),
         // The library for programs: the core, and the players, which play locally with the engine.
         .target(
             name: "CastKit",
-            dependencies: ["CastSender", "CastProtocol", "CastSecurity", "CastMedia", "CastRAOP"],
+            dependencies: ["CastBase", "CastSender", "CastProtocol", "CastSecurity", "CastMedia", "CastRAOP"],
             swiftSettings: strict),
 
         // MARK: Executables (thin)
         .executableTarget(
-            name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia"], path: "Receiver",
+            name: "castd", dependencies: ["CastReceiver", "CastCommandLine", "CastMedia", "CastBase", "CastSystem"],
+            path: "Receiver",
             exclude: ["castd.service"], swiftSettings: strict),
         .executableTarget(
-            name: "cast", dependencies: ["CastSender", "CastProtocol", "CastSecurity", "CastCommandLine"],
+            name: "cast",
+            dependencies: ["CastSender", "CastBase", "CastProtocol", "CastSystem", "CastSecurity", "CastCommandLine"],
             path: "Sender",
             swiftSettings: strict),
-        // `cast`'s speaker decoder (a helper process: FFmpeg stays out of `cast`).
+        // `cast`'s speaker decoder (a helper process: FFmpeg stays out of `cast`). Frames over its socket come from
+        // CastSystem, so it links no OpenSSL (ProductTests).
         .executableTarget(
-            name: "cast-decode", dependencies: ["CastMedia", "CastProtocol", "CastSecurity"], path: "SenderDecoder",
+            name: "cast-decode", dependencies: ["CastMedia", "CastProtocol", "CastSystem"], path: "SenderDecoder",
             swiftSettings: strict),
 
         // `cast mirror`'s capture and encoder (a helper process: X11 and FFmpeg stay out of `cast`).
         .executableTarget(
-            name: "cast-mirror", dependencies: ["CastMirror", "CastProtocol"], path: "MirrorSender",
+            name: "cast-mirror", dependencies: ["CastMirror", "CastBase", "CastProtocol"], path: "MirrorSender",
             swiftSettings: strict),
 
         // MARK: Examples (built with everything else, so CI keeps them compiling)
@@ -111,20 +131,28 @@ let package = Package(
             name: "queue-append", dependencies: ["CastKit"], path: "Examples/QueueAppend", swiftSettings: strict),
 
         // MARK: Tests
+        .testTarget(name: "CastBaseTests", dependencies: ["CastBase"], swiftSettings: strict),
         .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CastSystemTests", dependencies: ["CastSystem", "CastTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "CastRAOPTests", dependencies: ["CastRAOP"], swiftSettings: strict),
         .testTarget(name: "CastAirPlayTests", dependencies: ["CastAirPlay"], swiftSettings: strict),
         .testTarget(name: "CastCommandLineTests", dependencies: ["CastCommandLine"], swiftSettings: strict),
         .testTarget(
             name: "CastSenderTests", dependencies: ["CastSender", "CastProtocol", "CastSecurity"], swiftSettings: strict
         ),
-        .testTarget(name: "CastKitTests", dependencies: ["CastKit", "CastTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CastKitTests", dependencies: ["CastKit", "CastBase", "CastSender", "CastTestSupport"],
+            swiftSettings: strict),
         // Imports CastKit alone: what a program using the library sees.
         .testTarget(name: "CastKitImportTests", dependencies: ["CastKit"], swiftSettings: strict),
         .testTarget(
-            name: "CastReceiverTests", dependencies: ["CastReceiver", "CastTestSupport"], swiftSettings: strict),
+            name: "CastReceiverTests", dependencies: ["CastReceiver", "CastSystem", "CastTestSupport"],
+            swiftSettings: strict),
         .testTarget(
-            name: "CastSecurityTests", dependencies: ["CastSecurity", "CastTestSupport"], swiftSettings: strict),
+            name: "CastSecurityTests", dependencies: ["CastSecurity", "CastSystem", "CastTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "CastDiscoveryTests", dependencies: ["CastDiscovery", "CastTestSupport"], swiftSettings: strict),
         .testTarget(
@@ -134,10 +162,11 @@ let package = Package(
         // The tests' own helpers, one copy each (not a product): waiting, background work, event logs, the captures of
         // castd's sound, Xvfb.
         .target(
-            name: "CastTestSupport", dependencies: ["CastProtocol"], path: "Tests/CastTestSupport",
+            name: "CastTestSupport", dependencies: ["CastBase", "CastProtocol"], path: "Tests/CastTestSupport",
             swiftSettings: strict),
         .testTarget(
-            name: "EndToEndTests", dependencies: ["CastProtocol", "CastSecurity", "CastTestSupport"],
+            name: "EndToEndTests",
+            dependencies: ["CastBase", "CastProtocol", "CastSystem", "CastSecurity", "CastTestSupport"],
             swiftSettings: strict),
     ]
 )

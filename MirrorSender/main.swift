@@ -3,6 +3,7 @@
 // `MirrorStream` (H.264 access units with their capture times), and on standard error one `ready WxH` line, then a
 // `stats` line a second (pictures and bits per second, the rate asked), or `error: …` before it exits (2: the
 // display cannot be opened). It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+import CastBase
 import CastMirror
 import CastProtocol
 

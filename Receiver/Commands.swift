@@ -1,9 +1,11 @@
 // castd's commands that print and exit (--list-audio-devices, --list-paired, --unpair), the password file, and the
 // process's own set-up.
+import CastBase
 import CastMedia
 import CastProtocol
 import CastReceiver
 import CastSecurity
+import CastSystem
 import Foundation
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import CastCommandLine
 import CastProtocol
 import CastSecurity
 import CastSender
+import CastSystem
 import FoundationEssentials
 import Synchronization
 

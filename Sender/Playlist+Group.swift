@@ -1,4 +1,5 @@
 // cast send and cast queue with several --to: a group's members reached, checked and started.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

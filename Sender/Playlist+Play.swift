@@ -1,4 +1,5 @@
 // cast send and cast queue: one source played and followed to its finish, with the status line and the keys' effects.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

@@ -1,4 +1,5 @@
 // The terminal of `cast send`: keys in (LiveKey) and the status line out (StatusLine, in CastSender).
+import CastBase
 import CastProtocol
 import CastSender
 import FoundationEssentials

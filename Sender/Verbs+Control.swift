@@ -1,4 +1,5 @@
 // cast pause, resume, stop, seek and volume: controls of whatever plays on a receiver.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

@@ -1,4 +1,5 @@
 // cast mirror: the sender's X11 screen on a receiver, live, until q, Ctrl-C or another sender's take-over.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

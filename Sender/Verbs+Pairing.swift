@@ -1,4 +1,5 @@
 // cast pair and cast unpair.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

@@ -1,4 +1,5 @@
 // cast list and cast status.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

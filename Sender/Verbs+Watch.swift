@@ -1,4 +1,5 @@
 // cast watch: follow a receiver's events.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender

@@ -4,7 +4,7 @@
 // other end of. It ends when `cast` closes that socket. Not a command for people: run by `cast` only.
 import CastMedia
 import CastProtocol
-import CastSecurity
+import CastSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -29,13 +29,4 @@ static inline int cast_bio_ctrl_eof(void) { return BIO_CTRL_EOF; }
 static inline int cast_bio_flags_in_eof(void) { return BIO_FLAGS_IN_EOF; }
 static inline int cast_bio_type_source_sink(void) { return BIO_TYPE_SOURCE_SINK; }
 static inline int cast_mbstring_asc(void) { return MBSTRING_ASC; }
-
-/// CastSecurity's TCP code: accept4(2) is declared only under _GNU_SOURCE, which Swift's Glibc module lacks.
-#include <sys/socket.h>
-static inline int cast_accept_cloexec(int fd, struct sockaddr *address, socklen_t *length) {
-#ifndef __USE_GNU
-    extern int accept4(int, struct sockaddr *, socklen_t *, int);
-#endif
-    return accept4(fd, address, length, SOCK_CLOEXEC);
-}
 #endif

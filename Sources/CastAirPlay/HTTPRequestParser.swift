@@ -1,3 +1,4 @@
+import CastBase
 import CastProtocol
 
 /// Turns the bytes of one connection into HTTP/1.x requests, one at a time, within fixed bounds.

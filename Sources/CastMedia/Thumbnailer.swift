@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import CastBase
 import CastProtocol
 import Foundation
 import Synchronization

@@ -1,5 +1,7 @@
+import CastBase
 import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 
 /// One sender's control connection: TLS, then frames through the state machine, until either side closes.

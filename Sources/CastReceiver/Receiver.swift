@@ -1,8 +1,10 @@
 import CastAirPlay
+import CastBase
 import CastDiscovery
 public import CastMedia
 public import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CastMedia
 import CastSecurity
+import CastSystem
 
 /// How a session's URL reaches the network, by who asked for it (docs/security.md, "SSRF"). A paired sender's URL
 /// may reach any address and be read with any demuxer: pairing is the trust decision. A stranger's (an AirPlay

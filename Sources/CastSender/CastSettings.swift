@@ -1,4 +1,5 @@
 import CastSecurity
+import CastSystem
 
 /// A sender's settings (`cast config`): the default receiver and aliases, kept in
 /// `<configDirectory>/settings.json` beside the sender's identity and paired receivers.

@@ -1,3 +1,4 @@
+import CastBase
 import CastDiscovery
 import CastProtocol
 import CastRAOP

@@ -1,5 +1,7 @@
+import CastBase
 public import CastProtocol
 import CastSecurity
+import CastSystem
 import FoundationEssentials
 import Synchronization
 

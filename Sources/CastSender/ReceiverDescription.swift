@@ -1,3 +1,4 @@
+import CastBase
 public import CastProtocol
 
 /// A receiver a sender can reach: found over mDNS, or given as HOST:PORT.

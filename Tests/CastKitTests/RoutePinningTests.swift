@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastSender
 import Foundation
 import XCTest
 

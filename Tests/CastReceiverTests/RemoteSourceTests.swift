@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 import CastSecurity
+import CastSystem
 import CastTestSupport
 import Foundation
 import Glibc

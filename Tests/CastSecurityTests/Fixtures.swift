@@ -1,4 +1,5 @@
 import CastSecurity
+import CastSystem
 import CastTestSupport
 import Foundation
 import XCTest
@@ -7,14 +8,7 @@ import XCTest
 enum Fixtures {
     /// A fresh empty directory under the system temporary directory, removed when the test ends.
     static func temporaryDirectory(_ test: XCTestCase) throws -> String {
-        var template = Array((NSTemporaryDirectory() + "/cast-security-XXXXXX").utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let result = mkdtemp(buffer.baseAddress!) else { return nil }
-            return String(cString: result)
-        }
-        let directory = try XCTUnwrap(path, "mkdtemp failed")
-        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
-        return directory
+        try TemporaryDirectory.make(for: test, prefix: "cast-security")
     }
 
     /// What OpenSSL's own tool prints for `arguments`, with `input` on its standard input; fails the test on a

@@ -1,4 +1,5 @@
 import COpenSSL
+import CastSystem
 import XCTest
 
 @testable import CastSecurity

@@ -1,4 +1,5 @@
 import CastSecurity
+import CastSystem
 import CastTestSupport
 import Foundation
 import XCTest

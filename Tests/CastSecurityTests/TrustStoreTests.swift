@@ -1,3 +1,4 @@
+import CastSystem
 import Foundation
 import XCTest
 

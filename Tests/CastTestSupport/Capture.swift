@@ -1,5 +1,6 @@
 // What the group tests measure from outside castd, shared by EndToEndTests and CastKitTests: a FIFO castd's ALSA
 // file PCM writes into, read and stamped here, and the beeps found in what it read.
+import CastBase
 import CastProtocol
 public import Foundation
 import Glibc

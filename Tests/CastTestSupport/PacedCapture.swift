@@ -1,5 +1,6 @@
 // A sound card the test controls: castd's ALSA file PCM writes into a FIFO that this reader drains at its own crystal's
 // pace, as a DAC would, so that castd's writes block on it and the card, not castd, sets the pace.
+import CastBase
 import CastProtocol
 public import Foundation
 import Glibc

@@ -96,6 +96,38 @@ final class ProductTests: XCTestCase {
         }
     }
 
+    /// The helpers link no OpenSSL of their own: cast-decode moves frames over its socket with CastSystem's
+    /// `FramedStream` and cast-mirror writes a pipe, neither needs CastSecurity (docs/architecture.md, "Layers").
+    ///
+    /// Read from the programs' own `NEEDED` entries, not from `ldd`: Debian's libavformat brings libssl and libcrypto
+    /// in itself (through librabbitmq, FFmpeg's AMQP protocol), so ldd's closure lists them for any FFmpeg program.
+    func testTheHelpersLinkNoOpenSSLOfTheirOwn() throws {
+        for helper in ["cast-decode", "cast-mirror"] {
+            let path = Paths.binaries.appendingPathComponent(helper).path
+            let dynamic = try runCommand(["readelf", "--dynamic", path])
+            XCTAssertEqual(dynamic.status, 0, dynamic.stderr)
+            let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            XCTAssertTrue(needed.contains { $0.contains("libavcodec") }, "\(helper) needs:\n\(needed)")
+            for library in ["libssl", "libcrypto"] {
+                XCTAssertFalse(needed.contains { $0.contains(library) }, "\(helper) links \(library):\n\(needed)")
+            }
+        }
+        // `cast` itself does: TLS is CastSecurity's.
+        let cast = try runCommand(["readelf", "--dynamic", Paths.cast])
+        XCTAssertTrue(cast.stdout.contains("[libssl.so"), cast.stdout)
+    }
+
+    /// A program that imports CastKit alone names the players, receivers, pairing and errors, and none of CastSender's
+    /// machinery (`SenderConnectionStateMachine`, `ReceiverConnection`, ...): CastKit exports types one by one, not
+    /// CastSender whole (issue 28). A name that must not compile cannot be tried inside XCTest, so the script
+    /// type-checks two small programs against the modules this build made.
+    func testCastKitExportsWhatAProgramUsesAndNotTheSendersMachinery() throws {
+        let check = try runCommand(
+            [Paths.package.appendingPathComponent("scripts/check-castkit-api").path, Paths.binaries.path], timeout: 300)
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+        XCTAssertTrue(check.stdout.contains("machinery types hidden"), check.stdout)
+    }
+
     /// avahi-client is opened on first use, not linked: a `cast` that never browses maps no avahi, D-Bus or systemd
     /// library (2.1 M instructions of the dynamic loader's work at every start), and where avahi-client is not
     /// installed a browse says so and exits 3 (discovery) instead of `cast` not starting at all. castd still

@@ -1,3 +1,4 @@
+import CastBase
 import CastMedia
 public import CastProtocol
 public import Foundation

@@ -1,3 +1,4 @@
+import CastBase
 public import CastProtocol
 public import Foundation
 import Synchronization

@@ -1,5 +1,7 @@
+import CastBase
 import CastMedia
 import CastProtocol
+import CastSender
 import Foundation
 import Synchronization
 

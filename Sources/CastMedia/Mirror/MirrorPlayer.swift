@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import CastBase
 public import CastProtocol
 import Foundation
 import Synchronization

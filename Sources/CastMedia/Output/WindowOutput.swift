@@ -1,4 +1,5 @@
 internal import CSDL2
+import CastBase
 import CastProtocol
 import Foundation
 

@@ -1,6 +1,7 @@
 import CastAirPlay
 import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 
 /// One AirPlay client's connection: HTTP/1.1 requests in, one response for each, until either side closes.

@@ -1,6 +1,8 @@
 import CastAirPlay
+import CastBase
 import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 import Synchronization
 

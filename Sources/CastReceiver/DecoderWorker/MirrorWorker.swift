@@ -1,3 +1,4 @@
+import CastBase
 import CastMedia
 import CastProtocol
 import Foundation

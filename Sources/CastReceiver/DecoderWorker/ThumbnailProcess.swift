@@ -1,6 +1,8 @@
+import CastBase
 import CastMedia
 import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 import Glibc
 import Synchronization

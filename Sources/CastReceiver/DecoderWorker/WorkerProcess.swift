@@ -1,6 +1,8 @@
 internal import CSandbox
+import CastBase
 import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 import Glibc
 

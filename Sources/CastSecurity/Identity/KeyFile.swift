@@ -1,5 +1,6 @@
 internal import COpenSSL
 import CastProtocol
+import CastSystem
 import FoundationEssentials
 import Glibc
 

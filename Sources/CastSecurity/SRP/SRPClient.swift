@@ -1,3 +1,5 @@
+public import CastSystem
+
 /// The sender's side of SRP-6a pairing: proves knowledge of the PIN (or password) without revealing it,
 /// bound to the TLS session. See `SRPSession` for the exact transcript.
 ///

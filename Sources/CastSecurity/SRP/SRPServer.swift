@@ -1,3 +1,5 @@
+public import CastSystem
+
 /// The receiver's side of SRP-6a pairing: checks the sender's proof of the PIN (or password), bound to the
 /// TLS session, and proves its own knowledge in return. See `SRPSession` for the exact transcript.
 ///

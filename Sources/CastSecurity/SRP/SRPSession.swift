@@ -1,3 +1,5 @@
+import CastSystem
+
 /// The arithmetic both sides of SRP-6a share, for one group and hash.
 ///
 /// The exact transcript (RFC 5054 / RFC 2945 SRP-6a with HomeKit's proofs, plus the TLS binding).

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CastSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CastSystem
 import Glibc
 
 /// A BIO that carries TLS records over a socket with `send(MSG_NOSIGNAL)` and `recv`.

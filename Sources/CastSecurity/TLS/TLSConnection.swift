@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CastSystem
 import FoundationEssentials
 import Glibc
 import Synchronization

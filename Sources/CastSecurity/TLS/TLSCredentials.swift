@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CastSystem
 import Synchronization
 
 /// What an identity needs to speak TLS: its key, a self-signed certificate for it (`SelfSignedCertificate`) and one configured

@@ -1,4 +1,5 @@
 import CastProtocol
+public import CastSystem
 public import FoundationEssentials
 
 /// The sender's pinned receivers: receiver id → public key (and name), recorded when pairing succeeds.

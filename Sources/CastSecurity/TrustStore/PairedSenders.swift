@@ -1,3 +1,4 @@
+public import CastSystem
 public import FoundationEssentials
 
 /// The receiver's list of paired senders: who may control it without a PIN.

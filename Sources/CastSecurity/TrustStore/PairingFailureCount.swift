@@ -1,3 +1,4 @@
+public import CastSystem
 import Glibc
 
 /// The receiver's count of failed pairing attempts in a row, kept in its state directory (`pairing-failures`, one

@@ -1,3 +1,4 @@
+public import CastSystem
 import FoundationEssentials
 
 /// The sender's own settings, as `cast config` sets them: a default receiver and aliases.

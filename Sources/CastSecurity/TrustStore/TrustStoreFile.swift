@@ -1,4 +1,5 @@
 import CastProtocol
+import CastSystem
 import FoundationEssentials
 import Glibc
 import Synchronization

@@ -1,5 +1,6 @@
 import CastRAOP
 import CastSecurity
+import CastSystem
 import FoundationEssentials
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import CastProtocol
 import CastSecurity
+import CastSystem
 import Foundation
 import XCTest
 

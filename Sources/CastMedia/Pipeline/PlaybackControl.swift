@@ -4,8 +4,8 @@ import Foundation
 /// What the user asked of playback, shared by the pipeline's threads: play, pause or stop; the current segment
 /// (bumped by every seek); the barrier at which the outputs start each segment together; and the end.
 ///
-/// Threads sleep on it (`sleep(until:)`, `waitWhilePaused(serial:)`, the barriers), so a pause, a seek or a stop
-/// wakes them at once.
+/// Threads sleep on it (`sleep(untilDue:on:)`, `waitWhilePaused(serial:)`, the barriers), so a pause, a seek, a
+/// stall, a stop or a change of the clock wakes them at once.
 final class PlaybackControl: Sendable {
     /// What the outputs should be doing.
     enum Mode: Sendable, Equatable {
@@ -159,13 +159,22 @@ final class PlaybackControl: Sendable {
         state.withLock(when: { $0.status(of: serial) != .paused }) { $0.status(of: serial) }
     }
 
-    /// Sleeps until monotonic time `deadline`, at most `limit` seconds, or until the mode or segment changes.
-    func sleep(until deadline: UInt64, limit: Double = 0.05) {
-        let now = Monotonic.now()
-        guard deadline > now else { return }
-        let seconds = min(Double(deadline - now) / 1e9, limit)
+    /// Wakes the sleepers of `sleep(untilDue:on:)`: the clock they sleep towards changed (the player's
+    /// `PlaybackClock` calls it on every change).
+    func clockChanged() { state.withLock { $0.changed() } }
+
+    /// Sleeps until media time `media` is due on `clock`, or until the mode, the segment, a stall or the clock changes,
+    /// whichever comes first: no timer, every change wakes the sleeper (a clock standing still has no due time, and
+    /// then only a change does). Returns whether `media` is due; false: look at `status(of:)` and ask again.
+    func sleep(untilDue media: Double, on clock: PlaybackClock) -> Bool {
+        // The generation is read before the clock, so that a change made after the clock was read is seen below.
         let entered = state.withLock { $0.generation }
+        let due = clock.dueTime(of: media)
+        let now = Monotonic.now()
+        if let due, now >= due { return true }
+        let seconds = due.map { Double($0 - now) / 1e9 }
         state.wait(until: { $0.generation != entered }, timeout: seconds)
+        return false
     }
 
     /// The start barrier of segment `serial`: every output calls it once it holds the segment's first frame (or knows

@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -45,7 +46,7 @@ final class RoutePinningTests: XCTestCase {
             receiver.description, configDirectory: configuration.configDirectory, senderName: "castkit-tests"
         ) {
             var line: String?
-            MovieFixtures.wait(timeout: 10) {
+            waitUntil(timeout: 10) {
                 line = receiver.output.first { $0.hasPrefix("Pairing PIN: ") }
                 return line != nil
             }
@@ -78,7 +79,7 @@ final class RoutePinningTests: XCTestCase {
             configuration: configuration)
         CastRoute.selected = route
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.activeRoute == nil && player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.activeRoute == nil && player.playbackState == .playing })
         XCTAssertFalse(player.isAirPlayVideoActive)
         player.stop()
         CastRoute.selected = nil

@@ -5,7 +5,8 @@ import Foundation
 /// (bumped by every seek); the barrier at which the outputs start each segment together; and the end.
 ///
 /// Threads sleep on it (`sleep(untilDue:on:)`, `waitWhilePaused(serial:)`, the barriers), so a pause, a seek, a
-/// stall, a stop or a change of the clock wakes them at once.
+/// stall, a stop or a change of the clock wakes them at once; what is only looked at (the mode, the segment, a
+/// status: the position timer and the buffering check ask several times a second) wakes nobody (`Monitor.read`).
 final class PlaybackControl: Sendable {
     /// What the outputs should be doing.
     enum Mode: Sendable, Equatable {
@@ -91,10 +92,10 @@ final class PlaybackControl: Sendable {
     func expect(outputs count: Int) { state.withLock { $0.outputs = count } }
 
     /// The current mode.
-    var current: Mode { state.withLock { $0.mode } }
+    var current: Mode { state.read { $0.mode } }
 
     /// The current segment.
-    var segment: Segment { state.withLock { $0.segmentNow } }
+    var segment: Segment { state.read { $0.segmentNow } }
 
     /// Changes the mode unless stopping (which is final); returns the mode before.
     @discardableResult
@@ -109,7 +110,7 @@ final class PlaybackControl: Sendable {
 
     /// What an output holding a frame of segment `serial` should do now.
     func status(of serial: Int) -> Status {
-        state.withLock { $0.status(of: serial) }
+        state.read { $0.status(of: serial) }
     }
 
     /// Holds the outputs (a stall: they stand as if paused) or lets them go on; the mode stays what the user set.
@@ -122,7 +123,7 @@ final class PlaybackControl: Sendable {
     }
 
     /// Whether a stall holds the outputs.
-    var isHeld: Bool { state.withLock { $0.held } }
+    var isHeld: Bool { state.read { $0.held } }
 
     /// Begins a new segment (a seek) and hands it to the demux thread; nil when stopping or after the end.
     /// The caller flushes the queues to the returned serial first (it is the current serial + 1).
@@ -168,7 +169,7 @@ final class PlaybackControl: Sendable {
     /// then only a change does). Returns whether `media` is due; false: look at `status(of:)` and ask again.
     func sleep(untilDue media: Double, on clock: PlaybackClock) -> Bool {
         // The generation is read before the clock, so that a change made after the clock was read is seen below.
-        let entered = state.withLock { $0.generation }
+        let entered = state.read { $0.generation }
         let due = clock.dueTime(of: media)
         let now = Monotonic.now()
         if let due, now >= due { return true }

@@ -17,9 +17,7 @@ final class GroupRouteTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
         CastRoute.selection = []
-        try XCTSkipUnless(
-            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
-            "castd is not built next to the tests")
+        try MovieFixtures.requireCastd()
         // castd finds the capture PCM through the environment it inherits.
         _ = MovieFixtures.alsa
     }

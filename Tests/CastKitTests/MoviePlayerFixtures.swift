@@ -67,6 +67,13 @@ enum MovieFixtures {
     /// The directory holding `castd`: next to the test bundle.
     static var binaries: URL { BuiltPrograms.directory }
 
+    /// Skips the test unless `castd` is built next to the tests.
+    static func requireCastd() throws {
+        try XCTSkipUnless(
+            FileManager.default.fileExists(atPath: binaries.appendingPathComponent("castd").path),
+            "castd is not built next to the tests")
+    }
+
 }
 
 /// A castd on loopback without discovery, pairing, sound or window; killed by pid.

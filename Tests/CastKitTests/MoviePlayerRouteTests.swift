@@ -12,9 +12,7 @@ final class MoviePlayerRouteTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
         CastRoute.selected = nil
-        try XCTSkipUnless(
-            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
-            "castd is not built next to the tests")
+        try MovieFixtures.requireCastd()
     }
 
     override func tearDown() {

@@ -14,9 +14,7 @@ final class RoutePinningTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
         CastRoute.selected = nil
-        try XCTSkipUnless(
-            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
-            "castd is not built next to the tests")
+        try MovieFixtures.requireCastd()
     }
 
     override func tearDown() {

@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "CastDiscoveryTests", dependencies: ["CastDiscovery", "CastTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "CastMediaTests", dependencies: ["CastMedia", "CastProtocol", "CastTestSupport"],
+            name: "CastMediaTests", dependencies: ["CastMedia", "CastBase", "CastProtocol", "CastTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "CastMirrorTests", dependencies: ["CastMirror", "CastProtocol"], swiftSettings: strict),
         // The tests' own helpers, one copy each (not a product): waiting, background work, event logs, the captures of

@@ -36,7 +36,7 @@ extension Playlist {
         let done = DispatchGroup()
         for (index, target) in targets.enumerated() {
             done.enter()
-            startDetachedThread(name: "cast reach \(index)") {
+            startDetachedThread(name: "cast reach \(index)") { @Sendable in
                 let result = Result { () throws(CastError) in
                     try reachReceiver(target, arguments, includingSpeakers: true)
                 }

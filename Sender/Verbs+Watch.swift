@@ -96,6 +96,7 @@ func describe(_ event: PlaybackEvent) -> String {
         "metadata: \(metadata.items.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))"
     case .tracks(let tracks): "tracks: \(tracks.map(trackText).joined(separator: "; "))"
     case .sync(let offset, let trim, let limited): "group: \(syncText(offset: offset, trim: trim, limited: limited))"
+    case .scheduledStart(let at, let position): "scheduled start: \(clock(position)) at \(at) (receiver's monotonic ns)"
     case .joinRequest(let receiver): "asked to add \(printable(receiver)) to the group"
     case .skipRequest(let move): "asked for the \(move.rawValue) source of the queue"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"

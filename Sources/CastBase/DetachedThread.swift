@@ -10,7 +10,7 @@
 /// FoundationEssentials only, which is what keeps its start-up short (docs/performance.md). A thread that cannot be
 /// started (the process is out of threads or memory) stops the program with the reason, as `Thread` would have
 /// done no better: every caller starts a thread the work cannot go on without.
-public func startDetachedThread(name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
+public func startDetachedThread(name: String, stackSize: Int? = nil, _ body: sending @escaping () -> Void) {
     let start = Unmanaged.passRetained(ThreadStart(name: name, body: body)).toOpaque()
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
@@ -39,12 +39,13 @@ private let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> 
     return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
 }()
 
-/// What a new thread runs, handed to it through `pthread_create`'s argument.
-private final class ThreadStart: Sendable {
+/// What a new thread runs, handed to it through `pthread_create`'s argument. Not `Sendable`: `body` was sent to the
+/// new thread (`sending`), which is the only one to touch it.
+private final class ThreadStart {
     let name: String
-    let body: @Sendable () -> Void
+    let body: () -> Void
 
-    init(name: String, body: @escaping @Sendable () -> Void) {
+    init(name: String, body: sending @escaping () -> Void) {
         self.name = name
         self.body = body
     }

@@ -10,7 +10,8 @@
 /// `@unchecked Sendable`: this wrapper of two pthread handles is the only one.
 ///
 /// Every `withLock` wakes every waiter when it ends: any change may be the one a waiter waits for, and a waiter
-/// checks its own condition again (`withLock(when:)`), so no caller has to remember to signal. Waits run on
+/// checks its own condition again (`withLock(when:)`), so no caller has to remember to signal. `read`, which cannot
+/// change the state, wakes nobody. Waits run on
 /// CLOCK_MONOTONIC, the clock of the rest of the engine; a timeout is relative, so the lab's test-only clock skew
 /// (`MonotonicClock.testSkew`) does not enter it.
 ///
@@ -50,6 +51,15 @@ public final class Monitor<State>: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
         }
         return try body(&state)
+    }
+
+    /// Runs `body` on the state with the lock held, and wakes nobody: `body` only reads, so no waiter's condition can
+    /// have changed. For what is looked at often (a mode, a serial) while other threads wait on the monitor: a
+    /// `withLock` would wake each of them to look again for nothing.
+    public func read<Result>(_ body: (State) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(state)
     }
 
     /// Waits until `ready` holds for the state, or `timeout` seconds have passed (nil: no limit), then runs `body`

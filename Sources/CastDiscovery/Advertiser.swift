@@ -9,8 +9,8 @@ import Synchronization
 /// daemon has the name) makes it take `avahi_alternative_service_name` and report `.renamed`.
 ///
 /// Events arrive in order on a private serial queue, never on avahi's thread, so a handler may call ``stop()``.
-public final class Advertiser: @unchecked Sendable {
-    // Why @unchecked Sendable holds: `state` is only touched inside `state.withLock`; everything avahi owns
+public final class Advertiser: Sendable {
+    // Thread-safety: `state` is only touched inside `state.withLock`; everything avahi owns
     // lives in the AvahiPublication, which is touched only on the poll thread, or under
     // avahi_threaded_poll_lock (update), or while the poll thread is not running (start, stop).
     private enum State {

@@ -104,11 +104,12 @@ extension Browser {
         onEvent: @escaping @Sendable (BrowseEvent) -> Void, onEnd: @escaping @Sendable ((any Error)?) -> Void
     ) throws -> BrowseWatch {
         // Connect here so that a missing daemon is reported to the caller, then hand the session to the thread.
-        let session = UncheckedSession(session: try BrowseSession(serviceType: serviceType))
+        // The session is sent to the thread (`startDetachedThread` takes its body `sending`): only that thread uses it.
+        let session = try BrowseSession(serviceType: serviceType)
         let watch = BrowseWatch()
         startDetachedThread(name: "CastDiscovery watch") {
             do {
-                try session.session.watch(onChange: onEvent, isCancelled: { watch.isCancelled })
+                try session.watch(onChange: onEvent, isCancelled: { watch.isCancelled })
                 onEnd(nil)
             } catch {
                 onEnd(error)
@@ -116,9 +117,4 @@ extension Browser {
         }
         return watch
     }
-}
-
-/// Moves a session to the thread that runs it; it is used on that thread only from then on.
-private struct UncheckedSession: @unchecked Sendable {
-    let session: BrowseSession
 }

@@ -7,10 +7,9 @@ internal import CFFmpeg
 /// Decoding runs on the caller's thread: `read` blocks while FFmpeg reads and decodes. Not for playback (that is
 /// `Player`, which paces); this only converts, as fast as it is asked.
 ///
-/// Thread-safety: not thread-safe; one thread owns a reader (it may hand it to another before use).
-public final class PCMReader: @unchecked Sendable {
-    // Invariant: only one thread at a time calls into a reader (see above); the FFmpeg handles inside are never
-    // shared.
+/// Thread-safety: not `Sendable`: one thread owns a reader; it may send it to another (`sending`), or keep it in a
+/// `Mutex` (`EngineAudio` in CastKit).
+public final class PCMReader {
     /// Output frames a second.
     public let sampleRate: Int
     /// Output channels (interleaved).

@@ -367,12 +367,7 @@ private final class AudioWriter {
             case .superseded: throw Superseded()
             case .paused: try pauseDevice()
             case .playing:
-                guard let due = player.clock.dueTime(of: media) else {
-                    player.control.sleep(until: Monotonic.now() + 10_000_000)
-                    continue
-                }
-                if Monotonic.now() >= due { return }
-                player.control.sleep(until: due, limit: 0.05)
+                if player.control.sleep(untilDue: media, on: player.clock) { return }
             }
         }
     }

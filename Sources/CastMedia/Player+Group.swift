@@ -57,14 +57,17 @@ extension Player {
 
     /// Starts or resumes the clock (`start` does, at the time it is given): now, or the instant of a scheduled resume
     /// still ahead (at most `maximumScheduleAhead` from now), used once. A scheduled one begins the group's timeline
-    /// for this member (`align`). Call inside the monitor, with its state.
+    /// for this member (`align`) and is reported (`scheduledStart`, with the instant it was given here). Call inside
+    /// the monitor, with its state.
     func startClock(_ state: inout State, _ start: (UInt64) -> Void) {
         let now = Monotonic.now()
         defer { state.resumeAt = nil }
         guard let instant = state.resumeAt, instant > now else { return start(now) }
         let time = min(instant, now + UInt64(CastProtocol.PlaybackControl.maximumScheduleAhead))
         start(time)
-        state.alignment = GroupAlignment(media: clock.position(at: time), time: time)
+        let position = clock.position(at: time)
+        state.alignment = GroupAlignment(media: position, time: time)
+        emit(.scheduledStart(at: Int64(time), position: position))
     }
 
     /// Keeps this member in step with its group: at `instant` (CLOCK_MONOTONIC ns) `elapsed` seconds of the group's

@@ -198,12 +198,7 @@ extension Player {
             case .superseded: throw Superseded()
             case .paused: _ = control.waitWhilePaused(serial: serial)
             case .playing:
-                guard let due = clock.dueTime(of: media) else {
-                    control.sleep(until: Monotonic.now() + 10_000_000)
-                    continue
-                }
-                if Monotonic.now() >= due { return }
-                control.sleep(until: due, limit: 0.02)
+                if control.sleep(untilDue: media, on: clock) { return }
             }
         }
     }

@@ -16,7 +16,7 @@ public final class Player: Sendable {
     private let onEvent: @Sendable (PlaybackEvent) -> Void
     private let events = DispatchQueue(label: "CastMedia.Player.events")
     let interrupt = Interrupt()
-    let clock = PlaybackClock()
+    let clock: PlaybackClock
     let control: PlaybackControl
     let threads = DispatchGroup()
     /// Where presentation times are recorded (`PlayerConfiguration.timingLog`), if anywhere.
@@ -79,7 +79,10 @@ public final class Player: Sendable {
         self.input = input
         self.configuration = configuration
         self.onEvent = onEvent
-        self.control = PlaybackControl(startTime: configuration.startTime)
+        let control = PlaybackControl(startTime: configuration.startTime)
+        self.control = control
+        // Every change of the clock wakes the outputs sleeping towards a due time on it.
+        clock = PlaybackClock(onChange: { control.clockChanged() })
         var timingLog: TimingLog?
         if let path = configuration.timingLog {
             do {

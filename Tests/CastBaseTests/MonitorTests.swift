@@ -1,5 +1,6 @@
 import CastBase
 import Foundation
+import Synchronization
 import XCTest
 
 /// `Monitor`: the one lock a thread can wait on. Each test would hang (caught by its bound) or fail if a change did not
@@ -48,5 +49,35 @@ final class MonitorTests: XCTestCase {
         let start = ContinuousClock.now
         XCTAssertTrue(flag.wait(until: { $0 }, timeout: 30))
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(10), "woken by the change, not by the timeout")
+    }
+
+    /// `read` only looks, so it wakes nobody: a waiter's condition is evaluated once when it begins to wait and once
+    /// when the change it waits for comes, not once for every look another thread takes (a paused output looked at by
+    /// the position timer woke 28 times a second). `withLock` still wakes it (the test's own check of the count).
+    func testAReadWakesNoWaiter() {
+        let monitor = Monitor(0)
+        let looks = Atomic<Int>(0)
+        let began = expectation(description: "the waiter began to wait")
+        let woke = expectation(description: "the waiter saw its change")
+        Thread {
+            monitor.wait(until: { value in
+                if looks.add(1, ordering: .relaxed).newValue == 1 { began.fulfill() }
+                return value == 1
+            })
+            woke.fulfill()
+        }.start()
+        wait(for: [began], timeout: 10)
+        for _ in 0..<50 {
+            XCTAssertEqual(monitor.read { $0 }, 0)
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        XCTAssertEqual(looks.load(ordering: .relaxed), 1, "reads woke the waiter")
+        for _ in 0..<5 {
+            monitor.withLock { _ in }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        XCTAssertGreaterThan(looks.load(ordering: .relaxed), 1, "withLock did not wake the waiter")
+        monitor.withLock { $0 = 1 }
+        wait(for: [woke], timeout: 10)
     }
 }

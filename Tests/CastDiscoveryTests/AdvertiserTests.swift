@@ -3,22 +3,7 @@ import Foundation
 import XCTest
 
 /// Publishing in the two-host lab: what the phone sees of an Advertiser running against the box's avahi-daemon.
-final class AdvertiserTests: XCTestCase {
-    private var lab: LabFixture?
-    private var advertisers: [Advertiser] = []
-
-    override func setUpWithError() throws {
-        lab = try LabFixture.up()
-    }
-
-    override func tearDown() {
-        for advertiser in advertisers { advertiser.stop() }
-        advertisers = []
-        lab?.down()
-        lab = nil
-        LabFixture.removeBusLink()
-    }
-
+final class AdvertiserTests: DiscoveryLabTestCase {
     private func advertise(_ ad: ServiceAdvertisement = Fixtures.livingRoom, on host: LabFixture.Host) -> EventLog {
         let log = EventLog()
         lab!.useBus(of: host)

@@ -3,22 +3,7 @@ import Foundation
 import XCTest
 
 /// Browsing in the two-host lab: what `Browser` on the phone finds of a service published on the box.
-final class BrowserTests: XCTestCase {
-    private var lab: LabFixture?
-    private var advertisers: [Advertiser] = []
-
-    override func setUpWithError() throws {
-        lab = try LabFixture.up()
-    }
-
-    override func tearDown() {
-        for advertiser in advertisers { advertiser.stop() }
-        advertisers = []
-        lab?.down()
-        lab = nil
-        LabFixture.removeBusLink()
-    }
-
+final class BrowserTests: DiscoveryLabTestCase {
     /// Publishes on `host` and waits until it is established.
     private func publish(_ ad: ServiceAdvertisement, on host: LabFixture.Host) throws {
         let log = EventLog()

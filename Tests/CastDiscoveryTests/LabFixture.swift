@@ -184,3 +184,21 @@ struct BrowsedService: Equatable {
 /// The events an Advertiser reported, in order, with a way to wait for one.
 typealias EventLog = CastTestSupport.EventLog<AdvertiserEvent>
 typealias AdvertiserEventRecord = EventLog.Record
+
+/// A test in a lab of its own (up before each test, down after it) with the advertisers it started, stopped first.
+class DiscoveryLabTestCase: XCTestCase {
+    var lab: LabFixture?
+    var advertisers: [Advertiser] = []
+
+    override func setUpWithError() throws {
+        lab = try LabFixture.up()
+    }
+
+    override func tearDown() {
+        for advertiser in advertisers { advertiser.stop() }
+        advertisers = []
+        lab?.down()
+        lab = nil
+        LabFixture.removeBusLink()
+    }
+}

@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -42,8 +43,8 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         XCTAssertTrue(player.prepareToPlay())
         XCTAssertFalse(player.isPlaying)
         XCTAssertTrue(player.play())
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.isPlaying })
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.calls == ["finish true"] }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 2) { player.isPlaying })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.calls == ["finish true"] }, "\(log.calls)")
         XCTAssertEqual(AudioFixtures.capturedSeconds(once), 1, accuracy: 0.1)
 
         let twice = folder.appendingPathComponent("twice.raw")
@@ -54,7 +55,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         XCTAssertEqual(looping.numberOfLoops, 1)
         let started = Date()
         looping.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { loopLog.calls == ["finish true"] }, "\(loopLog.calls)")
+        XCTAssertTrue(waitUntil(timeout: 10) { loopLog.calls == ["finish true"] }, "\(loopLog.calls)")
         // Two passes of a 1 s tone, paced by the engine's clock; each pass reopens the device, which the file PCM
         // starts afresh, so the capture holds what the second pass played.
         XCTAssertGreaterThan(Date().timeIntervalSince(started), 1.8, "played twice")
@@ -74,7 +75,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
             let log = DelegateLog()
             player.delegate = log
             player.play()
-            XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.calls == ["finish true"] }, "\(log.calls)")
+            XCTAssertTrue(waitUntil(timeout: 10) { log.calls == ["finish true"] }, "\(log.calls)")
         }
         XCTAssertEqual(AudioFixtures.peak(quiet) / AudioFixtures.peak(loud), 0.25, accuracy: 0.02)
 
@@ -82,13 +83,13 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         let log = DelegateLog()
         player.delegate = log
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentTime > 0.5 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.currentTime > 0.5 })
         player.stop()
         XCTAssertFalse(player.isPlaying)
         let kept = player.currentTime
         XCTAssertGreaterThan(kept, 0.4, "stop keeps the position")
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPlaying })
         XCTAssertGreaterThanOrEqual(player.currentTime, kept - 0.1)
         player.stop()
         XCTAssertEqual(log.calls, [], "stop is not a finish")
@@ -100,7 +101,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         broken.delegate = brokenLog
         try FileManager.default.removeItem(at: doomed)
         broken.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
         XCTAssertEqual(brokenLog.calls, ["decodeError", "finish false"])
     }
 
@@ -115,7 +116,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         broken.delegate = brokenLog
         try FileManager.default.removeItem(at: doomed)
         broken.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
         XCTAssertEqual(brokenLog.calls, ["decodeError true", "finish false"])
 
         // Interrupted by another player starting, released when it stops: once with each spelling of the end.
@@ -125,10 +126,10 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
             let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
             player.delegate = delegate
             player.play()
-            XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+            XCTAssertTrue(waitUntil(timeout: 5) { player.isPlaying })
             let other = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
             other.play()
-            XCTAssertTrue(MovieFixtures.wait(timeout: 5) { !player.isPlaying && other.isPlaying })
+            XCTAssertTrue(waitUntil(timeout: 5) { !player.isPlaying && other.isPlaying })
             other.stop()
             Thread.sleep(forTimeInterval: 0.5)
             player.stop()
@@ -145,32 +146,32 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         let log = DelegateLog()
         player.delegate = log
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPlaying })
 
         let other = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
         other.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls == ["begin"] }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { log.calls == ["begin"] }, "\(log.calls)")
         XCTAssertFalse(player.isPlaying)
         let pausedAt = player.currentTime
         other.stop()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls == ["begin", "end shouldResume"] }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { log.calls == ["begin", "end shouldResume"] }, "\(log.calls)")
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertFalse(player.isPlaying, "it resumes only when told")
         XCTAssertEqual(player.currentTime, pausedAt, accuracy: 0.05)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPlaying })
         player.stop()
 
         // A movie player interrupts it too.
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPlaying })
         let movie = MoviePlayerController(
             contentURL: try MovieFixtures.clip(seconds: 1, in: folder), outputs: MovieFixtures.outputs())
         movie.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls.count == 3 }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { log.calls.count == 3 }, "\(log.calls)")
         XCTAssertEqual(log.calls.last, "begin")
         // The movie ends by itself: the interruption ends with it.
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls.count == 4 }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { log.calls.count == 4 }, "\(log.calls)")
         XCTAssertEqual(log.calls.last, "end shouldResume")
     }
 
@@ -182,7 +183,7 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         let log = DelegateLog()
         player.delegate = log
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPlaying })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPlaying })
         let short = try AudioFixtures.tone("short.m4a", seconds: 1, in: folder)
         let looping = try AudioPlayer(contentsOf: short, outputs: MovieFixtures.outputs())
         let loopLog = DelegateLog()
@@ -190,13 +191,13 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         looping.numberOfLoops = 2
         let started = Date()
         looping.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { log.calls.count == 2 }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 15) { log.calls.count == 2 }, "\(log.calls)")
         let released = Date().timeIntervalSince(started)
         print("the interruption ended \(String(format: "%.2f", released)) s after the 3 × 1 s loops began")
         XCTAssertEqual(log.calls, ["begin", "end shouldResume"], "one interruption for the three rounds")
         // Three rounds of a second each: a release at the end of the first round came after about 1 s.
         XCTAssertGreaterThan(released, 2.5, "released between loops")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { loopLog.calls == ["finish true"] }, "\(loopLog.calls)")
+        XCTAssertTrue(waitUntil(timeout: 5) { loopLog.calls == ["finish true"] }, "\(loopLog.calls)")
         player.stop()
     }
 }

@@ -18,9 +18,7 @@ final class GroupRouteTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
         CastRoute.selection = []
-        try XCTSkipUnless(
-            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
-            "castd is not built next to the tests")
+        try MovieFixtures.requireCastd()
         // castd finds the capture PCM through the environment it inherits.
         _ = MovieFixtures.alsa
     }
@@ -54,7 +52,7 @@ final class GroupRouteTests: XCTestCase {
 
     /// Waits until `capture` holds `seconds` of sound.
     private func waitForSound(_ capture: FIFOCapture, seconds: Double, timeout: Double = 20) -> Bool {
-        MovieFixtures.wait(timeout: timeout) { Double(capture.total) >= seconds * GroupFixtures.rate }
+        waitUntil(timeout: timeout) { Double(capture.total) >= seconds * GroupFixtures.rate }
     }
 
     /// Two receivers play the queue in step; a third selected while it plays joins in step at the group's place in the
@@ -87,13 +85,13 @@ final class GroupRouteTests: XCTestCase {
         CastRoute.selection = [kitchen, livingRoom, study]
         XCTAssertTrue(waitForSound(studySound, seconds: 0.05, timeout: 10), "the study did not join")
         let joined = studySound.reads.first!.arrival
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.activeReceivers == [kitchen, livingRoom, study] })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.activeReceivers == [kitchen, livingRoom, study] })
         XCTAssertTrue(waitForSound(studySound, seconds: 2))
 
         // The first one leaves while the others play on.
         let removed = MonotonicClock.nanoseconds()
         CastRoute.selection = [livingRoom, study]
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.activeReceivers == [livingRoom, study] })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.activeReceivers == [livingRoom, study] })
         XCTAssertEqual(player.activeRoute, livingRoom, "the first member left leads")
         Thread.sleep(forTimeInterval: 1.5)
 
@@ -101,16 +99,16 @@ final class GroupRouteTests: XCTestCase {
         let turnedDown = MonotonicClock.nanoseconds()
         player.setVolume(0.25, forReceiver: study)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 3) { player.volume(forReceiver: study).map { abs($0 - 0.25) < 0.01 } ?? false },
+            waitUntil(timeout: 3) { player.volume(forReceiver: study).map { abs($0 - 0.25) < 0.01 } ?? false },
             "the study reports \(String(describing: player.volume(forReceiver: study)))")
         XCTAssertEqual(player.volume, 1, "the group's level is not one member's")
 
         // To the end: the queue played through (the player stops, then moves past its last item on its queue).
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: Double(length) + 10) { player.playbackState == .stopped },
+            waitUntil(timeout: Double(length) + 10) { player.playbackState == .stopped },
             "\(player.playbackState)")
         let ended = MonotonicClock.nanoseconds()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.nowPlayingItem == nil })
+        XCTAssertTrue(waitUntil(timeout: 2) { player.nowPlayingItem == nil })
         for capture in captures { capture.stop(atLeast: 0) }
 
         // Measured from outside: when each played, and how far apart.
@@ -177,7 +175,7 @@ final class GroupRouteTests: XCTestCase {
         CastRoute.selection = [kitchen, livingRoom]
         player.shouldAutoplay = false
         player.prepareToPlay()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.loadState.contains(.playable) }, "\(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.loadState.contains(.playable) }, "\(log.names)")
         Thread.sleep(forTimeInterval: 1)
         XCTAssertEqual(player.playbackState, .paused)
         XCTAssertEqual(player.activeReceivers, [kitchen, livingRoom])
@@ -187,7 +185,7 @@ final class GroupRouteTests: XCTestCase {
         player.play()
         XCTAssertTrue(waitForSound(kitchenSound, seconds: 2), "\(receivers[0].output.suffix(5))")
         player.pause()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .paused })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.playbackState == .paused })
         Thread.sleep(forTimeInterval: 1)
         let paused = MonotonicClock.nanoseconds()
         let written = [kitchenSound.total, livingRoomSound.total]
@@ -197,13 +195,13 @@ final class GroupRouteTests: XCTestCase {
         player.currentPlaybackTime = 6
         let resumed = MonotonicClock.nanoseconds()
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.playbackState == .playing })
         Thread.sleep(forTimeInterval: 2)
         let statesBeforeSeek = log.states.count
         let seeked = MonotonicClock.nanoseconds()
         let fromSeek = [kitchenSound.total, livingRoomSound.total]
         player.currentPlaybackTime = 2
-        XCTAssertTrue(MovieFixtures.wait(timeout: Double(length) + 5) { log.finishReason != nil }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: Double(length) + 5) { log.finishReason != nil }, "\(log.states)")
         XCTAssertEqual(log.finishReason, .playbackEnded)
         let ended = MonotonicClock.nanoseconds()
         for capture in captures { capture.stop(atLeast: 0) }
@@ -246,7 +244,7 @@ final class GroupRouteTests: XCTestCase {
         let killed = MonotonicClock.nanoseconds()
         receivers[1].kill(signal: SIGKILL)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 20) { player.activeReceivers == [kitchen] }, "\(player.activeReceivers)")
+            waitUntil(timeout: 20) { player.activeReceivers == [kitchen] }, "\(player.activeReceivers)")
         XCTAssertEqual(player.playbackState, .playing, "one member lost is not the group lost")
         Thread.sleep(forTimeInterval: 1)
         let lostFor = Double(MonotonicClock.nanoseconds() - killed) / 1e9
@@ -256,12 +254,12 @@ final class GroupRouteTests: XCTestCase {
         receivers.append(back)
         let restarted = MonotonicClock.nanoseconds()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 10) { livingRoomSound.reads.contains { $0.arrival > restarted } },
+            waitUntil(timeout: 10) { livingRoomSound.reads.contains { $0.arrival > restarted } },
             "the living room did not rejoin: \(back.output.suffix(5))")
         let rejoined = livingRoomSound.reads.first { $0.arrival > restarted }!.arrival
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.activeReceivers == [kitchen, livingRoom] })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.activeReceivers == [kitchen, livingRoom] })
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: Double(length) + 10) { player.playbackState == .stopped },
+            waitUntil(timeout: Double(length) + 10) { player.playbackState == .stopped },
             "\(player.playbackState)")
         let ended = MonotonicClock.nanoseconds()
         for capture in captures { capture.stop(atLeast: 0) }

@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import Synchronization
 import XCTest
@@ -37,7 +38,7 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         let log = MoviePlayerLog(player)
         let started = Date()
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { log.finishReason != nil }, "no finish: \(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 15) { log.finishReason != nil }, "no finish: \(log.names)")
         let seconds = Date().timeIntervalSince(started)
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertGreaterThan(seconds, 1.8)
@@ -58,7 +59,7 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         XCTAssertEqual(log.count(.moviePlayerIsAirPlayVideoActiveDidChange), 0, "local playback is not AirPlay")
 
         // The stream carries the same events, with their values.
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.streamed.count == names.count })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.streamed.count == names.count })
         XCTAssertEqual(log.streamed.map(\.notificationName), names)
         XCTAssertEqual(log.states, [.playing, .stopped])
         let loads = log.streamed.compactMap { if case .loadStateDidChange(let s) = $0 { s } else { nil } }
@@ -86,12 +87,12 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1 }, "\(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.currentPlaybackTime >= 1 }, "\(log.names)")
         XCTAssertEqual(player.playbackState, .playing)
         XCTAssertEqual(player.currentPlaybackRate, 1)
 
         player.pause()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.states.last == .paused }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: 2) { log.states.last == .paused }, "\(log.states)")
         XCTAssertEqual(player.currentPlaybackRate, 0)
         let pausedAt = player.currentPlaybackTime
         Thread.sleep(forTimeInterval: 0.5)
@@ -100,19 +101,19 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         player.currentPlaybackTime = 4
         XCTAssertEqual(player.currentPlaybackTime, 4, accuracy: 0.01)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 3) { log.states.suffix(2) == [.seekingForward, .paused] }, "\(log.states)")
+            waitUntil(timeout: 3) { log.states.suffix(2) == [.seekingForward, .paused] }, "\(log.states)")
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(player.currentPlaybackTime, 4, accuracy: 0.05)
         XCTAssertEqual(player.playbackState, .paused)
 
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.states.last == .playing }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: 2) { log.states.last == .playing }, "\(log.states)")
         Thread.sleep(forTimeInterval: 0.8)
         XCTAssertEqual(player.currentPlaybackTime, 4.8, accuracy: 0.3)
 
         player.stop()
         XCTAssertEqual(player.playbackState, .stopped)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .userExited)
         XCTAssertEqual(player.currentPlaybackTime, 0)
         XCTAssertEqual(log.states, [.playing, .paused, .seekingForward, .paused, .playing, .stopped])
@@ -126,14 +127,14 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         player.shouldAutoplay = false
         player.initialPlaybackTime = 1
         player.prepareToPlay()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPreparedToPlay }, "ready once it can play")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.readyForDisplay && player.duration > 0 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPreparedToPlay }, "ready once it can play")
+        XCTAssertTrue(waitUntil(timeout: 5) { player.readyForDisplay && player.duration > 0 })
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(player.playbackState, .paused)
         XCTAssertEqual(player.currentPlaybackTime, 1, accuracy: 0.05)
         XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 5) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(log.states, [.paused, .playing, .stopped])
     }
@@ -149,13 +150,13 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         player.initialPlaybackTime = .nan
         player.shouldAutoplay = false
         player.prepareToPlay()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.readyForDisplay }, "\(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 5) { player.readyForDisplay }, "\(log.names)")
         XCTAssertEqual(player.currentPlaybackTime, 0, accuracy: 0.05)
         // readyForDisplay comes as the output holds its first picture; its framemd5 line follows as it is shown.
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { !MovieFixtures.frameTimes(md5).isEmpty })
+        XCTAssertTrue(waitUntil(timeout: 5) { !MovieFixtures.frameTimes(md5).isEmpty })
         XCTAssertEqual(MovieFixtures.frameTimes(md5).first, 0)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(MovieFixtures.frameTimes(md5).count, 50)
     }
@@ -168,12 +169,12 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         let firstLog = MoviePlayerLog(first)
         let secondLog = MoviePlayerLog(second)
         first.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { firstLog.states.last == .playing })
+        XCTAssertTrue(waitUntil(timeout: 10) { firstLog.states.last == .playing })
         second.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { firstLog.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 3) { firstLog.finishReason != nil })
         XCTAssertEqual(firstLog.finishReason, .userExited)
         XCTAssertEqual(first.playbackState, .stopped)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { secondLog.states.last == .playing })
+        XCTAssertTrue(waitUntil(timeout: 10) { secondLog.states.last == .playing })
         XCTAssertNil(secondLog.finishReason)
         second.stop()
     }
@@ -185,13 +186,13 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         let player = MoviePlayerController(contentURL: long, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1 })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.currentPlaybackTime >= 1 })
         XCTAssertEqual(player.duration, 6, accuracy: 0.1)
         player.contentURL = short
         XCTAssertEqual(player.contentURL, short)
         XCTAssertEqual(player.duration, 0)
         XCTAssertEqual(player.currentPlaybackTime, 0)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(log.count(.moviePlayerPlaybackDidFinish), 1)
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(player.duration, 2, accuracy: 0.1)
@@ -212,7 +213,7 @@ final class MoviePlayerControllerTests: LocalPlaybackTestCase {
         }
         defer { NotificationCenter.default.removeObserver(token) }
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 5) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .playbackError)
         XCTAssertNotNil(error.withLock { $0 })
         XCTAssertEqual(player.playbackState, .stopped)

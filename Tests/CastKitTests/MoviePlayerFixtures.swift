@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import Glibc
 import XCTest
@@ -64,25 +65,15 @@ enum MovieFixtures {
     }
 
     /// The directory holding `castd`: next to the test bundle.
-    static let binaries: URL = {
-        if let dir = ProcessInfo.processInfo.environment["CAST_BIN_DIR"] { return URL(fileURLWithPath: dir) }
-        var url = Bundle.main.bundleURL
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("castd").path) {
-            url = url.deletingLastPathComponent()
-        }
-        return url
-    }()
+    static var binaries: URL { BuiltPrograms.directory }
 
-    /// Waits until `condition` holds, up to `timeout` seconds; whether it did.
-    @discardableResult
-    static func wait(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return true
+    /// Skips the test unless `castd` is built next to the tests.
+    static func requireCastd() throws {
+        try XCTSkipUnless(
+            FileManager.default.fileExists(atPath: binaries.appendingPathComponent("castd").path),
+            "castd is not built next to the tests")
     }
+
 }
 
 /// A castd on loopback without discovery, pairing, sound or window; killed by pid.
@@ -128,7 +119,7 @@ final class LoopbackReceiver: @unchecked Sendable {
         }
         try process.run()
         var line: String?
-        MovieFixtures.wait(timeout: 10) {
+        waitUntil(timeout: 10) {
             line = output.first { $0.contains("listening on port") }
             return line != nil || !process.isRunning
         }
@@ -147,7 +138,7 @@ final class LoopbackReceiver: @unchecked Sendable {
     func kill(signal: Int32 = SIGTERM) {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, signal)
-        if !MovieFixtures.wait(timeout: 3, { !process.isRunning }) { Glibc.kill(process.processIdentifier, SIGKILL) }
+        if !waitUntil(timeout: 3, { !process.isRunning }) { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }
@@ -206,7 +197,7 @@ final class MoviePlayerLog: @unchecked Sendable {
     /// is read by a task, which may lag the notification that a test waited for by a moment).
     var states: [PlaybackState] {
         let posted = names.count
-        MovieFixtures.wait(timeout: 2) { streamed.count >= posted }
+        waitUntil(timeout: 2) { streamed.count >= posted }
         return streamed.compactMap { if case .playbackStateDidChange(let state) = $0 { state } else { nil } }
     }
 

@@ -1,6 +1,7 @@
 import CastKit
 import CastMedia
 import CastProtocol
+import CastTestSupport
 import Foundation
 import Synchronization
 import XCTest
@@ -32,10 +33,10 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         defer { NotificationCenter.default.removeObserver(token) }
         let log = MoviePlayerLog(player)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(player.timedMetadata?.items["title"], "Sunrise")
         XCTAssertEqual(player.timedMetadata?.items["artist"], "The Testers")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { updates.withLock { $0 } >= 1 })
+        XCTAssertTrue(waitUntil(timeout: 2) { updates.withLock { $0 } >= 1 })
         let entry = try XCTUnwrap(player.accessLog.last, "no access log entry")
         XCTAssertEqual(player.accessLog.count, 1)
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: clip.path)[.size] as? Int)
@@ -89,7 +90,7 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         defer { NotificationCenter.default.removeObserver(token) }
         // The time key is the frame's actual time (the key frame before each time asked for), as the seeds say.
         player.requestThumbnailImages(atTimes: [0.4, 1.5, 2.9], timeOption: .nearestKeyFrame)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { results.withLock { $0.count } == 3 })
+        XCTAssertTrue(waitUntil(timeout: 10) { results.withLock { $0.count } == 3 })
         XCTAssertEqual(results.withLock { $0.map(\.time) }, [0, 1, 2])
         XCTAssertTrue(results.withLock { $0.allSatisfy(\.ok) })
 
@@ -97,7 +98,7 @@ final class MoviePlayerMediaTests: LocalPlaybackTestCase {
         player.requestThumbnailImages(atTimes: Array(repeating: 3.9, count: 30), timeOption: .exact)
         player.cancelAllThumbnailImageRequests()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 20) { results.withLock { $0.count } == 30 }, "every request is answered")
+            waitUntil(timeout: 20) { results.withLock { $0.count } == 30 }, "every request is answered")
         XCTAssertTrue(results.withLock { $0.contains { !$0.ok } }, "pending requests were cancelled")
 
         let none = MoviePlayerController(contentURL: nil, outputs: MovieFixtures.outputs())

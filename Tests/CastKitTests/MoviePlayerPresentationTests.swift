@@ -1,6 +1,7 @@
 import CastKit
 import CastMedia
 import CastProtocol
+import CastTestSupport
 import Foundation
 import FoundationNetworking
 import Synchronization
@@ -33,7 +34,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         XCTAssertEqual(player.playbackState, .playing)
         XCTAssertLessThan(player.currentPlaybackTime, 1.01)
         player.stop()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.finishReason == .userExited })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.finishReason == .userExited })
 
         let long = try MovieFixtures.clip(seconds: 4, in: folder)
         let ending = MoviePlayerController(contentURL: long, outputs: MovieFixtures.outputs())
@@ -41,7 +42,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         ending.endPlaybackTime = 1
         let started = Date()
         ending.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { endLog.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 5) { endLog.finishReason != nil })
         XCTAssertEqual(endLog.finishReason, .playbackEnded)
         XCTAssertLessThan(Date().timeIntervalSince(started), 2.5, "ended at endPlaybackTime, not at the movie's end")
         XCTAssertEqual(ending.currentPlaybackTime, 1, accuracy: 0.3)
@@ -52,7 +53,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let clip = try MovieFixtures.clip(seconds: 8, in: folder)
         let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.playbackState == .playing })
         let before = player.currentPlaybackTime
         player.beginSeekingForward()
         XCTAssertEqual(player.playbackState, .seekingForward)
@@ -69,7 +70,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         player.pause()
         player.endSeeking()
         XCTAssertEqual(player.playbackState, .playing, "ends as it was before the scrub")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.playbackState == .playing })
         player.stop()
     }
 
@@ -96,7 +97,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         XCTAssertTrue(player.isFullscreen)
         player.isFullscreen = false
         player.isFullscreen = false  // no change: nothing posted
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.names.count == 4 })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.names.count == 4 })
         XCTAssertEqual(
             log.names,
             [
@@ -108,7 +109,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         player.scalingMode = .aspectFill
         XCTAssertEqual(player.scalingMode, .aspectFill)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(player.movieSourceType, .file)
         XCTAssertEqual(player.playableDuration, 2, accuracy: 0.1)
         XCTAssertEqual(MovieFixtures.frameTimes(frames).count, 50, "every frame presented")
@@ -155,7 +156,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         player.scalingMode = .aspectFill
         player.scalingMode = .aspectFill  // no change: nothing posted
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { count(.moviePlayerPlaybackDidFinish) == 1 })
+        XCTAssertTrue(waitUntil(timeout: 15) { count(.moviePlayerPlaybackDidFinish) == 1 })
         XCTAssertEqual(count(.moviePlayerScalingModeDidChange), 1)
         XCTAssertEqual(count(.movieSourceTypeAvailable), 1)
         XCTAssertEqual(player.movieSourceType, .file)
@@ -165,7 +166,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
 
         player.contentURL = other
         player.contentURL = other  // the same movie: nothing posted
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { count(.moviePlayerNowPlayingMovieDidChange) == 1 })
+        XCTAssertTrue(waitUntil(timeout: 2) { count(.moviePlayerNowPlayingMovieDidChange) == 1 })
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(count(.moviePlayerNowPlayingMovieDidChange), 1)
     }
@@ -180,7 +181,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, "\(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil }, "\(log.names)")
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(player.movieSourceType, .streaming)
         XCTAssertEqual(player.duration, 1, accuracy: 0.1)
@@ -190,8 +191,8 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
             contentURL: URL(string: "http://127.0.0.1:\(port)/missing.mp4"), outputs: MovieFixtures.outputs())
         let missingLog = MoviePlayerLog(missing)
         missing.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { missingLog.finishReason == .playbackError })
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { !missing.errorLog.isEmpty })
+        XCTAssertTrue(waitUntil(timeout: 10) { missingLog.finishReason == .playbackError })
+        XCTAssertTrue(waitUntil(timeout: 2) { !missing.errorLog.isEmpty })
         XCTAssertEqual(missing.errorLog.last?.statusCode, 404, "\(missing.errorLog)")
         XCTAssertEqual(missing.errorLog.last?.domain, "http")
 
@@ -199,7 +200,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
             contentURL: URL(string: "ftp://127.0.0.1/x.mp4"), outputs: MovieFixtures.outputs())
         let ftpLog = MoviePlayerLog(ftp)
         ftp.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { ftpLog.finishReason == .playbackError })
+        XCTAssertTrue(waitUntil(timeout: 3) { ftpLog.finishReason == .playbackError })
     }
 
     /// A protected stream plays with the credentials the program stored for its server's protection space
@@ -214,8 +215,8 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let refusedLog = MoviePlayerLog(refused)
         refused.play()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 10) { refusedLog.finishReason == .playbackError }, "\(refusedLog.names)")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { !refused.errorLog.isEmpty })
+            waitUntil(timeout: 10) { refusedLog.finishReason == .playbackError }, "\(refusedLog.names)")
+        XCTAssertTrue(waitUntil(timeout: 2) { !refused.errorLog.isEmpty })
         XCTAssertEqual(refused.errorLog.last?.statusCode, 401, "\(refused.errorLog)")
 
         let forget = server.storeCredential(user: "alice", password: "s3cr:t@pw")
@@ -223,7 +224,7 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let player = MoviePlayerController(contentURL: url, outputs: MovieFixtures.outputs())
         let log = MoviePlayerLog(player)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, "\(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil }, "\(log.names)")
         XCTAssertEqual(log.finishReason, .playbackEnded, "\(player.errorLog)")
         XCTAssertEqual(player.duration, 1, accuracy: 0.1)
         // The logs show the URL as the program gave it, without the credentials.
@@ -242,14 +243,14 @@ final class MoviePlayerPresentationTests: LocalPlaybackTestCase {
         let log = MoviePlayerLog(player)
         player.shouldAutoplay = false
         player.prepareToPlay()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.readyForDisplay }, "\(log.names)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.readyForDisplay }, "\(log.names)")
         Thread.sleep(forTimeInterval: 1)
         XCTAssertEqual(MovieFixtures.frameTimes(md5), [0], "the first picture only")
         XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
         XCTAssertEqual(player.playbackState, .paused)
         XCTAssertEqual(player.currentPlaybackTime, 0, accuracy: 0.05)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(MovieFixtures.frameTimes(md5).count, 50, "then every frame")
     }

@@ -1,5 +1,6 @@
 import CastKit
 import CastProtocol
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -11,9 +12,7 @@ final class MoviePlayerRouteTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
         CastRoute.selected = nil
-        try XCTSkipUnless(
-            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
-            "castd is not built next to the tests")
+        try MovieFixtures.requireCastd()
     }
 
     override func tearDown() {
@@ -47,7 +46,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         let clip = try MovieFixtures.clip(seconds: 8, in: folder)
         let player = makePlayer(clip)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime >= 1.5 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.currentPlaybackTime >= 1.5 })
         // The time watched of entry `index`; 0 when there is no such entry.
         func watched(_ index: Int) -> Double {
             let log = player.accessLog
@@ -57,17 +56,17 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertGreaterThan(watched(0), 0.5, "the local entry while it plays")
 
         CastRoute.selected = receiver.description
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
         XCTAssertEqual(player.accessLog.count, 2, "\(player.accessLog)")
         XCTAssertGreaterThan(watched(0), 1.3, "the moved playback's entry is kept, closed")
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { watched(1) > 1 },
+            waitUntil(timeout: 5) { watched(1) > 1 },
             "the receiver's entry while it plays there: \(player.accessLog)")
         XCTAssertNotNil(
             player.accessLog.dropFirst().first?.serverAddress, "the receiver's entry names where it read from")
 
         player.allowsAirPlay = false
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.accessLog.count == 3 }, "\(player.accessLog)")
+        XCTAssertTrue(waitUntil(timeout: 5) { player.accessLog.count == 3 }, "\(player.accessLog)")
         XCTAssertGreaterThan(watched(1), 1, "the receiver's entry is kept")
         player.stop()
     }
@@ -81,19 +80,19 @@ final class MoviePlayerRouteTests: XCTestCase {
         let log = MoviePlayerLog(player)
         CastRoute.selected = receiver.description
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 1 })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
+        XCTAssertTrue(waitUntil(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 1 })
         XCTAssertEqual(player.activeRoute, receiver.description)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 2 }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.currentPlaybackTime >= 2 }, "\(log.states)")
 
         // Out to local.
         let beforeLocal = player.currentPlaybackTime
         player.allowsAirPlay = false
         XCTAssertFalse(player.isAirPlayVideoActive)
         XCTAssertNil(player.activeRoute)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 2 })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 2 })
         let localMD5 = folder.appendingPathComponent("local.md5").path
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty })
+        XCTAssertTrue(waitUntil(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty })
         let localFirst = try XCTUnwrap(MovieFixtures.frameTimes(localMD5).first)
         print("moved to local at \(beforeLocal) s; local's first frame at \(localFirst) s")
         XCTAssertEqual(localFirst, beforeLocal, accuracy: 0.5)
@@ -107,14 +106,14 @@ final class MoviePlayerRouteTests: XCTestCase {
         let framesOfFirstSession = MovieFixtures.frameTimes(remoteMD5).count
         player.allowsAirPlay = true
         XCTAssertEqual(player.activeRoute, receiver.description)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
         // The property changes at once; its notification is posted on the player's delivery queue, just after.
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 3 },
+            waitUntil(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 3 },
             "\(log.count(.moviePlayerIsAirPlayVideoActiveDidChange)) notifications")
         // castd rewrites its framemd5 file for each session: its first line is where the second session began.
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) {
+            waitUntil(timeout: 5) {
                 let times = MovieFixtures.frameTimes(remoteMD5)
                 return !times.isEmpty && times.first! > 0.5
             }, "first session had \(framesOfFirstSession) frames")
@@ -122,7 +121,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         print("moved to the receiver at \(beforeRemote) s; its first frame at \(remoteFirst) s")
         XCTAssertEqual(remoteFirst, beforeRemote, accuracy: 0.5)
 
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil }, "\(log.states)")
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(log.states, [.playing, .stopped], "moves do not show in the playback state")
         XCTAssertFalse(player.isAirPlayVideoActive)
@@ -136,9 +135,9 @@ final class MoviePlayerRouteTests: XCTestCase {
         let log = MoviePlayerLog(player)
         CastRoute.selected = receiver.description
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1.5 }, "\(receiver.output)")
+        XCTAssertTrue(waitUntil(timeout: 10) { player.currentPlaybackTime >= 1.5 }, "\(receiver.output)")
         player.pause()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { log.states.last == .paused })
+        XCTAssertTrue(waitUntil(timeout: 3) { log.states.last == .paused })
         Thread.sleep(forTimeInterval: 0.3)
         let pausedAt = player.currentPlaybackTime
 
@@ -146,7 +145,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertNil(player.activeRoute)
         XCTAssertFalse(player.isAirPlayVideoActive)
         let localMD5 = folder.appendingPathComponent("local.md5").path
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty })
+        XCTAssertTrue(waitUntil(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty })
         Thread.sleep(forTimeInterval: 0.7)
         let localFrames = MovieFixtures.frameTimes(localMD5)
         print("paused at \(pausedAt) s; local shows \(localFrames)")
@@ -156,17 +155,17 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(player.currentPlaybackTime, pausedAt, accuracy: 0.05)
 
         CastRoute.selected = receiver.description
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive })
         Thread.sleep(forTimeInterval: 0.7)
         XCTAssertEqual(player.playbackState, .paused)
         XCTAssertEqual(player.currentPlaybackTime, pausedAt, accuracy: 0.3)
 
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { log.states.last == .playing })
+        XCTAssertTrue(waitUntil(timeout: 3) { log.states.last == .playing })
         Thread.sleep(forTimeInterval: 1)
         XCTAssertEqual(player.currentPlaybackTime, pausedAt + 1, accuracy: 0.5)
         player.stop()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.states.last == .stopped })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.states.last == .stopped })
         XCTAssertEqual(log.states, [.playing, .paused, .playing, .stopped])
     }
 
@@ -180,7 +179,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         player.shouldAutoplay = false
         CastRoute.selected = receiver.description
         player.prepareToPlay()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive && player.readyForDisplay })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive && player.readyForDisplay })
         Thread.sleep(forTimeInterval: 1)
         let remoteMD5 = folder.appendingPathComponent("remote.md5").path
         let shown = MovieFixtures.frameTimes(remoteMD5)
@@ -189,7 +188,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         XCTAssertEqual(player.playbackState, .paused)
         XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5).count, 100, "then every frame")
     }
@@ -213,11 +212,11 @@ final class MoviePlayerRouteTests: XCTestCase {
         let refusedLog = MoviePlayerLog(refused)
         CastRoute.selected = unpaired.description
         refused.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { refusedLog.finishReason != nil }, "\(refusedLog.names)")
+        XCTAssertTrue(waitUntil(timeout: 15) { refusedLog.finishReason != nil }, "\(refusedLog.names)")
         // The receiver was asked without them: the server refused it (the movie then goes on here, as after any
         // receiver's failure).
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 2) { refused.errorLog.contains { $0.statusCode == 401 } }, "\(refused.errorLog)"
+            waitUntil(timeout: 2) { refused.errorLog.contains { $0.statusCode == 401 } }, "\(refused.errorLog)"
         )
         XCTAssertTrue(
             unpaired.output.contains { $0.contains("finished: playbackError") && $0.contains("401") },
@@ -237,7 +236,7 @@ final class MoviePlayerRouteTests: XCTestCase {
             senderName: "castkit-tests"
         ) {
             var line: String?
-            MovieFixtures.wait(timeout: 10) {
+            waitUntil(timeout: 10) {
                 line = receiver.output.first { $0.hasPrefix("Pairing PIN: ") }
                 return line != nil
             }
@@ -249,14 +248,14 @@ final class MoviePlayerRouteTests: XCTestCase {
         CastRoute.selected = receiver.description
         player.prepareToPlay()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 10) { player.isAirPlayVideoActive && player.readyForDisplay },
+            waitUntil(timeout: 10) { player.isAirPlayVideoActive && player.readyForDisplay },
             "\(log.names) \(receiver.output.suffix(5))")
         Thread.sleep(forTimeInterval: 1)
         let remoteMD5 = folder.appendingPathComponent("remote.md5").path
         XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5), [0], "the receiver showed the first picture only")
         XCTAssertFalse(log.states.contains(.playing), "\(log.states)")
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
         XCTAssertEqual(log.finishReason, .playbackEnded, "\(player.errorLog) \(receiver.output.suffix(5))")
         XCTAssertEqual(MovieFixtures.frameTimes(remoteMD5).count, 50, "then every frame, on the receiver")
         XCTAssertTrue(MovieFixtures.frameTimes(folder.appendingPathComponent("local.md5").path).isEmpty, "nothing here")
@@ -296,13 +295,13 @@ final class MoviePlayerRouteTests: XCTestCase {
         CastRoute.selected = first.description
         player.play()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 2 && player.isAirPlayVideoActive },
+            waitUntil(timeout: 10) { player.currentPlaybackTime >= 2 && player.isAirPlayVideoActive },
             "\(first.output)")
         let remoteMD5 = folder.appendingPathComponent("remote.md5").path
         let before = player.currentPlaybackTime
         first.kill(signal: signal)
         let killed = Date()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .interrupted }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: 3) { player.playbackState == .interrupted }, "\(log.states)")
         XCTAssertEqual(player.activeRoute, first.description, "the route is kept while retrying")
         XCTAssertEqual(player.currentPlaybackTime, before, accuracy: 0.5)
         let lastFrameBefore = MovieFixtures.frameTimes(remoteMD5).last ?? -1
@@ -311,19 +310,19 @@ final class MoviePlayerRouteTests: XCTestCase {
         let second = try startReceiver(port: port)
         XCTAssertEqual(second.port, port)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { player.playbackState == .playing }, "\(log.states) \(second.output)")
+            waitUntil(timeout: 5) { player.playbackState == .playing }, "\(log.states) \(second.output)")
         let resumedAfter = Date().timeIntervalSince(killed)
         XCTAssertEqual(player.activeRoute, second.description)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.isAirPlayVideoActive })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.isAirPlayVideoActive })
         // The new castd writes its framemd5 file afresh: its first frame is where the movie went on.
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { (MovieFixtures.frameTimes(remoteMD5).first ?? 0) > 1 })
+        XCTAssertTrue(waitUntil(timeout: 3) { (MovieFixtures.frameTimes(remoteMD5).first ?? 0) > 1 })
         let remoteFirst = try XCTUnwrap(MovieFixtures.frameTimes(remoteMD5).first)
         print(
             "castd killed at \(before) s (last frame \(lastFrameBefore) s); playing again there after "
                 + "\(resumedAfter) s from its frame at \(remoteFirst) s")
         XCTAssertEqual(remoteFirst, before, accuracy: 0.5)
         XCTAssertEqual(remoteFirst, lastFrameBefore, accuracy: 0.5)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 12) { log.finishReason != nil }, "\(log.states)")
+        XCTAssertTrue(waitUntil(timeout: 12) { log.finishReason != nil }, "\(log.states)")
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(log.states, [.playing, .interrupted, .playing, .stopped])
         XCTAssertTrue(
@@ -346,15 +345,15 @@ final class MoviePlayerRouteTests: XCTestCase {
         player.delegate = log
         CastRoute.selected = receiver.description
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.activeRoute != nil && player.currentTime >= 1 })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.activeRoute != nil && player.currentTime >= 1 })
         let before = player.currentTime
         receiver.kill(signal: SIGKILL)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { log.calls == ["begin", "end shouldResume"] }, "\(log.calls)")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.activeRoute == nil })
+        XCTAssertTrue(waitUntil(timeout: 5) { log.calls == ["begin", "end shouldResume"] }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 3) { player.activeRoute == nil })
         XCTAssertFalse(player.isPlaying)
         XCTAssertEqual(player.currentTime, before, accuracy: 0.5)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.calls.last == "finish true" }, "\(log.calls)")
+        XCTAssertTrue(waitUntil(timeout: 10) { log.calls.last == "finish true" }, "\(log.calls)")
     }
 
     /// Plays on the receiver, ends it with `end` at 1.5 s, and checks that the movie plays on locally from there to
@@ -371,13 +370,13 @@ final class MoviePlayerRouteTests: XCTestCase {
         CastRoute.selected = receiver.description
         player.play()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 10) { player.currentPlaybackTime >= 1.5 && player.isAirPlayVideoActive },
+            waitUntil(timeout: 10) { player.currentPlaybackTime >= 1.5 && player.isAirPlayVideoActive },
             file: file, line: line)
         let before = player.currentPlaybackTime
         let ended = Date()
         end(receiver)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: retried ? 10 : 5) { !player.isAirPlayVideoActive }, "\(log.names)", file: file,
+            waitUntil(timeout: retried ? 10 : 5) { !player.isAirPlayVideoActive }, "\(log.names)", file: file,
             line: line)
         let localAfter = Date().timeIntervalSince(ended)
         print("receiver ended; local after \(localAfter) s")
@@ -387,14 +386,14 @@ final class MoviePlayerRouteTests: XCTestCase {
         } else {
             XCTAssertLessThan(localAfter, 2, file: file, line: line)
         }
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { player.activeRoute == nil }, file: file, line: line)
+        XCTAssertTrue(waitUntil(timeout: 2) { player.activeRoute == nil }, file: file, line: line)
         let localMD5 = folder.appendingPathComponent("local.md5").path
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty }, file: file, line: line)
+            waitUntil(timeout: 3) { !MovieFixtures.frameTimes(localMD5).isEmpty }, file: file, line: line)
         let localFirst = MovieFixtures.frameTimes(localMD5).first ?? -1
         print("receiver ended at \(before) s; local's first frame at \(localFirst) s")
         XCTAssertEqual(localFirst, before, accuracy: 0.5, file: file, line: line)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil }, file: file, line: line)
+        XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil }, file: file, line: line)
         XCTAssertEqual(log.finishReason, .playbackEnded, file: file, line: line)
         XCTAssertEqual(
             log.states, retried ? [.playing, .interrupted, .playing, .stopped] : [.playing, .stopped], file: file,

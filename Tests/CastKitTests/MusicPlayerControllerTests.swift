@@ -75,14 +75,14 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         XCTAssertEqual(player.nowPlayingItem, items[0])
         var played: [String] = []
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { player.nowPlayingItem == nil }, "\(titles.seen)")
+        XCTAssertTrue(waitUntil(timeout: 15) { player.nowPlayingItem == nil }, "\(titles.seen)")
         played = titles.seen
         XCTAssertEqual(played, ["Song 1", "Song 2", "Song 3"])
         XCTAssertEqual(player.playbackState, .stopped)
         player.volume = 0.8
         player.endGeneratingPlaybackNotifications()
         player.volume = 0.9
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.musicPlayerControllerVolumeDidChange) == 1 })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.count(.musicPlayerControllerVolumeDidChange) == 1 })
         XCTAssertGreaterThanOrEqual(log.count(.musicPlayerControllerNowPlayingItemDidChange), 3)
         XCTAssertGreaterThanOrEqual(log.count(.musicPlayerControllerPlaybackStateDidChange), 2)
         XCTAssertEqual(player.volume, 0.9, accuracy: 0.001)
@@ -98,8 +98,8 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.setQueue(with: MediaQuery(folder: folder).items)
         player.play()
         // `.playing` at once (the queue's state); the song itself once its position moves.
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 0.1 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.currentPlaybackTime > 0.1 })
         let before = player.currentPlaybackTime
         player.beginSeekingForward()
         XCTAssertEqual(player.playbackState, .seekingForward)
@@ -113,8 +113,8 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         Thread.sleep(forTimeInterval: 0.6)
         XCTAssertLessThanOrEqual(player.currentPlaybackTime, reached - 3)
         player.endSeeking()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 3) { player.playbackState == .playing })
-        XCTAssertTrue(MovieFixtures.wait(timeout: 2) { log.count(.musicPlayerControllerPlaybackStateDidChange) >= 4 })
+        XCTAssertTrue(waitUntil(timeout: 3) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 2) { log.count(.musicPlayerControllerPlaybackStateDidChange) >= 4 })
         player.stop()
     }
 
@@ -166,7 +166,7 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.beginGeneratingPlaybackNotifications()
         let titles = NowPlayingTitles(player)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { titles.seen.count >= 2 }, "\(titles.seen)")
+        XCTAssertTrue(waitUntil(timeout: 10) { titles.seen.count >= 2 }, "\(titles.seen)")
         XCTAssertEqual(player.nowPlayingItem, items[0])
         player.stop()
     }
@@ -179,7 +179,7 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         player.setQueue(with: Array(items.prefix(2)))
         player.nowPlayingItem = items[1]
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 1 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.currentPlaybackTime > 1 })
 
         // Listing 2-5, as written for the seeds' player. Not heard: item 1 never starts, item 2 is never
         // restarted nor stopped (no now-playing or state notification), it plays on from where it was.
@@ -212,7 +212,7 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         XCTAssertEqual(player.nowPlayingItem, extra)
         XCTAssertEqual(player.currentPlaybackTime, 0)
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { player.playbackState == .playing && player.currentPlaybackTime > 0.1 })
+            waitUntil(timeout: 5) { player.playbackState == .playing && player.currentPlaybackTime > 0.1 })
         XCTAssertLessThan(player.currentPlaybackTime, 1)
         player.setQueue(with: queue)
         player.nowPlayingItem = items[1]
@@ -275,20 +275,20 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         }
         defer { NotificationCenter.default.removeObserver(token) }
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.nowPlayingItem == items[1] })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.nowPlayingItem == items[1] })
         XCTAssertTrue(started.isSet, "the first item ended with a change of the now playing item")
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { movie.playbackState == .playing }, "\(movie.playbackState)")
+            waitUntil(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
+        XCTAssertTrue(waitUntil(timeout: 5) { movie.playbackState == .playing }, "\(movie.playbackState)")
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(movie.playbackState, .playing, "the next item did not take over")
         XCTAssertEqual(player.playbackState, .interrupted)
         XCTAssertLessThan(player.currentPlaybackTime, 0.1, "the next item waits at its beginning")
 
         movie.stop()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .paused }, "\(player.playbackState)")
+        XCTAssertTrue(waitUntil(timeout: 5) { player.playbackState == .paused }, "\(player.playbackState)")
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 0.3 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.currentPlaybackTime > 0.3 })
         XCTAssertEqual(player.nowPlayingItem, items[1])
         player.stop()
     }

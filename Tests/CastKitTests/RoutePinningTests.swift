@@ -1,6 +1,7 @@
 import CastKit
 import CastProtocol
 import CastSender
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -14,9 +15,7 @@ final class RoutePinningTests: XCTestCase {
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
         CastRoute.selected = nil
-        try XCTSkipUnless(
-            FileManager.default.fileExists(atPath: MovieFixtures.binaries.appendingPathComponent("castd").path),
-            "castd is not built next to the tests")
+        try MovieFixtures.requireCastd()
     }
 
     override func tearDown() {
@@ -46,7 +45,7 @@ final class RoutePinningTests: XCTestCase {
             receiver.description, configDirectory: configuration.configDirectory, senderName: "castkit-tests"
         ) {
             var line: String?
-            MovieFixtures.wait(timeout: 10) {
+            waitUntil(timeout: 10) {
                 line = receiver.output.first { $0.hasPrefix("Pairing PIN: ") }
                 return line != nil
             }
@@ -79,7 +78,7 @@ final class RoutePinningTests: XCTestCase {
             configuration: configuration)
         CastRoute.selected = route
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { player.activeRoute == nil && player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 10) { player.activeRoute == nil && player.playbackState == .playing })
         XCTAssertFalse(player.isAirPlayVideoActive)
         player.stop()
         CastRoute.selected = nil

@@ -1,4 +1,5 @@
 import CastKit
+import CastTestSupport
 import Foundation
 import Glibc
 import XCTest
@@ -76,9 +77,9 @@ final class SeedPortTests: LocalPlaybackTestCase {
         player.beginGeneratingPlaybackNotifications()
         player.setQueue(with: items)
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.currentPlaybackTime > 0.3 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.currentPlaybackTime > 0.3 })
         player.skipToNextItem()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 15) { seen.entries.last == "state stopped" }, "\(seen.entries)")
+        XCTAssertTrue(waitUntil(timeout: 15) { seen.entries.last == "state stopped" }, "\(seen.entries)")
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(
             seen.entries,
@@ -94,7 +95,7 @@ final class SeedPortTests: LocalPlaybackTestCase {
         movie.currentPlaybackTime = 2.5
         movie.contentURL = clip
         movie.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { movie.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { movie.playbackState == .playing })
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertLessThan(movie.currentPlaybackTime, 1.5, "the new movie started where the time set before it said")
         movie.stop()
@@ -106,7 +107,7 @@ final class SeedPortTests: LocalPlaybackTestCase {
         music.skipToNextItem()
         music.play()
         XCTAssertEqual(music.nowPlayingItem?.title, "Song 2")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { music.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { music.playbackState == .playing })
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertLessThan(music.currentPlaybackTime, 1.5, "the next song started where the time set before it said")
         music.stop()
@@ -129,7 +130,7 @@ final class SeedPortTests: LocalPlaybackTestCase {
         let clip = try MovieFixtures.clip(seconds: 2, in: folder)
         player.contentURL = clip
         player.prepareToPlay()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.isPreparedToPlay })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.isPreparedToPlay })
         XCTAssertTrue(player.loadState.contains(.playable))
         player.stop()
         XCTAssertFalse(player.isPreparedToPlay)
@@ -157,7 +158,7 @@ final class SeedPortTests: LocalPlaybackTestCase {
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         player.requestThumbnailImages(atTimes: [1.0, 2.0], timeOption: .exact)
-        XCTAssertTrue(MovieFixtures.wait(timeout: 10) { times.entries.count == 2 })
+        XCTAssertTrue(waitUntil(timeout: 10) { times.entries.count == 2 })
         XCTAssertEqual(times.entries, ["1.0 true", "2.0 true"], "each frame's time, with its image")
     }
 
@@ -174,9 +175,9 @@ final class SeedPortTests: LocalPlaybackTestCase {
         let clip = try MovieFixtures.clip(seconds: 6, in: folder)
         let player = MoviePlayerController(contentURL: clip, outputs: MovieFixtures.outputs())
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.playbackState == .playing })
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 3) { (player.accessLog.last?.durationWatched ?? 0) > 0.8 },
+            waitUntil(timeout: 3) { (player.accessLog.last?.durationWatched ?? 0) > 0.8 },
             "nothing shows while the movie plays: \(player.accessLog)")
         XCTAssertEqual(player.playbackState, .playing)
         XCTAssertEqual(player.accessLog.count, 1)
@@ -186,14 +187,14 @@ final class SeedPortTests: LocalPlaybackTestCase {
         Thread.sleep(forTimeInterval: 0.5)
         player.stop()
         XCTAssertTrue(
-            MovieFixtures.wait(timeout: 3) { (player.accessLog.first?.durationWatched ?? 0) > during.durationWatched },
+            waitUntil(timeout: 3) { (player.accessLog.first?.durationWatched ?? 0) > during.durationWatched },
             "the stopped playback's entry: \(player.accessLog)")
         XCTAssertEqual(player.accessLog.count, 1, "stopping keeps the entry")
 
         player.play()
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.playbackState == .playing })
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { player.accessLog.count == 2 }, "\(player.accessLog)")
-        XCTAssertTrue(MovieFixtures.wait(timeout: 5) { (player.accessLog.last?.durationWatched ?? 0) > 0.3 })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.playbackState == .playing })
+        XCTAssertTrue(waitUntil(timeout: 5) { player.accessLog.count == 2 }, "\(player.accessLog)")
+        XCTAssertTrue(waitUntil(timeout: 5) { (player.accessLog.last?.durationWatched ?? 0) > 0.3 })
         XCTAssertGreaterThan(player.accessLog[0].durationWatched, 1, "the first playback's entry is kept")
         player.stop()
     }
@@ -208,7 +209,7 @@ final class SeedPortTests: LocalPlaybackTestCase {
                 contentURL: movie, outputs: MovieFixtures.outputs(video: .framemd5(path: frames)))
             let log = MoviePlayerLog(player)
             player.play()
-            XCTAssertTrue(MovieFixtures.wait(timeout: 10) { log.finishReason != nil })
+            XCTAssertTrue(waitUntil(timeout: 10) { log.finishReason != nil })
             XCTAssertEqual(log.finishReason, .playbackEnded)
         }
         XCTAssertGreaterThan(MovieFixtures.frameTimes(frames).count, 40, "the movie played")

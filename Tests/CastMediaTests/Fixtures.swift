@@ -16,23 +16,7 @@ enum Fixtures {
     /// Runs a tool and returns its standard output; fails the test when it exits non-zero.
     @discardableResult
     static func run(_ tool: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NSError(
-                domain: "Fixtures", code: Int(process.terminationStatus),
-                userInfo: [
-                    NSLocalizedDescriptionKey: "\(tool) \(arguments.joined(separator: " ")) failed"
-                ])
-        }
-        return data
+        try toolOutput([tool] + arguments)
     }
 
     private static let video = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2"]
@@ -158,6 +142,12 @@ func play(
     let player = Player(source: source, configuration: configuration) {
         log.append($0)
     }
+    return (log, try playToEnd(player, timeout: timeout))
+}
+
+/// Starts `player` and waits until it finished; returns the wall time it took (seconds).
+/// - Throws: when it has not finished after `timeout` seconds (a hang bound; the player is stopped).
+func playToEnd(_ player: Player, timeout: Double) throws -> Double {
     let started = Date()
     player.start()
     let done = DispatchSemaphore(value: 0)
@@ -169,5 +159,5 @@ func play(
         player.stop()
         throw NSError(domain: "play", code: 1, userInfo: [NSLocalizedDescriptionKey: "player hung"])
     }
-    return (log, Date().timeIntervalSince(started))
+    return Date().timeIntervalSince(started)
 }

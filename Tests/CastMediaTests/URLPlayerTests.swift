@@ -49,16 +49,7 @@ final class URLPlayerTests: XCTestCase {
         let player = Player(url: url, configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: video)) {
             log.append($0)
         }
-        player.start()
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            player.waitUntilFinished()
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + timeout) == .success else {
-            player.stop()
-            throw NSError(domain: "URLPlayerTests", code: 2, userInfo: [NSLocalizedDescriptionKey: "player hung"])
-        }
+        _ = try playToEnd(player, timeout: timeout)
         return log
     }
 

@@ -244,6 +244,17 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    /// `scheduledStart` carries the instant a scheduled resume starts at (the receiver's CLOCK_MONOTONIC, ns) exactly,
+    /// and where it starts from; a negative instant or a position that is not a number is refused.
+    func testScheduledStartCarriesItsInstantExactly() throws {
+        let start = PlaybackEvent.scheduledStart(at: 7_000_123_456_789, position: 12.5)
+        XCTAssertEqual(try Message(Message.event(start).frame()), .event(start))
+        XCTAssertEqual(start.jsonLine, #"{"at":7000123456789,"event":"scheduledStart","position":12.5}"#)
+        for bad in [#"{"event":"scheduledStart","at":-1,"position":0}"#, #"{"event":"scheduledStart","at":5}"#] {
+            assertRejected(Frame(type: MessageType.event.rawValue, payload: Array(bad.utf8)), .malformedMessage)
+        }
+    }
+
     /// `skip` (a control castd passes on: `cast next`) and `skipRequest` (the event it becomes) carry a direction;
     /// a play request and a status carry the queue's place, within bounds.
     func testSkipAndTheQueuesPlace() throws {

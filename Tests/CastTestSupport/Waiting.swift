@@ -2,6 +2,7 @@ import Foundation
 
 /// Polls `condition` every 20 ms until it holds (true) or `timeout` seconds have passed (false, after one last look).
 /// A hang bound, not a measure: the condition is the event the test waits for.
+@discardableResult
 public func waitUntil(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {

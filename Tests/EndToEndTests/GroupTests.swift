@@ -13,8 +13,8 @@ import XCTest
 /// (one device buffer ahead), so for member i the arrival of byte c is `s_i + c / bytes per second` plus the wake-up
 /// jitter of castd and of this reader, which is never negative: `s_i`, the least of `arrival − c / rate` over a
 /// member's hundreds of reads, is when its stream began. The members' `s_i` differ by how well the group scheduled
-/// their start; and each `s_i` lies where its castd was told to start (the instant it logs, in its own clock, less
-/// its namespace's shift): a member that ignored the schedule would begin when the resume arrived, the start margin
+/// their start; and each `s_i` lies where its castd was told to start (the instant of its `scheduledStart` event, in
+/// its own clock, less its namespace's shift): a member that ignored the schedule would begin when the resume arrived, the start margin
 /// (0.4 s) earlier, and one told an instant in the wrong clock would begin seconds off or at once.
 final class GroupTests: LabTestCase {
     override class var labPrefix: String { "grp" }
@@ -29,13 +29,12 @@ final class GroupTests: LabTestCase {
         let daemon: Daemon
         let capture: FIFOCapture
         let shift: Int
+        /// castd's `--events` file.
+        let events: String
 
-        /// The start instant castd was told (its log line), on this test's clock (s).
+        /// The instant castd's last scheduled resume starts at (its `scheduledStart` event), on this test's clock (s).
         func scheduledStart() -> Double? {
-            guard let line = daemon.output.last(where: { $0.contains("resume scheduled at ") }),
-                let word = line.components(separatedBy: "resume scheduled at ").last?.split(separator: " ").first,
-                let instant = Int64(word)
-            else { return nil }
+            guard let instant = EventFile.scheduledStarts(at: events).last else { return nil }
             return Double(instant) / 1e9 - Double(shift)
         }
     }
@@ -65,10 +64,11 @@ final class GroupTests: LabTestCase {
             [
                 "unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
                 "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state",
-                "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2",
+                "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2", "--events", "\(folder)/events.jsonl",
             ] + (extra.isEmpty ? ["--video-out", "none"] : extra),
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig, "CAST_TEST_CLOCK_SKEW_PPM": "\(skew)"])
-        let member = Member(name: name, daemon: daemon, capture: capture, shift: shift)
+        let member = Member(
+            name: name, daemon: daemon, capture: capture, shift: shift, events: "\(folder)/events.jsonl")
         return waiting ? try ready(member) : member
     }
 
@@ -156,7 +156,7 @@ final class GroupTests: LabTestCase {
             let total = reads.last?.total ?? 0
             XCTAssertEqual(Double(total) / rate, Double(seconds), accuracy: 0.1, "\(member.name): \(total) bytes")
             let start = try XCTUnwrap(streamStart(reads), "\(member.name): \(reads.count) reads")
-            let scheduled = try XCTUnwrap(member.scheduledStart(), "\(member.name) logged no scheduled resume")
+            let scheduled = try XCTUnwrap(member.scheduledStart(), "\(member.name) reported no scheduledStart")
             print(
                 String(
                     format:

@@ -52,7 +52,8 @@ final class SpeakerGroupTests: LabTestCase {
             [
                 "unshare", "--time", "--monotonic", "3", "--kill-child=SIGTERM", Paths.castd, "--name", "Kitchen",
                 "--auth", "none", "--port", "0", "--state-dir", "\(work!)/castd-state", "--audio-device",
-                "castcapture:FILE=\(castCapture.path),CHANNELS=2", "--video-out", "none",
+                "castcapture:FILE=\(castCapture.path),CHANNELS=2", "--video-out", "none", "--events",
+                "\(work!)/castd-events.jsonl",
             ],
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
         _ = try castd.listeningPort()
@@ -112,14 +113,15 @@ final class SpeakerGroupTests: LabTestCase {
         return times
     }
 
-    /// How far from the instant it was told castd's stream began (s; negative: before), from its log (the `start`th
-    /// scheduled resume, counted from 0) and the reads of its FIFO that arrived between `from` and `to`.
+    /// castd's scheduled starts (its `scheduledStart` events), in its clock (ns).
+    private var castdScheduledStarts: [Int64] { EventFile.scheduledStarts(at: "\(work!)/castd-events.jsonl") }
+
+    /// How far from the instant it was told castd's stream began (s; negative: before), from its events (the `start`th
+    /// scheduled start, counted from 0) and the reads of its FIFO that arrived between `from` and `to`.
     private func castdLead(start: Int = 0, from: Int64 = 0, to: Int64 = .max) throws -> Double {
-        let lines = castd.output.filter { $0.contains("resume scheduled at ") }
-        XCTAssertGreaterThan(lines.count, start, "castd logged \(lines.count) scheduled resumes")
-        let line = try XCTUnwrap(lines.count > start ? lines[start] : nil)
-        let word = try XCTUnwrap(line.components(separatedBy: "resume scheduled at ").last?.split(separator: " ").first)
-        let scheduled = Double(try XCTUnwrap(Int64(word))) / 1e9 - 3
+        let instants = castdScheduledStarts
+        XCTAssertGreaterThan(instants.count, start, "castd reported \(instants.count) scheduled starts")
+        let scheduled = Double(try XCTUnwrap(instants.count > start ? instants[start] : nil)) / 1e9 - 3
         // The last stretch without a pause (a member resumed on its own plays a moment before the group regroups),
         // its bytes counted from its first.
         let all = castCapture.reads
@@ -268,10 +270,8 @@ final class SpeakerGroupTests: LabTestCase {
             sender.output.filter { $0.hasPrefix("track ") }, ["track 1/2: \(first)", "track 2/2: \(second)"])
         _ = castCapture.stop(atLeast: Int(castRate) * 8)
         _ = speakerCapture.stop(atLeast: 0)
-        // Each file from 1.5 s before its scheduled start (castd's log) to 1.5 s before the next one's.
-        let instants = castd.output.filter { $0.contains("resume scheduled at ") }.compactMap { line -> Int64? in
-            line.components(separatedBy: "resume scheduled at ").last?.split(separator: " ").first.flatMap { Int64($0) }
-        }.map { $0 - 3_000_000_000 - 1_500_000_000 }
+        // Each file from 1.5 s before its scheduled start (castd's event) to 1.5 s before the next one's.
+        let instants = castdScheduledStarts.map { $0 - 3_000_000_000 - 1_500_000_000 }
         XCTAssertEqual(instants.count, 2, "castd's scheduled starts")
         for (k, from) in instants.enumerated() {
             let to = k + 1 < instants.count ? instants[k + 1] : .max

@@ -48,7 +48,7 @@ final class ThumbnailTests: XCTestCase {
             XCTAssertEqual([answer.width, answer.height], key.request == 2 ? [320, 240] : [640, 480])
             let shown = try pixels(ofPNG: answer.png, work: work)
             let scale = key.request == 2 ? ["-vf", "scale=320:240"] : []
-            let reference = try runBinary(
+            let reference = try toolOutput(
                 ["ffmpeg", "-v", "error", "-ss", String(expected), "-i", clip, "-frames:v", "1"] + scale
                     + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
             XCTAssertEqual(shown.count, (answer.width ?? 0) * (answer.height ?? 0) * 3)
@@ -202,21 +202,6 @@ final class ThumbnailTests: XCTestCase {
     private func pixels(ofPNG png: [UInt8], work: String) throws -> Data {
         let path = "\(work)/\(UUID().uuidString).png"
         try Data(png).write(to: URL(fileURLWithPath: path))
-        return try runBinary(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
-    }
-
-    /// Runs a tool and returns its standard output as bytes.
-    private func runBinary(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, arguments.joined(separator: " "))
-        return data
+        return try toolOutput(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
     }
 }

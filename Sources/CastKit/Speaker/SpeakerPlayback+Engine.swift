@@ -1,6 +1,7 @@
 import CastMedia
 import CastProtocol
 public import CastSender
+import Synchronization
 
 extension SpeakerPlayback {
     /// Plays the file at `path` on `speaker`, decoded in this process by the engine (CastKit links it anyway).
@@ -21,11 +22,15 @@ extension SpeakerPlayback {
 
 /// The engine's `PCMReader` as a speaker stream's source.
 ///
-/// Thread-safety: as `PCMSource` (one thread at a time), which is `PCMReader`'s own rule.
+/// Thread-safety: any thread; the reader (not `Sendable`: it is FFmpeg's state) is sent into a `Mutex` and used only
+/// inside it, one call at a time (uncontended: one thread reads a stream).
 final class EngineAudio: PCMSource {
-    let reader: PCMReader
-    init(_ reader: PCMReader) { self.reader = reader }
-    var duration: Double? { reader.duration }
-    func read(frames: Int) throws -> [Int16] { try reader.read(frames: frames) }
-    func seek(to seconds: Double) throws { try reader.seek(to: seconds) }
+    private let reader: Mutex<PCMReader>
+    let duration: Double?
+    init(_ reader: sending PCMReader) {
+        duration = reader.duration
+        self.reader = Mutex(reader)
+    }
+    func read(frames: Int) throws -> [Int16] { try reader.withLock { try $0.read(frames: frames) } }
+    func seek(to seconds: Double) throws { try reader.withLock { try $0.seek(to: seconds) } }
 }

@@ -16,6 +16,12 @@ enum Monotonic {
 /// the position now, and when a given sample or frame is due ("sample N at monotonic time T"). The audio output
 /// re-anchors it when the device paces playback (the audio clock is master); otherwise it runs on the monotonic
 /// clock. A network clock can later move the anchor the same way.
+///
+/// Every change (start, pause, resume, rate, trim, a re-anchoring that moves it) calls `onChange` once the new anchor
+/// is in place, outside the lock: the player wakes the outputs that sleep towards a due time with it
+/// (`PlaybackControl.sleep(untilDue:on:)`), so that they look at the clock again at once instead of on a timer.
+///
+/// Thread-safety: every method may be called from any thread.
 final class PlaybackClock: Sendable {
     /// The anchor and the counters, in one `Mutex`.
     private struct State {
@@ -53,9 +59,13 @@ final class PlaybackClock: Sendable {
     }
 
     private let state: Mutex<State>
+    private let onChange: @Sendable () -> Void
 
-    /// A stopped clock at media time `position`.
-    init(position: Double = 0) { state = Mutex(State(anchorMedia: position)) }
+    /// A stopped clock at media time `position`; `onChange` runs after every change (on the changing thread).
+    init(position: Double = 0, onChange: @escaping @Sendable () -> Void = {}) {
+        state = Mutex(State(anchorMedia: position))
+        self.onChange = onChange
+    }
 
     /// The media time at monotonic time `now`.
     func position(at now: UInt64 = Monotonic.now()) -> Double {
@@ -94,6 +104,7 @@ final class PlaybackClock: Sendable {
             state.anchorTime = time
             state.running = true
         }
+        onChange()
     }
 
     /// Stops the clock where it is now, or at `position` when given.
@@ -103,16 +114,19 @@ final class PlaybackClock: Sendable {
             state.anchorMedia = position ?? state.position(at: time)
             state.running = false
         }
+        onChange()
     }
 
     /// Resumes a paused clock from where it stood, at `time` (ahead: a scheduled resume).
     func resume(time: UInt64 = Monotonic.now()) {
-        state.withLock { state in
-            guard !state.running else { return }
+        let resumed = state.withLock { state in
+            guard !state.running else { return false }
             state.countedUntil = time
             state.anchorTime = time
             state.running = true
+            return true
         }
+        if resumed { onChange() }
     }
 
     /// The rate: media seconds per second.
@@ -124,6 +138,7 @@ final class PlaybackClock: Sendable {
             state.reanchor(at: time)
             state.speed = rate
         }
+        onChange()
     }
 
     /// Runs the clock at `trim` × its rate from `time` on, keeping the media time at `time` (a group member keeping
@@ -133,15 +148,18 @@ final class PlaybackClock: Sendable {
             state.reanchor(at: time)
             state.trim = trim
         }
+        onChange()
     }
 
     /// Moves a running clock so that `position` is the media time at `time`, when it is more than `tolerance`
     /// seconds away from it (the audio device is the master).
     func follow(_ position: Double, at time: UInt64, tolerance: Double) {
-        state.withLock { state in
-            guard state.running, abs(state.position(at: time) - position) > tolerance else { return }
+        let moved = state.withLock { state in
+            guard state.running, abs(state.position(at: time) - position) > tolerance else { return false }
             state.anchorMedia = position
             state.anchorTime = time
+            return true
         }
+        if moved { onChange() }
     }
 }

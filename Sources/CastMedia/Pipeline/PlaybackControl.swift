@@ -5,8 +5,9 @@ import Foundation
 /// What the user asked of playback, shared by the pipeline's threads: play, pause or stop; the current segment
 /// (bumped by every seek); the barrier at which the outputs start each segment together; and the end.
 ///
-/// Threads sleep on it (`sleep(until:)`, `waitWhilePaused(serial:)`, the barriers), so a pause, a seek or a stop
-/// wakes them at once.
+/// Threads sleep on it (`sleep(untilDue:on:)`, `waitWhilePaused(serial:)`, the barriers), so a pause, a seek, a
+/// stall, a stop or a change of the clock wakes them at once; what is only looked at (the mode, the segment, a
+/// status: the position timer and the buffering check ask several times a second) wakes nobody (`Monitor.read`).
 final class PlaybackControl: Sendable {
     /// What the outputs should be doing.
     enum Mode: Sendable, Equatable {
@@ -92,10 +93,10 @@ final class PlaybackControl: Sendable {
     func expect(outputs count: Int) { state.withLock { $0.outputs = count } }
 
     /// The current mode.
-    var current: Mode { state.withLock { $0.mode } }
+    var current: Mode { state.read { $0.mode } }
 
     /// The current segment.
-    var segment: Segment { state.withLock { $0.segmentNow } }
+    var segment: Segment { state.read { $0.segmentNow } }
 
     /// Changes the mode unless stopping (which is final); returns the mode before.
     @discardableResult
@@ -110,7 +111,7 @@ final class PlaybackControl: Sendable {
 
     /// What an output holding a frame of segment `serial` should do now.
     func status(of serial: Int) -> Status {
-        state.withLock { $0.status(of: serial) }
+        state.read { $0.status(of: serial) }
     }
 
     /// Holds the outputs (a stall: they stand as if paused) or lets them go on; the mode stays what the user set.
@@ -123,7 +124,7 @@ final class PlaybackControl: Sendable {
     }
 
     /// Whether a stall holds the outputs.
-    var isHeld: Bool { state.withLock { $0.held } }
+    var isHeld: Bool { state.read { $0.held } }
 
     /// Begins a new segment (a seek) and hands it to the demux thread; nil when stopping or after the end.
     /// The caller flushes the queues to the returned serial first (it is the current serial + 1).
@@ -160,13 +161,22 @@ final class PlaybackControl: Sendable {
         state.withLock(when: { $0.status(of: serial) != .paused }) { $0.status(of: serial) }
     }
 
-    /// Sleeps until monotonic time `deadline`, at most `limit` seconds, or until the mode or segment changes.
-    func sleep(until deadline: UInt64, limit: Double = 0.05) {
+    /// Wakes the sleepers of `sleep(untilDue:on:)`: the clock they sleep towards changed (the player's
+    /// `PlaybackClock` calls it on every change).
+    func clockChanged() { state.withLock { $0.changed() } }
+
+    /// Sleeps until media time `media` is due on `clock`, or until the mode, the segment, a stall or the clock changes,
+    /// whichever comes first: no timer, every change wakes the sleeper (a clock standing still has no due time, and
+    /// then only a change does). Returns whether `media` is due; false: look at `status(of:)` and ask again.
+    func sleep(untilDue media: Double, on clock: PlaybackClock) -> Bool {
+        // The generation is read before the clock, so that a change made after the clock was read is seen below.
+        let entered = state.read { $0.generation }
+        let due = clock.dueTime(of: media)
         let now = Monotonic.now()
-        guard deadline > now else { return }
-        let seconds = min(Double(deadline - now) / 1e9, limit)
-        let entered = state.withLock { $0.generation }
+        if let due, now >= due { return true }
+        let seconds = due.map { Double($0 - now) / 1e9 }
         state.wait(until: { $0.generation != entered }, timeout: seconds)
+        return false
     }
 
     /// The start barrier of segment `serial`: every output calls it once it holds the segment's first frame (or knows

@@ -29,6 +29,7 @@ extension PlaybackEvent: Codable {
         case .metadata: "metadata"
         case .tracks: "tracks"
         case .sync: "sync"
+        case .scheduledStart: "scheduledStart"
         case .joinRequest: "joinRequest"
         case .skipRequest: "skipRequest"
         case .finished: "finished"
@@ -67,6 +68,9 @@ extension PlaybackEvent: Codable {
             try c.encode(offset, forKey: .offset)
             try c.encode(trim, forKey: .trim)
             if limited { try c.encode(true, forKey: .limited) }
+        case .scheduledStart(let at, let position):
+            try c.encode(at, forKey: .at)
+            try c.encode(position, forKey: .position)
         case .joinRequest(let receiver): try c.encode(receiver, forKey: .receiver)
         case .skipRequest(let move): try c.encode(move, forKey: .direction)
         case .finished(let reason, let error, let code):
@@ -133,6 +137,12 @@ extension PlaybackEvent: Codable {
             }
             let limited = try c.decodeIfPresent(Bool.self, forKey: .limited) ?? false
             self = .sync(offset: offset, trim: trim, limited: limited)
+        case "scheduledStart":
+            let at = try c.decode(Int64.self, forKey: .at)
+            guard at >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "negative instant")
+            }
+            self = .scheduledStart(at: at, position: try finite(.position))
         case "joinRequest":
             let receiver = try c.decode(String.self, forKey: .receiver)
             guard PlaybackControl.isReceiverName(receiver) else {

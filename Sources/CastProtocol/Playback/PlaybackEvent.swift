@@ -133,6 +133,10 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// group's timeline (seconds, positive ahead) and how much its clock's rate is trimmed now (parts per million);
     /// `limited` when the correction it wanted was out of range (held at the limit, or at the last good rate).
     case sync(offset: Double, trim: Double, limited: Bool = false)
+    /// A scheduled resume (a group's start, `resume` with `at`) will start playback from media time `position`
+    /// (seconds) at instant `at` of the receiver's CLOCK_MONOTONIC (nanoseconds): the instant the clock really starts
+    /// at, after the receiver's own limits (at most 10 s ahead). Only for a resume whose instant is still ahead.
+    case scheduledStart(at: Int64, position: Double)
     /// Someone asked the receiver to have the receiver of this name join the group it plays in (a `join` control
     /// passed on to the sender that plays there: only that sender gets it). A sender that plays a group adds it.
     case joinRequest(receiver: String)

@@ -9,15 +9,19 @@ import Synchronization
 /// Thread-safety: `send` may be called from any thread (one frame at a time, under `sendLock`); `receive` by one
 /// thread only (the end's reader); `shutdown` from any thread. The descriptor is closed in deinit, once nothing
 /// can use it.
-final class WorkerChannel: @unchecked Sendable {
-    // Invariant: `decoder` and `chunk` are touched only by the single reader thread; writes happen only under
-    // `sendLock`; `fd` never changes.
+final class WorkerChannel: Sendable {
+    /// Never changes.
     let fd: Int32
     private let sendLock = Mutex(())
-    private var decoder: FrameDecoder
-    /// Where `receive` reads into; the reader's alone, like `decoder`.
-    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The reader's state. Only the reader takes the lock (uncontended), and never across a `recv`.
+    private let reading: Mutex<Reading>
     private let decode: @Sendable (Frame) throws(ProtocolError) -> WorkerMessage
+
+    private struct Reading {
+        var decoder: FrameDecoder
+        /// False once `releaseDescriptor` gave the descriptor away.
+        var ownsDescriptor = true
+    }
 
     /// Takes ownership of `fd`. `incoming` bounds the frames this end accepts; `decode` judges them.
     init(
@@ -25,22 +29,20 @@ final class WorkerChannel: @unchecked Sendable {
         decode: @escaping @Sendable (Frame) throws(ProtocolError) -> WorkerMessage
     ) {
         self.fd = fd
-        self.decoder = FrameDecoder(maximumFrameLength: maximumFrameLength)
+        self.reading = Mutex(Reading(decoder: FrameDecoder(maximumFrameLength: maximumFrameLength)))
         self.decode = decode
     }
 
-    /// False once `releaseDescriptor` gave the descriptor away; touched only by the reader thread, before the channel
-    /// is shared.
-    private var ownsDescriptor = true
-
-    deinit { if ownsDescriptor { _ = Glibc.close(fd) } }
+    deinit { if reading.withLock({ $0.ownsDescriptor }) { _ = Glibc.close(fd) } }
 
     /// Gives the descriptor to the caller, who makes a channel of its own of it (another decoder for another stage),
     /// or nil when bytes of a next frame are already read: they would be lost. Only while one thread uses the channel.
     func releaseDescriptor() -> Int32? {
-        guard !decoder.hasPartialFrame else { return nil }
-        ownsDescriptor = false
-        return fd
+        reading.withLock { reading in
+            guard !reading.decoder.hasPartialFrame else { return nil }
+            reading.ownsDescriptor = false
+            return fd
+        }
     }
 
     /// A connected pair of descriptors, both close-on-exec.
@@ -122,9 +124,9 @@ final class WorkerChannel: @unchecked Sendable {
         while true {
             if let sink, let (offset, count) = try nextDataStart() {
                 // The frame's limit (`incoming`) already bounds the bytes to the longest read.
-                _ = decoder.take(Frame.headerSize + 1 + 8, into: nil)
+                _ = reading.withLock { $0.decoder.take(Frame.headerSize + 1 + 8, into: nil) }
                 let target = try sink.destination(offset: offset, count: count)
-                var filled = decoder.take(count, into: target)
+                var filled = reading.withLock { $0.decoder.take(count, into: target) }
                 while filled < count {
                     let got = Glibc.recv(fd, target.baseAddress! + filled, count - filled, 0)
                     if got < 0 && errno == EINTR { continue }
@@ -137,7 +139,10 @@ final class WorkerChannel: @unchecked Sendable {
                 sink.received(complete: true)
                 continue
             }
-            let next = try decoder.nextFrame { type, payload in try decode(Frame(type: type, payload: Array(payload))) }
+            let next = try reading.withLock { reading in
+                try reading.decoder.nextFrame { type, payload in try decode(Frame(type: type, payload: Array(payload)))
+                }
+            }
             if let next {
                 return next
             }
@@ -147,23 +152,28 @@ final class WorkerChannel: @unchecked Sendable {
 
     /// The offset and byte count of the `data` message that comes next, once its header and offset are buffered.
     private func nextDataStart() throws -> (Int64, Int)? {
-        let start = try decoder.peekFrameStart(prefix: 8) { type, length, prefix -> (Int64, Int)? in
-            guard type == WorkerMessage.Kind.data.rawValue, length >= 1 + 8 else { return nil }
-            return (Int64(bigEndian: prefix.loadUnaligned(as: Int64.self)), length - 1 - 8)
+        let start = try reading.withLock { reading in
+            try reading.decoder.peekFrameStart(prefix: 8) { type, length, prefix -> (Int64, Int)? in
+                guard type == WorkerMessage.Kind.data.rawValue, length >= 1 + 8 else { return nil }
+                return (Int64(bigEndian: prefix.loadUnaligned(as: Int64.self)), length - 1 - 8)
+            }
         }
         return start ?? nil
     }
 
-    /// Reads what the socket has into the decoder; false when the peer closed the channel (or it failed).
+    /// Reads what the socket has (at most 64 KiB, into fresh memory that is not zeroed first) into the decoder; false
+    /// when the peer closed the channel (or it failed).
     private func fill() throws -> Bool {
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return false
+            var failure: Int32 = 0
+            let bytes = [UInt8](unsafeUninitializedCapacity: 64 * 1024) { buffer, count in
+                let got = Glibc.recv(fd, buffer.baseAddress, buffer.count, 0)
+                failure = got < 0 ? errno : 0
+                count = max(got, 0)
             }
-            if count == 0 { return false }
-            decoder.feed(chunk[0..<count])
+            if failure == EINTR { continue }
+            if bytes.isEmpty { return false }
+            reading.withLock { $0.decoder.feed(bytes) }
             return true
         }
     }

@@ -6,9 +6,9 @@ import Synchronization
 /// `SSL_CTX` per role, each made the first time it is used and kept, because `SSL_CTX_new` is slow in OpenSSL 3
 /// (`cast` only ever needs the client's, castd the server's).
 ///
-/// `@unchecked Sendable`: `key` and `certificate` are immutable after `init`, the contexts are made and read inside
-/// their `Mutex`, and each wrapped handle is documented as safe for concurrent read-only use (see the handle classes).
-final class TLSCredentials: @unchecked Sendable {
+/// Thread-safety: `key` and `certificate` never change after `init`, and the contexts are made and read inside their
+/// `Mutex`; the handles themselves say why they may be shared (`OpenSSLHandles.swift`).
+final class TLSCredentials: Sendable {
     let key: PrivateKey
     let certificate: Certificate
     private let contexts = Mutex<(server: SSLContext?, client: SSLContext?)>((nil, nil))

@@ -96,8 +96,8 @@ struct SocketAddress: Sendable {
 ///
 /// Thread-safety: `send` and `receive` may run on different threads at once (the kernel orders them); `close`
 /// only after every user has stopped.
-final class UDPSocket: @unchecked Sendable {
-    // Invariant: `fd` is set once in init and closed once in `close`, after the threads using it have ended.
+final class UDPSocket: Sendable {
+    /// Set once in init and closed once in `close`, after the threads using it have ended.
     let fd: Int32
     /// The bound port.
     let port: UInt16

@@ -15,13 +15,11 @@ import Synchronization
 /// RTSP), the timing thread (answers the speaker's timing requests) and the control thread (reads the
 /// speaker's resend requests).
 ///
-/// Thread-safety: what the threads share (controls, events, the end, the timing answers) is in a `Monitor`;
-/// everything else belongs to the session thread once `open` returns (the sockets are shared read-only with the
+/// Thread-safety: what the threads share (controls, events, the end, the timing answers) is in a `Monitor`; the RTSP
+/// session (`Session`: the connection, the state machine, ports, volume) is set up by `open` and sent to the session
+/// thread (`sending`), whose alone it is from then on; everything else is immutable (the sockets are shared with the
 /// helper threads, which end before they are closed).
-///
-/// `@unchecked Sendable` invariant: the `var`s (the session's state machine, ports, volume, autoplay, start frame)
-/// are set by `open` before the session thread starts and touched by that thread only from then on.
-final class SpeakerStream: @unchecked Sendable {
+final class SpeakerStream: Sendable {
     /// What the speaker holds before playing, for the position shown: shairport-sync's default for a sender
     /// it does not know (88200 frames, 2 s). It also tells the speaker this latency in every sync packet.
     static let speakerLatencyFrames: Int64 = 88_200
@@ -51,25 +49,32 @@ final class SpeakerStream: @unchecked Sendable {
     private let helpersStop = Atomic<Bool>(false)
     private let helpersDone = DispatchGroup()
 
+    /// The RTSP session as the session thread carries it: made by `open`, then that thread's alone (not `Sendable`:
+    /// the connection's parser is that thread's).
+    private struct Session {
+        let connection: SpeakerConnection
+        var machine: SpeakerSessionStateMachine
+        var ports = SpeakerPorts(server: 0, control: 0, timing: 0)
+        var volume: Double?
+        var muted = false
+        /// Streams at once (a speaker on its own), or waits paused for a scheduled start (`resumeAt`: a member).
+        var autoplay = true
+        /// The media frame the stream begins at.
+        var startFrame: Int64 = 0
+    }
+
     private let reader: any PCMSource
     private let speakerName: String
-    private let connection: SpeakerConnection
-    private var machine: SpeakerSessionStateMachine
+    /// The session's state machine before the set-up.
+    private let announcedMachine: SpeakerSessionStateMachine
     private let audio: UDPSocket
     private let control: UDPSocket
     private let timing: UDPSocket
     private let speakerAddress: SocketAddress
-    private var ports = SpeakerPorts(server: 0, control: 0, timing: 0)
     private let clock: SpeakerClock
     private let ssrc: UInt32
     private let firstSequence: UInt16
     private let firstTimestamp: UInt32
-    private var volume: Double?
-    private var muted = false
-    /// Streams at once (a speaker on its own), or waits paused for a scheduled start (`resumeAt`: a group's member).
-    private var autoplay = true
-    /// The media frame the stream begins at.
-    private var startFrame: Int64 = 0
 
     private init(
         reader: any PCMSource, speakerName: String, connection: SpeakerConnection, address: SocketAddress,
@@ -77,7 +82,6 @@ final class SpeakerStream: @unchecked Sendable {
     ) {
         self.reader = reader
         self.speakerName = printable(speakerName)  // only ever shown
-        self.connection = connection
         self.speakerAddress = address
         self.audio = audio
         self.control = control
@@ -89,7 +93,7 @@ final class SpeakerStream: @unchecked Sendable {
         firstSequence = UInt16.random(in: 0...UInt16.max)
         firstTimestamp = UInt32.random(in: 0...UInt32.max)
         let instance = (0..<16).map { _ in String(Int.random(in: 0..<16), radix: 16, uppercase: true) }.joined()
-        machine = SpeakerSessionStateMachine(
+        announcedMachine = SpeakerSessionStateMachine(
             announcement: SpeakerAnnouncement(
                 sessionID: UInt32.random(in: 1...UInt32.max), localAddress: connection.localHost,
                 speakerAddress: address.family == AF_INET6 ? "::" : "0.0.0.0"),
@@ -107,9 +111,10 @@ final class SpeakerStream: @unchecked Sendable {
         autoplay: Bool = true
     ) throws(CastError) -> SpeakerStream {
         let stream: SpeakerStream
+        let connection: SpeakerConnection
         do {
             let address = try SocketAddress(host: speaker.host, port: speaker.port)
-            let connection = try SpeakerConnection(host: speaker.host, port: speaker.port, timeout: .seconds(5))
+            connection = try SpeakerConnection(host: speaker.host, port: speaker.port, timeout: .seconds(5))
             stream = SpeakerStream(
                 reader: reader, speakerName: speaker.name, connection: connection, address: address,
                 audio: try UDPSocket(family: address.family), control: try UDPSocket(family: address.family),
@@ -118,19 +123,19 @@ final class SpeakerStream: @unchecked Sendable {
             throw CastError(
                 .connectionLost, "cannot reach the speaker \(printable(speaker.name)) at \(speaker.address): \(error)")
         }
-        stream.autoplay = autoplay
         stream.startHelpers()
+        var session = Session(connection: connection, machine: stream.announcedMachine, autoplay: autoplay)
         do {
             if let startTime, startTime > 0 {
                 try reader.seek(to: startTime)
-                stream.startFrame = Int64((startTime * Double(SpeakerAnnouncement.sampleRate)).rounded())
+                session.startFrame = Int64((startTime * Double(SpeakerAnnouncement.sampleRate)).rounded())
             }
-            try stream.setUp(volume: volume)
+            try stream.setUp(&session, volume: volume)
         } catch {
             stream.stopHelpers()
             throw stream.castError(error)
         }
-        startDetachedThread(name: "cast speaker") { stream.run() }
+        startDetachedThread(name: "cast speaker") { stream.run(session) }
         return stream
     }
 
@@ -175,20 +180,30 @@ final class SpeakerStream: @unchecked Sendable {
 
     // MARK: RTSP
 
-    private func exchange(_ pair: (request: RTSPRequest, cseq: Int)?) throws -> SpeakerSessionStateMachine.Action? {
+    /// Sends `pair`'s request over `connection`, waits for the answer and hands it to `machine`.
+    private static func exchange(
+        _ pair: (request: RTSPRequest, cseq: Int)?, on connection: SpeakerConnection,
+        _ machine: inout SpeakerSessionStateMachine
+    ) throws -> SpeakerSessionStateMachine.Action? {
         guard let pair else { return nil }
         let response = try connection.exchange(pair.request, cseq: pair.cseq)
         return try machine.receive(response)
     }
 
-    private func setUp(volume: Double?) throws {
+    private func setUp(_ session: inout Session, volume: Double?) throws {
+        var machine = session.machine
+        defer { session.machine = machine }
+        let connection = session.connection
+        func exchange(_ pair: (request: RTSPRequest, cseq: Int)?) throws -> SpeakerSessionStateMachine.Action? {
+            try Self.exchange(pair, on: connection, &machine)
+        }
         var action = try exchange(machine.start())
         while let current = action {
             switch current {
             case .send(let request):
                 action = try exchange((request, machine.upcomingCSeq - 1))
             case .startStreaming(let ports, _):
-                self.ports = ports
+                session.ports = ports
                 action = nil
             case .paused, .volumeSet, .closed:
                 throw RAOPError(.unexpectedResponse, "the speaker's answers ended the set-up early")
@@ -198,7 +213,7 @@ final class SpeakerStream: @unchecked Sendable {
         // here, barely audible). Full volume means "unattenuated": the speaker's own knob still rules.
         let level = volume ?? 1
         _ = try exchange(machine.setVolume(decibels: SpeakerVolume.decibels(forLevel: level)))
-        self.volume = level
+        session.volume = level
     }
 
     private func castError(_ error: any Error) -> CastError {
@@ -269,10 +284,10 @@ final class SpeakerStream: @unchecked Sendable {
         }
     }
 
-    private func run() {
+    private func run(_ session: Session) {
         var outcome: Result<FinishReason, any Error>
         do {
-            outcome = .success(try stream())
+            outcome = .success(try stream(session))
         } catch {
             outcome = .failure(error)
         }
@@ -319,7 +334,12 @@ final class SpeakerStream: @unchecked Sendable {
         var held = false
     }
 
-    private func stream() throws -> FinishReason {
+    private func stream(_ session: Session) throws -> FinishReason {
+        var (machine, volume, muted) = (session.machine, session.volume, session.muted)
+        let (connection, ports, startFrame) = (session.connection, session.ports, session.startFrame)
+        func exchange(_ pair: (request: RTSPRequest, cseq: Int)?) throws -> SpeakerSessionStateMachine.Action? {
+            try Self.exchange(pair, on: connection, &machine)
+        }
         let rate = Int64(SpeakerAnnouncement.sampleRate)
         let packetFrames = SpeakerPacket.framesPerPacket
         // The speaker asks for our time right after SETUP; until one answer reached it, it ignores sync packets
@@ -332,7 +352,7 @@ final class SpeakerStream: @unchecked Sendable {
             sequence: firstSequence)
         p.mediaSent = startFrame
         p.runStart = (Int64(Self.leadInFrames), startFrame)
-        p.held = !autoplay
+        p.held = !session.autoplay
         var recent: [Int16] = []
         var replay: [Int16] = []
         var nextSync = start

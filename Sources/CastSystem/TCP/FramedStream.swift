@@ -7,17 +7,17 @@ import Synchronization
 ///
 /// Thread-safety: one thread receives at a time (the decoder is its alone); `send` may be called from any thread
 /// (whole frames, under a lock); `shutdown` from any thread wakes a receiver.
-public final class FramedStream: @unchecked Sendable {
-    // Invariant: `decoder` is touched only inside `receive`, which one thread calls at a time (see above); writes
-    // go through `writeLock`, so frames from two threads never interleave.
+public final class FramedStream: Sendable {
     private let stream: TCPStream
-    private var decoder: FrameDecoder
+    /// The receiver's: taken only between reads, never across one, so it costs an uncontended lock per frame.
+    private let decoder: Mutex<FrameDecoder>
+    /// Writes go through it, so frames from two threads never interleave.
     private let writeLock = Mutex(())
 
     /// Takes ownership of `fd`; frames longer than `maximumFrameLength` are refused.
     public init(fd: Int32, maximumFrameLength: Int) {
         stream = TCPStream(fd: fd)
-        decoder = FrameDecoder(maximumFrameLength: maximumFrameLength)
+        decoder = Mutex(FrameDecoder(maximumFrameLength: maximumFrameLength))
     }
 
     deinit { stream.close() }
@@ -34,16 +34,16 @@ public final class FramedStream: @unchecked Sendable {
     public func receive(timeout: Duration?) throws -> Frame? {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
-            if let frame = try decoder.nextFrame() { return frame }
+            if let frame = try decoder.withLock({ try $0.nextFrame() }) { return frame }
             let remaining = deadline.map { max($0 - ContinuousClock.now, .zero) }
             let bytes = try stream.read(maxCount: 64 * 1024, timeout: remaining)
             if bytes.isEmpty {
-                guard !decoder.hasPartialFrame else {
+                guard !decoder.withLock({ $0.hasPartialFrame }) else {
                     throw ProtocolError(.malformedMessage, "the stream ended inside a frame")
                 }
                 return nil
             }
-            decoder.feed(bytes)
+            decoder.withLock { $0.feed(bytes) }
         }
     }
 

@@ -12,14 +12,7 @@ enum Paths {
     /// The lab relay that holds each chunk of each direction for a random delay (Wi-Fi-like latency and jitter).
     static let jitterRelay = package.appendingPathComponent("scripts/jitter-relay").path
     /// The directory holding `castd` and `cast`: next to the test bundle.
-    static let binaries: URL = {
-        if let dir = ProcessInfo.processInfo.environment["CAST_BIN_DIR"] { return URL(fileURLWithPath: dir) }
-        var url = Bundle.main.bundleURL
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("castd").path) {
-            url = url.deletingLastPathComponent()
-        }
-        return url
-    }()
+    static var binaries: URL { BuiltPrograms.directory }
     static var castd: String { binaries.appendingPathComponent("castd").path }
     static var cast: String { binaries.appendingPathComponent("cast").path }
     /// A program of Examples/, built beside them.

@@ -235,6 +235,9 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
         }
     }
 
+    /// Each member keeps its own level.
+    var keepsLevelPerReceiver: Bool { true }
+
     /// Sets the level of one member (`receiver`, as selected) alone, 0...1.
     func setVolume(_ level: Double, of receiver: ReceiverDescription) {
         work.async { [self] in

@@ -31,7 +31,7 @@ extension GroupRouteTests {
         XCTAssertTrue(
             MovieFixtures.wait(timeout: 10) { livingRoomSound.reads.contains { $0.arrival > started } },
             "the living room did not join: \(back.output.suffix(5))")
-        let joined = livingRoomSound.reads.first { $0.arrival > started }!.arrival
+        let joined = try XCTUnwrap(livingRoomSound.reads.first { $0.arrival > started }).arrival
         XCTAssertTrue(
             MovieFixtures.wait(timeout: 3) { player.activeReceivers == [kitchen, livingRoom] },
             "\(player.activeReceivers)")

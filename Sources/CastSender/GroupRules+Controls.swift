@@ -225,10 +225,11 @@ extension GroupRules {
 
     /// The joining member loaded the media (it reports `paused` when ready).
     mutating func loaded(_ index: Int, now: Now) -> [Action] {
-        guard members.indices.contains(index), members[index].standing == .loading else { return [] }
-        guard !closed, !ended else {
+        guard members.indices.contains(index) else { return [] }
+        // Left out meanwhile (not ready in time), or the group is over: it must not play on alone.
+        guard members[index].standing == .loading, !closed, !ended else {
             members[index].standing = .gone
-            return [.close(member: index)]
+            return [.send(member: index, .stop), .close(member: index)]
         }
         members[index].standing = .member
         members[index].awaiting = .load

@@ -297,6 +297,18 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertTrue(late.contains(.completed(ticket: 0, error: nil)))
     }
 
+    func testAJoiningMemberLoadingPastTheDeadlineIsLeftOutAndStoppedWhenItLoadsAtLast() {
+        var rules = playingGroup()
+        let (index, _) = rules.add(Fixtures.study, ticket: 5, now: Fixtures.now(1020))
+        let late = rules.tick(now: Fixtures.now(1050.1))
+        XCTAssertTrue(late.contains(.announce(.left("Study", why: "not ready within 30 s"))))
+        XCTAssertTrue(late.contains(.completed(ticket: 5, error: CastError(.playback, "Study was not ready in time"))))
+        XCTAssertEqual(
+            rules.loaded(index, now: Fixtures.now(1051)), [.send(member: index, .stop), .close(member: index)],
+            "it must not play on alone")
+        XCTAssertEqual(rules.activeMembers, [0, 1])
+    }
+
     func testAnAbsentReceiverIsGivenUpWhenItRefusesUsForGood() {
         var rules = playingGroup()
         rules.lookFor(absent: ["Garage"], now: Fixtures.now(1010))

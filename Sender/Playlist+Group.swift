@@ -84,51 +84,30 @@ extension Playlist {
                 + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
     }
 
-    /// Starts `file` on every member of a group. Each member as reached for the first source; for the next ones,
-    /// receivers are connected afresh (one that cannot be is left out, and looked for as those not reached at first
-    /// are), and each speaker gets a decoder of its own.
+    /// Starts `file` on every member of a group (`GroupPlayback.start(_:choosing:…)`). Each member as reached for the
+    /// first source; for the next ones, receivers are connected afresh (one that cannot be is left out, and looked for
+    /// as those not reached at first are), and each speaker gets a decoder of its own.
     func startGroup(
         _ file: MediaFile, _ source: String,
         group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
         volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
-        var destinations: [GroupPlayback.Destination] = []
-        var absent = group.absent
-        var unreachable: CastError?
-        do throws(CastError) {
-            for (index, member) in group.members.enumerated() {
-                if member.kind == .speaker {
-                    do {
-                        destinations.append(.speaker(member, source: try PCMDecoderProcess.open(source)))
-                    } catch {
-                        throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
-                    }
-                } else if case .connected(let connection)? = group.reached?[index] {
-                    destinations.append(.receiver(connection))
-                } else {
-                    do throws(CastError) {
-                        destinations.append(
-                            .receiver(
-                                try ReceiverConnection.open(
-                                    member, configDirectory: senderConfigDirectory(), senderName: senderName())))
-                    } catch {
-                        sayLeftOut(member.name, error, lookedFor: true)
-                        unreachable = unreachable ?? error
-                        absent.append(member.id.isEmpty ? member.name : member.id)
-                    }
-                }
-            }
-            if destinations.isEmpty, let unreachable { throw unreachable }
-        } catch {
-            for case .receiver(let connection) in destinations { connection.close() }
-            group.reached?.forEach { $0.close() }  // closing twice is harmless
-            throw error
+        let choices = group.members.enumerated().map { index, member in
+            guard case .connected(let connection)? = group.reached?[index] else { return GroupPlayback.Choice(member) }
+            return GroupPlayback.Choice(member, connection: connection)
         }
         let live = live
         let (configDirectory, sender) = (senderConfigDirectory(), senderName())
         return try GroupPlayback.start(
-            file, to: destinations, configDirectory: configDirectory, startTime: startTime, volume: volume,
-            absent: absent,
+            file, choosing: choices,
+            speakerAudio: { _ throws(CastError) in
+                do throws(CastError) {
+                    return try PCMDecoderProcess.open(source)
+                } catch {
+                    throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
+                }
+            }, configDirectory: configDirectory, senderName: sender, startTime: startTime, volume: volume,
+            absent: group.absent,
             reach: { receiver throws(CastError) in
                 // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
                 // receiver someone asked to add by its name; its key is checked as for any send.
@@ -139,7 +118,7 @@ extension Playlist {
                 }
                 return connection
             },
-            queue: queue,
+            queue: queue, leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
             onMemberChange: { change in
                 let line: String
                 switch change {
@@ -149,7 +128,8 @@ extension Playlist {
                 case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
                 }
                 writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
-            })
+            }
+        ).group
     }
 }
 

@@ -1,6 +1,7 @@
 /// A failure a sender reports to its user. `cast` maps each kind to one of its exit codes (docs/user-guide.md); the
 /// library has no exit codes of its own.
-public struct CastError: Error, Sendable, CustomStringConvertible {
+/// Equatable: two errors are the same when their kind and message are (the group's rules compare their actions).
+public struct CastError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What failed, in the user's words.
     public struct Kind: Hashable, Sendable {
         fileprivate enum Code: Hashable, Sendable {

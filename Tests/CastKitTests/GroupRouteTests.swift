@@ -11,9 +11,9 @@ import XCTest
 /// The file has a 10 ms beep at the start of each second; the same beep must be written at the same instant by every
 /// member.
 final class GroupRouteTests: XCTestCase {
-    private var folder: URL!
-    private var receivers: [LoopbackReceiver] = []
-    private var captures: [FIFOCapture] = []
+    var folder: URL!
+    var receivers: [LoopbackReceiver] = []
+    var captures: [FIFOCapture] = []
 
     override func setUpWithError() throws {
         folder = try MovieFixtures.folder()
@@ -31,7 +31,7 @@ final class GroupRouteTests: XCTestCase {
     }
 
     /// castd named `name` on loopback, its sound written into a FIFO this test reads.
-    private func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
+    func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
         let directory = folder.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let capture = try FIFOCapture(path: directory.appendingPathComponent("audio.fifo").path)
@@ -43,7 +43,7 @@ final class GroupRouteTests: XCTestCase {
         return (receiver.description, capture)
     }
 
-    private func makePlayer() -> MusicPlayerController {
+    func makePlayer() -> MusicPlayerController {
         MusicPlayerController(
             outputs: MovieFixtures.outputs(),
             configuration: CastKitConfiguration(
@@ -51,7 +51,7 @@ final class GroupRouteTests: XCTestCase {
     }
 
     /// Waits until `capture` holds `seconds` of sound.
-    private func waitForSound(_ capture: FIFOCapture, seconds: Double, timeout: Double = 20) -> Bool {
+    func waitForSound(_ capture: FIFOCapture, seconds: Double, timeout: Double = 20) -> Bool {
         waitUntil(timeout: timeout) { Double(capture.total) >= seconds * GroupFixtures.rate }
     }
 

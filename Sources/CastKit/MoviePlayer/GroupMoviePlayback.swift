@@ -77,28 +77,17 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
             let (receivers, stopped) = state.withLock { ($0.selection, $0.stopped) }
             guard !stopped else { return }
             let group: GroupPlayback
-            var byID: [String: ReceiverDescription] = [:]
+            let byID: [String: ReceiverDescription]
             do throws(CastError) {
-                let file = try MediaFile.open(path)
-                var destinations: [GroupPlayback.Destination] = []
-                var firstFailure: CastError?
-                for receiver in receivers {
-                    do throws(CastError) {
-                        destinations.append(try destination(receiver, byID: &byID))
-                    } catch {
-                        // A receiver that cannot be reached stays out; the others play.
-                        firstFailure = firstFailure ?? error
-                    }
-                }
-                guard !destinations.isEmpty else {
-                    throw firstFailure ?? CastError(.connectionLost, "no receiver of the group could be reached")
-                }
-                group = try GroupPlayback.start(
-                    file, to: destinations, configDirectory: configuration.configDirectory,
+                // The one way to start a group (as `cast` does): a receiver not reached is left out and looked for.
+                (group, byID) = try GroupPlayback.start(
+                    try MediaFile.open(path), choosing: receivers.map { GroupPlayback.Choice($0) },
+                    speakerAudio: { _ throws(CastError) in try speakerAudio() },
+                    configDirectory: configuration.configDirectory, senderName: configuration.senderName,
                     startTime: startTime > 0 ? startTime : nil, autoplay: autoplay,
-                    reach: { [weak self] id throws(CastError) in
+                    reach: { [weak self] receiver throws(CastError) in
                         guard let self else { throw CastError(.connectionLost, "the player is gone") }
-                        return try reconnect(id)
+                        return try reconnect(receiver)
                     }, onMemberChange: { _ in })
             } catch {
                 report(.routeLost(error))
@@ -121,34 +110,31 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
         }
     }
 
-    /// Where a group plays `receiver`: its connection, or for an AirPlay speaker the file's audio decoded here.
-    private func destination(_ receiver: ReceiverDescription, byID: inout [String: ReceiverDescription])
-        throws(CastError) -> GroupPlayback.Destination
-    {
-        if receiver.kind == .speaker {
-            let reader: PCMReader
-            do {
-                reader = try PCMReader(path: path, sampleRate: 44_100, channels: PCMPipeMessage.channels)
-            } catch {
-                throw CastError(.playback, "cannot play the audio of \(path): \(error)")
-            }
-            return .speaker(receiver, source: EngineAudio(reader))
+    /// The audio of the file decoded here, for an AirPlay speaker of the group.
+    private func speakerAudio() throws(CastError) -> any PCMSource {
+        do {
+            return EngineAudio(try PCMReader(path: path, sampleRate: 44_100, channels: PCMPipeMessage.channels))
+        } catch {
+            throw CastError(.playback, "cannot play the audio of \(path): \(error)")
         }
-        let connection = try ReceiverConnection.open(
-            receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
-        byID[connection.welcome.id] = receiver
-        return .receiver(connection)
     }
 
-    /// A lost member looked for again (`GroupPlayback`'s rejoin): at the address it was selected with, insisting on
-    /// the key it presented.
-    private func reconnect(_ id: String) throws(CastError) -> ReceiverConnection {
-        guard var receiver = state.withLock({ $0.byID[id] }) else {
-            throw CastError(.noSuchReceiver, "\(id) is not a receiver of this group")
+    /// A member looked for again (`GroupPlayback`'s rejoin) by its id: at the address it was selected with,
+    /// insisting on the key it presented; or one not reached at the start, by its id or name as selected.
+    private func reconnect(_ receiver: String) throws(CastError) -> ReceiverConnection {
+        let (byID, selection) = state.withLock { ($0.byID, $0.selection) }
+        if var member = byID[receiver] {
+            member.id = receiver
+            return try ReceiverConnection.open(
+                member, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
         }
-        receiver.id = id
-        return try ReceiverConnection.open(
-            receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+        guard let chosen = selection.first(where: { $0.id == receiver || $0.name == receiver }) else {
+            throw CastError(.noSuchReceiver, "\(receiver) is not a receiver of this group")
+        }
+        let connection = try ReceiverConnection.open(
+            chosen, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+        state.withLock { $0.byID[connection.welcome.id] = chosen }
+        return connection
     }
 
     /// Reports the group's events until its finish; the last member lost is a lost route.
@@ -236,6 +222,9 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
             }
         }
     }
+
+    /// Each member keeps its own level.
+    var keepsLevelPerReceiver: Bool { true }
 
     /// Sets the level of one member (`receiver`, as selected) alone, 0...1.
     func setVolume(_ level: Double, of receiver: ReceiverDescription) {

@@ -15,10 +15,26 @@ protocol MoviePlayback: PlaybackDriver {
     var route: ReceiverDescription? { get }
     /// Every receiver it plays on: one, a group's members, or none for local playback.
     var receivers: [ReceiverDescription] { get }
+    /// Whether each receiver keeps a level of its own (a group's members, as each AirPlay 2 speaker has its slider);
+    /// otherwise the one receiver's level is the playback's (`.volume`).
+    var keepsLevelPerReceiver: Bool { get }
+    /// Sets the level (0...1) of `receiver` alone, when the playback keeps one per receiver.
+    func setVolume(_ level: Double, of receiver: ReceiverDescription)
+    /// The level `receiver` last reported as its own; nil when it reported none or the playback keeps none.
+    func volume(of receiver: ReceiverDescription) -> Double?
+    /// Makes `receivers` the ones it plays on while it plays (a group: the new ones join in step, the others leave);
+    /// only a playback that `RouteRules` regroups (a group) is asked.
+    func regroup(to receivers: [ReceiverDescription])
 }
 
 extension MoviePlayback {
     var receivers: [ReceiverDescription] { route.map { [$0] } ?? [] }
+    var keepsLevelPerReceiver: Bool { false }
+    func setVolume(_ level: Double, of receiver: ReceiverDescription) {}
+    func volume(of receiver: ReceiverDescription) -> Double? { nil }
+    func regroup(to receivers: [ReceiverDescription]) {
+        preconditionFailure("the route rules regroup a group playback only")
+    }
 }
 
 /// What a playback reports to its player.

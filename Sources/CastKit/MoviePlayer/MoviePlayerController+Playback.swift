@@ -120,10 +120,8 @@ extension MoviePlayerController {
             }
         case .regroup(let route):
             // The group plays on; members join and leave it in place.
-            guard let group = state.playback as? GroupMoviePlayback else {
-                preconditionFailure("the route rules regroup a group playback only")
-            }
-            group.regroup(to: route)
+            guard let playback = state.playback else { preconditionFailure("the route rules regroup a playback only") }
+            playback.regroup(to: route)
             state.route.regrouped(on: route)
         case .interruptAndReconnect(let route, let pinnedID):
             // The position stands where the receiver was until a playback's clock runs again.

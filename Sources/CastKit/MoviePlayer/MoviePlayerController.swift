@@ -302,8 +302,8 @@ public final class MoviePlayerController: Sendable {
         let level = min(max(Double(volume), 0), 1)
         state.withLock { state in
             guard let playback = state.playback, playback.receivers.contains(receiver) else { return }
-            if let group = playback as? GroupMoviePlayback {
-                group.setVolume(level, of: receiver)
+            if playback.keepsLevelPerReceiver {
+                playback.setVolume(level, of: receiver)
             } else {
                 state.volume = level
                 playback.perform(.volume(level))
@@ -316,7 +316,7 @@ public final class MoviePlayerController: Sendable {
     public func volume(forReceiver receiver: ReceiverDescription) -> Float? {
         state.withLock { state in
             guard let playback = state.playback, playback.receivers.contains(receiver) else { return nil }
-            if let group = playback as? GroupMoviePlayback { return group.volume(of: receiver).map(Float.init) }
+            if playback.keepsLevelPerReceiver { return playback.volume(of: receiver).map(Float.init) }
             return Float(state.volume)
         }
     }

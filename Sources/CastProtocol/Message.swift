@@ -126,6 +126,9 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var loadState: LoadState?
     /// The media time up to which media is buffered (as the `buffered` event), when something plays.
     public var playableDuration: Double?
+    /// The input's rate as the receiver measures it (bits/s: the link, for served media), when something plays and
+    /// it is known. Absent from receivers that predate it.
+    public var linkRate: Double?
     /// The media's audio and subtitle tracks (the last `tracks` event), when something plays.
     public var tracks: [MediaTrack]?
     /// How far from its group's timeline the receiver was, and its rate's trim (the last `sync` event), while it
@@ -342,6 +345,9 @@ extension Message {
                     throw ProtocolError(.malformedMessage, "status.group names too many receivers")
                 }
                 for name in group { try Self.check(text: name, field: "status.group") }
+            }
+            if let rate = body.linkRate, !(rate.isFinite && rate >= 0) {
+                throw ProtocolError(.malformedMessage, "status.linkRate must be a rate (bits/s)")
             }
             if let queue = body.queue, !queue.isValid {
                 throw ProtocolError(

@@ -85,6 +85,66 @@ final class LinkRateTests: LabTestCase {
         XCTAssertLessThan(played.wall, 20 * 1.1 + 15, "a wait that ends, and time for the programs to start")
     }
 
+    /// A sender whose media connection goes silent while its control connection lives on (its packets held back by
+    /// the phone's link): castd plays what it has, reports the stall, and finishes with `playbackError` and a clear
+    /// message within the documented bound (15 s after the last byte, docs/protocol.md), not minutes later.
+    func testASenderWhoseMediaGoesSilentStallsThenFailsWithinTheBound() throws {
+        let path = try linkClip("moov-last-20s.mp4", seconds: 20)
+        let rate = Int(try filmRate(path, seconds: 20) * 2 / 1000)
+        _ = try lab.startRecordingReceiver(work: work)
+        // The phone's link: everything in a class at twice the film's rate; a class of 8 bit/s for the media
+        // connection once it is silenced (a filter on its port; this kernel has htb and u32, not netem or prio).
+        try tc(["qdisc", "replace", "dev", "lab0", "root", "handle", "1:", "htb", "default", "10"])
+        try tc(["class", "add", "dev", "lab0", "parent", "1:", "classid", "1:10", "htb", "rate", "\(rate)kbit"])
+        try tc([
+            "class", "add", "dev", "lab0", "parent", "1:", "classid", "1:20", "htb", "rate", "8bit", "ceil", "8bit",
+        ])
+        let play = try startPlayOverLink(path, rate: nil, receiverRuns: true)
+        XCTAssertTrue(waitForPosition(play, 1), "\(play.sender.output.suffix(5))")
+        let port = try mediaConnectionPort()
+        try tc([
+            "filter", "add", "dev", "lab0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip",
+            "sport",
+            "\(port)", "0xffff", "flowid", "1:20",
+        ])
+        let silenced = Date()
+        XCTAssertEqual(play.sender.waitForExit(timeout: 90), 1, "exit 1: a playback error")
+        let after = Date().timeIntervalSince(silenced)
+        let events = events(of: play)
+        guard case .finished(.playbackError, let error?, _)? = events.last else {
+            return XCTFail("no playbackError: \(events.suffix(5))")
+        }
+        XCTAssertTrue(error.contains("sent no media for 15"), error)
+        // What was buffered played first, then the stall was reported as one.
+        let stall = try XCTUnwrap(events.firstIndex(of: .loadState(.stalled)), "\(events)")
+        XCTAssertEqual(events.dropFirst(stall + 1).first, .playbackState(.interrupted))
+        // 15 s after the last byte, a few seconds of the film before it, and a loaded machine.
+        XCTAssertLessThan(after, 15 + 15, "the silence noticed within its bound")
+    }
+
+    /// Runs `tc ARGUMENTS` in the phone's namespace.
+    private func tc(_ arguments: [String]) throws {
+        let result = try lab.run(on: .phone, ["tc"] + arguments)
+        XCTAssertEqual(result.status, 0, "tc \(arguments.joined(separator: " ")): \(result.stderr)")
+    }
+
+    /// The phone's local port of the media connection: of its connections to castd, the one that sent the most.
+    private func mediaConnectionPort() throws -> Int {
+        let lines = try lab.run(on: .phone, ["ss", "-tni"]).stdout.split(separator: "\n").map(String.init)
+        var best: (port: Int, sent: Int)?
+        var port: Int?
+        for line in lines {
+            if line.hasPrefix("ESTAB") {
+                port = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first
+                    .flatMap { $0.split(separator: ":").last }.flatMap { Int($0) }
+            } else if let range = line.range(of: "bytes_sent:"), let port {
+                let sent = Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+                if sent > best?.sent ?? -1 { best = (port, sent) }
+            }
+        }
+        return try XCTUnwrap(best?.port, "no connection in \(lines)")
+    }
+
     /// A link twice the film's rate that drops to a tenth for ten seconds while it plays: the film goes on or stalls
     /// honestly (`interrupted`, `[stalled]`), resumes by itself once the link is back, and no frame is lost.
     func testALinkThatDropsToATenthForTenSecondsResumesByItself() throws {

@@ -36,7 +36,7 @@ struct LinkPlay {
 struct LinkPlayInProgress {
     var sender: Daemon
     var path: String
-    var rate: String
+    var rate: String?
     var bytes: Int64
     var packets: Int64
     var started: Date
@@ -80,11 +80,11 @@ extension LabTestCase {
         return try XCTUnwrap(Int64(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), result.stderr)
     }
 
-    /// Starts castd recording on the box, limits the phone's link to `rate`, and starts `cast send path --json` on
-    /// the phone.
-    func startPlayOverLink(_ path: String, rate: String) throws -> LinkPlayInProgress {
-        _ = try lab.startRecordingReceiver(work: work)
-        try lab.shape(.phone, rate: rate)
+    /// Starts castd recording on the box (unless it runs already), limits the phone's link to `rate` (nil: as the
+    /// test set it up), and starts `cast send path --json` on the phone.
+    func startPlayOverLink(_ path: String, rate: String?, receiverRuns: Bool = false) throws -> LinkPlayInProgress {
+        if !receiverRuns { _ = try lab.startRecordingReceiver(work: work) }
+        if let rate { try lab.shape(.phone, rate: rate) }
         let (bytes, packets) = (try phoneCounter("tx_bytes"), try phoneCounter("tx_packets"))
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"],
@@ -106,12 +106,18 @@ extension LabTestCase {
             bytes: try phoneCounter("tx_bytes") - play.bytes, packets: try phoneCounter("tx_packets") - play.packets,
             size: Int64(size), events: events, wall: wall, status: status ?? -1)
         print(
-            "\((play.path as NSString).lastPathComponent) over \(play.rate): \(played.bytes) bytes in "
+            "\((play.path as NSString).lastPathComponent) over \(play.rate ?? "the link"): \(played.bytes) bytes in "
                 + "\(played.packets) packets for a file of \(size): \(String(format: "%.3f", played.ratio))× on the "
                 + "link, \(String(format: "%.3f", played.payloadRatio))× TCP payload, castd fetched "
                 + "\(played.log?.bytesFetched.map(String.init) ?? "?"), \(played.stalls) stalls, "
                 + "\(String(format: "%.1f", wall)) s, expected waits \(played.waits)")
         return played
+    }
+
+    /// The events `cast send --json` printed so far.
+    func events(of play: LinkPlayInProgress) -> [PlaybackEvent] {
+        play.sender.output.filter { $0.hasPrefix("{") }
+            .compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
     }
 
     /// Plays `path` from the phone over a link of `rate` to castd recording on the box.

@@ -113,6 +113,7 @@ func status(_ arguments: ParsedArguments) throws(CastError) {
         }
         if let queue = status.queue { output("queue: \(queue.number)/\(queue.count)") }
         if let position = status.position { output("position: \(clock(position)) / \(clock(status.duration))") }
+        if let rate = status.linkRate { output("link: \(StatusLine.rate(rate))") }
         if let volume = status.volume {
             output("volume: \(fixed(volume, digits: 2))\(status.muted == true ? " (muted)" : "")")
         }
@@ -157,6 +158,7 @@ func statusObject(_ status: ReceiverStatus, of connection: ReceiverConnection) -
     if let muted = status.muted { object["muted"] = muted }
     if let load = status.loadState { object["loadState"] = load.wordList }
     if let playable = status.playableDuration { object["playableDuration"] = playable }
+    if let rate = status.linkRate { object["linkRate"] = rate }
     if let sync = status.sync {
         object["sync"] = ["offsetSeconds": sync.offset, "trimPPM": sync.trim, "limited": sync.limited ?? false]
     }

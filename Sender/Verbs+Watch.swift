@@ -89,7 +89,10 @@ func describe(_ event: PlaybackEvent) -> String {
     case .videoActive(let active): "video: \(active ? "on" : "off")"
     case .volume(let level, let muted): "volume: \(fixed(level, digits: 2))\(muted ? " (muted)" : "")"
     case .rate(let rate): "rate: \(rate)"
-    case .buffered(let playable, let ahead): "buffered: \(clock(playable)) (\(Int(saturating: ahead)) s ahead)"
+    case .buffered(let playable, let ahead, let linkRate, let wait):
+        "buffered: \(clock(playable)) (\(Int(saturating: ahead)) s ahead)"
+            + (linkRate.map { ", link \(StatusLine.rate($0))" } ?? "")
+            + (wait.map { ", buffering, \(Int(saturating: min($0, 1e7).rounded(.up))) s" } ?? "")
     case .accessLog(let log): "access log: \(log.bytesTransferred) bytes, \(log.stalls) stalls"
     case .errorLog(let log): "error: \(log.domain) \(log.statusCode.map(String.init) ?? "-"): \(log.comment)"
     case .metadata(let metadata):

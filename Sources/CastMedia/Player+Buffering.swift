@@ -26,7 +26,10 @@ struct BufferingState {
     var stallSeconds = 0.0
     var stallBegan: UInt64?
     /// The `buffered` event last sent, and when (monotonic ns).
-    var reported: (playable: Double, ahead: Double, at: UInt64)?
+    var reported: (playable: Double, ahead: Double, wait: Double?, at: UInt64)?
+    /// The demux thread's packet budget, once the pipeline runs: without a read-ahead, a full budget means that
+    /// nothing more is read.
+    var budget: PacketBudget?
 }
 
 extension Player {
@@ -125,7 +128,7 @@ extension Player {
                     emit(.playbackState(.playing))
                 }
             }
-            reportBufferedLocked(&state, playable: playable, ahead: measurement.ahead, now: now)
+            reportBufferedLocked(&state, playable: playable, measurement: measurement, now: now)
         }
     }
 
@@ -181,6 +184,10 @@ extension Player {
         let buffering = state.buffering
         let input = inputStatisticsLocked(state)
         let readAhead = self.readAhead?.snapshot
+        // Waiting buffers more while the read-ahead has room and its input works, or, without one, while the demux
+        // thread reads on; once nothing can grow, a stall that waits for more would wait for ever.
+        let canGrow =
+            readAhead.map { !$0.full && !$0.failed } ?? (buffering.budget?.hasEnough != true)
         // Once the read-ahead holds everything up to the end, nothing waits for the network any more.
         let ended = buffering.inputEnded || readAhead?.atEnd == true
         var upTo = BufferingRule.demuxedUpTo(Array(buffering.demuxedUpTo.values)) ?? position
@@ -199,21 +206,36 @@ extension Player {
         let measurement = BufferingRule.Measurement(
             ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: rate,
             mediaByteRate: buffering.byteRate, inputEnded: ended,
-            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate)
+            playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate,
+            canGrow: canGrow)
         // The clock may stand past the end (the last frame held for its duration): playable stops at the end.
         let playable = max(upTo, position)
         return (measurement, duration.map { min(playable, $0) } ?? playable)
     }
 
-    /// Sends `buffered` when it moved by a quarter second or more, at most every `bufferedEventInterval`. Call inside
-    /// the monitor, with its state.
-    private func reportBufferedLocked(_ state: inout State, playable: Double, ahead: Double, now: UInt64) {
+    /// Sends `buffered` when it moved by a quarter second or more, or a stall's expected wait by a second or more (or
+    /// it began or ended), at most every `bufferedEventInterval`; with the link's measured rate, and while stalled the
+    /// expected wait. Call inside the monitor, with its state.
+    private func reportBufferedLocked(
+        _ state: inout State, playable: Double, measurement m: BufferingRule.Measurement, now: UInt64
+    ) {
+        let ahead = m.ahead
+        let wait = state.buffering.rule.expectedWait(m).map { min($0.rounded(.up), Self.longestReportedWait) }
         if let last = state.buffering.reported {
+            let waitMoved = (last.wait == nil) != (wait == nil) || abs((last.wait ?? 0) - (wait ?? 0)) >= 1
             guard now &- last.at >= Self.bufferedEventInterval,
-                abs(last.playable - playable) >= 0.25 || abs(last.ahead - ahead) >= 0.25
+                abs(last.playable - playable) >= 0.25 || abs(last.ahead - ahead) >= 0.25 || waitMoved
             else { return }
         }
-        state.buffering.reported = (playable, ahead, now)
-        emit(.buffered(playableDuration: (playable * 1000).rounded() / 1000, ahead: (ahead * 1000).rounded() / 1000))
+        state.buffering.reported = (playable, ahead, wait, now)
+        // The rate the rule judges with, in bits per second, to a kilobit.
+        let linkRate = m.inputRate.map { ($0 * 8 / 1000).rounded() * 1000 }
+        emit(
+            .buffered(
+                playableDuration: (playable * 1000).rounded() / 1000, ahead: (ahead * 1000).rounded() / 1000,
+                linkRate: linkRate, wait: wait))
     }
+
+    /// The longest expected wait reported (a day): a link that barely moves gives absurd estimates.
+    static let longestReportedWait = 86_400.0
 }

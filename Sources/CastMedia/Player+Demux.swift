@@ -131,6 +131,7 @@ extension Player {
             minimumSeconds: readAhead != nil
                 ? PacketBudget.secondsBehindReadAhead : PacketBudget.secondsWithoutReadAhead)
         register(budget)
+        shared.withLock { $0.buffering.budget = budget }
         var timeBases: [Int32: AVRational] = [:]
         // Cover art (an attached picture: an MP3's or an M4A's) is one packet, delivered at the start and again after
         // each seek. Its decoder is drained at once so that the picture is shown from the start and stays on screen

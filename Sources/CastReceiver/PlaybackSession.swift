@@ -324,6 +324,7 @@ final class PlaybackSession: Sendable {
             position: now.position(now: Date().timeIntervalSince1970), duration: now.duration)
         if !now.loadState.isEmpty { status.loadState = now.loadState }
         status.playableDuration = now.playableDuration
+        status.linkRate = now.linkRate
         status.tracks = now.tracks
         status.sync = now.sync
         status.group = request.group

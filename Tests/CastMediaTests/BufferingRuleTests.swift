@@ -8,11 +8,12 @@ final class BufferingRuleTests: XCTestCase {
     private enum Fixtures {
         /// A 60 s clip of 1 Mbit/s (125 000 bytes per media second), playing, 30 s to go.
         static func measurement(
-            ahead: Double, rate: Double?, remaining: Double? = 30, ended: Bool = false, playing: Bool = true
+            ahead: Double, rate: Double?, remaining: Double? = 30, ended: Bool = false, playing: Bool = true,
+            canGrow: Bool = true
         ) -> BufferingRule.Measurement {
             BufferingRule.Measurement(
                 ahead: ahead, remaining: remaining, inputRate: rate, mediaByteRate: 125_000, inputEnded: ended,
-                playing: playing)
+                playing: playing, canGrow: canGrow)
         }
 
         static func probed() -> BufferingRule {
@@ -57,23 +58,64 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 15.5, rate: 30_000)), .loadState(.playable))
     }
 
-    func testStallHoldsUntilTheRefillThreshold() {
+    func testWithoutARateAStallHoldsUntilTheRefillThreshold() {
         var rule = Fixtures.probed()
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: 10_000)), .stalled)
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: nil)), .stalled)
         XCTAssertEqual(rule.loadState, .stalled)
         XCTAssertTrue(rule.isStalled)
         // Still short of 2 s: stays stalled, says nothing.
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 1.5, rate: 10_000)))
-        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.1, rate: 10_000)), .recovered(.playable))
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 1.5, rate: nil)))
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 2.1, rate: nil)), .recovered(.playable))
         XCTAssertFalse(rule.isStalled)
     }
 
-    func testStallEndsEarlyWhenPlaythroughIsOK() {
+    func testOnASlowLinkAStallWaitsUntilTheRestArrivesInTime() {
+        var rule = Fixtures.probed()
+        // 60 % of the media's rate, 30 s to go: playthrough needs 0.6·30 ≥ 1.15·(30 − A), A ≥ 14.35 s.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: 75_000)), .stalled)
+        // A fixed 2 s refill would end it here, and stall again within seconds.
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 2.5, rate: 75_000)))
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 14, rate: 75_000)))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 14.5, rate: 75_000)), .recovered([.playable, .playthroughOK]))
+    }
+
+    func testPlaythroughEndsAStallOnlyWithTheRefillBuffered() {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
-        // The link came back at twice the media's rate: 0.5 s buffered is enough.
+        // Twice the media's rate, but arrivals come in steps: 0.5 s is too thin to trust.
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)))
         XCTAssertEqual(
-            rule.update(Fixtures.measurement(ahead: 0.5, rate: 250_000)), .recovered([.playable, .playthroughOK]))
+            rule.update(Fixtures.measurement(ahead: 2, rate: 250_000)), .recovered([.playable, .playthroughOK]))
+        // Near the end, what is left is the refill.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000, remaining: 1.5)), .stalled)
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 1.5, rate: 250_000, remaining: 1.5)),
+            .recovered([.playable, .playthroughOK]))
+    }
+
+    func testAStallEndsOnceNothingMoreCanBeBuffered() {
+        var rule = Fixtures.probed()
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 75_000)), .stalled)
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 6, rate: 75_000)))
+        // The read-ahead is full (or its input failed): waiting on would wait for ever, as nothing is read until
+        // playback takes some.
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 6, rate: 75_000, canGrow: false)), .recovered(.playable))
+    }
+
+    func testTheExpectedWaitIsTheTimeUntilTheStallEnds() {
+        var rule = Fixtures.probed()
+        XCTAssertNil(rule.expectedWait(Fixtures.measurement(ahead: 0, rate: 75_000)), "not stalled")
+        XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0.05, rate: 75_000)), .stalled)
+        // 14.35 s of media needed, 0.6 media seconds arrive each second.
+        let wait = try? XCTUnwrap(rule.expectedWait(Fixtures.measurement(ahead: 2.35, rate: 75_000)))
+        XCTAssertEqual(wait ?? 0, 20, accuracy: 0.01)
+        // A fast link: only the refill, at twice the media's rate.
+        XCTAssertEqual(rule.expectedWait(Fixtures.measurement(ahead: 1, rate: 250_000)) ?? 0, 0.5, accuracy: 0.01)
+        // Unknown rate, nothing arriving, or nothing more to wait for: no estimate.
+        XCTAssertNil(rule.expectedWait(Fixtures.measurement(ahead: 1, rate: nil)))
+        XCTAssertNil(rule.expectedWait(Fixtures.measurement(ahead: 1, rate: 0)))
+        XCTAssertNil(rule.expectedWait(Fixtures.measurement(ahead: 1, rate: 75_000, canGrow: false)))
     }
 
     func testStallEndsWhenTheInputEnded() {
@@ -96,9 +138,9 @@ final class BufferingRuleTests: XCTestCase {
     func testAUserPauseDuringAStallKeepsTheStallUntilRefilled() {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)
-        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: 10_000, playing: false)))
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 0.5, rate: nil, playing: false)))
         XCTAssertEqual(
-            rule.update(Fixtures.measurement(ahead: 2.5, rate: 10_000, playing: false)), .recovered(.playable))
+            rule.update(Fixtures.measurement(ahead: 2.5, rate: nil, playing: false)), .recovered(.playable))
     }
 
     func testASeekCancelsTheStall() {

@@ -26,6 +26,12 @@ final class PlaybackLogEventTests: XCTestCase {
                 #"{"ahead":2.25,"event":"buffered","playableDuration":4.5}"#
             ),
             (
+                // With the link's rate and a stall's expected wait (new keys: optional, for older senders and
+                // receivers alike).
+                .buffered(playableDuration: 4.5, ahead: 0.25, linkRate: 790_000, wait: 14),
+                #"{"ahead":0.25,"event":"buffered","linkRate":790000,"playableDuration":4.5,"wait":14}"#
+            ),
+            (
                 .metadata(TimedMetadata(items: ["title": "T", "artist": "A"], artwork: true)),
                 #"{"artwork":true,"event":"metadata","metadata":{"artist":"A","title":"T"}}"#
             ),
@@ -82,6 +88,8 @@ final class PlaybackLogEventTests: XCTestCase {
         for line in [
             #"{"event":"buffered","playableDuration":-1,"ahead":0}"#,
             #"{"event":"buffered","playableDuration":1}"#,
+            #"{"event":"buffered","playableDuration":1,"ahead":0,"linkRate":-1}"#,
+            #"{"event":"buffered","playableDuration":1,"ahead":0,"wait":-1}"#,
             #"{"event":"accessLog","accessLog":{"playbackStartDate":1,"stalls":-1,"stallDuration":0,"droppedFrames":0,"bytesTransferred":0,"transferDuration":0,"durationWatched":0}}"#,
             #"{"event":"accessLog","accessLog":{"playbackStartDate":1,"stalls":0,"stallDuration":-2,"droppedFrames":0,"bytesTransferred":0,"transferDuration":0,"durationWatched":0}}"#,
             #"{"event":"accessLog","accessLog":{"uri":"\#(longURI)","playbackStartDate":1,"stalls":0,"stallDuration":0,"droppedFrames":0,"bytesTransferred":0,"transferDuration":0,"durationWatched":0}}"#,
@@ -97,7 +105,13 @@ final class PlaybackLogEventTests: XCTestCase {
             name: "Box", id: "1", state: .interrupted, title: "clip.mp4", position: 2, duration: 6)
         status.loadState = .stalled
         status.playableDuration = 2.05
+        status.linkRate = 790_000
         XCTAssertEqual(try Message(Message.status(status).frame()), .status(status))
+        // A receiver that predates the link rate sends none; a rate that is no rate is refused.
+        status.linkRate = nil
+        XCTAssertEqual(try Message(Message.status(status).frame()), .status(status))
+        let bad = #"{"name":"Box","id":"1","state":"playing","linkRate":-5}"#
+        XCTAssertThrowsError(try Message(Frame(type: MessageType.status.rawValue, payload: Array(bad.utf8))))
         let control = Message.control(PlaybackControl(.accessLog))
         XCTAssertEqual(try Message(control.frame()), control)
         XCTAssertEqual(String(decoding: control.frame().payload, as: UTF8.self), #"{"action":"accessLog"}"#)

@@ -72,6 +72,30 @@ final class ChannelSourceTests: XCTestCase {
         XCTAssertNil(lab.channelError)
     }
 
+    /// A waiting read's answer is not pushed out of the slots by the answers after it, however late the read's
+    /// thread runs (on a loaded machine it was, and the read waited for ever for an answer castd had sent).
+    func testTheAnswerAReadWaitsForIsNotPushedOutByLaterOnes() throws {
+        let lab = try Fixtures.Lab(readsInFlight: 4)
+        defer { lab.close() }
+        let next = DispatchSemaphore(value: 0)
+        let got = lab.readInBackground(reads: 2, chunk: 1000, before: { if $0 == 1 { next.wait() } })
+        let asked = try (0..<4).map { _ in try lab.nextRead() }
+        XCTAssertEqual(asked.map(\.offset), [0, 1000, 2000, 3000])
+        try lab.answerDirectly(asked[0], complete: true)
+        // castd answers the read at 1000 with 500 bytes (where its cache's range ends), and that answer is being
+        // received (into a slot: nobody waits for it yet) when the read at 1000 begins: it asks for nothing there,
+        // and for the gap after the short answer.
+        try lab.answerDirectly(MediaRead(offset: 1000, length: 500), complete: false)
+        next.signal()
+        let ahead = try (0..<2).map { _ in try lab.nextRead() }
+        XCTAssertEqual(ahead.map(\.offset), [1500, 2500])
+        // The answer arrives, and at once the four after it, before the read's thread has run: the last one needs a
+        // slot while every slot holds an answer.
+        lab.source.received(complete: true)
+        for read in [asked[2], asked[3]] + ahead { try lab.answerDirectly(read, complete: true) }
+        XCTAssertEqual(try got.wait(), Array(Fixtures.bytes[..<1500]))
+    }
+
     func testAStreamIsReadOneRangeAtATime() throws {
         let lab = try Fixtures.Lab(readsInFlight: 3, seekable: false)
         defer { lab.close() }
@@ -145,14 +169,26 @@ private enum Fixtures {
             try bytes[start..<end].withUnsafeBytes { try castd.sendData(offset: read.offset, bytes: $0) }
         }
 
-        /// `reads` reads of `chunk` bytes on a thread of their own, as the read-ahead's reader makes them.
-        func readInBackground(reads: Int, chunk: Int) -> Outcome {
+        /// Answers `read` as the channel's reader would receive it, without the channel: the bytes go where the
+        /// source says; `complete` false leaves the answer being received (call `source.received` later).
+        func answerDirectly(_ read: MediaRead, complete: Bool) throws {
+            let start = Int(read.offset)
+            let end = min(start + read.length, bytes.count)
+            let target = try source.destination(offset: read.offset, count: end - start)
+            bytes[start..<end].withUnsafeBytes { target.copyMemory(from: $0) }
+            if complete { source.received(complete: true) }
+        }
+
+        /// `reads` reads of `chunk` bytes on a thread of their own, as the read-ahead's reader makes them; `before`
+        /// runs before each (told its number).
+        func readInBackground(reads: Int, chunk: Int, before: @escaping @Sendable (Int) -> Void = { _ in }) -> Outcome {
             let outcome = Outcome()
             let thread = Thread { [source] in
                 var got: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: chunk)
                 do {
-                    for _ in 0..<reads {
+                    for number in 0..<reads {
+                        before(number)
                         let count = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
                         got += buffer[..<count]
                     }

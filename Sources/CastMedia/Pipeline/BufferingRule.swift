@@ -13,14 +13,21 @@ import CastProtocol
 ///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
-///   the input has not ended: playback is interrupted (load state `[stalled]`). It ends once
-///   `Thresholds.refill` seconds are buffered, playthrough is OK, or the input ended.
+///   the input has not ended: playback is interrupted (load state `[stalled]`). When the input's rate and the
+///   media's are known, it ends once playthrough is OK with `Thresholds.refill` seconds buffered (or all that is
+///   left), so that on a link slower than the film the one wait lasts until the rest arrives in time, instead of a
+///   stall every few seconds (AVPlayer's `likelyToKeepUp`). It also ends once the buffers cannot grow any more
+///   (`Measurement.canGrow`: the read-ahead is full, its input failed, or nothing reads while the packets queued
+///   are enough): waiting longer would gain nothing, and nothing would be read until playback takes some. Without
+///   the rates it ends at `Thresholds.refill` seconds buffered; always when the input ended.
+/// - `expectedWait`: while stalled, the seconds until the stall should end at the measured rate (what `cast send`
+///   shows as "buffering, 14 s").
 struct BufferingRule: Sendable, Equatable {
     /// The thresholds, in media seconds.
     struct Thresholds: Sendable, Equatable {
         /// Fewer seconds buffered than this while playing is a stall.
         var stallBelow = 0.1
-        /// A stall ends once this much is buffered (or playthrough is OK).
+        /// A stall ends once this much is buffered: with playthrough OK when it can be judged, alone when it cannot.
         var refill = 2.0
         /// `playthroughOK` is gained when `s·R ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
         var playthroughMargin = 1.15
@@ -42,6 +49,9 @@ struct BufferingRule: Sendable, Equatable {
         var playing: Bool
         /// The playback rate (media seconds per second).
         var rate: Double = 1
+        /// Whether waiting can buffer more: false once the read-ahead is full or its input failed (nothing more
+        /// arrives until a seek), or, without a read-ahead, while the demux thread waits for the queues to empty.
+        var canGrow = true
     }
 
     /// What changed with a measurement.
@@ -81,7 +91,10 @@ struct BufferingRule: Sendable, Equatable {
         guard !loadState.isEmpty else { return nil }
         if isStalled {
             let through = playthrough(m, had: false)
-            guard m.inputEnded || through || m.ahead >= thresholds.refill else { return nil }
+            // What arrives comes in steps (a read, an interleaved chunk), so a judgement on a thin buffer is noisy:
+            // playthrough ends a stall once the refill is buffered too (or all that is left).
+            let refilled = m.ahead >= min(thresholds.refill, m.remaining ?? .infinity)
+            guard m.inputEnded || !m.canGrow || refilled && (through || !isJudged(m)) else { return nil }
             loadState = through ? [.playable, .playthroughOK] : .playable
             return .recovered(loadState)
         }
@@ -94,6 +107,29 @@ struct BufferingRule: Sendable, Equatable {
         guard next != loadState else { return nil }
         loadState = next
         return .loadState(next)
+    }
+
+    /// Whether playthrough can be judged: the time to the end, the input's rate and the media's are known.
+    func isJudged(_ m: Measurement) -> Bool {
+        m.remaining != nil && m.inputRate != nil && (m.mediaByteRate ?? 0) > 0
+    }
+
+    /// While stalled, the seconds until the stall should end: until playthrough is OK with the refill buffered, at
+    /// the measured input rate, or until the refill is buffered when playthrough cannot be judged (then nil when
+    /// the rates are unknown). Nil when not stalled, or when nothing arrives.
+    func expectedWait(_ m: Measurement) -> Double? {
+        guard isStalled, !m.inputEnded, m.canGrow, let rate = m.inputRate, let byteRate = m.mediaByteRate,
+            byteRate > 0, rate > 0
+        else { return nil }
+        // Media seconds that arrive each second.
+        let speed = rate / byteRate
+        let refill = min(thresholds.refill, m.remaining ?? .infinity)
+        var needed = refill
+        if let remaining = m.remaining {
+            // Playthrough (with its margin) needs A ≥ R − s·R ÷ (margin·ρ).
+            needed = max(needed, remaining - speed * remaining / (thresholds.playthroughMargin * max(m.rate, 0.01)))
+        }
+        return max(needed - max(m.ahead, 0), 0) / speed
     }
 
     /// The media time up to which every played stream is demuxed, from how far each one is: the stream read least

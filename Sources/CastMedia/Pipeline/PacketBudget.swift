@@ -54,6 +54,12 @@ final class PacketBudget: Sendable {
         state.withLock { $0.fills[queue] = fill }
     }
 
+    /// Whether every stream has enough queued: the demux thread reads nothing more until a stage takes some.
+    var hasEnough: Bool {
+        let minimumSeconds = minimumSeconds
+        return state.withLock { !$0.aborted && !Self.readsOn($0.fills.values, minimumSeconds: minimumSeconds) }
+    }
+
     /// Waits until some stream is short of packets, or the budget is aborted (shutting down). Returns whether it had
     /// to wait (the demux thread then looks for a seek or a stop before it reads).
     func waitUntilShort() -> Bool {

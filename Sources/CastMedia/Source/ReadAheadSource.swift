@@ -78,8 +78,24 @@ public final class ReadAheadSource: MediaSource {
     /// Seconds spent inside upstream reads in total (waits for room in a full buffer do not count).
     public var readingTime: Double { core.statistics.readingTime }
     /// Every statistic at one instant, read under one lock.
-    var snapshot: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
-        core.statistics
+    var snapshot: Statistics { core.statistics }
+
+    /// What the read-ahead holds and has read, at one instant.
+    struct Statistics {
+        /// Bytes buffered ahead of the consumer's position.
+        var buffered: Int
+        /// Bytes the upstream delivered in total.
+        var received: Int64
+        /// The upstream's delivery rate (bytes/s) over about the last 2 s of reading; nil before the first read.
+        var rate: Double?
+        /// Whether the upstream reached its end where the reader reads.
+        var atEnd: Bool
+        /// Seconds spent inside upstream reads.
+        var readingTime: Double
+        /// Whether the reader waits for room: it reads nothing more until the consumer takes some.
+        var full: Bool
+        /// Whether the upstream failed where the reader reads: nothing more arrives until a seek.
+        var failed: Bool
     }
 }
 
@@ -176,15 +192,19 @@ extension ReadAheadSource {
             if first { upstream.cancel() }
         }
 
-        var statistics: (buffered: Int, received: Int64, rate: Double?, atEnd: Bool, readingTime: Double) {
+        var statistics: Statistics {
             let now = Self.now()
             return condition.withLock {
-                (
-                    Int(windowEnd - position), received, meter.rate(now: now, readStarted: readStarted), atEnd,
-                    meter.elapsed + max(now - (readStarted ?? now), 0)
-                )
+                Statistics(
+                    buffered: Int(windowEnd - position), received: received,
+                    rate: meter.rate(now: now, readStarted: readStarted), atEnd: atEnd,
+                    readingTime: meter.elapsed + max(now - (readStarted ?? now), 0), full: hasNoRoom,
+                    failed: failure != nil)
             }
         }
+
+        /// Whether less room is left than one chunk: the reader waits until the consumer takes some. Called locked.
+        private var hasNoRoom: Bool { Int(windowEnd - position) + chunk > capacity }
 
         // MARK: Reader thread
 
@@ -193,9 +213,7 @@ extension ReadAheadSource {
             defer { condition.unlock() }
             while true {
                 // Wait for something to do: a seek, or room for a whole chunk.
-                while !cancelled && pendingSeek == nil
-                    && (atEnd || failure != nil || Int(windowEnd - position) + chunk > capacity)
-                {
+                while !cancelled && pendingSeek == nil && (atEnd || failure != nil || hasNoRoom) {
                     condition.wait()
                 }
                 if cancelled { return }

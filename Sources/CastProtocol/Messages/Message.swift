@@ -156,6 +156,9 @@ extension Message {
                 }
                 for name in group { try Self.check(text: name, field: "status.group") }
             }
+            if let rate = body.linkRate, !(rate.isFinite && rate >= 0) {
+                throw ProtocolError(.malformedMessage, "status.linkRate must be a rate (bits/s)")
+            }
             if let queue = body.queue, !queue.isValid {
                 throw ProtocolError(
                     .malformedMessage, "status.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")

@@ -20,6 +20,9 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
     public var loadState: LoadState?
     /// The media time up to which media is buffered (as the `buffered` event), when something plays.
     public var playableDuration: Double?
+    /// The input's rate as the receiver measures it (bits/s: the link, for served media), when something plays and
+    /// it is known. Absent from receivers that predate it.
+    public var linkRate: Double?
     /// The media's audio and subtitle tracks (the last `tracks` event), when something plays.
     public var tracks: [MediaTrack]?
     /// How far from its group's timeline the receiver was, and its rate's trim (the last `sync` event), while it

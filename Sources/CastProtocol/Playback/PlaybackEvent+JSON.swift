@@ -7,7 +7,7 @@ extension PlaybackEvent: Codable {
     private enum Key: String, CodingKey {
         case event, loadState, duration, mediaTypes, width, height, state, position, at, active, reason, error, volume,
             muted, rate, playableDuration, ahead, accessLog, errorLog, code, tracks, offset, trim, limited, receiver,
-            direction
+            direction, linkRate, wait
     }
 
     /// The `event` word of each kind.
@@ -56,9 +56,11 @@ extension PlaybackEvent: Codable {
             try c.encode(volume, forKey: .volume)
             try c.encode(muted, forKey: .muted)
         case .rate(let rate): try c.encode(rate, forKey: .rate)
-        case .buffered(let playable, let ahead):
+        case .buffered(let playable, let ahead, let linkRate, let wait):
             try c.encode(playable, forKey: .playableDuration)
             try c.encode(ahead, forKey: .ahead)
+            try c.encodeIfPresent(linkRate, forKey: .linkRate)
+            try c.encodeIfPresent(wait, forKey: .wait)
         case .accessLog(let entry): try c.encode(entry, forKey: .accessLog)
         case .errorLog(let entry): try c.encode(entry, forKey: .errorLog)
         // Flat: `metadata` (the items) and `artwork` sit beside `event`.
@@ -110,10 +112,12 @@ extension PlaybackEvent: Codable {
         case "rate": self = .rate(try finite(.rate))
         case "buffered":
             let (playable, ahead) = (try finite(.playableDuration), try finite(.ahead))
-            guard playable >= 0, ahead >= 0 else {
+            let linkRate = try c.contains(.linkRate) ? finite(.linkRate) : nil
+            let wait = try c.contains(.wait) ? finite(.wait) : nil
+            guard playable >= 0, ahead >= 0, (linkRate ?? 0) >= 0, (wait ?? 0) >= 0 else {
                 throw DecodingError.dataCorruptedError(forKey: .ahead, in: c, debugDescription: "negative")
             }
-            self = .buffered(playableDuration: playable, ahead: ahead)
+            self = .buffered(playableDuration: playable, ahead: ahead, linkRate: linkRate, wait: wait)
         case "accessLog": self = .accessLog(try c.decode(AccessLogEntry.self, forKey: .accessLog))
         case "errorLog": self = .errorLog(try c.decode(ErrorLogEntry.self, forKey: .errorLog))
         case "metadata": self = .metadata(try TimedMetadata(from: decoder))

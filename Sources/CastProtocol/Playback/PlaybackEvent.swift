@@ -118,8 +118,10 @@ public enum PlaybackEvent: Sendable, Equatable {
     case rate(Double)
     /// How much media is buffered (MPMoviePlayerController.playableDuration): `playableDuration` is the media time
     /// (seconds from the start) up to which media is buffered, `ahead` the seconds of it beyond the position.
-    /// Pushed at most twice a second while it changes.
-    case buffered(playableDuration: Double, ahead: Double)
+    /// Pushed at most twice a second while it changes. `linkRate` is the input's rate as the receiver measures it
+    /// (bits/s: the link for served media), and `wait`, while stalled, the seconds the receiver expects to wait
+    /// before playing on; each absent when unknown (and from receivers that predate them).
+    case buffered(playableDuration: Double, ahead: Double, linkRate: Double? = nil, wait: Double? = nil)
     /// The session's access log entry (MPMovieAccessLog): at the finish, and when a sender asks.
     case accessLog(AccessLogEntry)
     /// A failure, as an error log entry (MPMovieErrorLog), before the finish it causes.

@@ -75,6 +75,10 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     /// The media time buffered up to, and how far that is ahead of the position (the last `buffered` event).
     public var playableDuration: Double?
     public var bufferedAhead: Double?
+    /// The input's rate as the receiver measures it (bits/s), and, while stalled, the seconds it expects to wait (the
+    /// last `buffered` event; nil when it did not say).
+    public var linkRate: Double?
+    public var expectedWait: Double?
     public var metadata: TimedMetadata?
     /// The media's audio and subtitle tracks; nil until reported.
     public var tracks: [MediaTrack]?
@@ -118,8 +122,9 @@ public struct PlaybackSnapshot: Sendable, Equatable {
         case .videoActive(let active): return set(\.videoActive, active, .videoActive)
         case .volume(let value, let muted): return set(\.level, Level(level: value, muted: muted), .volume)
         case .rate(let value): return set(\.rate, value, .rate)
-        case .buffered(let playable, let ahead):
+        case .buffered(let playable, let ahead, let linkRate, let wait):
             return set(\.playableDuration, playable, .buffered).union(set(\.bufferedAhead, ahead, .buffered))
+                .union(set(\.linkRate, linkRate, .buffered)).union(set(\.expectedWait, wait, .buffered))
         case .metadata(let value): return set(\.metadata, value, .metadata)
         case .tracks(let value): return set(\.tracks, value, .tracks)
         case .sync(let offset, let trim, let limited):

@@ -62,7 +62,7 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
         defer { condition.unlock() }
         if cancelled { throw WorkerFailure("the read was cancelled") }
         var ask: [MediaRead] = []
-        if arrivedIndex(at: position) == nil && !inFlight.contains(offset: position) && receiving?.offset != position {
+        if !isComing(position) {
             // After a seek every place may be taken by reads no longer wanted: their answers make room.
             while inFlight.isFull && !cancelled { condition.wait() }
             if cancelled { throw WorkerFailure("the read was cancelled") }
@@ -79,11 +79,12 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
         }
         // A buffer being filled is never given back early, even when the read fails or is cancelled.
         var filling: Bool { receiving.map { $0.slot == nil && $0.offset == position } ?? false }
-        if !ask.isEmpty {
+        /// Sends `reads` with the lock let go; a failure is thrown once no answer is being received into `target`.
+        func send(_ reads: [MediaRead]) throws {
             condition.unlock()
             var failure: (any Error)?
             do {
-                for read in ask { try channel.send(.read(read)) }
+                for read in reads { try channel.send(.read(read)) }
             } catch {
                 failure = error
             }
@@ -93,6 +94,7 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
                 throw failure
             }
         }
+        if !ask.isEmpty { try send(ask) }
         while true {
             if !filling {
                 if let outcome {
@@ -106,9 +108,23 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
                     return count
                 }
                 if cancelled { throw WorkerFailure("the read was cancelled") }
+                // Nothing for `position` is on its way any more: asked again. (Before a read's answer could be
+                // pushed out of the slots by later ones while this thread had not run yet, on a loaded machine, and
+                // the read waited for ever for an answer castd had sent: a stall that never ended.)
+                if !isComing(position) && !inFlight.isFull {
+                    let read = MediaRead(offset: position, length: length)
+                    inFlight.sent(read)
+                    try send([read])
+                    continue
+                }
             }
             condition.wait()
         }
+    }
+
+    /// Whether the bytes at `offset` arrived, are being received, or are asked for. Called locked.
+    private func isComing(_ offset: Int64) -> Bool {
+        arrivedIndex(at: offset) != nil || inFlight.contains(offset: offset) || receiving?.offset == offset
     }
 
     func seek(to offset: Int64) throws {
@@ -239,9 +255,11 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
             slotCount += 1
             return Slot(bytes: .allocate(byteCount: MediaRead.maximumLength, alignment: 16))
         }
-        // Every slot holds an answer nobody took: the oldest goes (a read that wants it asks again).
+        // Every slot holds an answer nobody took: the oldest goes (a read that wants it asks again), but not the one
+        // the waiting read wants, which its thread may not have run to take yet.
         precondition(!arrived.isEmpty, "every slot is taken, and none by an answer")
-        return arrived.removeFirst().slot
+        let oldest = arrived.firstIndex { $0.offset != waiting?.offset } ?? arrived.startIndex
+        return arrived.remove(at: oldest).slot
     }
 
     /// The reads to send for a reader at `offset` (whose own read is on its way or arrived), so that the ranges after

@@ -38,12 +38,30 @@ public struct StatusLine: Sendable {
             bar = "  [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         }
         let level = volume.map { "  vol \(Int(saturating: min(1000, max(0, $0 * 100)).rounded()))%" } ?? ""
+        // A stall says how long the receiver expects it to last ("buffering, 14 s"), when it said.
+        let wait = playback.expectedWait.map { ", \(Int(saturating: min(max($0, 0), 1e7).rounded(.up))) s" } ?? ""
         let buffering =
-            (playback.isStalled ? "  buffering" : "")
+            (playback.isStalled ? "  buffering\(wait)" : "")
             + (playback.bufferedAhead.map { "  buf \(Int(saturating: $0))s" } ?? "")
         let queue = place.map { "  \($0.number)/\($0.count)" } ?? ""
         return "\(symbol) \(state.rawValue)\(buffering)  \(Self.clock(position)) / \(Self.clock(duration))\(bar)"
             + "\(level)\(queue)  \(title)"
+    }
+
+    /// A rate in bits per second as people read it: "790 kbit/s", "1.97 Mbit/s", "24 Mbit/s"; "--" for a negative or
+    /// a non-finite value.
+    public static func rate(_ bits: Double) -> String {
+        guard bits.isFinite, bits >= 0 else { return "--" }
+        if bits < 1e6 { return "\(Int(saturating: (bits / 1e3).rounded())) kbit/s" }
+        let mega = bits / 1e6
+        let digits = mega < 10 ? 2 : (mega < 100 ? 1 : 0)
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = Int(saturating: (min(mega, 1e9) * scale).rounded())
+        let whole = scaled / Int(scale)
+        guard digits > 0 else { return "\(whole) Mbit/s" }
+        let fraction = String(scaled % Int(scale))
+        return "\(whole).\(String(repeating: "0", count: digits - fraction.count))\(fraction) Mbit/s"
     }
 
     /// Seconds as m:ss (h:mm:ss is not used: minutes go on counting); "--:--" for none, a negative or a

@@ -35,6 +35,12 @@ final class MirrorTests: LabTestCase {
             "color=blue:size=1280x720:rate=10,drawbox=x=640:y=0:w=640:h=360:color=red:t=fill,"
             + "drawbox=x=0:y=360:w=640:h=360:color=white:t=fill,drawbox=x=640:y=360:w=640:h=360:color=green:t=fill,"
             + "drawgrid=w=80:h=80:t=2:color=black"
+        /// A cellular automaton's black and white blocks (4 pixels square), painted once: the screen then stays
+        /// still, and its detail takes many times what one picture may carry on a slow link.
+        static let stillPattern =
+            "cellauto=rule=30:size=320x180:rate=10:full=1:seed=7,scale=1280x720:flags=neighbor,trim=end_frame=1"
+        /// The quarters, painted once.
+        static let stillQuarters = quarters + ",trim=end_frame=1"
     }
 
     private var sender: [String: String] {
@@ -140,6 +146,45 @@ final class MirrorTests: LabTestCase {
         XCTAssertLessThan(idle.fraction(of: .blue, x: 0..<640, y: 0..<360), 0.05, "the mirrored picture is gone")
         XCTAssertNotNil(
             receiver.waitForLine(containing: "finished", timeout: 10), "castd reports the end: \(receiver.output)")
+        painter.stop()
+    }
+
+    /// Issue 32's settling: after a change the sender goes on sending the unchanged screen until the receiver's picture
+    /// is sharp. Before, only the change's first second went out at the full rate (then a picture a second): on a
+    /// slow link, where a detailed change takes several pictures to sharpen, castd's screen stayed blurred.
+    func testAChangeOnAStillScreenSharpensOnASlowLink() throws {
+        let receiverScreen = try XCTUnwrap(receiverScreen)
+        let senderScreen = try XCTUnwrap(senderScreen)
+        _ = try startReceiver()
+        try lab.shape(.phone, rate: "200kbit")
+        var painter = try paint(Fixtures.stillQuarters)
+        _ = try capture(senderScreen, timeout: 20) { Screenshot.Colour.red.matches($0.pixel(100, 100)) }
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: sender)
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+
+        painter.stop()
+        painter = try paint(Fixtures.stillPattern)
+        // The pattern is on the sender's screen when black and white blocks fill it and it stays as it is (ffplay's
+        // window is black before its picture).
+        var before = try senderScreen.capture()
+        let still = try capture(senderScreen, timeout: 20) { now in
+            defer { before = now }
+            let all = (x: 0..<1280, y: 0..<720)
+            return now.fraction(of: .white, x: all.x, y: all.y) > 0.25
+                && now.fraction(of: .black, x: all.x, y: all.y) > 0.25 && psnr(now, before) > 40
+        }
+        let started = Date()
+        let shown = try capture(receiverScreen) { psnr($0, still) > 30 }
+        let quality = psnr(shown, still)
+        print(
+            "the still pattern over 200 kbit/s: PSNR \(String(format: "%.1f", quality)) dB after "
+                + "\(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        if quality <= 30 {
+            _ = try? receiverScreen.capture(save: "\(work!)/castd-screen.png")
+            _ = try? senderScreen.capture(save: "\(work!)/sender-screen.png")
+        }
+        XCTAssertGreaterThan(quality, 30, "castd's picture sharpens (screens in \(work!)): \(mirror.output.suffix(4))")
         painter.stop()
     }
 

@@ -90,10 +90,14 @@ while true {
         nanosleep(&pause, nil)
     }
     if decision == .encode {
-        if encoder.bitRate != rate.bitRate || encoder.isRelaxed != pacing.isSharpening {
-            encoder.setBitRate(rate.bitRate, relaxed: pacing.isSharpening)
-        }
         do {
+            if pacing.isSharpening && pacing.wantsFreshStart {
+                if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
+                try encoder.restart(relaxed: true)
+                pacing.startedAfresh()
+            } else if encoder.bitRate != rate.bitRate || encoder.isRelaxed != pacing.isSharpening {
+                encoder.setBitRate(rate.bitRate, relaxed: pacing.isSharpening)
+            }
             try capture.capture { pixels, stride in
                 try encoder.encode(pixels, stride: stride, captured: captured) { unit in
                     // One write: `cast` answers the receiver's read with what one read of the pipe gives, so a header

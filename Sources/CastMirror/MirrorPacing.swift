@@ -8,7 +8,8 @@
 /// `sharpQuantiser` (every block coded at that step or better; the receiver decodes the very pictures the encoder
 /// reconstructs, so their quality is the receiver's). A picture skipped because the queue was full does not count:
 /// on a slow link or a busy receiver settling simply takes longer, it never ends on a blurred picture. Settling gives
-/// up `settlingLimit` after the last change (a screen that never sharpens costs no more than that). A settled,
+/// up `settlingLimit` after the last change (a screen that never sharpens costs no more than that). When the change
+/// came out cut hard by the cap (`starvedQuantiser`), the encoder starts afresh before sharpening (`wantsFreshStart`). A settled,
 /// unchanged screen sends a picture a second (`keepalive`: a few bytes of skipped blocks that show the sender is
 /// there).
 public struct MirrorPacing: Sendable, Equatable {
@@ -24,11 +25,16 @@ public struct MirrorPacing: Sendable, Equatable {
     private var sharpInARow = 0
     /// Whether the screen changed since the last picture was captured.
     private var dirty = true
+    /// Whether the last change came out cut hard by the cap (a quantiser of at least `starvedQuantiser`): the
+    /// encoder is to start afresh (`ScreenEncoder.restart`) before the pictures that sharpen it.
+    public private(set) var wantsFreshStart = false
 
     /// Sharp pictures in a row after which the screen has settled.
     public static let convergedPictures = 2
     /// How long after the last change settling goes on at most.
     public static let settlingLimit: UInt64 = 10_000_000
+    /// The quantiser from which a picture counts as cut hard by the cap.
+    public static let starvedQuantiser = 45
     /// How long an unchanged, settled screen goes without a picture.
     public static let keepalive: UInt64 = 1_000_000
 
@@ -58,6 +64,9 @@ public struct MirrorPacing: Sendable, Equatable {
         return lastSent + Self.keepalive > now ? lastSent + Self.keepalive - now : 0
     }
 
+    /// The encoder started afresh (`wantsFreshStart` was answered).
+    public mutating func startedAfresh() { wantsFreshStart = false }
+
     /// The damage reported a change at `now`.
     public mutating func changed(at now: UInt64) {
         dirty = true
@@ -77,6 +86,7 @@ public struct MirrorPacing: Sendable, Equatable {
     /// A picture captured at `now` went out, encoded at `quantiser` (nil: the encoder did not say).
     public mutating func sent(at now: UInt64, quantiser: Int?) {
         lastSent = now
+        if dirty { wantsFreshStart = (quantiser ?? 0) >= Self.starvedQuantiser }
         dirty = false
         guard lastChange != nil else { return }
         if let quantiser, quantiser <= sharpQuantiser {

@@ -13,7 +13,7 @@ internal import CFFmpeg
 ///
 /// Thread-safety: one thread uses it.
 public final class ScreenEncoder {
-    private let context: UnsafeMutablePointer<AVCodecContext>
+    private var context: UnsafeMutablePointer<AVCodecContext>
     private let scaler: OpaquePointer
     private let frame: UnsafeMutablePointer<AVFrame>
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -35,9 +35,7 @@ public final class ScreenEncoder {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw MirrorError("this FFmpeg has no libx264 encoder")
         }
-        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packet = av_packet_alloc()
-        else { throw MirrorError("out of memory") }
-        self.context = context
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else { throw MirrorError("out of memory") }
         self.frame = frame
         self.packet = packet
         self.fps = fps
@@ -46,29 +44,7 @@ public final class ScreenEncoder {
         // Even sizes: 4:2:0 halves both.
         let evenWidth = width & ~1
         let evenHeight = height & ~1
-        context.pointee.width = Int32(evenWidth)
-        context.pointee.height = Int32(evenHeight)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        // Microseconds: each picture's time is when it was captured; the rate control follows the real spacing.
-        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
-        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
-        context.pointee.max_b_frames = 0
-        context.pointee.gop_size = Int32(fps * 2)
-        context.pointee.color_range = AVCOL_RANGE_MPEG
-        context.pointee.colorspace = AVCOL_SPC_BT709
-        context.pointee.color_primaries = AVCOL_PRI_BT709
-        context.pointee.color_trc = AVCOL_TRC_BT709
-        context.pointee.thread_count = 2
-        Self.setRate(context, bitRate: bitRate, fps: fps)
-        av_opt_set(context.pointee.priv_data, "preset", "ultrafast", 0)
-        av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
-        av_opt_set(context.pointee.priv_data, "crf", "\(Self.constantQuality)", 0)
-        // Intra refresh: a column of intra blocks sweeps the picture every `gop_size` frames, no key frame after the
-        // first. Sliced threads (zerolatency's): both cores on each picture, no frame of delay per thread.
-        av_opt_set(context.pointee.priv_data, "intra-refresh", "1", 0)
-        av_opt_set(context.pointee.priv_data, "x264-params", "sliced-threads=1:aud=0:repeat-headers=1", 0)
-        let opened = avcodec_open2(context, codec, nil)
-        guard opened >= 0 else { throw MirrorError("libx264 did not open: \(Self.message(opened))") }
+        self.context = try Self.open(codec, width: evenWidth, height: evenHeight, fps: fps, bitRate: bitRate)
         guard
             let scaler = sws_getContext(
                 Int32(width), Int32(height), AV_PIX_FMT_BGR0, Int32(evenWidth), Int32(evenHeight), AV_PIX_FMT_YUV420P,
@@ -86,6 +62,56 @@ public final class ScreenEncoder {
         frame.pointee.color_primaries = AVCOL_PRI_BT709
         frame.pointee.color_trc = AVCOL_TRC_BT709
         guard av_frame_get_buffer(frame, 0) >= 0 else { throw MirrorError("out of memory for a picture") }
+    }
+
+    /// A libx264 context for `width`×`height` (even) pictures, its rate control fresh.
+    private static func open(
+        _ codec: UnsafePointer<AVCodec>, width: Int, height: Int, fps: Int, bitRate: Int, relaxed: Bool = false
+    ) throws(MirrorError) -> UnsafeMutablePointer<AVCodecContext> {
+        guard let context = avcodec_alloc_context3(codec) else { throw MirrorError("out of memory") }
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        // Microseconds: each picture's time is when it was captured; the rate control follows the real spacing.
+        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
+        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
+        context.pointee.max_b_frames = 0
+        context.pointee.gop_size = Int32(fps * 2)
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = AVCOL_PRI_BT709
+        context.pointee.color_trc = AVCOL_TRC_BT709
+        context.pointee.thread_count = 2
+        Self.setRate(context, bitRate: bitRate, fps: relaxed ? 4 : fps)
+        av_opt_set(context.pointee.priv_data, "preset", "ultrafast", 0)
+        av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
+        av_opt_set(context.pointee.priv_data, "crf", "\(Self.constantQuality)", 0)
+        // Intra refresh: a column of intra blocks sweeps the picture every `gop_size` frames, no key frame after the
+        // first. Sliced threads (zerolatency's): both cores on each picture, no frame of delay per thread.
+        av_opt_set(context.pointee.priv_data, "intra-refresh", "1", 0)
+        av_opt_set(context.pointee.priv_data, "x264-params", "sliced-threads=1:aud=0:repeat-headers=1", 0)
+        let opened = avcodec_open2(context, codec, nil)
+        guard opened >= 0 else {
+            var freed: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&freed)
+            throw MirrorError("libx264 did not open: \(Self.message(opened))")
+        }
+        return context
+    }
+
+    /// Starts the stream afresh with the next picture: a key picture at the constant quality, under a new rate
+    /// control. After a change cut hard by the cap, libx264's buffer model can stay starved for many seconds at a
+    /// picture a second (pictures of skipped blocks at the highest quantiser): the receiver's picture would stay
+    /// blurred. Used once the damage stopped, so the key picture costs nothing that waits behind it.
+    public func restart(relaxed: Bool) throws(MirrorError) {
+        let codec = context.pointee.codec!
+        let fresh = try Self.open(
+            codec, width: Int(context.pointee.width), height: Int(context.pointee.height), fps: fps, bitRate: bitRate,
+            relaxed: relaxed)
+        var old: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&old)
+        context = fresh
+        isRelaxed = relaxed
     }
 
     deinit {

@@ -85,6 +85,23 @@ final class MirrorPacingTests: XCTestCase {
         XCTAssertFalse(pacing.isSettling)
     }
 
+    func testAChangeCutHardByTheCapAsksForAFreshStartBeforeSharpening() {
+        var pacing = Fixtures.settled()
+        pacing.changed(at: 0)
+        XCTAssertFalse(pacing.isSharpening, "the picture at hand carries the change")
+        pacing.sent(at: 0, quantiser: MirrorPacing.starvedQuantiser)
+        XCTAssertTrue(pacing.wantsFreshStart)
+        XCTAssertTrue(pacing.isSharpening, "the next picture only sharpens")
+        pacing.startedAfresh()
+        XCTAssertFalse(pacing.wantsFreshStart)
+        pacing.sent(at: 33_333, quantiser: Fixtures.blurred)
+        XCTAssertFalse(pacing.wantsFreshStart, "only a change's picture asks")
+        // A change that came out well (typing, a small window) starts nothing afresh.
+        pacing.changed(at: 50_000)
+        pacing.sent(at: 66_666, quantiser: Fixtures.sharp + 5)
+        XCTAssertFalse(pacing.wantsFreshStart)
+    }
+
     func testAPictureWhoseQuantiserIsUnknownIsNotSharp() {
         var pacing = Fixtures.settled()
         pacing.changed(at: 0)

@@ -189,6 +189,36 @@ final class MirrorTests: LabTestCase {
         painter.stop()
     }
 
+    /// Sender loss (issue 32): `cast mirror` killed without a goodbye (SIGKILL; its helper dies with it), castd's idle
+    /// screen is back and castd finishes the session as an error naming the lost sender. Goal: within 2 s.
+    func testTheIdleScreenIsBackWhenTheSenderIsLost() throws {
+        let receiverScreen = try XCTUnwrap(receiverScreen)
+        let senderScreen = try XCTUnwrap(senderScreen)
+        let receiver = try startReceiver()
+        let painter = try paint(Fixtures.quarters)
+        _ = try capture(senderScreen, timeout: 20) { Screenshot.Colour.red.matches($0.pixel(100, 100)) }
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: sender)
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        let shown = try capture(receiverScreen) { $0.fraction(of: .blue, x: 640..<1280, y: 0..<360) > 0.8 }
+        XCTAssertGreaterThan(
+            shown.fraction(of: .blue, x: 640..<1280, y: 0..<360), 0.8, "the mirrored quarters (grid lines aside)")
+
+        XCTAssertEqual(kill(mirror.pid, SIGKILL), 0)
+        let lost = Date()
+        let idle = try capture(receiverScreen, timeout: 20) {
+            $0.fraction(of: .blue, x: 640..<1280, y: 0..<360) < 0.05
+                && $0.fraction(of: .red, x: 0..<640, y: 0..<360) < 0.05
+        }
+        print(
+            "idle screen back \(String(format: "%.2f", Date().timeIntervalSince(lost))) s after the sender was killed")
+        XCTAssertLessThan(idle.fraction(of: .blue, x: 640..<1280, y: 0..<360), 0.05, "the mirrored picture is gone")
+        XCTAssertLessThan(idle.fraction(of: .red, x: 0..<640, y: 0..<360), 0.05, "the mirrored picture is gone")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "the sender was lost", timeout: 10), "\(receiver.output.suffix(8))")
+        painter.stop()
+    }
+
     func testAnUnpairedSenderIsRefused() throws {
         _ = try startReceiver(auth: "pin")
         let refused = try lab.run(on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: sender)

@@ -1,3 +1,4 @@
+import CastProtocol
 import CastTestSupport
 import Foundation
 import XCTest
@@ -39,6 +40,8 @@ final class MirrorTests: LabTestCase {
         /// still, and its detail takes many times what one picture may carry on a slow link.
         static let stillPattern =
             "cellauto=rule=30:size=320x180:rate=10:full=1:seed=7,scale=1280x720:flags=neighbor,trim=end_frame=1"
+        /// ffmpeg's moving test pattern under moving noise: every picture changes, far more than 4 Mbit/s carries.
+        static let moving = "testsrc2=size=1280x720:rate=30,noise=alls=12:allf=t"
         /// The quarters, painted once.
         static let stillQuarters = quarters + ",trim=end_frame=1"
     }
@@ -218,6 +221,52 @@ final class MirrorTests: LabTestCase {
         XCTAssertNotNil(
             receiver.waitForLine(containing: "finished: playbackError", timeout: 10), "\(receiver.output.suffix(8))")
         painter.stop()
+    }
+
+    /// A link shaped to 4 Mbit/s under a screen that changes every picture: the rate comes down to what the link
+    /// carries and no backlog grows (the picture gets softer, not later). The backlog is read off castd's positions:
+    /// each is the age of the unit it just decoded by the sender's capture times, sent with castd's wall time, so a
+    /// growing queue shows as wall time running ahead of the positions.
+    func testOnALinkOf4MbitThePictureGetsSofterNotLater() throws {
+        let senderScreen = try XCTUnwrap(senderScreen)
+        _ = try startReceiver()
+        try lab.shape(.phone, rate: "4mbit")
+        let painter = try paint(Fixtures.moving)
+        _ = try capture(senderScreen, timeout: 20) { $0.fraction(of: .black, x: 0..<1280, y: 0..<720) < 0.5 }
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: sender)
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        Thread.sleep(forTimeInterval: 16)
+        let lines = mirror.output
+        painter.stop()
+        let positions = lines.compactMap { line -> (seconds: Double, at: Double)? in
+            guard line.contains(#""event":"position""#),
+                case .position(let seconds, let at)? = try? JSONDecoder().decode(
+                    PlaybackEvent.self, from: Data(line.utf8))
+            else { return nil }
+            return (seconds, at)
+        }
+        // The last 8 s, after the rate has had time to come down.
+        let start = try XCTUnwrap(positions.last, "castd sends positions: \(lines.suffix(6))").at - 8
+        let window = positions.filter { $0.at >= start }
+        XCTAssertGreaterThan(window.count, 20, "positions five times a second: \(window.count)")
+        let lags = window.map { $0.at - $0.seconds }
+        let growth = (lags.last ?? 0) - (lags.min() ?? 0)
+        let figures = lines.filter { $0.contains(#""event":"mirror""#) }.suffix(8)
+        let rates = figures.compactMap { line -> Int? in
+            guard let range = line.range(of: #""bitRate":"#) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        let targets = figures.compactMap { line -> Int? in
+            guard let range = line.range(of: #""targetBitRate":"#) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        print(
+            "over 4 Mbit/s: backlog grew \(String(format: "%.3f", growth)) s over the last 8 s; bit rates sent "
+                + "\(rates), asked \(targets)")
+        XCTAssertLessThan(growth, 1, "no backlog grows (a generous bound: the link alone would add seconds)")
+        XCTAssertFalse(targets.isEmpty, "\(figures)")
+        XCTAssertLessThan(targets.last ?? .max, 4_000_000, "the rate came down to what the link carries")
     }
 
     func testAnUnpairedSenderIsRefused() throws {

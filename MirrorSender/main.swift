@@ -66,27 +66,22 @@ _ = fcntl(1, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
 say("ready \(capture.width)x\(capture.height)")
 guard MirrorStream.magic.withUnsafeBytes(writeAll) else { exit(0) }
 
-let interval = UInt64(1_000_000 / fps)
+var pacing = MirrorPacing(fps: fps, sharpQuantiser: ScreenEncoder.sharpQuantiser)
 var window = (start: now(), pictures: 0, bytes: 0)
-var lastChange: UInt64 = 0
-var lastSent: UInt64 = 0
 while true {
-    // At most `fps` pictures a second; after that the next change is captured as soon as the X server reports it (no
-    // waiting for a tick: a tick would add half a picture's time on average).
-    let start = now()
-    if start < lastSent + interval {
-        var pause = timespec(tv_sec: 0, tv_nsec: Int((lastSent + interval - start) * 1000))
-        nanosleep(&pause, nil)
+    // At most `fps` pictures a second; after that a change is captured as soon as the X server reports it (no waiting
+    // for a tick: a tick would add half a picture's time on average). The pacing says when to look and what is
+    // wanted: a change, the pictures that sharpen it once the damage stopped, a keepalive a second.
+    let pause = pacing.pause(now: now())
+    if pause > 0 {
+        var time = timespec(tv_sec: Int(pause / 1_000_000), tv_nsec: Int(pause % 1_000_000) * 1000)
+        nanosleep(&time, nil)
     }
-    // A changed screen is encoded, and so is every picture for a second after a change (the intra refresh sweeps the
-    // picture clean and the rate control sharpens it), and one a second on an unchanged screen (a few bytes of
-    // skipped blocks: the receiver sees the sender is there). Otherwise nothing is captured or encoded.
-    let settling = now() < lastChange + 1_000_000
-    let keepalive = lastSent + 1_000_000
-    let wait = settling ? Int(interval / 1000) : Int((keepalive > now() ? keepalive - now() : 0) / 1000)
-    if capture.waitForChange(milliseconds: wait) { lastChange = now() }
+    if capture.waitForChange(milliseconds: Int(pacing.waitForChange(now: now()) / 1000)) {
+        pacing.changed(at: now())
+    }
     let captured = now()
-    let wanted = captured < lastChange + 1_000_000 || captured >= keepalive
+    let wanted = pacing.wants(now: captured)
     var queued: Int32 = 0
     _ = ioctl(1, UInt(FIONREAD), &queued)
     let decision = wanted ? rate.decide(queued: Int(queued), now: captured) : .skip
@@ -96,9 +91,14 @@ while true {
         nanosleep(&pause, nil)
     }
     if decision == .encode {
-        lastSent = captured
-        if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
         do {
+            if pacing.isSharpening && pacing.wantsFreshStart {
+                if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
+                try encoder.restart(relaxed: true)
+                pacing.startedAfresh()
+            } else if encoder.bitRate != rate.bitRate || encoder.isRelaxed != pacing.isSharpening {
+                encoder.setBitRate(rate.bitRate, relaxed: pacing.isSharpening)
+            }
             try capture.capture { pixels, stride in
                 try encoder.encode(pixels, stride: stride, captured: captured) { unit in
                     // One write: `cast` answers the receiver's read with what one read of the pipe gives, so a header
@@ -111,6 +111,7 @@ while true {
                 }
             }
             window.pictures += 1
+            pacing.sent(at: captured, quantiser: encoder.lastQuantiser)
         } catch {
             say("error: \(error)")
             exit(1)

@@ -2,12 +2,18 @@ internal import CFFmpeg
 
 /// Encodes screen pictures (BGRX) to H.264 for the least delay: libx264 through libavcodec, `ultrafast`,
 /// `zerolatency` (no look-ahead, no B-frames: each picture comes out as its access unit at once), intra refresh
-/// instead of periodic key frames (no bursts of a whole intra picture after the first), a VBV of about one frame,
-/// BT.709 limited range (swscale converts the full-range RGB and the stream says so).
+/// instead of periodic key frames (no bursts of a whole intra picture after the first), BT.709 limited range
+/// (swscale converts the full-range RGB and the stream says so).
+///
+/// The rate control is a capped constant quality: `crf` (`constantQuality`) with a VBV of about one frame at the bit
+/// rate asked. A change that needs more than the cap comes out softer, and the pictures of the unchanged screen that
+/// follow sharpen it to the constant quality; the quantiser of each picture (`lastQuantiser`) says when it got
+/// there. (An average bit rate instead would remember the bits a large change overspent and hold the quantiser
+/// high for seconds after it: the receiver's picture stayed blurred.)
 ///
 /// Thread-safety: one thread uses it.
 public final class ScreenEncoder {
-    private let context: UnsafeMutablePointer<AVCodecContext>
+    private var context: UnsafeMutablePointer<AVCodecContext>
     private let scaler: OpaquePointer
     private let frame: UnsafeMutablePointer<AVFrame>
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -16,15 +22,20 @@ public final class ScreenEncoder {
     private let sourceHeight: Int32
     /// The bit rate asked of the encoder now, bits per second.
     public private(set) var bitRate: Int
+    /// The quantiser of the last picture that came out (0...51, lower is sharper); nil before the first.
+    public private(set) var lastQuantiser: Int?
+    /// The constant quality asked for (x264's `crf`): what an unchanged screen sharpens to.
+    public static let constantQuality = 23
+    /// The quantiser at or under which a picture is as sharp as `constantQuality` gives (x264 codes P pictures a
+    /// little over the constant quality's quantiser).
+    public static let sharpQuantiser = constantQuality + 3
 
     /// An encoder for `width`×`height` pictures at about `fps` a second, starting at `bitRate` bits per second.
     public init(width: Int, height: Int, fps: Int, bitRate: Int) throws(MirrorError) {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw MirrorError("this FFmpeg has no libx264 encoder")
         }
-        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packet = av_packet_alloc()
-        else { throw MirrorError("out of memory") }
-        self.context = context
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else { throw MirrorError("out of memory") }
         self.frame = frame
         self.packet = packet
         self.fps = fps
@@ -33,28 +44,7 @@ public final class ScreenEncoder {
         // Even sizes: 4:2:0 halves both.
         let evenWidth = width & ~1
         let evenHeight = height & ~1
-        context.pointee.width = Int32(evenWidth)
-        context.pointee.height = Int32(evenHeight)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        // Microseconds: each picture's time is when it was captured; the rate control follows the real spacing.
-        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
-        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
-        context.pointee.max_b_frames = 0
-        context.pointee.gop_size = Int32(fps * 2)
-        context.pointee.color_range = AVCOL_RANGE_MPEG
-        context.pointee.colorspace = AVCOL_SPC_BT709
-        context.pointee.color_primaries = AVCOL_PRI_BT709
-        context.pointee.color_trc = AVCOL_TRC_BT709
-        context.pointee.thread_count = 2
-        Self.setRate(context, bitRate: bitRate, fps: fps)
-        av_opt_set(context.pointee.priv_data, "preset", "ultrafast", 0)
-        av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
-        // Intra refresh: a column of intra blocks sweeps the picture every `gop_size` frames, no key frame after the
-        // first. Sliced threads (zerolatency's): both cores on each picture, no frame of delay per thread.
-        av_opt_set(context.pointee.priv_data, "intra-refresh", "1", 0)
-        av_opt_set(context.pointee.priv_data, "x264-params", "sliced-threads=1:aud=0:repeat-headers=1", 0)
-        let opened = avcodec_open2(context, codec, nil)
-        guard opened >= 0 else { throw MirrorError("libx264 did not open: \(Self.message(opened))") }
+        self.context = try Self.open(codec, width: evenWidth, height: evenHeight, fps: fps, bitRate: bitRate)
         guard
             let scaler = sws_getContext(
                 Int32(width), Int32(height), AV_PIX_FMT_BGR0, Int32(evenWidth), Int32(evenHeight), AV_PIX_FMT_YUV420P,
@@ -74,6 +64,56 @@ public final class ScreenEncoder {
         guard av_frame_get_buffer(frame, 0) >= 0 else { throw MirrorError("out of memory for a picture") }
     }
 
+    /// A libx264 context for `width`×`height` (even) pictures, its rate control fresh.
+    private static func open(
+        _ codec: UnsafePointer<AVCodec>, width: Int, height: Int, fps: Int, bitRate: Int, relaxed: Bool = false
+    ) throws(MirrorError) -> UnsafeMutablePointer<AVCodecContext> {
+        guard let context = avcodec_alloc_context3(codec) else { throw MirrorError("out of memory") }
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        // Microseconds: each picture's time is when it was captured; the rate control follows the real spacing.
+        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
+        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
+        context.pointee.max_b_frames = 0
+        context.pointee.gop_size = Int32(fps * 2)
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = AVCOL_PRI_BT709
+        context.pointee.color_trc = AVCOL_TRC_BT709
+        context.pointee.thread_count = 2
+        Self.setRate(context, bitRate: bitRate, fps: relaxed ? 4 : fps)
+        av_opt_set(context.pointee.priv_data, "preset", "ultrafast", 0)
+        av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
+        av_opt_set(context.pointee.priv_data, "crf", "\(Self.constantQuality)", 0)
+        // Intra refresh: a column of intra blocks sweeps the picture every `gop_size` frames, no key frame after the
+        // first. Sliced threads (zerolatency's): both cores on each picture, no frame of delay per thread.
+        av_opt_set(context.pointee.priv_data, "intra-refresh", "1", 0)
+        av_opt_set(context.pointee.priv_data, "x264-params", "sliced-threads=1:aud=0:repeat-headers=1", 0)
+        let opened = avcodec_open2(context, codec, nil)
+        guard opened >= 0 else {
+            var freed: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&freed)
+            throw MirrorError("libx264 did not open: \(Self.message(opened))")
+        }
+        return context
+    }
+
+    /// Starts the stream afresh with the next picture: a key picture at the constant quality, under a new rate
+    /// control. After a change cut hard by the cap, libx264's buffer model can stay starved for many seconds at a
+    /// picture a second (pictures of skipped blocks at the highest quantiser): the receiver's picture would stay
+    /// blurred. Used once the damage stopped, so the key picture costs nothing that waits behind it.
+    public func restart(relaxed: Bool) throws(MirrorError) {
+        let codec = context.pointee.codec!
+        let fresh = try Self.open(
+            codec, width: Int(context.pointee.width), height: Int(context.pointee.height), fps: fps, bitRate: bitRate,
+            relaxed: relaxed)
+        var old: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&old)
+        context = fresh
+        isRelaxed = relaxed
+    }
+
     deinit {
         sws_freeContext(scaler)
         var frame: UnsafeMutablePointer<AVFrame>? = self.frame
@@ -84,14 +124,21 @@ public final class ScreenEncoder {
         avcodec_free_context(&context)
     }
 
-    /// Asks for `bitRate` bits per second from the next picture on (libx264 reconfigures between pictures).
-    public func setBitRate(_ bitRate: Int) {
+    /// Whether pictures may take a quarter of a second at the bit rate rather than a frame's time: for the pictures
+    /// of a still screen that sharpen a change (nothing waits behind them, and a VBV of one frame at a low rate starves
+    /// them to a few bytes of skipped blocks each).
+    public private(set) var isRelaxed = false
+
+    /// Asks for `bitRate` bits per second, with pictures of at most a frame's time (`relaxed`: a quarter second),
+    /// from the next picture on (libx264 reconfigures between pictures).
+    public func setBitRate(_ bitRate: Int, relaxed: Bool = false) {
         self.bitRate = bitRate
-        Self.setRate(context, bitRate: bitRate, fps: fps)
+        isRelaxed = relaxed
+        Self.setRate(context, bitRate: bitRate, fps: relaxed ? 4 : fps)
     }
 
     private static func setRate(_ context: UnsafeMutablePointer<AVCodecContext>, bitRate: Int, fps: Int) {
-        context.pointee.bit_rate = Int64(bitRate)
+        // The cap: with `crf` set, libx264 takes `rc_max_rate` and `rc_buffer_size` as the VBV, not `bit_rate`.
         context.pointee.rc_max_rate = Int64(bitRate)
         // A VBV of about one frame: no picture may take much longer than a frame's time to leave.
         context.pointee.rc_buffer_size = Int32(clamping: bitRate / fps)
@@ -120,8 +167,20 @@ public final class ScreenEncoder {
             if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return }
             guard status >= 0 else { throw MirrorError("libx264: \(Self.message(status))") }
             defer { av_packet_unref(packet) }
+            lastQuantiser = Self.quantiser(of: packet)
             try unit(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
         }
+    }
+
+    /// The picture's quantiser from the encoder's statistics (`AV_PKT_DATA_QUALITY_STATS`: a 32-bit little-endian
+    /// quality, the quantiser times `FF_QP2LAMBDA`, first).
+    private static func quantiser(of packet: UnsafeMutablePointer<AVPacket>) -> Int? {
+        var size = 0
+        guard let stats = av_packet_get_side_data(packet, AV_PKT_DATA_QUALITY_STATS, &size), size >= 4 else {
+            return nil
+        }
+        let quality = Int(stats[0]) | Int(stats[1]) << 8 | Int(stats[2]) << 16 | Int(stats[3]) << 24
+        return quality / Int(FF_QP2LAMBDA)
     }
 
     private static func message(_ status: Int32) -> String {

@@ -140,6 +140,28 @@ final class WindowOutputTests: XCTestCase {
         run.assertPlayedToTheEnd(seconds: 4)
     }
 
+    /// Full screen covers a display larger than the idle window even without a window manager (Xvfb has none: SDL's
+    /// request for full screen went unanswered and the window kept 1280×720 in the middle of a 1920×1080 screen).
+    func testFullscreenCoversADisplayLargerThanTheIdleWindow() throws {
+        display?.stop()
+        let display = try VirtualDisplay.start(settingDISPLAY: true, width: 1920, height: 1080)
+        self.display = display
+        let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder(), seconds: 2)
+        let run = try PlayingRun(clip: clip, video: .fullscreen)
+
+        // aspectFit: 4:3 in 16:9 is 1440×1080 at x 240..<1680, each source pixel 4.5 screen pixels.
+        run.sleep(until: 0.8)
+        let screen = Screenshot(bytes: [UInt8](try display.rgbBytes()), width: 1920)
+        screen.assert(.red, at: 960, 540)
+        screen.assert(.green, at: 960, 30, "top band, 90 rows from the screen's top")
+        screen.assert(.blue, at: 260, 540, "left band at the picture's left edge")
+        screen.assert(.red, at: 1600, 1000, "the picture reaches the screen's bottom")
+        screen.assert(.black, at: 100, 540, "left bar")
+        screen.assert(.black, at: 1800, 1000, "right bar, to the screen's corner")
+        run.finish()
+        run.assertPlayedToTheEnd(seconds: 2)
+    }
+
     func testPixelFormatsThatSDLCannotTakeAreConverted() throws {
         let display = try XCTUnwrap(display)
         let folder = try Fixtures.folder()

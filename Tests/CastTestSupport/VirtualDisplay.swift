@@ -1,7 +1,7 @@
 public import Foundation
 import XCTest
 
-/// A private X server (Xvfb, 1280×720×24) for a window under test. Programs reach it with `DISPLAY=:N`; the lab's
+/// A private X server (Xvfb, 1280×720×24 unless asked otherwise) for a window under test. Programs reach it with `DISPLAY=:N`; the lab's
 /// hosts share the file system, so they use its socket under /tmp/.X11-unix (the abstract socket Xvfb also opens
 /// belongs to the root network namespace and is not seen there).
 ///
@@ -9,22 +9,29 @@ import XCTest
 /// says it once it listens, so test processes that start displays at the same moment never pick the same number.
 public final class VirtualDisplay {
     public let number: Int
+    /// The screen's size in pixels.
+    public let width: Int
+    public let height: Int
     private let process: Process
     private let savedDisplay: String??
 
     /// Starts Xvfb and waits (a hang bound of 10 s) until it listens; skips the test without Xvfb. With
     /// `settingDISPLAY`, this process's DISPLAY names it until `stop`.
-    public static func start(settingDISPLAY: Bool = false) throws -> VirtualDisplay {
+    public static func start(settingDISPLAY: Bool = false, width: Int = 1280, height: Int = 720) throws
+        -> VirtualDisplay
+    {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else {
             throw XCTSkip("Xvfb is not installed")
         }
-        return try VirtualDisplay(settingDISPLAY: settingDISPLAY)
+        return try VirtualDisplay(settingDISPLAY: settingDISPLAY, width: width, height: height)
     }
 
-    private init(settingDISPLAY: Bool) throws {
+    private init(settingDISPLAY: Bool, width: Int, height: Int) throws {
+        self.width = width
+        self.height = height
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        process.arguments = ["-displayfd", "1", "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
+        process.arguments = ["-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp"]
         let announced = Pipe()
         process.standardOutput = announced
         process.standardError = FileHandle.nullDevice
@@ -69,7 +76,7 @@ public final class VirtualDisplay {
         }
     }
 
-    /// The whole screen now as RGB24 bytes (1280×720×3), without the pointer (x11grab draws it by default, at the
+    /// The whole screen now as RGB24 bytes (width×height×3), without the pointer (x11grab draws it by default, at the
     /// screen's centre) unless `pointer`. ffmpeg writes into a file: 20 s is a hang bound.
     public func rgbBytes(pointer: Bool = false) throws -> Data {
         let path = NSTemporaryDirectory() + "x11grab-\(UUID().uuidString).rgb"
@@ -78,7 +85,7 @@ public final class VirtualDisplay {
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         ffmpeg.arguments = [
             "ffmpeg", "-v", "error", "-y", "-f", "x11grab", "-draw_mouse", pointer ? "1" : "0", "-video_size",
-            "1280x720", "-i", display,
+            "\(width)x\(height)", "-i", display,
             "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path,
         ]
         ffmpeg.standardOutput = FileHandle.nullDevice
@@ -87,7 +94,7 @@ public final class VirtualDisplay {
         if !waitUntil(timeout: 20, { !ffmpeg.isRunning }) { kill(ffmpeg.processIdentifier, SIGKILL) }
         ffmpeg.waitUntilExit()
         let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
-        guard ffmpeg.terminationStatus == 0, data.count == 1280 * 720 * 3 else {
+        guard ffmpeg.terminationStatus == 0, data.count == width * height * 3 else {
             throw StartError(
                 description: "x11grab of \(display) gave \(data.count) bytes (exit \(ffmpeg.terminationStatus))")
         }

@@ -152,9 +152,13 @@ final class WindowRenderer {
         let centered = cast_sdl_windowpos_centered()
         var flags = SDL_WINDOW_HIDDEN.rawValue | SDL_WINDOW_RESIZABLE.rawValue
         if fullscreen { flags |= SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue }
+        // Full screen is created at the display's size: without a window manager (a media box's bare X server, the
+        // lab's Xvfb) nobody acts on SDL's request for full screen, and the window would keep the idle size.
+        let bounds = fullscreen ? Self.displayBounds(0) : nil
         guard
             let window = SDL_CreateWindow(
-                "Cast", centered, centered, Int32(Self.idleSize.width), Int32(Self.idleSize.height), flags)
+                "Cast", bounds?.x ?? centered, bounds?.y ?? centered, bounds?.w ?? Int32(Self.idleSize.width),
+                bounds?.h ?? Int32(Self.idleSize.height), flags)
         else { throw MediaError.other("cannot open a video window: SDL_CreateWindow: \(sdlError())") }
         // No PRESENTVSYNC: presenting must never block the SDL thread for a refresh period.
         guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
@@ -226,6 +230,12 @@ final class WindowRenderer {
         // A hosted window's colour changed: nothing else to do.
         if hosted != nil { return true }
         let flags = newMode == .fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP.rawValue : 0
+        // As at creation: the display's size first, for an X server without a window manager (a window in full
+        // screen ignores SDL_SetWindowSize, so before the switch).
+        if newMode == .fullscreen, let bounds = Self.displayBounds(SDL_GetWindowDisplayIndex(window)) {
+            SDL_SetWindowPosition(window, bounds.x, bounds.y)
+            SDL_SetWindowSize(window, bounds.w, bounds.h)
+        }
         if SDL_SetWindowFullscreen(window, flags) != 0 {
             // Keep going in whatever mode SDL left the window: a picture in a window beats no picture.
             log("SDL_SetWindowFullscreen: \(sdlError())")
@@ -269,6 +279,13 @@ final class WindowRenderer {
     func becomeIdle() {
         isIdle = true
         fitWindow()
+    }
+
+    /// The bounds of display `index` (the first when SDL does not know), nil when SDL cannot say.
+    private static func displayBounds(_ index: Int32) -> (x: Int32, y: Int32, w: Int32, h: Int32)? {
+        var rect = SDL_Rect()
+        guard SDL_GetDisplayBounds(max(index, 0), &rect) == 0, rect.w > 0, rect.h > 0 else { return nil }
+        return (rect.x, rect.y, rect.w, rect.h)
     }
 
     /// A window (not full screen) takes the picture's natural size, or the idle size, centred on the display.

@@ -1,3 +1,4 @@
+import CastBase
 public import CastProtocol
 
 /// Starting a group, and the I/O of members arriving later (reaching them, their clock, their media): what the

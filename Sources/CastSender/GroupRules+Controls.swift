@@ -1,3 +1,4 @@
+import CastBase
 import CastProtocol
 
 extension GroupRules {

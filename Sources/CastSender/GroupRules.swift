@@ -1,3 +1,4 @@
+import CastBase
 import CastProtocol
 
 /// The rules of a group (several members playing one file in step, docs/multiroom.md) as a pure state machine with

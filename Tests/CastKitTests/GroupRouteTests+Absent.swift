@@ -1,3 +1,4 @@
+import CastBase
 import CastKit
 import CastProtocol
 import CastTestSupport

@@ -151,7 +151,7 @@ final class WindowOutputTests: XCTestCase {
 
         // aspectFit: 4:3 in 16:9 is 1440×1080 at x 240..<1680, each source pixel 4.5 screen pixels.
         run.sleep(until: 0.8)
-        let screen = Screenshot(bytes: [UInt8](try display.rgbBytes()), width: 1920)
+        let screen = Screenshot(bytes: [UInt8](try display.rgbBytes()), width: 1920, height: 1080)
         screen.assert(.red, at: 960, 540)
         screen.assert(.green, at: 960, 30, "top band, 90 rows from the screen's top")
         screen.assert(.blue, at: 260, 540, "left band at the picture's left edge")

@@ -749,6 +749,18 @@ public final class GroupPlayback: Sendable {
             }
         }
         for (playback, action) in alignments { try? playback.control(action) }
+        if let log = GroupClockLog.configured, !alignments.isEmpty {
+            log.record(
+                at: now,
+                shared.withLock { state in
+                    state.members.indices.compactMap { index in
+                        guard state.isActive(index), let estimate = state.members[index].clock?.estimate else {
+                            return nil
+                        }
+                        return (state.roster[index].name, estimate)
+                    }
+                })
+        }
     }
 
     /// The next event of the group: the leader's, the finish when the last member finished.

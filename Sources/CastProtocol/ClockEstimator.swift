@@ -8,16 +8,17 @@
 /// exchange quick both ways is rare (the product of two chances). So each direction is bounded on its own, as the
 /// envelope methods of one-way delay measurement do: a request cannot arrive before it was sent, so the other clock
 /// minus ours is below every `received − sent`; a reply cannot arrive before it left, so it is above every
-/// `replied − returned`; the tightest bound of each way is its quickest exchange, found among a few dozen.
+/// `replied − returned`; the tightest bounds of each way are its quickest exchanges, found among a few dozen.
 ///
 /// - The rate is the slope of a straight line (weighted least squares) through one point a second: the middle of that
 ///   second's two tightest bounds, weighted by 1 / their distance² (a second whose quickest reply was held up counts
 ///   little). A short span cannot tell drift from jitter, so it is taken as 0 until the points span
 ///   `minimumRateSpan` and tell it within `rateTolerance` (its standard error); then it moves toward what they say
 ///   by at most `maximumSkewChange` per second of our time, within `maximumSkew`: one bad window cannot swing it.
-/// - The offset is the middle of the two tightest bounds of the last `offsetSpan` (each carried to now with that
-///   rate); half their distance is `uncertainty`, a bound that holds whatever the path's jitter (only the two ways'
-///   least delays may differ, which no exchange can reveal).
+/// - The offset is the middle of each way's third tightest bound of the last `offsetSpan` (each carried to now with
+///   that rate: the third, so that one lucky exchange does not move it); half their distance is `uncertainty`, a
+///   bound that holds whatever the path's jitter (only the two ways' least delays may differ, which no exchange can
+///   reveal).
 /// - Once the exchanges span `offsetSpan`, what is served (`estimate`) follows that offset by at most `maximumSlew`
 ///   per second of our time, as NTP slews a clock, and never outside the bounds; a change beyond `stepThreshold` (a
 ///   clock that stepped) is taken at once.
@@ -58,8 +59,8 @@ public struct ClockEstimator: Sendable {
         public var skew: Double
         /// Our time at which `offset` holds (the last exchange's midpoint).
         public var reference: Double
-        /// How far off the offset may be: half the distance between the tightest bounds of the last `offsetSpan`
-        /// (half the sum of the two ways' quickest times: the asymmetry no exchange can reveal). Seconds.
+        /// How far off the offset may be: half the distance between the two ways' bounds of the last `offsetSpan`
+        /// (about half the sum of the two ways' quickest times: the asymmetry no exchange can reveal). Seconds.
         public var uncertainty: Double
         /// Whether `skew` was measured (false: taken as 0 until the exchanges tell a rate within `rateTolerance`).
         public var rateKnown: Bool = false
@@ -226,23 +227,35 @@ public struct ClockEstimator: Sendable {
         return skew
     }
 
-    /// Where the other clock stands at `reference` (their clock minus ours), as each way's quickest exchange of the
-    /// last `offsetSpan` bounds it, each carried to the reference by `skew`. A request cannot arrive before it was
+    /// Where the other clock stands at `reference` (their clock minus ours), as each way's quickest exchanges of the
+    /// last `offsetSpan` bound it, each carried to the reference by `skew`. A request cannot arrive before it was
     /// sent, so theirs − ours is below every `received − sent`; a reply cannot arrive before it left, so it is above
-    /// every `replied − returned`. The tightest of each is the way that was quickest that time: the two need not be
-    /// the same exchange, so on a path whose directions are held apart at random (Wi-Fi's) each is found among a
-    /// few dozen exchanges, where an exchange quick both ways is rare (the product of two chances). The middle of
-    /// the two is exact when the two ways' quickest times are equal; what no exchange can reveal is how they differ.
-    /// A clock that stepped leaves the bounds crossed (`lower` above `upper`) until the span has passed.
+    /// every `replied − returned`. Each way's bound is its `boundRank`-th tightest (the third): a lone exchange that
+    /// was far quicker than the rest one way (a thread that happened to wake at once) would move the middle by half
+    /// its luck, and the other way has no such luck to match it; the third is a bound all the same, only a little
+    /// looser. The two need not be the same exchange, so on a path whose directions are held apart at random
+    /// (Wi-Fi's) each is found among a few dozen exchanges, where an exchange quick both ways is rare (the product of
+    /// two chances). A clock that stepped leaves the bounds crossed (`lower` above `upper`) until the span has passed.
     static func bounds(_ exchanges: [Exchange], skew: Double, reference: Double) -> (lower: Double, upper: Double) {
-        var lower = -Double.infinity
-        var upper = Double.infinity
+        var uppers: [Double] = []
+        var lowers: [Double] = []
         for exchange in exchanges.reversed() {
             guard exchange.midpoint >= reference - offsetSpan else { break }
             let carried = skew * (reference - exchange.midpoint)
-            upper = min(upper, exchange.received - exchange.sent + carried)
-            lower = max(lower, exchange.replied - exchange.returned + carried)
+            Self.keep(exchange.received - exchange.sent + carried, in: &uppers, by: <)
+            Self.keep(exchange.replied - exchange.returned + carried, in: &lowers, by: >)
         }
-        return (lower, upper)
+        return (lowers.last ?? -.infinity, uppers.last ?? .infinity)
+    }
+
+    /// Each way's bound is the tightest but `boundRank − 1`: the third.
+    static let boundRank = 3
+
+    /// Keeps the `boundRank` first of `values` in the order `first`, sorted.
+    private static func keep(_ value: Double, in values: inout [Double], by first: (Double, Double) -> Bool) {
+        guard values.count < boundRank || first(value, values[values.count - 1]) else { return }
+        let index = values.firstIndex { first(value, $0) } ?? values.count
+        values.insert(value, at: index)
+        if values.count > boundRank { values.removeLast() }
     }
 }

@@ -384,11 +384,12 @@ public final class GroupPlayback: Sendable {
             let event: PlaybackEvent
             do {
                 event = try playback.nextEvent { [self] reply, returned in
-                    shared.withLock { state in
-                        guard state.members[index].pendingTimeRequest == reply.sent else { return }
+                    let exchange = shared.withLock { state -> ClockEstimator.Exchange? in
+                        guard state.members[index].pendingTimeRequest == reply.sent else { return nil }
                         state.members[index].pendingTimeRequest = nil
-                        _ = try? state.members[index].clock?.add(sent: reply.sent, reply: reply, returned: returned)
+                        return try? state.members[index].clock?.add(sent: reply.sent, reply: reply, returned: returned)
                     }
+                    if let exchange, let log = GroupClockLog.configured { log.record(exchange, of: member(index).name) }
                 }
             } catch {
                 let mayRejoin = shared.withLock { state -> Bool in

@@ -104,6 +104,9 @@ public struct ClockEstimator: Sendable {
     /// The estimate from the exchanges kept; nil before the first.
     public private(set) var estimate: Estimate?
 
+    /// How much of our time the exchanges kept span (seconds; 0 before the second).
+    public var span: Double { (exchanges.last?.midpoint ?? 0) - (exchanges.first?.midpoint ?? 0) }
+
     /// An estimator keeping `window` exchanges.
     public init(
         window: Int = 64, minimumRateSpan: Double = 10, maximumSkew: Double = 500e-6, maximumDelay: Double = 1,

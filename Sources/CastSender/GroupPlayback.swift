@@ -910,6 +910,16 @@ public final class GroupPlayback: Sendable {
     /// told the instant in its own clock.
     private func scheduleResumeWhenReady() {
         waitUntilReady()
+        // Scheduled by each member's clock estimate: where the first exchanges cannot tell it closely (a path held
+        // milliseconds each way, Wi-Fi's), after a little more of them (`GroupTiming.clockSettled`).
+        shared.wait(
+            until: { state in
+                state.closed
+                    || state.members.indices.allSatisfy { index in
+                        guard state.isActive(index), let clock = state.members[index].clock else { return true }
+                        return GroupTiming.clockSettled(uncertainty: clock.estimate?.uncertainty, span: clock.span)
+                    }
+            }, timeout: GroupTiming.startSpan + 1)
         // Far enough ahead for the member that buffers most (an AirPlay speaker: about 2.5 s).
         let lead = shared.withLock { state in
             state.roster.indices.filter { state.isActive($0) }.map { state.roster[$0].playback.startLead }.max()

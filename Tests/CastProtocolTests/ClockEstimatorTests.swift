@@ -182,6 +182,26 @@ final class ClockEstimatorTests: XCTestCase {
         XCTAssertEqual(estimate.uncertainty, 0.001, accuracy: 1e-6)
     }
 
+    /// One lucky exchange does not move it: each way held 2.5 to 7.5 ms (a relay on a loaded machine: its floor is its
+    /// own wake-up), and once in a while a request that went through at once (1.5 ms). Believing each way's quickest,
+    /// each lucky one pulled the estimate half a millisecond off; each way's third quickest stays within 0.2 ms.
+    func testALoneLuckyExchangeDoesNotMoveTheEstimate() throws {
+        var random = Random(state: 7)
+        var estimator = ClockEstimator(window: 600, minimumRateSpan: 3)
+        let peer = PeerClock(offset: 11, skew: 0)
+        var worst = 0.0
+        for index in 0..<400 {
+            let now = 300 + Double(index) * 0.1
+            let lucky = index % 97 == 50
+            let there = lucky ? 0.0015 : 0.0025 + 0.005 * random.next()
+            estimator.add(exchange(at: now, peer: peer, there: there, back: 0.0025 + 0.005 * random.next()))
+            guard index >= 100, index % 10 == 9 else { continue }
+            let estimate = try XCTUnwrap(estimator.estimate)
+            worst = max(worst, abs(estimate.theirs(atOurs: now) - peer.read(atOurs: now)))
+        }
+        XCTAssertLessThan(worst, 0.2e-3)
+    }
+
     /// Half a minute on the jittery path, then three seconds in which every reply is held up 20 to 30 ms (a burst of
     /// traffic one way): the estimate moves by less than 0.1 ms and its rate by no more than the pace allows.
     func testOneBadWindowDoesNotSwingTheEstimate() throws {

@@ -160,9 +160,10 @@ public struct ClockEstimator: Sendable {
         var offset: Double
         var width: Double
         /// 1 / width², the width taken as at least 50 µs (below that, timestamping jitter rules): a second whose
-        /// quickest reply was held up 30 ms counts a thousandth of one whose quickest ways took a millisecond.
+        /// quickest reply was held up 30 ms counts a thousandth of one whose quickest ways took a millisecond. (Bounds
+        /// that cross within a second, a fast rate on a quick path, count by how far they cross.)
         var weight: Double {
-            let width = max(self.width, 50e-6)
+            let width = max(abs(self.width), 50e-6)
             return 1 / (width * width)
         }
     }

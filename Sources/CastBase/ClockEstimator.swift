@@ -3,20 +3,25 @@
 /// ppm apart), filtered against network jitter. The first piece of multiroom (docs/multiroom.md): each member keeps
 /// one for the group clock and schedules output by it.
 ///
-/// The filter follows what NTP's clock filter and chrony do, kept small. An exchange's offset is exact up to half its
-/// round-trip delay (the two directions may differ), so only the fastest exchanges of a sliding window are believed
-/// (`kept`: on a jittery, asymmetric path such as Wi-Fi's, the ones whose two directions were both quick), and each of
-/// those counts by 1 / delay² (a reply held up 30 ms counts a thousandth of one that took a millisecond).
+/// An exchange's offset is exact up to half its round-trip delay (the two directions may differ). NTP's clock filter
+/// and chrony believe the quickest exchanges; on a path whose two directions are held apart at random (Wi-Fi's), an
+/// exchange quick both ways is rare (the product of two chances). So each direction is bounded on its own, as the
+/// envelope methods of one-way delay measurement do: a request cannot arrive before it was sent, so the other clock
+/// minus ours is below every `received − sent`; a reply cannot arrive before it left, so it is above every
+/// `replied − returned`; the tightest bounds of each way are its quickest exchanges, found among a few dozen.
 ///
-/// - The rate is the slope of a straight line through their offsets over our time (weighted least squares). A short
-///   window cannot tell drift from jitter, so it is taken as 0 until the believed exchanges span `minimumRateSpan`
-///   and tell it within `rateTolerance` (its standard error); then it moves toward what they say by at most
-///   `maximumSkewChange` per second of our time, within `maximumSkew`: one window of bad exchanges cannot swing it.
-/// - The offset is read from the believed exchanges of the last `offsetSpan` (with that rate), so that a rate not yet
-///   known leaves a small error instead of one that grows with the window.
+/// - The rate is the slope of a straight line (weighted least squares) through one point a second: the middle of that
+///   second's two tightest bounds, weighted by 1 / their distance² (a second whose quickest reply was held up counts
+///   little). A short span cannot tell drift from jitter, so it is taken as 0 until the points span
+///   `minimumRateSpan` and tell it within `rateTolerance` (its standard error); then it moves toward what they say
+///   by at most `maximumSkewChange` per second of our time, within `maximumSkew`: one bad window cannot swing it.
+/// - The offset is the middle of each way's third tightest bound of the last `offsetSpan` (each carried to now with
+///   that rate: the third, so that one lucky exchange does not move it); half their distance is `uncertainty`, a
+///   bound that holds whatever the path's jitter (only the two ways' least delays may differ, which no exchange can
+///   reveal).
 /// - Once the exchanges span `offsetSpan`, what is served (`estimate`) follows that offset by at most `maximumSlew`
-///   per second of our time, as NTP slews a clock; a change beyond `stepThreshold` (a clock that stepped) is taken
-///   at once.
+///   per second of our time, as NTP slews a clock, and never outside the bounds; a change beyond `stepThreshold` (a
+///   clock that stepped) is taken at once.
 ///
 /// Measured in ClockEstimatorTests: on a wired LAN's delays within tens of µs, on a path holding each direction 1 to
 /// 8 ms within a millisecond, moving by at most `maximumSlew` from one second to the next.
@@ -52,10 +57,10 @@ public struct ClockEstimator: Sendable {
         public var offset: Double
         /// How much faster their clock runs than ours (1e-4 = 100 ppm fast); 0 until it can be told.
         public var skew: Double
-        /// Our time at which `offset` holds (the last trusted exchange's midpoint).
+        /// Our time at which `offset` holds (the last exchange's midpoint).
         public var reference: Double
-        /// How far off the offset may be: the exchanges' weighted distance from the line (RMS), plus half the lowest
-        /// delay (the asymmetry no exchange can reveal). Seconds.
+        /// How far off the offset may be: half the distance between the two ways' bounds of the last `offsetSpan`
+        /// (about half the sum of the two ways' quickest times: the asymmetry no exchange can reveal). Seconds.
         public var uncertainty: Double
         /// Whether `skew` was measured (false: taken as 0 until the exchanges tell a rate within `rateTolerance`).
         public var rateKnown: Bool = false
@@ -79,22 +84,28 @@ public struct ClockEstimator: Sendable {
     public let maximumDelay: Double
     /// The most the rate may change per second of our time (skew per second).
     public let maximumSkewChange: Double
-    /// The largest standard error of a rate taken from the exchanges: 25 ppm; a rate less sure is not taken.
-    public static let rateTolerance = 25e-6
+    /// The largest standard error of a rate taken from the exchanges: 50 ppm; a rate less sure is not taken. (It is
+    /// approached at `maximumSkewChange` a second, so a rate taken early moves the estimate little while it is noisy.)
+    public static let rateTolerance = 50e-6
     /// The believed exchanges the offset is read from: the last 10 s of our time.
     public static let offsetSpan = 10.0
     /// How fast the served offset follows the exchanges: 100 µs per second (100 ppm).
     public static let maximumSlew = 100e-6
     /// A change of the offset taken at once rather than slewed: over 5 ms (a clock that stepped).
     public static let stepThreshold = 5e-3
-    /// The fewest believed exchanges a rate is taken from.
-    static let minimumRatePoints = 8
+    /// The fewest points (seconds with exchanges) a rate is taken from.
+    static let minimumRatePoints = 3
+    /// The span of our time whose exchanges make one point of the rate's fit: a second.
+    static let pointSpan = 1.0
 
     private var exchanges: [Exchange] = []
     /// The rate as the exchanges tell it (paced), and whether they told one yet.
     private var rate: (skew: Double, known: Bool, at: Double)?
     /// The estimate from the exchanges kept; nil before the first.
     public private(set) var estimate: Estimate?
+
+    /// How much of our time the exchanges kept span (seconds; 0 before the second).
+    public var span: Double { (exchanges.last?.midpoint ?? 0) - (exchanges.first?.midpoint ?? 0) }
 
     /// An estimator keeping `window` exchanges.
     public init(
@@ -120,76 +131,93 @@ public struct ClockEstimator: Sendable {
         else { return false }
         exchanges.append(exchange)
         if exchanges.count > window { exchanges.removeFirst(exchanges.count - window) }
-        let points = Self.kept(exchanges)
-        guard let last = points.last else { return true }
-        let reference = last.midpoint
-        let skew = nextSkew(points, reference: reference)
-        var offset = Self.offset(points, skew: skew, reference: reference)
+        let reference = exchange.midpoint
+        let skew = nextSkew(Self.quickest(exchanges), reference: reference)
+        let bounds = Self.bounds(exchanges, skew: skew, reference: reference)
+        var offset = (bounds.lower + bounds.upper) / 2
         if let served = estimate, let oldest = exchanges.first, reference - oldest.midpoint >= Self.offsetSpan {
             // Once the exchanges span `offsetSpan` (before, the first ones are each far better than the one before):
-            // slewed from where the served line is now, unless the clock stepped.
+            // slewed from where the served line is now, unless the clock stepped; but never left outside the bounds
+            // the exchanges set (where it would be wrong for certain).
             let current = served.theirs(atOurs: reference) - reference
             let limit = Self.maximumSlew * max(reference - served.reference, 0)
             if abs(offset - current) <= Self.stepThreshold {
                 offset = min(max(offset, current - limit), current + limit)
+                if bounds.lower <= bounds.upper { offset = min(max(offset, bounds.lower), bounds.upper) }
             }
         }
-        let squares = points.reduce(0.0) { sum, point in
-            let distance = point.offset - (offset + skew * (point.midpoint - reference))
-            return sum + Self.weight(point) * distance * distance
-        }
-        let total = points.reduce(0.0) { $0 + Self.weight($1) }
-        let lowestDelay = points.map(\.delay).min() ?? 0
         estimate = Estimate(
-            offset: offset, skew: skew, reference: reference,
-            uncertainty: (squares / total).squareRoot() + lowestDelay / 2, rateKnown: rate?.known ?? false)
+            offset: offset, skew: skew, reference: reference, uncertainty: abs(bounds.upper - bounds.lower) / 2,
+            rateKnown: rate?.known ?? false)
         return true
     }
 
-    /// The longest round trip believed, given the window's round trips: twice the fastest, at least half a
-    /// millisecond more (on a wired LAN every exchange is within that, and weighs by its delay), and at least the
-    /// fastest quarter (so that a lucky exchange does not leave too few).
-    static func keptDelay(_ delays: [Double]) -> Double {
-        let sorted = delays.sorted()
-        guard let fastest = sorted.first else { return 0 }
-        return max(2 * fastest, fastest + 0.5e-3, sorted[(sorted.count - 1) / 4])
+    /// A second's exchanges as one point of the rate's fit: where their quickest ways there and back place the
+    /// other clock (the middle of the two bounds, at the middle of their times), and how far apart the two bounds are
+    /// (`width`: the two quickest ways' sum, the asymmetry they leave room for).
+    struct Point: Equatable {
+        var time: Double
+        var offset: Double
+        var width: Double
+        /// 1 / width², the width taken as at least 50 µs (below that, timestamping jitter rules): a second whose
+        /// quickest reply was held up 30 ms counts a thousandth of one whose quickest ways took a millisecond. (Bounds
+        /// that cross within a second, a fast rate on a quick path, count by how far they cross.)
+        var weight: Double {
+            let width = max(abs(self.width), 50e-6)
+            return 1 / (width * width)
+        }
     }
 
-    /// The exchanges a fit believes: those within `keptDelay`, in order.
-    static func kept(_ exchanges: [Exchange]) -> [Exchange] {
-        let limit = keptDelay(exchanges.map(\.delay))
-        return exchanges.filter { $0.delay <= limit }
-    }
-
-    /// An exchange's weight: 1 / delay², the delay taken as at least 50 µs (below that, timestamping jitter rules).
-    private static func weight(_ exchange: Exchange) -> Double {
-        let delay = max(exchange.delay, 50e-6)
-        return 1 / (delay * delay)
+    /// The exchanges as one `Point` per second of our time (by their midpoints), in order.
+    static func quickest(_ exchanges: [Exchange]) -> [Point] {
+        var points: [Point] = []
+        var second = -Double.infinity
+        var there = (bound: Double.infinity, time: 0.0)
+        var back = (bound: -Double.infinity, time: 0.0)
+        func close() {
+            guard there.bound.isFinite, back.bound.isFinite else { return }
+            points.append(
+                Point(
+                    time: (there.time + back.time) / 2, offset: (there.bound + back.bound) / 2,
+                    width: there.bound - back.bound))
+        }
+        for exchange in exchanges {
+            let bin = (exchange.midpoint / pointSpan).rounded(.down)
+            if bin != second {
+                close()
+                (second, there, back) = (bin, (.infinity, 0), (-.infinity, 0))
+            }
+            let (up, down) = (exchange.received - exchange.sent, exchange.replied - exchange.returned)
+            if up < there.bound { there = (up, exchange.midpoint) }
+            if down > back.bound { back = (down, exchange.midpoint) }
+        }
+        close()
+        return points
     }
 
     /// The rate from `points` (weighted least squares), taken when they span `minimumRateSpan` and its standard error
     /// is within `rateTolerance`, approached by at most `maximumSkewChange` per second; else the last one.
-    private mutating func nextSkew(_ points: [Exchange], reference: Double) -> Double {
+    private mutating func nextSkew(_ points: [Point], reference: Double) -> Double {
         let previous = rate ?? (0, false, reference)
         rate = (previous.skew, previous.known, reference)
-        guard let first = points.first, reference - first.midpoint >= minimumRateSpan,
+        guard let first = points.first, reference - first.time >= minimumRateSpan,
             points.count >= Self.minimumRatePoints
         else { return previous.skew }
-        let weights = points.map(Self.weight)
+        let weights = points.map(\.weight)
         let total = weights.reduce(0, +)
-        let meanX = zip(points, weights).reduce(0) { $0 + $1.1 * ($1.0.midpoint - reference) } / total
+        let meanX = zip(points, weights).reduce(0) { $0 + $1.1 * ($1.0.time - reference) } / total
         let meanY = zip(points, weights).reduce(0) { $0 + $1.1 * $1.0.offset } / total
         var sxx = 0.0
         var sxy = 0.0
         for (point, weight) in zip(points, weights) {
-            let dx = point.midpoint - reference - meanX
+            let dx = point.time - reference - meanX
             sxx += weight * dx * dx
             sxy += weight * dx * (point.offset - meanY)
         }
         guard sxx > 0 else { return previous.skew }
         let slope = sxy / sxx
         let residuals = zip(points, weights).reduce(0.0) { sum, pair in
-            let distance = pair.0.offset - meanY - slope * (pair.0.midpoint - reference - meanX)
+            let distance = pair.0.offset - meanY - slope * (pair.0.time - reference - meanX)
             return sum + pair.1 * distance * distance
         }
         // The slope's standard error: a rate the exchanges cannot tell yet is not taken (the last is held).
@@ -203,11 +231,35 @@ public struct ClockEstimator: Sendable {
         return skew
     }
 
-    /// The offset at `reference`: the weighted mean of the last `offsetSpan` of `points`, each carried to the
-    /// reference by `skew`.
-    private static func offset(_ points: [Exchange], skew: Double, reference: Double) -> Double {
-        let recent = points.filter { $0.midpoint >= reference - offsetSpan }
-        let total = recent.reduce(0.0) { $0 + weight($1) }
-        return recent.reduce(0.0) { $0 + weight($1) * ($1.offset + skew * (reference - $1.midpoint)) } / total
+    /// Where the other clock stands at `reference` (their clock minus ours), as each way's quickest exchanges of the
+    /// last `offsetSpan` bound it, each carried to the reference by `skew`. A request cannot arrive before it was
+    /// sent, so theirs − ours is below every `received − sent`; a reply cannot arrive before it left, so it is above
+    /// every `replied − returned`. Each way's bound is its `boundRank`-th tightest (the third): a lone exchange that
+    /// was far quicker than the rest one way (a thread that happened to wake at once) would move the middle by half
+    /// its luck, and the other way has no such luck to match it; the third is a bound all the same, only a little
+    /// looser. The two need not be the same exchange, so on a path whose directions are held apart at random
+    /// (Wi-Fi's) each is found among a few dozen exchanges, where an exchange quick both ways is rare (the product of
+    /// two chances). A clock that stepped leaves the bounds crossed (`lower` above `upper`) until the span has passed.
+    static func bounds(_ exchanges: [Exchange], skew: Double, reference: Double) -> (lower: Double, upper: Double) {
+        var uppers: [Double] = []
+        var lowers: [Double] = []
+        for exchange in exchanges.reversed() {
+            guard exchange.midpoint >= reference - offsetSpan else { break }
+            let carried = skew * (reference - exchange.midpoint)
+            Self.keep(exchange.received - exchange.sent + carried, in: &uppers, by: <)
+            Self.keep(exchange.replied - exchange.returned + carried, in: &lowers, by: >)
+        }
+        return (lowers.last ?? -.infinity, uppers.last ?? .infinity)
+    }
+
+    /// Each way's bound is the tightest but `boundRank − 1`: the third.
+    static let boundRank = 3
+
+    /// Keeps the `boundRank` first of `values` in the order `first`, sorted.
+    private static func keep(_ value: Double, in values: inout [Double], by first: (Double, Double) -> Bool) {
+        guard values.count < boundRank || first(value, values[values.count - 1]) else { return }
+        let index = values.firstIndex { first(value, $0) } ?? values.count
+        values.insert(value, at: index)
+        if values.count > boundRank { values.removeLast() }
     }
 }

@@ -32,6 +32,8 @@ public final class GroupPlayback: Sendable {
     let shared: Monitor<Shared>
     /// The rules' timer (Dispatch's timers are thread-safe; the `Mutex` says so to the compiler).
     private let timer: Mutex<any DispatchSourceTimer>
+    /// The timer's ticks, for the clock log's once a second.
+    private let clockLogTicks = Mutex(0)
     /// Where member changes are told, in order, outside the lock.
     private let announcements = DispatchQueue(label: "CastKit.GroupPlayback.announcements")
     /// Where joining members load the media (one join at a time: the rules carry them out in turn).
@@ -169,7 +171,8 @@ public final class GroupPlayback: Sendable {
                 guard let playback = state.playbacks[index] else { continue }
                 queue(of: index, in: &state).async { [self] in
                     let stamp = (try? playback.requestTime()) ?? nil
-                    shared.withLock { state in state.rules.timeRequested(index, stamp: stamp) }
+                    let exchange = shared.withLock { state in state.rules.timeRequested(index, stamp: stamp) }
+                    if let exchange { logExchange(exchange, of: index) }
                 }
             case .load(let index, let position, let volume, let group):
                 guard let connection = state.connections.removeValue(forKey: index) else { continue }
@@ -214,7 +217,10 @@ public final class GroupPlayback: Sendable {
                 let event: PlaybackEvent
                 do throws(CastError) {
                     event = try playback.nextEvent { [self] reply, returned in
-                        shared.withLock { state in state.rules.timeReply(reply, returned: returned, from: index) }
+                        let exchange = shared.withLock { state in
+                            state.rules.timeReply(reply, returned: returned, from: index)
+                        }
+                        if let exchange { logExchange(exchange, of: index) }
                     }
                 } catch {
                     return feed { rules, now in rules.lost(index, error: error, now: now) }
@@ -229,9 +235,30 @@ public final class GroupPlayback: Sendable {
         timer.withLock { timer in
             timer.schedule(
                 deadline: .now() + .milliseconds(Self.clockInterval), repeating: .milliseconds(Self.clockInterval))
-            timer.setEventHandler { [self] in feed { rules, now in rules.tick(now: now) } }
+            timer.setEventHandler { [self] in
+                feed { rules, now in rules.tick(now: now) }
+                logClocks()
+            }
             timer.resume()
         }
+    }
+
+    /// Test and benchmark only (`CAST_TEST_CLOCK_LOG`): each member's clock estimate, once a second (the timer's
+    /// every tenth tick; the timer's queue is serial, so the count needs no lock of its own beyond the Mutex).
+    private func logClocks() {
+        guard let log = GroupClockLog.configured else { return }
+        let due = clockLogTicks.withLock { ticks -> Bool in
+            ticks += 1
+            return ticks % (1000 / Self.clockInterval) == 0
+        }
+        guard due else { return }
+        log.record(at: MonotonicClock.nanoseconds(), shared.withLock { $0.rules.clockEstimates })
+    }
+
+    /// Test and benchmark only (`CAST_TEST_CLOCK_LOG`): an exchange a member's estimator took.
+    private func logExchange(_ exchange: ClockEstimator.Exchange, of index: Int) {
+        guard let log = GroupClockLog.configured else { return }
+        log.record(exchange, of: shared.withLock { $0.rules.members[index].name })
     }
 
     // MARK: The group as a playback

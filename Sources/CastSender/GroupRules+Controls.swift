@@ -272,14 +272,15 @@ extension GroupRules {
         return actions
     }
 
-    /// Whether the control under way waits no longer: every member is ready, or the deadline passed (the late ones
-    /// are left out).
+    /// Whether the control under way waits no longer: every member is ready and every member's clock known well
+    /// enough to schedule by (on a path held milliseconds each way, Wi-Fi's, a little more of the exchanges:
+    /// `clocksUnsettled`), or the deadline passed (the late ones are left out).
     private mutating func waited(now: Now, _ actions: inout [Action]) -> Bool {
         guard let operation = running, let deadline = operation.deadline else { return true }
         let late = members.indices.filter {
             (isActive($0) && members[$0].awaiting != nil) || members[$0].standing == .loading
         }
-        if late.isEmpty {
+        if late.isEmpty && (now.clock >= deadline || !clocksUnsettled) {
             running?.deadline = nil
             return true
         }

@@ -326,29 +326,49 @@ struct GroupRules: Sendable {
 
     // MARK: Clocks
 
-    /// The stamp of the time request `askTime` asked for (nil: it could not be sent).
-    mutating func timeRequested(_ index: Int, stamp: Int64?) {
-        guard members.indices.contains(index) else { return }
+    /// The stamp of the time request `askTime` asked for (nil: it could not be sent). Returns the exchange the
+    /// member's estimator took, when a reply that came first completes it.
+    @discardableResult
+    mutating func timeRequested(_ index: Int, stamp: Int64?) -> ClockEstimator.Exchange? {
+        guard members.indices.contains(index) else { return nil }
         members[index].asking = false
-        guard let stamp else { return }
+        guard let stamp else { return nil }
         if let early = members[index].earlyReply, early.reply.sent == stamp {
             members[index].earlyReply = nil
-            _ = try? members[index].clock?.add(sent: stamp, reply: early.reply, returned: early.returned)
-        } else {
-            members[index].pendingTimeRequest = stamp
+            return try? members[index].clock?.add(sent: stamp, reply: early.reply, returned: early.returned)
         }
+        members[index].pendingTimeRequest = stamp
+        return nil
     }
 
     /// A member's time reply, stamped `returned` (our clock) on arrival. One that echoes no request in flight is kept
-    /// for the request's stamp, which may come after it; any other is dropped.
-    mutating func timeReply(_ reply: TimeReply, returned: Int64, from index: Int) {
-        guard members.indices.contains(index) else { return }
+    /// for the request's stamp, which may come after it; any other is dropped. Returns the exchange the member's
+    /// estimator took.
+    @discardableResult
+    mutating func timeReply(_ reply: TimeReply, returned: Int64, from index: Int) -> ClockEstimator.Exchange? {
+        guard members.indices.contains(index) else { return nil }
         guard members[index].pendingTimeRequest == reply.sent else {
             if members[index].asking { members[index].earlyReply = (reply, returned) }
-            return
+            return nil
         }
         members[index].pendingTimeRequest = nil
-        _ = try? members[index].clock?.add(sent: reply.sent, reply: reply, returned: returned)
+        return try? members[index].clock?.add(sent: reply.sent, reply: reply, returned: returned)
+    }
+
+    /// Whether an active member's clock is not yet known closely enough to schedule a start by
+    /// (`GroupTiming.clockSettled`: within 0.5 ms, or 2 s of exchanges).
+    var clocksUnsettled: Bool {
+        activeMembers.contains { index in
+            guard let clock = members[index].clock else { return false }
+            return !GroupTiming.clockSettled(uncertainty: clock.estimate?.uncertainty, span: clock.span)
+        }
+    }
+
+    /// Each active member's name and clock estimate (members that keep ours, or without one yet, left out).
+    var clockEstimates: [(name: String, estimate: ClockEstimator.Estimate)] {
+        activeMembers.compactMap { index in
+            members[index].clock?.estimate.map { (members[index].name, $0) }
+        }
     }
 
     /// The driver's timer: time requests, alignments, the deadline of the control under way, receivers due to be

@@ -33,6 +33,23 @@ enum GroupTiming {
         rate.isNaN ? 1 : min(max(rate, PlaybackControl.rates.lowerBound), PlaybackControl.rates.upperBound)
     }
 
+    /// The uncertainty within which a member's clock is known well enough for a start at once: 0.5 ms (a plain
+    /// link's first exchanges tell it within a few tenths).
+    static let startUncertainty = 0.5e-3
+    /// The span of exchanges after which a start waits no longer: 2 s (20 exchanges at the group's cadence). On a
+    /// path whose every exchange is held milliseconds each way (Wi-Fi's) no number of them narrows the bound below
+    /// the two ways' least delays, but the estimate within it settles: over the jitter relay, the members' first
+    /// second was 0.3–0.4 ms off each (so 1.5 ms apart at the first beep), from the third on 0.1 ms.
+    static let startSpan = 2.0
+
+    /// Whether a start may be scheduled by a member's clock estimate: its uncertainty is within `startUncertainty`,
+    /// or its exchanges span `startSpan`. No estimate yet (nil), or an uncertainty that is not a number: only by the
+    /// span.
+    static func clockSettled(uncertainty: Double?, span: Double) -> Bool {
+        guard let uncertainty else { return span >= startSpan }
+        return uncertainty <= startUncertainty || span >= startSpan
+    }
+
     /// An `align`'s elapsed time, or nil when the wire would refuse it (an alignment is skipped, not clamped: a wrong
     /// one would move the member).
     static func elapsed(_ seconds: Double) -> Double? {

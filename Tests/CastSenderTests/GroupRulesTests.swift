@@ -106,6 +106,45 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertEqual(rules.timeline, GroupRules.Timeline(instant: instant, position: 5, rate: 1))
     }
 
+    /// A member whose clock is known only within milliseconds (its one exchange held 4 ms on the way back, as on
+    /// Wi-Fi) holds the start until more exchanges pin it (`GroupTiming.clockSettled`: 2 s of them here), not longer;
+    /// and never past the ready deadline.
+    func testTheStartWaitsForAClockKnownOnlyWithinMillisecondsUntilItsExchangesSpanTwoSeconds() {
+        func clock(offset: Double, back: Double) -> ClockProbe {
+            var probe = ClockProbe(exchanges: 1, estimator: ClockEstimator(window: 600, minimumRateSpan: 3))
+            let reply = TimeReply(
+                sent: Fixtures.ns(1000), received: Fixtures.ns(1000.0001 + offset),
+                replied: Fixtures.ns(1000.0001 + offset))
+            _ = try? probe.add(sent: Fixtures.ns(1000), reply: reply, returned: Fixtures.ns(1000.0001 + back))
+            return probe
+        }
+        let jittery = GroupRules.Arrival(name: "Living Room", id: "l-id", clock: clock(offset: 7, back: 0.004))
+        var rules = GroupRules(members: [Fixtures.kitchen, jittery], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        var actions = pausedAt(0, member: 0, &rules, at: 1000.1) + pausedAt(0, member: 1, &rules, at: 1000.2)
+        XCTAssertTrue(resumes(actions).isEmpty, "started on a clock known within 2 ms")
+        var started: Double?
+        for step in 1...40 where started == nil {
+            let at = 1000.2 + Double(step) * 0.1
+            _ = rules.timeRequested(1, stamp: Fixtures.ns(at))
+            let reply = TimeReply(
+                sent: Fixtures.ns(at), received: Fixtures.ns(at + 7.0001), replied: Fixtures.ns(at + 7.0001))
+            _ = rules.timeReply(reply, returned: Fixtures.ns(at + 0.004), from: 1)
+            actions = rules.tick(now: Fixtures.now(at + 0.005))
+            if !resumes(actions).isEmpty { started = at }
+        }
+        let span = started.map { $0 + 0.004 - 1000 }
+        XCTAssertNotNil(started, "never started")
+        XCTAssertGreaterThanOrEqual(span ?? 0, GroupTiming.startSpan - 0.2, "started before the exchanges spanned 2 s")
+
+        // However unsure a clock stays, the start waits no longer than the ready deadline.
+        var stuck = GroupRules(members: [Fixtures.kitchen, jittery], canReach: true)
+        _ = stuck.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        _ = pausedAt(0, member: 0, &stuck, at: 1000.1) + pausedAt(0, member: 1, &stuck, at: 1000.2)
+        XCTAssertTrue(resumes(stuck.tick(now: Fixtures.now(1029))).isEmpty)
+        XCTAssertEqual(Set(resumes(stuck.tick(now: Fixtures.now(1031))).keys), [0, 1], "held past the deadline")
+    }
+
     func testWithoutAutoplayTheGroupWaitsPausedAndTheFirstResumeStartsItInStep() throws {
         var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.livingRoom], canReach: true)
         _ = rules.start(autoplay: false, ticket: 0, now: Fixtures.now(1000))

@@ -60,4 +60,18 @@ final class GroupTimingTests: XCTestCase {
             XCTAssertEqual(decoded, control)
         }
     }
+
+    /// A start waits for a member's clock until its estimate is within 0.5 ms, or its exchanges span 2 s (on a
+    /// jittery path no exchange narrows the bound, but 2 s of them settle the estimate): at and past each limit.
+    func testAStartWaitsForAClockUntilItIsKnownOrTwoSecondsOfExchanges() {
+        XCTAssertTrue(GroupTiming.clockSettled(uncertainty: 0.5e-3, span: 0))
+        XCTAssertFalse(GroupTiming.clockSettled(uncertainty: 0.500_001e-3, span: 0))
+        XCTAssertFalse(GroupTiming.clockSettled(uncertainty: 2.5e-3, span: 1.999))
+        XCTAssertTrue(GroupTiming.clockSettled(uncertainty: 2.5e-3, span: 2))
+        XCTAssertFalse(GroupTiming.clockSettled(uncertainty: nil, span: 1.999))
+        XCTAssertTrue(GroupTiming.clockSettled(uncertainty: nil, span: 2))
+        XCTAssertFalse(GroupTiming.clockSettled(uncertainty: .nan, span: 0))
+        XCTAssertFalse(GroupTiming.clockSettled(uncertainty: 1e-3, span: .nan))
+        XCTAssertTrue(GroupTiming.clockSettled(uncertainty: .nan, span: .infinity))
+    }
 }

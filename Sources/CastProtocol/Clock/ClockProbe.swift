@@ -31,6 +31,9 @@ public struct ClockProbe: Sendable {
     /// The estimate from every exchange so far; nil before the first one believed.
     public var estimate: ClockEstimator.Estimate? { estimator.estimate }
 
+    /// How much of our time the estimate's exchanges span (seconds).
+    public var span: Double { estimator.span }
+
     /// Runs the exchanges one after another. Returns nil when no reply could be believed (each was impossible: a
     /// reply before its request, a round trip over the estimator's bound); throws what the transport throws, and
     /// `ProtocolError(.unexpectedMessage)` for a reply that echoes another request's stamp.

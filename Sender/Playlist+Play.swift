@@ -75,7 +75,9 @@ extension Playlist {
                 if live { output("") }
                 switch reason {
                 case .playbackEnded, .userExited:
-                    if !json { output("finished: \(reason.rawValue)") }
+                    // Stopped here for a move: it goes on elsewhere, not finished.
+                    let moving = reason == .userExited && controls.withLock { $0.relocation != nil }
+                    if !json && !moving { output("finished: \(reason.rawValue)") }
                     return reason == .playbackEnded ? .ended : .userExited
                 case .playbackError:
                     let failure = "playback failed on \(playback.routeName): \(printable(error ?? "unknown error"))"

@@ -6,7 +6,8 @@ import CastSender
 
 /// `cast move NAME --to OTHER`: asks the sender that plays on NAME (castd passes the request on, as `cast join`'s)
 /// to start what plays there on OTHER at the position reached and stop it on NAME; waits until OTHER plays and NAME
-/// has stopped. Unknown NAME or OTHER: exit 3; nothing playing on NAME: exit 1.
+/// has stopped. A receiver of a group moves in step: OTHER joins the group, then NAME leaves it (`--keep`: it stays).
+/// Unknown NAME or OTHER: exit 3; nothing playing on NAME: exit 1.
 func move(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1, let given = arguments.positionals.first else {
         throw CastError(.usage, "cast move takes one receiver whose playback moves, and --to the receiver it moves to")
@@ -28,6 +29,14 @@ func move(_ arguments: ParsedArguments) throws(CastError) {
     guard other.welcome.id != source.welcome.id else {
         throw CastError(.usage, "\(sourceName) and \(otherName) are the same receiver")
     }
+    let before = try source.status()
+    let keep = arguments.has("keep")
+    if before.group != nil {
+        return try moveInGroup(from: source, to: other, keep: keep, arguments)
+    }
+    guard !keep else {
+        throw CastError(.usage, "--keep goes with a receiver that plays in a group (yet): \(sourceName) plays alone")
+    }
     // The sender knows receivers by name or id: the id is exact.
     try source.send(.control(PlaybackControl(.move(receiver: other.welcome.id))))
     let after = try awaitStatus(other, for: Double(Move.wait)) { $0.state == .playing }
@@ -40,6 +49,38 @@ func move(_ arguments: ParsedArguments) throws(CastError) {
     guard left.state == .stopped else { throw CastError(.playback, "\(sourceName) still plays") }
     report(
         after, of: other, arguments, text: "\(otherName) plays what \(sourceName) played, from \(clock(after.position))"
+    )
+}
+
+/// A move out of a group: OTHER joins it in step (as `cast join OTHER --to NAME`), and once it plays NAME is stopped,
+/// which takes it out of the group (the others play on), unless `keep`. The gap is none: OTHER plays before NAME
+/// stops.
+private func moveInGroup(
+    from source: ReceiverConnection, to other: ReceiverConnection, keep: Bool, _ arguments: ParsedArguments
+) throws(CastError) {
+    let (sourceName, otherName) = (printable(source.welcome.name), printable(other.welcome.name))
+    func named(_ one: String, _ another: String) -> Bool { one.matchesIgnoringCase(another) }
+    let before = try other.status()
+    let inGroup = before.state != .stopped && before.group?.contains { named($0, sourceName) } == true
+    if !inGroup {
+        try source.send(.control(PlaybackControl(.join(receiver: other.welcome.id))))
+        let joined = try awaitStatus(other, for: Double(GroupJoin.wait)) { status in
+            status.state == .playing && status.group?.contains { named($0, sourceName) } == true
+        }
+        guard joined.state == .playing, joined.group != nil else {
+            throw CastError(
+                .playback, "\(otherName) did not join within \(GroupJoin.wait) s (the cast send of the group says why)")
+        }
+    }
+    if !keep {
+        try source.send(.control(PlaybackControl(.stop)))
+        let left = try awaitStatus(source, for: Double(Move.wait)) { $0.state == .stopped }
+        guard left.state == .stopped else { throw CastError(.playback, "\(sourceName) still plays") }
+    }
+    let after = try other.status()
+    report(
+        after, of: other, arguments,
+        text: keep ? "\(otherName) plays in the group of \(sourceName)" : "\(otherName) plays what \(sourceName) played"
     )
 }
 

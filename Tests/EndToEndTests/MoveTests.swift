@@ -13,7 +13,7 @@ import XCTest
 /// sender reached the other: the figure is printed), and the gap is the other's first read less the first one's last.
 final class MoveTests: LabTestCase {
     override class var labPrefix: String { "mov" }
-    override class var labRooms: Int { 2 }
+    override class var labRooms: Int { 3 }
 
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
     let rate = 192_000.0
@@ -99,5 +99,50 @@ final class MoveTests: LabTestCase {
             XCTAssertEqual(ceil(started) - onset, started, accuracy: 0.1, "the beeps are not where the position says")
         }
         XCTAssertLessThan(gap, 2, "the living room started long after the kitchen stopped")
+    }
+
+    /// In a group (`cast send clip --to Kitchen --to "Living Room"`), `cast move Kitchen --to Study` has the study join
+    /// in step and then stops the kitchen: the study begins where the living room is at that instant (the living room's
+    /// bytes written by the study's first read, against the study's start from its byte count), before the kitchen's
+    /// last samples (no gap), and `cast send` plays on to the end, exit 0. `--keep` then adds the kitchen back in step.
+    func testAGroupMemberMovesInStepWithNoGap() throws {
+        let kitchen = try startRoom("Kitchen", on: .room1, folder: "kitchen")
+        let living = try startRoom("Living Room", on: .room2, folder: "living")
+        let study = try startRoom("Study", on: .room3, folder: "study")
+        let seconds = 12
+        let clip = "\(work!)/beeps.flac"
+        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let playing = Date(timeIntervalSinceNow: 30)
+        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let moved = try cast(["move", "Kitchen", "--to", "Study"])
+        XCTAssertEqual(moved.status, 0, moved.stderr)
+        XCTAssertEqual(moved.stdout, "Study plays what Kitchen played\n")
+        XCTAssertNotNil(sender.waitForLine(containing: "cast: Study joined the group", timeout: 10), "\(sender.output)")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        let kitchenReads = kitchen.capture.stop(atLeast: 0)
+        let livingReads = living.capture.stop(atLeast: 0)
+        let studyReads = study.capture.stop(atLeast: 0)
+        let studyFirst = try XCTUnwrap(studyReads.first, "the study wrote nothing")
+        let kitchenLast = try XCTUnwrap(kitchenReads.last, "the kitchen wrote nothing")
+        let started = Double(seconds) - Double(try XCTUnwrap(studyReads.last).total) / rate
+        let livingAtStart = try XCTUnwrap(
+            livingReads.last { $0.arrival <= studyFirst.arrival }, "the living room was silent")
+        let livingThen = Double(livingAtStart.total) / rate
+        let overlap = Double(kitchenLast.arrival - studyFirst.arrival) / 1e9
+        print(
+            String(
+                format:
+                    "move in a group: the study played from %.3f s, the living room had written %.3f s by then; "
+                    + "the kitchen played on %.0f ms after the study began (gap 0)", started, livingThen,
+                overlap * 1000))
+        XCTAssertGreaterThan(overlap, 0, "the kitchen stopped before the study played")
+        XCTAssertEqual(started, livingThen, accuracy: 0.1, "the study did not start where the group was")
+        XCTAssertLessThan(Double(kitchenLast.total) / rate, Double(seconds) - 1, "the kitchen played to the end")
     }
 }

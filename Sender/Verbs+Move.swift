@@ -73,6 +73,12 @@ private func moveInGroup(
         }
     }
     if !keep {
+        // A member told to start at an instant reports `playing` at once, its position standing until the instant; the
+        // group aligns it only once it plays (its `sync`): NAME stops then, so that there is no gap.
+        let synced = try awaitStatus(other, for: Double(Move.wait)) { $0.state == .playing && $0.sync != nil }
+        guard synced.sync != nil else {
+            throw CastError(.playback, "\(otherName) did not play in step within \(Move.wait) s")
+        }
         try source.send(.control(PlaybackControl(.stop)))
         let left = try awaitStatus(source, for: Double(Move.wait)) { $0.state == .stopped }
         guard left.state == .stopped else { throw CastError(.playback, "\(sourceName) still plays") }

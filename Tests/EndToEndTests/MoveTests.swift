@@ -104,7 +104,8 @@ final class MoveTests: LabTestCase {
     /// In a group (`cast send clip --to Kitchen --to "Living Room"`), `cast move Kitchen --to Study` has the study join
     /// in step and then stops the kitchen: the study begins where the living room is at that instant (the living room's
     /// bytes written by the study's first read, against the study's start from its byte count), before the kitchen's
-    /// last samples (no gap), and `cast send` plays on to the end, exit 0. `--keep` then adds the kitchen back in step.
+    /// last samples (no gap); `cast move Study --to Kitchen --keep` then adds the kitchen back, the study playing on
+    /// (the study's byte count holds only if it played to the end), and `cast send` ends with exit 0.
     func testAGroupMemberMovesInStepWithNoGap() throws {
         let kitchen = try startRoom("Kitchen", on: .room1, folder: "kitchen")
         let living = try startRoom("Living Room", on: .room2, folder: "living")
@@ -124,8 +125,15 @@ final class MoveTests: LabTestCase {
         XCTAssertEqual(moved.status, 0, moved.stderr)
         XCTAssertEqual(moved.stdout, "Study plays what Kitchen played\n")
         XCTAssertNotNil(sender.waitForLine(containing: "cast: Study joined the group", timeout: 10), "\(sender.output)")
+        // --keep: the kitchen joins back and the study plays on with it.
+        let keepAsked = MonotonicClock.nanoseconds()
+        let kept = try cast(["move", "Study", "--to", "Kitchen", "--keep"])
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertEqual(kept.stdout, "Kitchen plays in the group of Study\n")
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
-        let kitchenReads = kitchen.capture.stop(atLeast: 0)
+        let allKitchenReads = kitchen.capture.stop(atLeast: 0)
+        let kitchenReads = allKitchenReads.filter { $0.arrival < keepAsked }
+        XCTAssertTrue(allKitchenReads.contains { $0.arrival > keepAsked }, "the kitchen did not join back")
         let livingReads = living.capture.stop(atLeast: 0)
         let studyReads = study.capture.stop(atLeast: 0)
         let studyFirst = try XCTUnwrap(studyReads.first, "the study wrote nothing")

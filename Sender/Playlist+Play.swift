@@ -32,6 +32,7 @@ extension Playlist {
             c.playback = playback
             c.now.volume = playback.startVolume.level
             (c.now.state, c.now.position, c.now.duration) = (.stopped, 0, playback.knownDuration)
+            c.positionDate = nil
             // A stop, or a move asked for between two sources, acts on this one: a move must not wait for its end.
             return c.stopping || c.move != nil
         }
@@ -54,8 +55,8 @@ extension Playlist {
             case .playbackState(let state):
                 controls.withLock { $0.now.state = state }
                 if !json && !live { output("\(state.rawValue)") }
-            case .position(let seconds, _):
-                controls.withLock { $0.now.position = seconds }
+            case .position(let seconds, let at):
+                controls.withLock { ($0.now.position, $0.positionDate) = (seconds, at) }
             case .durationAvailable(let seconds):
                 controls.withLock { $0.now.duration = seconds }
             case .volume(let level, _):
@@ -64,6 +65,8 @@ extension Playlist {
                 // `cast next` or `cast previous` elsewhere: as the key.
                 let now = controls.withLock { $0.now }
                 carryOut(move == .next ? LiveViewRules.action(for: .next, now: now) : LiveViewRules.previous(now))
+            case .moveRequest(let other):
+                followMove(to: other, from: playback, live: live)
             case .finished(_, _, .receiverShutdown?):
                 // Not a playback failure: the receiver went away (exit 5, as for a lost connection).
                 if live { output("") }
@@ -72,7 +75,9 @@ extension Playlist {
                 if live { output("") }
                 switch reason {
                 case .playbackEnded, .userExited:
-                    if !json { output("finished: \(reason.rawValue)") }
+                    // Stopped here for a move: it goes on elsewhere, not finished.
+                    let moving = reason == .userExited && controls.withLock { $0.relocation != nil }
+                    if !json && !moving { output("finished: \(reason.rawValue)") }
                     return reason == .playbackEnded ? .ended : .userExited
                 case .playbackError:
                     let failure = "playback failed on \(playback.routeName): \(printable(error ?? "unknown error"))"

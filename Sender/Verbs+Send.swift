@@ -71,6 +71,10 @@ final class Playlist: Sendable {
         var stopping = false
         /// The user asked to move through the queue; the current source's finish is not the end.
         var move: QueueMove?
+        /// `cast move` elsewhere: the current source goes on on another receiver (`followMove`).
+        var relocation: Relocation?
+        /// The receiver's wall-clock time of the last position reported (`now.position`).
+        var positionDate: Double?
     }
     let controls: Mutex<Controls>
 
@@ -121,7 +125,7 @@ final class Playlist: Sendable {
             count: sources.count, repeats: repeats, order: reshuffle?(Array(sources.indices)), reshuffle: reshuffle)
         // A first file that cannot be opened is a usage error before any receiver is reached.
         if let first = playing.current.map({ sources[$0] }), !Self.isURL(first) { _ = try MediaFile.open(first) }
-        let receiver: ReceiverDescription
+        let firstReceiver: ReceiverDescription
         // The connection made while finding the receiver serves the first source; later ones connect afresh.
         var reached: ReceiverConnection?
         // Several --to: a group (docs/multiroom.md), with every member that can be reached; the others are looked
@@ -136,16 +140,18 @@ final class Playlist: Sendable {
             (reachedAll, absent) = try reachMembers(targets)
             members = reachedAll.map(\.receiverDescription)
             reachedMembers = reachedAll
-            receiver = members[0]
+            firstReceiver = members[0]
         } else {
             switch try reachReceiver(arguments.options["to"], arguments, includingSpeakers: true) {
             case .connected(let connection):
-                receiver = connection.receiver
+                firstReceiver = connection.receiver
                 reached = connection
             case .speaker(let speaker):
-                receiver = speaker
+                firstReceiver = speaker
             }
         }
+        // `cast move` elsewhere changes it (`followMove`).
+        var receiver = firstReceiver
         defer {
             reached?.close()
             reachedMembers?.forEach { $0.close() }
@@ -167,9 +173,11 @@ final class Playlist: Sendable {
 
         var failures: [String] = []
         var first = true
+        // Where the source a move took to another receiver starts there.
+        var movedFrom: Double?
         while let index = playing.current, let place = playing.place {
             let source = sources[index]
-            if isQueue {
+            if isQueue && movedFrom == nil {
                 output(
                     json
                         ? JSONLine.track(index: place.number, count: place.count, title: source)
@@ -181,17 +189,26 @@ final class Playlist: Sendable {
             reachedMembers = nil
             let outcome = try play(
                 source, on: receiver, over: connection, group: (members, memberConnections, absent),
-                credentials: credentials, startTime: first ? startTime : nil, volume: volume,
+                credentials: credentials, startTime: movedFrom ?? (first ? startTime : nil), volume: volume,
                 languages: (audioLanguage, subtitleLanguage), subtitles: subtitles, place: isQueue ? place : nil,
                 json: json, live: live)
             first = false
             // A Cast receiver keeps its level: set it once. A speaker session starts at the level it is given, so
             // each source is given the last one.
             volume = speakers ? controls.withLock { $0.now.volume } : nil
-            let (stopping, move) = controls.withLock { c -> (Bool, QueueMove?) in
-                defer { c.move = nil }
-                return (c.stopping, c.move)
+            let (stopping, move, relocation) = controls.withLock { c -> (Bool, QueueMove?, Relocation?) in
+                defer { (c.move, c.relocation) = (nil, nil) }
+                return (c.stopping, c.move, c.relocation)
             }
+            movedFrom = nil
+            if let relocation, !stopping, move == nil, outcome == .userExited {
+                // The same source again, on the other receiver, where it was.
+                (receiver, reached, movedFrom) = (
+                    relocation.connection.receiver, relocation.connection, relocation.position
+                )
+                continue
+            }
+            relocation?.connection.close()
             switch outcome {
             case .failed(let message):
                 failures.append(message)

@@ -102,6 +102,7 @@ func describe(_ event: PlaybackEvent) -> String {
     case .scheduledStart(let at, let position): "scheduled start: \(clock(position)) at \(at) (receiver's monotonic ns)"
     case .joinRequest(let receiver): "asked to add \(printable(receiver)) to the group"
     case .skipRequest(let move): "asked for the \(move.rawValue) source of the queue"
+    case .moveRequest(let receiver): "asked to move what plays to \(printable(receiver))"
     case .finished(let reason, let error, _): "finished: \(reason.rawValue)\(error.map { " (\($0))" } ?? "")"
     }
 }

@@ -115,6 +115,15 @@ let verbs: [Verb] = [
         options: [toOption, jsonOption, timeoutOption, helpOption],
         examples: ["cast join study --to kitchen", "cast join \"Living Room\" --to kitchen --json"], run: join),
     Verb(
+        name: "move", synopsis: "cast move NAME --to RECEIVER [--keep] [--json]",
+        abstract: "Move what plays on a receiver to another, at the position it reached; the first one stops.",
+        options: [
+            toOption,
+            OptionSpec("keep", help: "in a group: the other receiver joins in step and the first one plays on"),
+            jsonOption, timeoutOption, helpOption,
+        ],
+        examples: ["cast move kitchen --to \"Living Room\"", "cast move kitchen --to study --keep"], run: move),
+    Verb(
         name: "status", synopsis: "cast status [NAME] [--json]",
         abstract: "Show what a receiver is doing.",
         options: [jsonOption, timeoutOption, helpOption],

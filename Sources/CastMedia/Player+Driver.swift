@@ -18,7 +18,7 @@ extension Player: PlaybackDriver {
         case .accessLog: emit(.accessLog(accessLog()))
         case .subtitles(let language): selectSubtitles(language)
         case .audio(let language): selectAudio(language)
-        case .join, .skip: break  // for the sender that plays a group or a queue (castd passes it on)
+        case .join, .skip, .move: break  // for the sender that plays a group or a queue (castd passes it on)
         }
     }
 }

@@ -269,6 +269,9 @@ final class PlaybackSession: Sendable {
         case .skip(let move):
             // For the sender that plays here: it keeps the queue (docs/protocol.md).
             try? owner.writer?.send(.event(.skipRequest(move)))
+        case .move(let receiver):
+            // For the sender that plays here: it serves the media, so it starts it on the other receiver (`cast move`).
+            try? owner.writer?.send(.event(.moveRequest(receiver: receiver)))
         case .volume, .mute, .scaling:
             preconditionFailure("the receiver applies volume and scaling itself")
         }

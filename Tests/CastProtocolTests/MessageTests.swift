@@ -244,6 +244,20 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    /// `move` (a control castd passes on: `cast move`) and `moveRequest` (the event it becomes) carry a bounded,
+    /// printable name, as `join` does.
+    func testMoveAndMoveRequestCarryABoundedName() throws {
+        let move = PlaybackControl(.move(receiver: "Living Room"))
+        XCTAssertEqual(try Message(Message.control(move).frame()), .control(move))
+        let request = PlaybackEvent.moveRequest(receiver: "Living Room")
+        XCTAssertEqual(try Message(Message.event(request).frame()), .event(request))
+        XCTAssertEqual(request.jsonLine, #"{"event":"moveRequest","receiver":"Living Room"}"#)
+        for bad in ["", String(repeating: "x", count: PlaybackControl.maximumReceiverName + 1), "Stu\u{1B}[2Jdy"] {
+            assertRejected(Message.control(PlaybackControl(.move(receiver: bad))).frame(), .malformedMessage)
+            assertRejected(Message.event(.moveRequest(receiver: bad)).frame(), .malformedMessage)
+        }
+    }
+
     /// `scheduledStart` carries the instant a scheduled resume starts at (the receiver's CLOCK_MONOTONIC, ns) exactly,
     /// and where it starts from; a negative instant or a position that is not a number is refused.
     func testScheduledStartCarriesItsInstantExactly() throws {

@@ -171,7 +171,8 @@ final class ProductTests: XCTestCase {
         XCTAssertEqual(
             Set(listed),
             [
-                "list", "send", "queue", "join", "status", "pause", "resume", "stop", "seek", "volume", "subtitles",
+                "list", "send", "queue", "join", "move", "status", "pause", "resume", "stop", "seek", "volume",
+                "subtitles",
                 "audio", "next", "previous", "mirror", "watch", "pair", "unpair", "config",
             ], tool.stdout)
         // Every verb stands apart from its text (a verb as long as the column ran into it: "subtitlesShow").

@@ -334,7 +334,8 @@ extension MoviePlayerController {
             state.movie.errorLog.append(entry)
         case .metadata(let metadata):
             if changed.contains(.metadata) { announce(.timedMetadataUpdated(metadata), in: state) }
-        case .buffered, .tracks, .volume, .rate, .sync, .scheduledStart, .joinRequest, .skipRequest:
+        case .buffered, .tracks, .volume, .rate, .sync, .scheduledStart, .joinRequest, .skipRequest,
+            .moveRequest:
             break
         case .finished(.playbackError, _, _) where remote:
             // Another sender took the receiver over, or it could not play the movie: play on here,

@@ -49,6 +49,10 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// Asks the sender that plays here, when it plays a queue, to move through it (wire: `skip` with `direction`,
         /// `next` or `previous`): castd passes it on to that sender as a `skipRequest` event (`cast next kitchen`).
         case skip(QueueMove)
+        /// Asks the sender that plays here to move what plays to the receiver it knows by this name, at the position
+        /// reached (wire: `move` with `receiver`, bounded as `join`'s): castd passes it on to that sender as a
+        /// `moveRequest` event (`cast move kitchen --to "living room"`, docs/multiroom.md).
+        case move(receiver: String)
 
         /// The wire word.
         public var word: String {
@@ -67,6 +71,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .audio: "audio"
             case .join: "join"
             case .skip: "skip"
+            case .move: "move"
             }
         }
     }
@@ -76,7 +81,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
     /// Creates a control.
     public init(_ action: Action) { self.action = action }
 
-    /// The longest receiver name a `join` carries (bytes).
+    /// The longest receiver name a `join` (or a `move`) carries (bytes).
     public static let maximumReceiverName = 256
 
     /// The furthest ahead a scheduled action (`resumeAt`) is carried out: 10 s (nanoseconds).
@@ -107,7 +112,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         case .rate(let rate): try c.encode(rate, forKey: .rate)
         case .scaling(let mode): try c.encode(mode.rawValue, forKey: .mode)
         case .subtitles(let language), .audio(let language): try c.encode(language, forKey: .language)
-        case .join(let receiver): try c.encode(receiver, forKey: .receiver)
+        case .join(let receiver), .move(let receiver): try c.encode(receiver, forKey: .receiver)
         case .skip(let move): try c.encode(move, forKey: .direction)
         }
     }
@@ -169,14 +174,15 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                     forKey: .language, in: c, debugDescription: "audio.language must be ISO 639 (2 or 3 letters)")
             }
             action = .audio(language)
-        case "join":
+        case let word where word == "join" || word == "move":
             let receiver = try c.decode(String.self, forKey: .receiver)
             guard Self.isReceiverName(receiver) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .receiver, in: c,
-                    debugDescription: "join.receiver must be 1...\(Self.maximumReceiverName) bytes of printable text")
+                    debugDescription: "\(word).receiver must be 1...\(Self.maximumReceiverName) bytes of printable text"
+                )
             }
-            action = .join(receiver: receiver)
+            action = word == "join" ? .join(receiver: receiver) : .move(receiver: receiver)
         case "skip": action = .skip(try c.decode(QueueMove.self, forKey: .direction))
         case let other:
             throw DecodingError.dataCorruptedError(

@@ -32,6 +32,7 @@ extension PlaybackEvent: Codable {
         case .scheduledStart: "scheduledStart"
         case .joinRequest: "joinRequest"
         case .skipRequest: "skipRequest"
+        case .moveRequest: "moveRequest"
         case .finished: "finished"
         }
     }
@@ -73,7 +74,7 @@ extension PlaybackEvent: Codable {
         case .scheduledStart(let at, let position):
             try c.encode(at, forKey: .at)
             try c.encode(position, forKey: .position)
-        case .joinRequest(let receiver): try c.encode(receiver, forKey: .receiver)
+        case .joinRequest(let receiver), .moveRequest(let receiver): try c.encode(receiver, forKey: .receiver)
         case .skipRequest(let move): try c.encode(move, forKey: .direction)
         case .finished(let reason, let error, let code):
             try c.encode(reason, forKey: .reason)
@@ -147,13 +148,13 @@ extension PlaybackEvent: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "negative instant")
             }
             self = .scheduledStart(at: at, position: try finite(.position))
-        case "joinRequest":
+        case let word where word == "joinRequest" || word == "moveRequest":
             let receiver = try c.decode(String.self, forKey: .receiver)
             guard PlaybackControl.isReceiverName(receiver) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .receiver, in: c, debugDescription: "not a receiver name")
             }
-            self = .joinRequest(receiver: receiver)
+            self = word == "joinRequest" ? .joinRequest(receiver: receiver) : .moveRequest(receiver: receiver)
         case "skipRequest": self = .skipRequest(try c.decode(QueueMove.self, forKey: .direction))
         case "finished":
             // A code this version does not know is no code: the reason alone still says what happened.

@@ -145,6 +145,10 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// Someone asked the receiver to move through the queue that plays there (a `skip` control passed on to the sender
     /// that plays there: only that sender gets it). A sender that plays a queue moves (`cast next`, `cast previous`).
     case skipRequest(QueueMove)
+    /// Someone asked the receiver to have what plays there move to the receiver of this name, at the position reached
+    /// (a `move` control passed on to the sender that plays there: only that sender gets it). `cast send` starts it
+    /// there and stops it here (`cast move`).
+    case moveRequest(receiver: String)
     /// Playback finished; `error` is set for `playbackError`, `code` when a sender may act on why.
     case finished(reason: FinishReason, error: String?, code: FinishCode? = nil)
 }

@@ -132,7 +132,7 @@ public struct PlaybackSnapshot: Sendable, Equatable {
         case .finished(let reason, let error, let code):
             let stopped = set(\.state, .stopped, .state)
             return stopped.union(set(\.finish, Finish(reason: reason, error: error, code: code), .finish))
-        case .accessLog, .errorLog, .scheduledStart, .joinRequest, .skipRequest: return []
+        case .accessLog, .errorLog, .scheduledStart, .joinRequest, .skipRequest, .moveRequest: return []
         }
     }
 

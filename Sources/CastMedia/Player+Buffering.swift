@@ -132,6 +132,21 @@ extension Player {
         }
     }
 
+    /// Playback is about to start, its clock standing at the first frame: for a film over the network (served media,
+    /// read ahead; a URL) of known size and duration whose playthrough is judged not OK (`BufferingRule.waitsToStart`),
+    /// holds the outputs and returns true; the buffering monitor then starts the clock as it ends a stall. A local
+    /// file never waits (its rate over the first reads says nothing about a link). This wait is not counted as a stall
+    /// (the access log's `stalls`): nothing played yet. Call inside the monitor, with its state, before `clockStarted`
+    /// is set.
+    func waitToStartLocked(_ state: inout State) -> Bool {
+        guard readAhead != nil || source == nil, state.buffering.size != nil, state.duration != nil,
+            state.buffering.monitor != nil
+        else { return false }
+        guard state.buffering.rule.waitsToStart(measureLocked(state).measurement) else { return false }
+        control.hold(true)
+        return true
+    }
+
     /// Restarts the clock when it should run but stands: the audio output paused it at the device's position while
     /// a pause or stall held it, and the hold may have ended just before (resume() or the refill found it running).
     func resumeClockIfPlaying() {

@@ -325,19 +325,26 @@ public final class Player: Sendable {
             }
             anchor = max(anchor, 0)
             let paused = control.current == .paused
-            if paused {
+            // At start-up on a link slower than the film, the clock stands until playthrough is OK (one wait first).
+            var waits = false
+            if paused || segment.serial == 0 {
                 clock.start(at: anchor)
                 clock.pause()
-            } else {
-                startClock(&state) { clock.start(at: anchor, time: $0) }
+                waits = !paused && waitToStartLocked(&state)
             }
+            if !paused && !waits { startClock(&state) { clock.start(at: anchor, time: $0) } }
             if segment.serial > 0 { state.alignment = nil }
             if segment.serial == 0 {
                 state.clockStarted = true
                 state.log.firstFrame = Date()
                 startTimer = true
                 // Without autoplay the player was never playing: it reports paused only.
-                if configuration.autoplay || !paused { emit(.playbackState(.playing)) }
+                if waits {
+                    emit(.loadState(.stalled))
+                    emit(.playbackState(.interrupted))
+                } else if configuration.autoplay || !paused {
+                    emit(.playbackState(.playing))
+                }
                 if paused { emit(.playbackState(.paused)) }
             } else {
                 state.seeking = false

@@ -80,6 +80,51 @@ final class BufferingRuleTests: XCTestCase {
             rule.update(Fixtures.measurement(ahead: 14.5, rate: 75_000)), .recovered([.playable, .playthroughOK]))
     }
 
+    func testOnASlowLinkPlaybackWaitsBeforeItStartsAndThenNeverStalls() {
+        var rule = Fixtures.probed()
+        // 60 % of the media's rate, 30 s to go, the first frames only: starting now would stall at once.
+        XCTAssertTrue(rule.waitsToStart(Fixtures.measurement(ahead: 0.1, rate: 75_000, playing: false)))
+        XCTAssertEqual(rule.loadState, .stalled)
+        XCTAssertEqual(
+            rule.expectedWait(Fixtures.measurement(ahead: 0.1, rate: 75_000, playing: false)) ?? 0, 23.75,
+            accuracy: 0.01)
+        // The wait ends as a stall does: playthrough with its margin (A ≥ 14.35 s), not a fixed refill.
+        XCTAssertNil(rule.update(Fixtures.measurement(ahead: 2.5, rate: 75_000, playing: false)))
+        XCTAssertEqual(
+            rule.update(Fixtures.measurement(ahead: 14.5, rate: 75_000, playing: false)),
+            .recovered([.playable, .playthroughOK]))
+        // Then it plays the rest: what is buffered plus what arrives stays ahead of the position, no stall.
+        var (position, arrived) = (0.0, 14.5)
+        while position < 30 {
+            position += 0.1
+            arrived = min(arrived + 0.6 * 0.1, 30)
+            let m = Fixtures.measurement(
+                ahead: max(arrived - position, 0), rate: 75_000, remaining: max(30 - position, 0), ended: arrived >= 30)
+            XCTAssertNotEqual(rule.update(m), .stalled, "at \(position) s")
+        }
+        XCTAssertFalse(rule.isStalled)
+    }
+
+    func testAFastLinkAStreamOrAFullBufferStartAtOnce() {
+        // Playthrough is OK at once: no wait.
+        var rule = Fixtures.probed()
+        XCTAssertFalse(rule.waitsToStart(Fixtures.measurement(ahead: 0.1, rate: 250_000, playing: false)))
+        XCTAssertEqual(rule.loadState, .playable)
+        // A stream or a live URL (no duration), before the first rate, or with nothing more to buffer: no wait.
+        for m in [
+            Fixtures.measurement(ahead: 0.1, rate: 75_000, remaining: nil, playing: false),
+            Fixtures.measurement(ahead: 0.1, rate: nil, playing: false),
+            Fixtures.measurement(ahead: 0.1, rate: 75_000, playing: false, canGrow: false),
+            Fixtures.measurement(ahead: 0.1, rate: 75_000, ended: true, playing: false),
+        ] {
+            var fresh = Fixtures.probed()
+            XCTAssertFalse(fresh.waitsToStart(m), "\(m)")
+        }
+        // Before probing there is nothing to start.
+        var unprobed = BufferingRule()
+        XCTAssertFalse(unprobed.waitsToStart(Fixtures.measurement(ahead: 0, rate: 75_000, playing: false)))
+    }
+
     func testPlaythroughEndsAStallOnlyWithTheRefillBuffered() {
         var rule = Fixtures.probed()
         XCTAssertEqual(rule.update(Fixtures.measurement(ahead: 0, rate: 10_000)), .stalled)

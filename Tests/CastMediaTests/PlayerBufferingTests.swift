@@ -5,13 +5,18 @@ import XCTest
 
 /// The engine over an input slower than the media: stalls, their events, the hold of the clock, and the logs.
 final class PlayerBufferingTests: XCTestCase {
-    /// A 2 s tagged clip with its index first, and a source that delivers it at half its byte rate.
-    private func slowClip(_ folder: URL) throws -> (path: String, size: Int, source: ReadAheadSource) {
+    /// A 2 s tagged clip with its index first, and a source that delivers it at half its byte rate; with `fastFirst`,
+    /// that fraction of it first at four times its byte rate (the link slows down while the clip plays).
+    private func slowClip(_ folder: URL, fastFirst: Double = 0) throws -> (
+        path: String, size: Int, source: ReadAheadSource
+    ) {
         let path = try Fixtures.h264AAC(
             in: folder, name: "tagged.mp4",
             extra: ["-movflags", "+faststart", "-metadata", "title=Engine Test", "-metadata", "artist=Tester"])
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        let throttled = ThrottledSource(data, bytesPerSecond: Double(data.count) / 2 / 2)
+        let byteRate = Double(data.count) / 2
+        let throttled = ThrottledSource(
+            data, bytesPerSecond: byteRate / 2, fast: (Int(Double(data.count) * fastFirst), byteRate * 4))
         return (path, data.count, ReadAheadSource(throttled, capacity: 1 << 20, chunk: 8 << 10, backBuffer: 64 << 10))
     }
 
@@ -24,9 +29,43 @@ final class PlayerBufferingTests: XCTestCase {
         return nil
     }
 
+    /// Half the clip's rate from the start: playthrough is judged not OK, so playback waits before it starts (stalled,
+    /// with the expected wait), then plays to the end without a stall.
+    func testOnAnInputSlowerThanTheFilmItWaitsBeforeItStartsThenNeverStalls() throws {
+        let folder = try Fixtures.folder()
+        let (clip, _, source) = try slowClip(folder)
+        let md5 = folder.appendingPathComponent("out.framemd5").path
+        let (log, seconds) = try play(source, audio: .alsa(device: "null"), video: .framemd5(path: md5), timeout: 30)
+        XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
+        let events = log.events
+        let playing = try XCTUnwrap(events.firstIndex(of: .playbackState(.playing)), "\(events)")
+        let before = events[..<playing]
+        let stalled = try XCTUnwrap(before.firstIndex(of: .loadState(.stalled)), "no wait at the start: \(events)")
+        XCTAssertEqual(events[stalled + 1], .playbackState(.interrupted))
+        XCTAssertTrue(
+            before.contains { if case .buffered(_, _, _, let wait?) = $0 { wait > 0 } else { false } }, "\(before)")
+        XCTAssertTrue(
+            before.contains { if case .loadState(let l) = $0 { l.contains(.playthroughOK) } else { false } },
+            "\(before)")
+        XCTAssertFalse(events[playing...].contains(.playbackState(.interrupted)), "a stall after the start: \(events)")
+        XCTAssertFalse(events[playing...].contains(.loadState(.stalled)), "\(events)")
+        XCTAssertEqual(
+            Fixtures.comparable(try String(contentsOfFile: md5, encoding: .utf8)),
+            Fixtures.comparable(try Fixtures.ffmpegFrameMD5(clip)))
+        let access = try XCTUnwrap(
+            events.compactMap { event -> AccessLogEntry? in if case .accessLog(let l) = event { l } else { nil } }.last)
+        // The wait at the start is no stall; the clip arrives in 4 s.
+        XCTAssertEqual(access.stalls, 0)
+        XCTAssertEqual(access.durationWatched, 2, accuracy: 0.2)
+        XCTAssertGreaterThan(seconds, 3.5)
+        print("slow source from the start: \(String(format: "%.2f", seconds)) s wall, no stall after the start")
+    }
+
+    /// Fast at first (playthrough OK, playback starts at once), then at half the clip's rate: a stall, reported and
+    /// logged, that ends by itself.
     func testSlowInputStallsAndResumesWithEveryFrameAndLogsIt() throws {
         let folder = try Fixtures.folder()
-        let (clip, size, source) = try slowClip(folder)
+        let (clip, size, source) = try slowClip(folder, fastFirst: 0.4)
         let md5 = folder.appendingPathComponent("out.framemd5").path
         let (log, seconds) = try play(source, audio: .alsa(device: "null"), video: .framemd5(path: md5), timeout: 30)
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
@@ -117,22 +156,24 @@ final class PlayerBufferingTests: XCTestCase {
 }
 
 /// Bytes from memory at a fixed rate (a slow network, without a network): each read returns at most 8 KiB and
-/// sleeps for the time those bytes take at `bytesPerSecond`.
+/// sleeps for the time those bytes take at `bytesPerSecond`; the first `fast.bytes` bytes at `fast.rate`.
 final class ThrottledSource: MediaSource, @unchecked Sendable {
     // Invariant: `offset` is only touched by the read-ahead thread, one call at a time.
     private let data: Data
     private let bytesPerSecond: Double
+    private let fast: (bytes: Int, rate: Double)
     private var offset = 0
 
-    init(_ data: Data, bytesPerSecond: Double) {
+    init(_ data: Data, bytesPerSecond: Double, fast: (bytes: Int, rate: Double) = (0, 1)) {
         self.data = data
         self.bytesPerSecond = bytesPerSecond
+        self.fast = fast
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let n = min(buffer.count, data.count - offset, 8 << 10)
         guard n > 0 else { return 0 }
-        Thread.sleep(forTimeInterval: Double(n) / bytesPerSecond)
+        Thread.sleep(forTimeInterval: Double(n) / (offset < fast.bytes ? fast.rate : bytesPerSecond))
         data.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: offset..<offset + n)
         offset += n
         return n

@@ -20,6 +20,8 @@ import CastProtocol
 ///   (`Measurement.canGrow`: the read-ahead is full, its input failed, or nothing reads while the packets queued
 ///   are enough): waiting longer would gain nothing, and nothing would be read until playback takes some. Without
 ///   the rates it ends at `Thresholds.refill` seconds buffered; always when the input ended.
+/// - `waitsToStart`: before the clock first runs, a film whose playthrough is judged not OK waits (stalled) until it
+///   is, so that on a link slower than the film the one wait comes before the first frame plays, not after it.
 /// - `expectedWait`: while stalled, the seconds until the stall should end at the measured rate (what `cast send`
 ///   shows as "buffering, 14 s").
 struct BufferingRule: Sendable, Equatable {
@@ -76,6 +78,19 @@ struct BufferingRule: Sendable, Equatable {
     mutating func probed() -> LoadState {
         loadState = .playable
         return loadState
+    }
+
+    /// Playback is about to start (each stream has its first frame, the user wants it playing): whether it should
+    /// wait first, as AVPlayer does (`automaticallyWaitsToMinimizeStalling`). It waits when playthrough can be judged
+    /// (`isJudged`) and is not OK: the link is slower than the film, so starting now would stall at once and again.
+    /// The wait is a stall that began before the clock ran (`[stalled]`, and it ends as a stall does), so the one
+    /// wait is at the start. It never waits once the input ended or the buffers cannot grow, nor without the rates
+    /// (a stream, a live URL: they start at once and the stall rule covers them).
+    mutating func waitsToStart(_ m: Measurement) -> Bool {
+        guard !loadState.isEmpty, !isStalled, !m.inputEnded, m.canGrow, isJudged(m), !playthrough(m, had: false)
+        else { return false }
+        loadState = .stalled
+        return true
     }
 
     /// Ends a stall without waiting for the buffer (a seek starts over); returns the load state to report, nil when

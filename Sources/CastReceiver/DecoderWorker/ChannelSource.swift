@@ -9,9 +9,8 @@ import Foundation
 /// asked for yet asks for them at once, so castd and the sender read and send them while this side takes the last
 /// one, instead of a round trip through two processes and the network per range; for a stream, whose next offset is
 /// known only from the answer before, the next range is asked for as soon as a read took its bytes (`nextOfStream`).
-/// castd answers in order, and every
-/// answer is checked against the oldest read in flight (`MediaReadsInFlight`): one out of order, longer than asked,
-/// or to no read breaks the channel (the worker stops, castd reports it). An answer is received straight into the
+/// castd answers in order, and every answer is checked against the oldest read in flight (`MediaReadsInFlight`): one
+/// out of order, longer than asked, or to no read breaks the channel (the worker stops, castd reports it). An answer is received straight into the
 /// waiting read's buffer when it is the one that read waits for and fits, otherwise into one of at most
 /// `readsInFlight` buffers of `MediaRead.maximumLength` kept for the next reads (`arrived`); after a seek, answers
 /// to the ranges no longer wanted still come and wait there until newer ones push them out.

@@ -105,7 +105,8 @@ final class RemoteSource: MediaSource, Sendable {
     /// that nothing is fetched twice over the link: a read inside a known range costs nothing, a seek keeps the ranges,
     /// and the answers still on their way after a seek are kept like any other. For media that can seek (a file), each
     /// read also asks for the next ranges nobody has asked for (`readsAhead` of them, the reader's length each), so
-    /// the sender's reading and sending overlap castd's receiving instead of waiting for a round trip per read. The
+    /// the sender's reading and sending overlap castd's receiving instead of waiting for a round trip per read; a
+    /// stream's next read is asked for the moment the answer before it arrived (its offset known only then). The
     /// sender answers reads in the order they were sent (docs/protocol.md), so every answer is checked against the
     /// oldest read in flight (`MediaReadsInFlight`) from its header alone, before a byte of it is stored.
     ///
@@ -130,6 +131,8 @@ final class RemoteSource: MediaSource, Sendable {
         private var endOfMedia: Int64?
         /// Bytes of media received over the link (answers' bytes, the subtitle file's included).
         private var fetched: Int64 = 0
+        /// For a stream: where the bytes that arrived end, the offset of its next read.
+        private var streamEnd: Int64 = 0
         /// Why the connection cannot be read any more (the sender broke the protocol, went silent or closed it):
         /// every later read fails the same way, instead of taking the rest of a refused frame for the next one.
         private var broken: MediaLost?
@@ -217,15 +220,17 @@ final class RemoteSource: MediaSource, Sendable {
                 endOfMedia = min(endOfMedia ?? read.offset, read.offset)
             case .success(let answer):
                 cache.insert(offset: read.offset, count: answer.count, block: answer)
+                streamEnd = max(streamEnd, read.offset + Int64(answer.count))
             case .failure(let failure):
                 if let position, read.covers(position) { throw failure }
             }
         }
 
-        /// Keeps `readsAhead` reads' worth of the media after `offset` known or on its way, for media that can seek (a
-        /// stream answers a read with what it has, so the next offset is known only once it answered).
+        /// Keeps `readsAhead` reads' worth of the media after `offset` known or on its way, for media that can seek. A
+        /// stream answers a read with what it has, so its next offset is known only once it answered: then its next
+        /// read is asked for at once (`askStreamAhead`).
         private func readAhead(from offset: Int64, length: Int) throws {
-            guard descriptor.seekable else { return }
+            guard descriptor.seekable else { return try askStreamAhead(length: length) }
             let free = inFlight.limit - inFlight.reads.count - 1
             guard free > 0 else { return }
             for read in cache.missing(
@@ -234,6 +239,17 @@ final class RemoteSource: MediaSource, Sendable {
             {
                 try send(read)
             }
+        }
+
+        /// Keeps one read of a stream in flight at the end of what arrived, asked for as soon as the answer before it
+        /// came, before a reader is handed those bytes: the sender waits at its pipe for the next bytes, and sends them
+        /// the moment they exist (a live screen's picture), instead of after a request's trip from the decoder worker
+        /// through castd (issue 32). The stream's order is kept: the offset is where the last answer ended.
+        private func askStreamAhead(length: Int) throws {
+            guard endOfMedia == nil, !inFlight.isFull, !inFlight.reads.contains(where: { $0.resource == nil }) else {
+                return
+            }
+            try send(MediaRead(offset: streamEnd, length: length))
         }
 
         private func send(_ read: MediaRead) throws {

@@ -109,6 +109,27 @@ final class ChannelSourceTests: XCTestCase {
         try lab.answer(second)
         XCTAssertEqual(try got.wait(), Array(Fixtures.bytes[..<1600]))
     }
+
+    /// A stream's next range is asked for as soon as a read took the bytes before it, not when the next read begins:
+    /// castd and the sender hold a read while the caller decodes, so a live stream's next bytes come the moment they
+    /// exist (issue 32).
+    func testAStreamsNextRangeIsAskedForAsSoonAsAReadTookItsBytes() throws {
+        let lab = try Fixtures.Lab(readsInFlight: ChannelSource.sessionReadsInFlight, seekable: false)
+        defer { lab.close() }
+        let got = lab.readInBackground(reads: 1, chunk: 1000)
+        let first = try lab.nextRead()
+        XCTAssertEqual(first, MediaRead(offset: 0, length: 1000))
+        try lab.answer(MediaRead(offset: 0, length: 600))
+        XCTAssertEqual(try got.wait(), Array(Fixtures.bytes[..<600]))
+        // No read is running now, and the next range is asked for already, once.
+        XCTAssertTrue(lab.hasMoreReads(), "the stream's next range was not asked for")
+        XCTAssertEqual(try lab.nextRead(), MediaRead(offset: 600, length: 1000))
+        XCTAssertFalse(lab.hasMoreReads())
+        // The next read takes that answer.
+        let next = lab.readInBackground(reads: 1, chunk: 1000)
+        try lab.answer(MediaRead(offset: 600, length: 1000))
+        XCTAssertEqual(try next.wait(), Array(Fixtures.bytes[600..<1600]))
+    }
 }
 
 private enum Fixtures {

@@ -80,6 +80,23 @@ final class RemoteSourceTests: XCTestCase {
         try lab.answer(try lab.nextRead())
         XCTAssertEqual(try next.value().count, 1000)
     }
+
+    /// castd asks for a stream's next range as soon as the answer before it arrived, before its reader is handed
+    /// those bytes: the sender waits at its pipe and sends the next bytes the moment they exist (issue 32).
+    func testAStreamsNextReadIsAskedForWhenTheAnswerBeforeItArrives() throws {
+        let lab = try Fixtures.Lab(seekable: false)
+        defer { lab.close() }
+        let got = Fixtures.read(lab.source, reads: 1, chunk: 1000)
+        let first = try lab.nextRead()
+        XCTAssertEqual(first, MediaRead(offset: 0, length: 1000))
+        try lab.answer(MediaRead(offset: 0, length: 600))
+        XCTAssertEqual(try got.value(), Array(Fixtures.bytes[..<600]))
+        // No reader waits now, and the next range is asked for already.
+        let ahead = try lab.nextRead()
+        XCTAssertEqual(ahead, MediaRead(offset: 600, length: 1000))
+        try lab.answer(ahead)
+        XCTAssertEqual(try Fixtures.read(lab.source, reads: 1, chunk: 1000).value(), Array(Fixtures.bytes[600..<1600]))
+    }
 }
 
 private enum Fixtures {

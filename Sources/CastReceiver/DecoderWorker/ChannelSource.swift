@@ -7,9 +7,10 @@ import Foundation
 ///
 /// A session's worker keeps several reads in flight (`sessionReadsInFlight`): a read that finds the next ranges not
 /// asked for yet asks for them at once, so castd and the sender read and send them while this side takes the last
-/// one, instead of a round trip through two processes and the network per range. castd answers in order, and every
-/// answer is checked against the oldest read in flight (`MediaReadsInFlight`): one out of order, longer than asked,
-/// or to no read breaks the channel (the worker stops, castd reports it). An answer is received straight into the
+/// one, instead of a round trip through two processes and the network per range; for a stream, whose next offset is
+/// known only from the answer before, the next range is asked for as soon as a read took its bytes (`nextOfStream`).
+/// castd answers in order, and every answer is checked against the oldest read in flight (`MediaReadsInFlight`): one
+/// out of order, longer than asked, or to no read breaks the channel (the worker stops, castd reports it). An answer is received straight into the
 /// waiting read's buffer when it is the one that read waits for and fits, otherwise into one of at most
 /// `readsInFlight` buffers of `MediaRead.maximumLength` kept for the next reads (`arrived`); after a seek, answers
 /// to the ranges no longer wanted still come and wait there until newer ones push them out.
@@ -95,17 +96,23 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
             }
         }
         if !ask.isEmpty { try send(ask) }
+        /// Moves on past the `count` bytes taken; a stream's next read is asked for before they are returned.
+        func took(_ count: Int) -> Int {
+            self.position = position + Int64(count)
+            if let next = nextOfStream(after: self.position, length: length, count: count) {
+                // A failure to send is the channel's: the reader thread sees it too and cancels, and the next read
+                // throws then. These bytes are the caller's all the same.
+                _ = try? send([next])
+            }
+            return count
+        }
         while true {
             if !filling {
                 if let outcome {
-                    let count = try outcome.get()
-                    self.position = position + Int64(count)
-                    return count
+                    return took(try outcome.get())
                 }
                 if let index = arrivedIndex(at: position) {
-                    let count = take(index, into: target)
-                    self.position = position + Int64(count)
-                    return count
+                    return took(take(index, into: target))
                 }
                 if cancelled { throw WorkerFailure("the read was cancelled") }
                 // Nothing for `position` is on its way any more: asked again. (Before a read's answer could be
@@ -120,6 +127,21 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
             }
             condition.wait()
         }
+    }
+
+    /// The read of a stream to send once a read took `count` bytes, up to `offset`: a stream answers with what it
+    /// has, so its next offset is known only now, and the read is marked sent at once. Asking before the caller
+    /// decodes what it took keeps a read waiting at castd and the sender, so that a live stream's next bytes (a
+    /// mirrored screen's picture) come the moment they exist, not after a request's trip through castd (issue 32).
+    /// None for a file (`plannedReads` reads it ahead), at the end, or when the bytes there are coming already.
+    /// Called locked.
+    private func nextOfStream(after offset: Int64, length: Int, count: Int) -> MediaRead? {
+        guard !media.seekable, inFlight.limit > 1, count > 0, !cancelled, !isComing(offset), !inFlight.isFull else {
+            return nil
+        }
+        let read = MediaRead(offset: offset, length: length)
+        inFlight.sent(read)
+        return read
     }
 
     /// Whether the bytes at `offset` arrived, are being received, or are asked for. Called locked.

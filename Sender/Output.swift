@@ -124,6 +124,14 @@ func reachReceiver(_ given: String?, _ arguments: ParsedArguments, includingSpea
         configDirectory: senderConfigDirectory(), senderName: senderName())
 }
 
+/// A Cast receiver (never an AirPlay speaker: speakers are not asked for), its connection open and its key checked.
+func reachCastReceiver(_ given: String?, _ arguments: ParsedArguments) throws(CastError) -> ReceiverConnection {
+    guard case .connected(let connection) = try reachReceiver(given, arguments) else {
+        preconditionFailure("a speaker is reached only when speakers are asked for")
+    }
+    return connection
+}
+
 /// Splits a verb's positionals `[NAME] VALUE…` into the receiver (nil when left out) and `values` values.
 func receiverAndValues(_ arguments: ParsedArguments, verb: String, values: Int = 0, valueName: String = "a value")
     throws(CastError) -> (receiver: String?, values: [String])

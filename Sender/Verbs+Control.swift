@@ -15,9 +15,7 @@ func withReceiver<T>(
     _ body: (ReceiverConnection, [String]) throws(CastError) -> T
 ) throws(CastError) -> T {
     let (name, values) = try receiverAndValues(arguments, verb: verb, values: values, valueName: valueName)
-    guard case .connected(let connection) = try reachReceiver(name, arguments) else {
-        preconditionFailure("a speaker is reached only when speakers are asked for")
-    }
+    let connection = try reachCastReceiver(name, arguments)
     defer { connection.close() }
     return try body(connection, values)
 }
@@ -39,9 +37,7 @@ func join(_ arguments: ParsedArguments) throws(CastError) {
     guard let given = arguments.options["to"] else {
         throw CastError(.usage, "cast join needs --to: a receiver that plays in the group")
     }
-    guard case .connected(let member) = try reachReceiver(given, arguments) else {
-        preconditionFailure("a speaker is reached only when speakers are asked for")
-    }
+    let member = try reachCastReceiver(given, arguments)
     defer { member.close() }
     let group = try member.status()
     let memberName = printable(member.welcome.name)
@@ -50,9 +46,7 @@ func join(_ arguments: ParsedArguments) throws(CastError) {
         throw CastError(
             .playback, "\(memberName) plays alone, not in a group (a group is sent with several --to)")
     }
-    guard case .connected(let newcomer) = try reachReceiver(joining, arguments) else {
-        preconditionFailure("a speaker is reached only when speakers are asked for")
-    }
+    let newcomer = try reachCastReceiver(joining, arguments)
     defer { newcomer.close() }
     let name = printable(newcomer.welcome.name)
     func named(_ one: String, _ other: String) -> Bool { one.matchesIgnoringCase(other) }

@@ -31,9 +31,7 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
     }
     // The screen first: no display is a usage error, found before any receiver is looked for.
     let screen = try ScreenMirror.start(display: arguments.options["display"], fps: fps, maximumBitRate: maximumBitRate)
-    guard case .connected(let connection) = try reachReceiver(arguments.options["to"], arguments) else {
-        preconditionFailure("a speaker is reached only when speakers are asked for")
-    }
+    let connection = try reachCastReceiver(arguments.options["to"], arguments)
     let playback = try RemotePlayback.start(
         screen.file, over: connection, configDirectory: senderConfigDirectory(), mirror: true)
     defer { playback.close() }

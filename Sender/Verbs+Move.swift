@@ -15,15 +15,11 @@ func move(_ arguments: ParsedArguments) throws(CastError) {
     guard let target = arguments.options["to"] else {
         throw CastError(.usage, "cast move needs --to: the receiver the playback moves to")
     }
-    guard case .connected(let source) = try reachReceiver(given, arguments) else {
-        preconditionFailure("a speaker is reached only when speakers are asked for")
-    }
+    let source = try reachCastReceiver(given, arguments)
     defer { source.close() }
     let sourceName = printable(source.welcome.name)
     guard try source.status().state != .stopped else { throw CastError(.playback, "nothing plays on \(sourceName)") }
-    guard case .connected(let other) = try reachReceiver(target, arguments) else {
-        preconditionFailure("a speaker is reached only when speakers are asked for")
-    }
+    let other = try reachCastReceiver(target, arguments)
     defer { other.close() }
     let otherName = printable(other.welcome.name)
     guard other.welcome.id != source.welcome.id else {

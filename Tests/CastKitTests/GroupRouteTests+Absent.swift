@@ -24,15 +24,7 @@ extension GroupRouteTests {
         XCTAssertTrue(waitForSound(kitchenSound, seconds: 2), "\(receivers[0].output.suffix(5))")
         XCTAssertEqual(player.activeReceivers, [kitchen], "the group starts with the receivers it reached")
 
-        let back = try LoopbackReceiver(
-            stateDirectory: folder.appendingPathComponent("Living-Room/state").path, port: port, name: "Living Room",
-            audioDevice: "castcapture:FILE=\(livingRoomSound.path),CHANNELS=2")
-        receivers.append(back)
-        let started = MonotonicClock.nanoseconds()
-        XCTAssertTrue(
-            waitUntil(timeout: 10) { livingRoomSound.reads.contains { $0.arrival > started } },
-            "the living room did not join: \(back.output.suffix(5))")
-        let joined = try XCTUnwrap(livingRoomSound.reads.first { $0.arrival > started }).arrival
+        let (started, joined) = try startLivingRoom(on: port, into: livingRoomSound, "join")
         XCTAssertTrue(
             waitUntil(timeout: 3) { player.activeReceivers == [kitchen, livingRoom] },
             "\(player.activeReceivers)")

@@ -50,6 +50,22 @@ final class GroupRouteTests: XCTestCase {
                 configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
     }
 
+    /// Starts the living room's castd (again: its state folder and capture kept) on `port` and waits until it writes
+    /// sound; when it was started and when its first sample arrived (CLOCK_MONOTONIC, ns).
+    func startLivingRoom(on port: UInt16, into sound: FIFOCapture, _ what: String) throws -> (
+        started: Int64, first: Int64
+    ) {
+        let back = try LoopbackReceiver(
+            stateDirectory: folder.appendingPathComponent("Living-Room/state").path, port: port, name: "Living Room",
+            audioDevice: "castcapture:FILE=\(sound.path),CHANNELS=2")
+        receivers.append(back)
+        let started = MonotonicClock.nanoseconds()
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { sound.reads.contains { $0.arrival > started } },
+            "the living room did not \(what): \(back.output.suffix(5))")
+        return (started, try XCTUnwrap(sound.reads.first { $0.arrival > started }).arrival)
+    }
+
     /// Waits until `capture` holds `seconds` of sound.
     func waitForSound(_ capture: FIFOCapture, seconds: Double, timeout: Double = 20) -> Bool {
         waitUntil(timeout: timeout) { Double(capture.total) >= seconds * GroupFixtures.rate }
@@ -248,15 +264,7 @@ final class GroupRouteTests: XCTestCase {
         XCTAssertEqual(player.playbackState, .playing, "one member lost is not the group lost")
         Thread.sleep(forTimeInterval: 1)
         let lostFor = Double(MonotonicClock.nanoseconds() - killed) / 1e9
-        let back = try LoopbackReceiver(
-            stateDirectory: folder.appendingPathComponent("Living-Room/state").path, port: port, name: "Living Room",
-            audioDevice: "castcapture:FILE=\(livingRoomSound.path),CHANNELS=2")
-        receivers.append(back)
-        let restarted = MonotonicClock.nanoseconds()
-        XCTAssertTrue(
-            waitUntil(timeout: 10) { livingRoomSound.reads.contains { $0.arrival > restarted } },
-            "the living room did not rejoin: \(back.output.suffix(5))")
-        let rejoined = livingRoomSound.reads.first { $0.arrival > restarted }!.arrival
+        let (restarted, rejoined) = try startLivingRoom(on: port, into: livingRoomSound, "rejoin")
         XCTAssertTrue(waitUntil(timeout: 3) { player.activeReceivers == [kitchen, livingRoom] })
         XCTAssertTrue(
             waitUntil(timeout: Double(length) + 10) { player.playbackState == .stopped },

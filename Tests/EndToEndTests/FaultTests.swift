@@ -29,6 +29,16 @@ final class FaultTests: LabTestCase {
         return droppedAt
     }
 
+    /// The playback state last reported in `lines`.
+    private func lastState(_ lines: ArraySlice<String>) -> PlaybackState? {
+        for line in lines.reversed() {
+            if case .playbackState(let state) = try? JSONDecoder().decode(PlaybackEvent.self, from: Data(line.utf8)) {
+                return state
+            }
+        }
+        return nil
+    }
+
     /// The position the sender last heard, in seconds.
     private func lastPosition(_ sender: Daemon) -> Double {
         let events = sender.output.compactMap { try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8)) }
@@ -102,7 +112,10 @@ final class FaultTests: LabTestCase {
         let sender = try startSender(clip)
         XCTAssertTrue(waitUntil(timeout: 15) { self.lastPosition(sender) >= 3 }, "\(sender.output)")
 
+        // On a loaded machine the 20 % margin of this link can run out before the drop; a stall that is still on
+        // when the link goes down is the one the drop prolongs (its `interrupted` came before the mark).
         let mark = sender.output.count
+        let stalledAtDrop = lastState(sender.output[..<mark]) == .interrupted
         let droppedAt = try dropPhoneLink(seconds: 3, sender: sender)
 
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output.suffix(20))")
@@ -114,10 +127,13 @@ final class FaultTests: LabTestCase {
         XCTAssertEqual(events.last, .finished(reason: .playbackEnded, error: nil), "\(output.suffix(10))")
         let after = decode(output[mark...])
         let stalled = try XCTUnwrap(
-            after.firstIndex(of: .playbackState(.interrupted)), "no stall after the drop: \(output.suffix(30))")
+            after.firstIndex(of: .playbackState(.interrupted)) ?? (stalledAtDrop ? after.startIndex : nil),
+            "no stall after the drop: \(output.suffix(30))")
         XCTAssertTrue(after[stalled...].contains(.playbackState(.playing)), "no resume after the stall")
         XCTAssertFalse(events.contains(.playbackState(.paused)))
-        print("thin buffer: link dropped at \(droppedAt) s for 3 s; stalled and resumed by itself")
+        print(
+            "thin buffer: link dropped at \(droppedAt) s for 3 s\(stalledAtDrop ? ", already stalled" : ""); stalled and resumed by itself"
+        )
 
         let log = receiver.output
         XCTAssertEqual(log.filter { $0.contains(" plays \"") }.count, 1, "\(log)")

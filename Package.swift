@@ -44,9 +44,9 @@ let package = Package(
         .systemLibrary(name: "CSandbox"),
         // The C library's GNU calls that Swift's Glibc module does not declare (accept4), for CastSystem.
         .systemLibrary(name: "CSystem"),
-        .systemLibrary(
-            name: "CSDL2", pkgConfig: "sdl2",
-            providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev"])]),
+        // No pkgConfig: sdl2.pc's cflags carry -D_REENTRANT, which SwiftPM refuses with a warning on every build; the
+        // shim includes <SDL2/SDL.h> by its full path and the module map links SDL2 and SDL2_ttf.
+        .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev", "libsdl2-ttf-dev"])]),
 
         // MARK: Pure Swift
         // The layers (docs/architecture.md): CastBase ← CastProtocol ← CastSystem ← CastSecurity ← the services.

@@ -16,3 +16,9 @@ public struct ErrorMessage: Codable, Sendable, Equatable {
         self.init(code: error.code, message: error.message)
     }
 }
+
+extension ErrorMessage: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(message, field: "error.message")
+    }
+}

@@ -20,3 +20,10 @@ public struct Hello: Codable, Sendable, Equatable {
         self.software = software
     }
 }
+
+extension Hello: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(name, field: "hello.name")
+        try checkText(software, field: "hello.software")
+    }
+}

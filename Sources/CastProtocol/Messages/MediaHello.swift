@@ -11,3 +11,9 @@ public struct MediaHello: Codable, Sendable, Equatable {
         self.session = session
     }
 }
+
+extension MediaHello: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(session, field: "mediaHello.session")
+    }
+}

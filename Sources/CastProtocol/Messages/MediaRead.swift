@@ -22,3 +22,15 @@ public struct MediaRead: Codable, Sendable, Equatable {
         self.resource = resource == MediaRead.media ? nil : resource
     }
 }
+
+extension MediaRead: MessageBody {
+    func check() throws(ProtocolError) {
+        guard offset >= 0, length > 0, length <= MediaRead.maximumLength else {
+            throw ProtocolError(
+                .malformedMessage, "mediaRead needs offset ≥ 0 and length 1...\(MediaRead.maximumLength)")
+        }
+        guard resource == nil || resource == MediaRead.media || resource == MediaRead.subtitles else {
+            throw ProtocolError(.malformedMessage, "mediaRead.resource must be 0 (the media) or 1 (subtitles)")
+        }
+    }
+}

@@ -6,3 +6,9 @@ public struct PlayAccepted: Codable, Sendable, Equatable {
     /// Creates the reply.
     public init(session: String) { self.session = session }
 }
+
+extension PlayAccepted: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(session, field: "playAccepted.session")
+    }
+}

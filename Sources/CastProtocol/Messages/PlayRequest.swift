@@ -105,3 +105,71 @@ public struct PlayRequest: Codable, Sendable, Equatable, CustomStringConvertible
         return nil
     }
 }
+
+extension PlayRequest: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(title, field: "play.title")
+        switch (media, url) {
+        case (let media?, nil):
+            try checkText(media.nameHint ?? "", field: "play.media.nameHint")
+            if let size = media.size, size < 0 {
+                throw ProtocolError(.malformedMessage, "play.media.size is negative")
+            }
+            if username != nil || password != nil {
+                throw ProtocolError(.malformedMessage, "play.username and play.password go only with play.url")
+            }
+            if let subtitles = subtitles {
+                try checkText(subtitles.nameHint ?? "", field: "play.subtitles.nameHint")
+                guard (1...SubtitleFile.maximumSize).contains(subtitles.size) else {
+                    throw ProtocolError(
+                        .malformedMessage, "play.subtitles.size must be 1...\(SubtitleFile.maximumSize) bytes")
+                }
+            }
+        case (nil, let url?):
+            if let problem = PlayRequest.problem(withURL: url) {
+                throw ProtocolError(.malformedMessage, "play.url \(problem)")
+            }
+            try checkText(username ?? "", field: "play.username")
+            try checkText(password ?? "", field: "play.password")
+            if username?.contains(":") == true {
+                throw ProtocolError(.malformedMessage, "play.username must not contain ':'")
+            }
+            if password != nil && username == nil {
+                throw ProtocolError(.malformedMessage, "play.password needs play.username")
+            }
+            if subtitles != nil {
+                throw ProtocolError(.malformedMessage, "play.subtitles goes only with play.media")
+            }
+        default:
+            throw ProtocolError(.malformedMessage, "play needs exactly one of media and url")
+        }
+        if mirror == true {
+            guard let media = media, !media.seekable, media.size == nil, subtitles == nil else {
+                throw ProtocolError(
+                    .malformedMessage, "play.mirror goes only with a media stream (no size, not seekable)")
+            }
+        }
+        if let start = startTime, !PlayRequest.startTimes.contains(start) {
+            let most = Int(PlayRequest.startTimes.upperBound)
+            throw ProtocolError(.malformedMessage, "play.startTime must be a number of seconds from 0 to \(most)")
+        }
+        if let language = audioLanguage, !PlayRequest.isLanguageCode(language) {
+            throw ProtocolError(.malformedMessage, "play.audioLanguage must be 2 or 3 ASCII letters (ISO 639)")
+        }
+        if let group = group {
+            guard (1...PlayRequest.maximumGroupSize).contains(group.count) else {
+                throw ProtocolError(
+                    .malformedMessage, "play.group must name 1...\(PlayRequest.maximumGroupSize) receivers")
+            }
+            for name in group { try checkText(name, field: "play.group") }
+        }
+        if let queue = queue, !queue.isValid {
+            throw ProtocolError(
+                .malformedMessage, "play.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
+        }
+        if let language = subtitleLanguage, language != "off", !PlayRequest.isLanguageCode(language) {
+            throw ProtocolError(
+                .malformedMessage, "play.subtitleLanguage must be 2 or 3 ASCII letters (ISO 639) or \"off\"")
+        }
+    }
+}

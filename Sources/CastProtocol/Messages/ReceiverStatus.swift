@@ -64,3 +64,23 @@ public struct ReceiverStatus: Codable, Sendable, Equatable {
         self.duration = duration
     }
 }
+
+extension ReceiverStatus: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(name, field: "status.name")
+        try checkText(title, field: "status.title")
+        if let group {
+            guard group.count <= PlayRequest.maximumGroupSize else {
+                throw ProtocolError(.malformedMessage, "status.group names too many receivers")
+            }
+            for name in group { try checkText(name, field: "status.group") }
+        }
+        if let linkRate, !(linkRate.isFinite && linkRate >= 0) {
+            throw ProtocolError(.malformedMessage, "status.linkRate must be a rate (bits/s)")
+        }
+        if let queue, !queue.isValid {
+            throw ProtocolError(
+                .malformedMessage, "status.queue must be 1 ≤ number ≤ count ≤ \(QueuePlace.maximumCount)")
+        }
+    }
+}

@@ -143,3 +143,9 @@ public struct ThumbnailPart: Codable, Sendable, Equatable {
         return nil
     }
 }
+
+extension ThumbnailPart: MessageBody {
+    func check() throws(ProtocolError) {
+        try CastProtocol.check(problem, in: "thumbnail")
+    }
+}

@@ -40,3 +40,9 @@ public struct ThumbnailRequest: Codable, Sendable, Equatable {
         return nil
     }
 }
+
+extension ThumbnailRequest: MessageBody {
+    func check() throws(ProtocolError) {
+        try CastProtocol.check(problem, in: "thumbnailRequest")
+    }
+}

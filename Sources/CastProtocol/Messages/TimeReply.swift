@@ -24,3 +24,9 @@ public struct TimeReply: Codable, Sendable, Equatable {
         return nil
     }
 }
+
+extension TimeReply: MessageBody {
+    func check() throws(ProtocolError) {
+        try CastProtocol.check(problem, in: "timeReply")
+    }
+}

@@ -11,3 +11,9 @@ public struct TimeRequest: Codable, Sendable, Equatable {
     /// Why the request may not be answered (nil when it may).
     var problem: String? { sent >= 0 ? nil : "sent must be ≥ 0 nanoseconds" }
 }
+
+extension TimeRequest: MessageBody {
+    func check() throws(ProtocolError) {
+        try CastProtocol.check(problem, in: "timeRequest")
+    }
+}

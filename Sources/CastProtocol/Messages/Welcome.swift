@@ -17,3 +17,10 @@ public struct Welcome: Codable, Sendable, Equatable {
         self.auth = auth
     }
 }
+
+extension Welcome: MessageBody {
+    func check() throws(ProtocolError) {
+        try checkText(name, field: "welcome.name")
+        try checkText(id, field: "welcome.id")
+    }
+}

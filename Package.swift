@@ -132,7 +132,8 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CastBaseTests", dependencies: ["CastBase"], swiftSettings: strict),
-        .testTarget(name: "CastProtocolTests", dependencies: ["CastProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CastProtocolTests", dependencies: ["CastProtocol", "CastTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CastSystemTests", dependencies: ["CastSystem", "CastTestSupport"],
             swiftSettings: strict),

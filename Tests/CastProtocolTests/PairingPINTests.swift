@@ -1,3 +1,4 @@
+import CastTestSupport
 import XCTest
 
 @testable import CastProtocol
@@ -7,18 +8,6 @@ final class PairingPINTests: XCTestCase {
     private struct ScriptedGenerator: RandomNumberGenerator {
         var values: [UInt64]
         mutating func next() -> UInt64 { values.removeFirst() }
-    }
-
-    /// SplitMix64: a deterministic, well-mixed generator for the distribution test.
-    private struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     func testDigitsKeepLeadingZeros() {
@@ -36,7 +25,7 @@ final class PairingPINTests: XCTestCase {
     }
 
     func testUniformOverAllTenThousandPINs() {
-        var generator = SplitMix64(state: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         var counts = [Int](repeating: 0, count: 10_000)
         let draws = 200_000
         for _ in 0..<draws {

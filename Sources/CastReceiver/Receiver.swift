@@ -564,17 +564,18 @@ public final class Receiver: Sendable {
         _ = session.waitUntilEnded(timeout: timeout)
     }
 
-    /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection; with nothing
-    /// playing, every time is answered with an error.
+    /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection: only to the
+    /// session's own sender (`isOwnersSender`: the images show what another sender plays, and making them costs a
+    /// decoder). With nothing playing, or to another sender, every time is answered with an error.
     func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
-        guard let session = state.withLock({ $0.session }) else {
+        func refuse(_ why: String) {
             for (index, time) in request.times.enumerated() {
                 try? writer.send(
-                    .thumbnail(
-                        ThumbnailPart(request: request.request, index: index, time: time, error: "nothing plays")))
+                    .thumbnail(ThumbnailPart(request: request.request, index: index, time: time, error: why)))
             }
-            return
         }
+        guard let session = state.withLock({ $0.session }) else { return refuse("nothing plays") }
+        guard session.isOwnersSender(writer) else { return refuse(Self.anotherSendersThumbnails) }
         let logger = self.logger
         let title = session.request.title
         session.thumbnails(request, writer: writer) { failure in
@@ -582,10 +583,15 @@ public final class Receiver: Sendable {
         }
     }
 
-    /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`).
-    func cancelThumbnails() {
-        state.withLock { $0.session }?.cancelThumbnails()
+    /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`), when `writer` is the session's
+    /// own sender's (another sender has none to cancel).
+    func cancelThumbnails(writer: MessageWriter) {
+        guard let session = state.withLock({ $0.session }), session.isOwnersSender(writer) else { return }
+        session.cancelThumbnails()
     }
+
+    /// The error of each time of a thumbnail request from a sender whose session does not play.
+    static let anotherSendersThumbnails = "what plays is another sender's"
 
     /// Adds a connection to those told every event.
     func addWatcher(_ writer: MessageWriter) {

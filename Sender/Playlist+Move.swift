@@ -27,7 +27,9 @@ extension Playlist {
             let verb = keep ? "add" : "move to"
             writeError("\(live ? "\r\u{1B}[2K" : "")cast: cannot \(verb) \(printable(other)): \(why)\n")
         }
-        guard playback is RemotePlayback else { return refuse("only what plays on one Cast receiver moves (yet)") }
+        guard let remote = playback as? RemotePlayback else {
+            return refuse("only what plays on one Cast receiver moves (yet)")
+        }
         if let why = Handoff.refusal(of: other) { return refuse(why) }
         if keep, let why = groupRefusal() { return refuse(why) }
         let connection: ReceiverConnection
@@ -37,6 +39,11 @@ extension Playlist {
                     other, browseTimeout: .seconds(2), configDirectory: senderConfigDirectory(),
                     senderName: senderName())
             else { return refuse("not a Cast receiver") }
+            // The same key: the receiver that plays this.
+            guard reached.peerID == nil || reached.peerID != remote.receiverID else {
+                reached.close()
+                return refuse("it plays here already")
+            }
             connection = reached
         } catch {
             return refuse(error.message)

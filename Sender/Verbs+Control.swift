@@ -46,6 +46,9 @@ func join(_ arguments: ParsedArguments) throws(CastError) {
     let newcomer = try reachCastReceiver(joining, arguments)
     defer { newcomer.close() }
     let name = printable(newcomer.welcome.name)
+    guard newcomer.welcome.id != member.welcome.id else {
+        throw CastError(.usage, "\(name) and \(memberName) are the same receiver")
+    }
     func named(_ one: String, _ other: String) -> Bool { one.matchesIgnoringCase(other) }
     let before = try newcomer.status()
     if before.state != .stopped, before.group?.contains(where: { named($0, memberName) }) == true {

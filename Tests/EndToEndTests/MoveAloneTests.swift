@@ -83,4 +83,28 @@ final class MoveAloneTests: LabTestCase {
         // on its own would be tens of milliseconds apart or more).
         XCTAssertEqual(livingOrigin, kitchenOrigin, accuracy: 0.01, "the two do not play in step")
     }
+
+    /// `cast join "Living Room" --to Kitchen` while the kitchen plays alone does the same (a group of two), and the
+    /// kitchen named twice is a usage error.
+    func testJoiningAReceiverThatPlaysAloneMakesAGroupOfTwo() throws {
+        let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
+        let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
+        let clip = "\(work!)/beeps.flac"
+        let made = try runCommand(Capture.beepFileCommand(seconds: 8, path: clip))
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 2 * self.rate }, "\(sender.output)")
+        let itself = try cast(["join", "Kitchen", "--to", "Kitchen"])
+        XCTAssertEqual(itself.status, 2, itself.stderr)
+
+        let joined = try cast(["join", "Living Room", "--to", "Kitchen"])
+        XCTAssertEqual(joined.status, 0, joined.stderr)
+        XCTAssertEqual(joined.stdout, "Living Room plays in the group of Kitchen\n")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertTrue(sender.output.contains("finished: playbackEnded"), "\(sender.output)")
+        XCTAssertGreaterThan(living.capture.stop(atLeast: 0).last?.total ?? 0, Int(rate), "the living room played")
+        _ = kitchen.capture.stop(atLeast: 0)
+    }
 }

@@ -66,7 +66,10 @@ extension Playlist {
                 let now = controls.withLock { $0.now }
                 carryOut(move == .next ? LiveViewRules.action(for: .next, now: now) : LiveViewRules.previous(now))
             case .moveRequest(let other):
-                followMove(to: other, from: playback, live: live)
+                followMove(to: other, from: playback, keep: false, live: live)
+            case .joinRequest(let other):
+                // Only what plays alone sees one (a group's rules take theirs): it becomes a group of two.
+                followMove(to: other, from: playback, keep: true, live: live)
             case .finished(_, _, .receiverShutdown?):
                 // Not a playback failure: the receiver went away (exit 5, as for a lost connection).
                 if live { output("") }

@@ -29,7 +29,8 @@ func awaitStatus(_ connection: ReceiverConnection, for seconds: Double = 1, _ do
 }
 
 /// `cast join NAME --to MEMBER`: asks the sender that plays a group on MEMBER to add NAME (castd passes the request
-/// on; that sender reaches NAME with its own keys), then waits until NAME plays in the group.
+/// on; that sender reaches NAME with its own keys), then waits until NAME plays in the group. MEMBER playing alone
+/// becomes a group of the two (its sender starts both again where it was, in step).
 func join(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1, let joining = arguments.positionals.first else {
         throw CastError(.usage, "cast join takes one receiver to add, and --to a receiver of the group")
@@ -42,13 +43,12 @@ func join(_ arguments: ParsedArguments) throws(CastError) {
     let group = try member.status()
     let memberName = printable(member.welcome.name)
     guard group.state != .stopped else { throw CastError(.playback, "nothing plays on \(memberName)") }
-    guard group.group != nil else {
-        throw CastError(
-            .playback, "\(memberName) plays alone, not in a group (a group is sent with several --to)")
-    }
     let newcomer = try reachCastReceiver(joining, arguments)
     defer { newcomer.close() }
     let name = printable(newcomer.welcome.name)
+    guard newcomer.welcome.id != member.welcome.id else {
+        throw CastError(.usage, "\(name) and \(memberName) are the same receiver")
+    }
     func named(_ one: String, _ other: String) -> Bool { one.matchesIgnoringCase(other) }
     let before = try newcomer.status()
     if before.state != .stopped, before.group?.contains(where: { named($0, memberName) }) == true {

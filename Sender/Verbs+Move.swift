@@ -7,6 +7,7 @@ import CastSender
 /// `cast move NAME --to OTHER`: asks the sender that plays on NAME (castd passes the request on, as `cast join`'s)
 /// to start what plays there on OTHER at the position reached and stop it on NAME; waits until OTHER plays and NAME
 /// has stopped. A receiver of a group moves in step: OTHER joins the group, then NAME leaves it (`--keep`: it stays).
+/// A receiver alone with `--keep` becomes a group of two with OTHER (both start again where NAME was, in step).
 /// Unknown NAME or OTHER: exit 3; nothing playing on NAME: exit 1.
 func move(_ arguments: ParsedArguments) throws(CastError) {
     guard arguments.positionals.count == 1, let given = arguments.positionals.first else {
@@ -27,11 +28,9 @@ func move(_ arguments: ParsedArguments) throws(CastError) {
     }
     let before = try source.status()
     let keep = arguments.has("keep")
-    if before.group != nil {
+    // In a group, or alone with --keep (the sender that plays makes a group of the two).
+    if before.group != nil || keep {
         return try moveInGroup(from: source, to: other, keep: keep, arguments)
-    }
-    guard !keep else {
-        throw CastError(.usage, "--keep goes with a receiver that plays in a group (yet): \(sourceName) plays alone")
     }
     // The sender knows receivers by name or id: the id is exact.
     try source.send(.control(PlaybackControl(.move(receiver: other.welcome.id))))
@@ -50,7 +49,7 @@ func move(_ arguments: ParsedArguments) throws(CastError) {
 
 /// A move out of a group: OTHER joins it in step (as `cast join OTHER --to NAME`), and once it plays NAME is stopped,
 /// which takes it out of the group (the others play on), unless `keep`. The gap is none: OTHER plays before NAME
-/// stops.
+/// stops. NAME alone (only with `keep`): the join makes a group of the two.
 private func moveInGroup(
     from source: ReceiverConnection, to other: ReceiverConnection, keep: Bool, _ arguments: ParsedArguments
 ) throws(CastError) {

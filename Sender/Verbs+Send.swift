@@ -1,4 +1,5 @@
 // cast send and cast queue/play: serve files (or URLs) to a receiver and follow them, with a status line and keys.
+import CastBase
 import CastCommandLine
 import CastProtocol
 import CastSender
@@ -202,10 +203,20 @@ final class Playlist: Sendable {
             }
             movedFrom = nil
             if let relocation, !stopping, move == nil, outcome == .userExited {
-                // The same source again, on the other receiver, where it was.
-                (receiver, reached, movedFrom) = (
-                    relocation.connection.receiver, relocation.connection, relocation.position
-                )
+                movedFrom = relocation.position
+                guard relocation.keep, members.isEmpty else {
+                    // The same source again, on the other receiver, where it was.
+                    (receiver, reached) = (relocation.connection.receiver, relocation.connection)
+                    continue
+                }
+                // A group of this receiver and the other from here, both started where it was; the group reaches
+                // them both (this receiver's connection went with its playback).
+                let other = relocation.connection.receiver
+                relocation.connection.close()
+                members = [receiver, other]
+                writeError(
+                    "\(live ? "\r\u{1B}[2K" : "")cast: \(printable(other.name)) joins: \(printable(receiver.name)) and "
+                        + "\(printable(other.name)) play as a group from \(clock(relocation.position))\n")
                 continue
             }
             relocation?.connection.close()

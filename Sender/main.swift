@@ -111,7 +111,7 @@ let verbs: [Verb] = [
     Verb(
         name: "join", synopsis: "cast join NAME --to RECEIVER [--json]",
         abstract:
-            "Add a receiver to the group another receiver plays in (started with several --to); it joins in step.",
+            "Add a receiver to the group another receiver plays in; it joins in step (one playing alone becomes a group).",
         options: [toOption, jsonOption, timeoutOption, helpOption],
         examples: ["cast join study --to kitchen", "cast join \"Living Room\" --to kitchen --json"], run: join),
     Verb(
@@ -119,7 +119,8 @@ let verbs: [Verb] = [
         abstract: "Move what plays on a receiver to another, at the position it reached; the first one stops.",
         options: [
             toOption,
-            OptionSpec("keep", help: "in a group: the other receiver joins in step and the first one plays on"),
+            OptionSpec(
+                "keep", help: "the other receiver joins in step and the first one plays on (alone: a group of two)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: ["cast move kitchen --to \"Living Room\"", "cast move kitchen --to study --keep"], run: move),

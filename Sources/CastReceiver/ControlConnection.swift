@@ -138,7 +138,7 @@ final class ControlConnection {
                 receiver.thumbnails(request, writer: writer)
                 return true
             case .cancelThumbnails:
-                receiver.cancelThumbnails()
+                receiver.cancelThumbnails(writer: writer)
                 return true
             case .timeReply(let request):
                 guard timeRequests.admit(at: Double(readAt) / 1e9) else {

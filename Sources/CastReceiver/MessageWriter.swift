@@ -18,6 +18,9 @@ final class MessageWriter: Sendable {
 
     init(_ tls: TLSConnection) { self.tls = tls }
 
+    /// The key the sender presented at the TLS handshake; nil when it presented none.
+    var peerPublicKey: [UInt8]? { tls.peerPublicKey }
+
     /// The sender sent something.
     func heard() { lastHeard.withLock { $0 = .now } }
 

@@ -109,6 +109,16 @@ final class PlaybackSession: Sendable {
     /// Whether `writer` is this session's sender's connection.
     func belongs(to writer: MessageWriter) -> Bool { owner.writer === writer }
 
+    /// Whether `writer` is a connection of this session's sender: its own, or another that presented the same key
+    /// (a sender asking for thumbnails on a second connection). Another sender's is not, nor any connection when the
+    /// owner presented no key and `writer` is not its own.
+    func isOwnersSender(_ writer: MessageWriter) -> Bool {
+        guard let ownerWriter = owner.writer else { return false }
+        if ownerWriter === writer { return true }
+        guard let ownerKey = ownerWriter.peerPublicKey, let key = writer.peerPublicKey else { return false }
+        return ownerKey == key
+    }
+
     /// Whether `owner` started this session.
     func belongs(to owner: SessionOwner) -> Bool { self.owner.isSame(as: owner) }
 

@@ -35,25 +35,18 @@ public final class Receiver: Sendable {
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        init(name: String, scaling: ScalingMode, admission: ConnectionAdmission, rules: Rules) {
+        init(name: String, scaling: ScalingMode, door: ConnectionDoor<Int32>, rules: Rules) {
             self.name = name
             self.scaling = scaling
-            self.admission = admission
+            self.door = door
             self.rules = rules
         }
 
         var listenFD: Int32 = -1
         var port: UInt16 = 0
-        /// Who has a place among the connections (created with the limits in `init`).
-        var admission: ConnectionAdmission
-        /// A second descriptor of each unadmitted connection's socket, owned here: shutdown(2) on it wakes the
-        /// connection's thread wherever it waits when the connection is evicted, even if that thread has closed its
-        /// own descriptor meanwhile (whose number may already be another connection's).
-        var wakeHandles: [ConnectionAdmission.Ticket: Int32] = [:]
-        /// Connections turned away (refused or evicted) are logged at most once a second, with a count of the rest:
-        /// a stranger reopening in a loop must not flood the log.
-        var lastTurnAwayLog: ContinuousClock.Instant?
-        var quietTurnAways = 0
+        /// Who has a place among the connections (created with the limits in `init`), each unadmitted connection's
+        /// wake-up descriptor (owned here), and how often a connection turned away is logged.
+        var door: ConnectionDoor<Int32>
         var advertiser: Advertiser?
         /// The AirPlay video service and its `_airplay._tcp` advertisement, with `--airplay-video`.
         var airPlay: AirPlayVideoService?
@@ -86,7 +79,7 @@ public final class Receiver: Sendable {
         self.configuration = configuration
         self.logger = logger
         let limits = configuration.limits
-        let admission = ConnectionAdmission(
+        let door = ConnectionDoor<Int32>(
             limits: .init(
                 maximumAdmitted: limits.maximumConnections, maximumUnadmitted: limits.maximumUnadmittedConnections,
                 maximumUnadmittedPerSource: limits.maximumUnadmittedPerSource))
@@ -97,8 +90,7 @@ public final class Receiver: Sendable {
                 senderSilence: configuration.limits.senderTimeout))
         self.state = Mutex(
             State(
-                name: configuration.name, scaling: configuration.engine.scalingMode, admission: admission,
-                rules: rules))
+                name: configuration.name, scaling: configuration.engine.scalingMode, door: door, rules: rules))
         self.identity = try Identity.loadOrCreate(directory: configuration.stateDirectory)
         self.id = identity.fingerprint
         self.pairing = PairingDesk(
@@ -564,17 +556,18 @@ public final class Receiver: Sendable {
         _ = session.waitUntilEnded(timeout: timeout)
     }
 
-    /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection; with nothing
-    /// playing, every time is answered with an error.
+    /// Answers a thumbnail request with images of the media that plays, on `writer`'s connection: only to the
+    /// session's own sender (`isOwnersSender`: the images show what another sender plays, and making them costs a
+    /// decoder). With nothing playing, or to another sender, every time is answered with an error.
     func thumbnails(_ request: ThumbnailRequest, writer: MessageWriter) {
-        guard let session = state.withLock({ $0.session }) else {
+        func refuse(_ why: String) {
             for (index, time) in request.times.enumerated() {
                 try? writer.send(
-                    .thumbnail(
-                        ThumbnailPart(request: request.request, index: index, time: time, error: "nothing plays")))
+                    .thumbnail(ThumbnailPart(request: request.request, index: index, time: time, error: why)))
             }
-            return
         }
+        guard let session = state.withLock({ $0.session }) else { return refuse("nothing plays") }
+        guard session.isOwnersSender(writer) else { return refuse(Self.anotherSendersThumbnails) }
         let logger = self.logger
         let title = session.request.title
         session.thumbnails(request, writer: writer) { failure in
@@ -582,10 +575,15 @@ public final class Receiver: Sendable {
         }
     }
 
-    /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`).
-    func cancelThumbnails() {
-        state.withLock { $0.session }?.cancelThumbnails()
+    /// Cancels the thumbnail requests not answered yet (each is answered `cancelled`), when `writer` is the session's
+    /// own sender's (another sender has none to cancel).
+    func cancelThumbnails(writer: MessageWriter) {
+        guard let session = state.withLock({ $0.session }), session.isOwnersSender(writer) else { return }
+        session.cancelThumbnails()
     }
+
+    /// The error of each time of a thumbnail request from a sender whose session does not play.
+    static let anotherSendersThumbnails = "what plays is another sender's"
 
     /// Adds a connection to those told every event.
     func addWatcher(_ writer: MessageWriter) {
@@ -671,13 +669,8 @@ public final class Receiver: Sendable {
                 return
             }
             let source = ConnectionAdmission.source(ofPeer: accepted.peer)
-            let (arrival, evictedHandle) = state.withLock { state -> (ConnectionAdmission.Arrival, Int32?) in
-                let arrival = state.admission.arrive(from: source)
-                guard case .serve(let ticket, let evicting) = arrival else { return (arrival, nil) }
-                state.wakeHandles[ticket] = wakeHandle
-                return (arrival, evicting.flatMap { state.wakeHandles.removeValue(forKey: $0) })
-            }
-            guard case .serve(let ticket, _) = arrival else {
+            let arrival = state.withLock { $0.door.arrive(from: source, handle: wakeHandle) }
+            guard case .serve(let ticket, let evictedHandle) = arrival else {
                 if case .refuse(let reason) = arrival {
                     turnedAway("connection from \(accepted.peer) refused: \(reason)")
                 }
@@ -697,11 +690,7 @@ public final class Receiver: Sendable {
                 let connection = ControlConnection(
                     fd: accepted.fd, peer: accepted.peer, ticket: ticket, receiver: self, logger: logger)
                 connection.run()
-                let handle = state.withLock { state -> Int32? in
-                    state.admission.leave(ticket)
-                    return state.wakeHandles.removeValue(forKey: ticket)
-                }
-                if let handle { close(handle) }
+                if let handle = state.withLock({ $0.door.leave(ticket) }) { close(handle) }
             }
         }
         close(listenFD)
@@ -709,19 +698,8 @@ public final class Receiver: Sendable {
 
     /// Logs a connection turned away, at most once a second (with how many more were turned away meanwhile).
     private func turnedAway(_ message: String) {
-        let (shown, quiet) = state.withLock { state -> (Bool, Int) in
-            let now = ContinuousClock.now
-            if let last = state.lastTurnAwayLog, now - last < .seconds(1) {
-                state.quietTurnAways += 1
-                return (false, 0)
-            }
-            defer {
-                state.lastTurnAwayLog = now
-                state.quietTurnAways = 0
-            }
-            return (true, state.quietTurnAways)
-        }
-        guard shown else { return }
+        let now = clockNow()
+        guard let quiet = state.withLock({ $0.door.turnedAway(now: now) }) else { return }
         logger.warning(message + (quiet > 0 ? " (\(quiet) more turned away in the second before, not logged)" : ""))
     }
 
@@ -732,11 +710,8 @@ public final class Receiver: Sendable {
     /// it no longer counts against the places for strangers. False when it must be closed instead: the admitted
     /// connections are full, or it had been evicted.
     func connectionAdmitted(_ ticket: ConnectionAdmission.Ticket) -> Bool {
-        let (admitted, handle) = state.withLock { state -> (Bool, Int32?) in
-            let admitted = state.admission.admit(ticket)
-            // Only unadmitted connections are ever evicted, so the wake-up descriptor is no longer needed.
-            return (admitted, admitted ? state.wakeHandles.removeValue(forKey: ticket) : nil)
-        }
+        // Only unadmitted connections are ever evicted, so the wake-up descriptor is no longer needed.
+        let (admitted, handle) = state.withLock { $0.door.admit(ticket) }
         if let handle { close(handle) }
         return admitted
     }

@@ -152,8 +152,11 @@ extension GroupRules {
         }
     }
 
-    /// A member passed on a request to add `receiver`: it is looked for once.
+    /// A member passed on a request to add `receiver`: it is looked for once. The request comes from the wire, so it
+    /// may name a receiver this sender finds or has paired (a name or an id), never an address (`Handoff.refusal`):
+    /// else a paired sender could have the group connect to any address and serve it the media.
     mutating func requestJoin(_ receiver: String, now: Now) -> [Action] {
+        if let why = Handoff.refusal(of: receiver) { return [.announce(.notAdded(printable(receiver), why: why))] }
         guard canReach else {
             return [.announce(.notAdded(printable(receiver), why: "this group cannot reach receivers"))]
         }

@@ -25,6 +25,24 @@ enum GroupFixtures {
         return url
     }
 
+    /// castd named `name` on loopback, its files in a folder of its own under `folder`, its sound written into a FIFO
+    /// this process reads (castd finds the capture PCM through the environment it inherits: `MovieFixtures.alsa`).
+    static func capturingReceiver(_ name: String, in folder: URL) throws -> (LoopbackReceiver, FIFOCapture) {
+        _ = MovieFixtures.alsa
+        let directory = folder.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let capture = try FIFOCapture(path: directory.appendingPathComponent("audio.fifo").path)
+        do {
+            let receiver = try LoopbackReceiver(
+                stateDirectory: directory.appendingPathComponent("state").path, name: name,
+                audioDevice: "castcapture:FILE=\(capture.path),CHANNELS=2")
+            return (receiver, capture)
+        } catch {
+            capture.stop()
+            throw error
+        }
+    }
+
     /// How far apart the captures wrote the first beep half a second or more into the last stretch each wrote without
     /// a pause between `from` and `to` (CLOCK_MONOTONIC ns), on this process's clock (s). The beeps are a second
     /// apart: compared within one.

@@ -32,13 +32,8 @@ final class GroupRouteTests: XCTestCase {
 
     /// castd named `name` on loopback, its sound written into a FIFO this test reads.
     func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
-        let directory = folder.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let capture = try FIFOCapture(path: directory.appendingPathComponent("audio.fifo").path)
+        let (receiver, capture) = try GroupFixtures.capturingReceiver(name, in: folder)
         captures.append(capture)
-        let receiver = try LoopbackReceiver(
-            stateDirectory: directory.appendingPathComponent("state").path, name: name,
-            audioDevice: "castcapture:FILE=\(capture.path),CHANNELS=2")
         receivers.append(receiver)
         return (receiver.description, capture)
     }

@@ -163,6 +163,23 @@ final class WorkerMessageTests: XCTestCase {
         XCTAssertEqual(try WorkerMessage.fromWorker(within), .event(.sync(offset: 0.001, trim: -1000)))
     }
 
+    /// The requests castd passes on from other senders' controls (`join`, `skip`, `move`) are castd's to make: from a
+    /// worker (a hostile file that took it over) each is dropped, said, and the worker goes on; an engine's events
+    /// pass as they are.
+    func testRequestsFromAWorkerAreDroppedNotPassedOn() throws {
+        for request in [
+            PlaybackEvent.joinRequest(receiver: "10.0.0.5:7100"), .moveRequest(receiver: "Attic"), .skipRequest(.next),
+        ] {
+            let frame = WorkerMessage.event(request).frame()
+            XCTAssertEqual(
+                try WorkerMessage.fromWorker(frame),
+                .unacceptableEvent(reason: "not an engine's event: \(request.name)"))
+        }
+        for event in [PlaybackEvent.playbackState(.playing), .sync(offset: 0.001, trim: 2), .rate(1)] {
+            XCTAssertEqual(try WorkerMessage.fromWorker(WorkerMessage.event(event).frame()), .event(event))
+        }
+    }
+
     /// A new worker says `confined` and nothing else; afterwards neither a session's nor a thumbnail worker may.
     func testConfinedIsANewWorkersOnlyMessage() throws {
         XCTAssertEqual(

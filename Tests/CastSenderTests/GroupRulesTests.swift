@@ -319,6 +319,13 @@ final class GroupRulesTests: XCTestCase {
             rules.found("Kitchen Alias", Fixtures.kitchen, now: Fixtures.now(1021)).actions,
             [.close(member: 3), .announce(.notAdded("Kitchen Alias", why: "it is in the group already"))])
 
+        // An address read from the wire is never reached (nobody advertised or paired it): refused at once.
+        for address in ["10.0.0.5:7100", "[fe80::1]:7100", "attacker.example:443"] {
+            XCTAssertEqual(
+                rules.received(.joinRequest(receiver: address), from: 0, now: Fixtures.now(1022)),
+                [.announce(.notAdded(address, why: "an address from the wire is not followed"))], address)
+        }
+
         // A group that cannot reach receivers refuses at once.
         var unreachable = GroupRules(members: [Fixtures.kitchen], canReach: false)
         XCTAssertEqual(

@@ -18,28 +18,6 @@ final class MoveTests: LabTestCase {
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
     let rate = 192_000.0
 
-    private struct Room {
-        let daemon: Daemon
-        let capture: FIFOCapture
-    }
-
-    private func startRoom(_ name: String, on host: Lab.Host, folder: String) throws -> Room {
-        let folder = "\(work!)/\(folder)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
-        let daemon = try lab.start(
-            on: host,
-            [
-                Paths.castd, "--name", name, "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state",
-                "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2", "--events", "\(folder)/events.jsonl",
-                "--video-out", "none",
-            ],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
-        _ = try daemon.listeningPort()
-        XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
-        return Room(daemon: daemon, capture: capture)
-    }
-
     private func cast(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let result = try lab.run(
             on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
@@ -49,8 +27,8 @@ final class MoveTests: LabTestCase {
     /// `cast send clip --to Kitchen`, then `cast move Kitchen --to "Living Room"` 3 s in: the living room plays the
     /// rest of the clip from where the kitchen was, the kitchen stops, and `cast send` ends with playbackEnded, exit 0.
     func testWhatPlaysMovesToAnotherRoomAtItsPosition() throws {
-        let kitchen = try startRoom("Kitchen", on: .room1, folder: "kitchen")
-        let living = try startRoom("Living Room", on: .room2, folder: "living")
+        let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
+        let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
         let seconds = 10
         let clip = "\(work!)/beeps.flac"
         let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
@@ -107,9 +85,9 @@ final class MoveTests: LabTestCase {
     /// last samples (no gap); `cast move Study --to Kitchen --keep` then adds the kitchen back, the study playing on
     /// (the study's byte count holds only if it played to the end), and `cast send` ends with exit 0.
     func testAGroupMemberMovesInStepWithNoGap() throws {
-        let kitchen = try startRoom("Kitchen", on: .room1, folder: "kitchen")
-        let living = try startRoom("Living Room", on: .room2, folder: "living")
-        let study = try startRoom("Study", on: .room3, folder: "study")
+        let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
+        let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
+        let study = try startCapturingRoom("Study", on: .room3, folder: "study")
         let seconds = 12
         let clip = "\(work!)/beeps.flac"
         let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))

@@ -33,7 +33,8 @@ final class ThumbnailTests: XCTestCase {
             environment: ["XDG_CONFIG_HOME": "\(work)/sender"])
         XCTAssertNotNil(sender.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(sender.output)")
 
-        let identity = try Identity.loadOrCreate(directory: "\(work)/client")
+        // The playing cast's own key (in its config folder): a session's thumbnails are its sender's only.
+        let identity = try Identity.loadOrCreate(directory: "\(work)/sender/cast")
         let client = try LabClient(lab: lab, from: .phone, to: lab.address(.box), port: port, identity: identity)
         defer { client.close() }
 
@@ -103,7 +104,8 @@ final class ThumbnailTests: XCTestCase {
         let session = Processes.playingWorkers(of: castd)
         XCTAssertEqual(session.count, 1, "castd's children: \(Processes.children(of: castd))")
 
-        let identity = try Identity.loadOrCreate(directory: "\(work)/client")
+        // The playing cast's own key (in its config folder): a session's thumbnails are its sender's only.
+        let identity = try Identity.loadOrCreate(directory: "\(work)/sender/cast")
         let client = try LabClient(lab: lab, from: .phone, to: lab.address(.box), port: port, identity: identity)
         defer { client.close() }
         // Small images: one part each, so that every answer is whole whenever the worker dies.

@@ -111,12 +111,31 @@ enum WorkerMessage: Sendable, Equatable {
     /// Decodes a frame that came from a session's worker: only `read` and `event`, each checked as the wire protocol
     /// checks it.
     /// - Throws: `ProtocolError` for anything else; castd then ends the worker.
+    /// An event outside what an engine emits (`isEngineEvent`: a `joinRequest`, say, which castd makes from a
+    /// sender's control and passes on to the session's sender only) is dropped as `unacceptableEvent`: a worker that
+    /// a hostile file took over must not speak for castd to the sender.
     static func fromWorker(_ frame: Frame) throws(ProtocolError) -> WorkerMessage {
         let message = try decode(frame)
         guard message.kind == .read || message.kind == .event else {
             throw ProtocolError(.unexpectedMessage, "a worker may not send message type \(frame.type)")
         }
+        if case .event(let event) = message, !isEngineEvent(event) {
+            return .unacceptableEvent(reason: "not an engine's event: \(event.name)")
+        }
         return message
+    }
+
+    /// Whether an engine emits `event`: all but the requests castd passes on from other senders' controls. Every
+    /// case is listed, so that a new event is let through from a worker only by a decision made here.
+    static func isEngineEvent(_ event: PlaybackEvent) -> Bool {
+        switch event {
+        case .loadState, .durationAvailable, .mediaTypes, .naturalSize, .readyForDisplay, .playbackState, .position,
+            .videoActive, .volume, .rate, .buffered, .accessLog, .errorLog, .metadata, .tracks, .sync, .scheduledStart,
+            .finished:
+            true
+        case .joinRequest, .skipRequest, .moveRequest:
+            false
+        }
     }
 
     /// Decodes a frame that came from a worker that was just started: only `confined`, the answer to `confine`.

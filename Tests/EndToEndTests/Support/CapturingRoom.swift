@@ -1,0 +1,35 @@
+import CastTestSupport
+import Foundation
+import XCTest
+
+/// A castd in a room of the lab (`--auth none`, no video) whose sound goes into a FIFO the test reads, each read
+/// stamped with its CLOCK_MONOTONIC on arrival (`FIFOCapture`): what it played, and when, measured from outside.
+struct CapturingRoom {
+    let daemon: Daemon
+    let capture: FIFOCapture
+    /// The port castd listens on.
+    let port: UInt16
+}
+
+extension LabTestCase {
+    /// Starts castd named `name` on `host`, its files in `folder` under the work folder; `advertised`: waits until it
+    /// is advertised, else starts it with `--no-advertise` (reachable by its address only).
+    func startCapturingRoom(_ name: String, on host: Lab.Host, folder: String, advertised: Bool = true) throws
+        -> CapturingRoom
+    {
+        let folder = "\(work!)/\(folder)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
+        let daemon = try lab.start(
+            on: host,
+            [
+                Paths.castd, "--name", name, "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state",
+                "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2", "--events", "\(folder)/events.jsonl",
+                "--video-out", "none",
+            ] + (advertised ? [] : ["--no-advertise"]),
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+        let port = try daemon.listeningPort()
+        if advertised { XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)") }
+        return CapturingRoom(daemon: daemon, capture: capture, port: port)
+    }
+}

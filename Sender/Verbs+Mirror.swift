@@ -115,13 +115,18 @@ private func follow(
             if reason == .playbackError {
                 return CastError(.playback, "mirroring on \(name) ended: \(printable(error ?? "unknown error"))")
             }
-            // The stream's end: the helper ended it when the window it captured closed (exit 0, as a film's end).
-            if reason == .playbackEnded, let word = screen.ending() {
+            // The stream's end: the helper ended it when the window it captured closed (exit 0, as a film's end), or
+            // when it failed (exit 1).
+            switch reason == .playbackEnded ? screen.ending() : nil {
+            case .closed(let word)?:
                 if json {
                     output(CastCommandLine.json(["event": "mirrorEnded", "reason": word]))
                 } else {
                     output("mirroring ended: \(printable(word))")
                 }
+            case .failed(let word)?:
+                return CastError(.playback, "mirroring ended: \(ScreenMirror.programName) failed: \(printable(word))")
+            case nil: break
             }
             if !json { output("finished: \(reason.rawValue)") }
             return nil

@@ -17,7 +17,8 @@ public final class ScreenCapture {
     /// The window captured; nil for the whole screen.
     private let window: Window?
     private var image: UnsafeMutablePointer<XImage>
-    private var segment = XShmSegmentInfo()
+    /// The image's shared memory, on the heap: the image keeps a pointer to it (`obdata`) for every request.
+    private var segment: UnsafeMutablePointer<XShmSegmentInfo>
     private let damage: Damage
     private let damageEvent: Int32
     /// Where the captured rectangle starts on the screen.
@@ -88,46 +89,53 @@ public final class ScreenCapture {
 
     deinit {
         XDamageDestroy(display, damage)
-        Self.free(display, image, &segment)
+        Self.free(display, image, segment)
         XCloseDisplay(display)
     }
 
     /// An image of `width`×`height` pixels in memory shared with the X server.
     private static func sharedImage(_ display: OpaquePointer, width: Int, height: Int) throws(MirrorError) -> (
-        UnsafeMutablePointer<XImage>, XShmSegmentInfo
+        UnsafeMutablePointer<XImage>, UnsafeMutablePointer<XShmSegmentInfo>
     ) {
-        var segment = XShmSegmentInfo()
+        let segment = UnsafeMutablePointer<XShmSegmentInfo>.allocate(capacity: 1)
+        segment.initialize(to: XShmSegmentInfo())
         guard
             let image = XShmCreateImage(
                 display, cast_x11_default_visual(display), UInt32(cast_x11_default_depth(display)), ZPixmap, nil,
-                &segment, UInt32(width), UInt32(height)),
+                segment, UInt32(width), UInt32(height)),
             cast_x11_image_bpp(image) == 32
-        else { throw MirrorError("the X11 display is not 24-bit colour in 32-bit pixels", usage: true) }
+        else {
+            segment.deallocate()
+            throw MirrorError("the X11 display is not 24-bit colour in 32-bit pixels", usage: true)
+        }
         let bytes = Int(cast_x11_image_stride(image)) * height
-        segment.shmid = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
-        guard segment.shmid >= 0, let memory = shmat(segment.shmid, nil, 0),
+        segment.pointee.shmid = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
+        guard segment.pointee.shmid >= 0, let memory = shmat(segment.pointee.shmid, nil, 0),
             memory != UnsafeMutableRawPointer(bitPattern: -1)
         else {
             cast_x11_destroy_image(image)
+            segment.deallocate()
             throw MirrorError("cannot share memory with the X server: \(String(cString: strerror(errno)))")
         }
-        segment.shmaddr = memory.assumingMemoryBound(to: CChar.self)
-        image.pointee.data = segment.shmaddr
-        segment.readOnly = 0
-        XShmAttach(display, &segment)
+        segment.pointee.shmaddr = memory.assumingMemoryBound(to: CChar.self)
+        image.pointee.data = segment.pointee.shmaddr
+        segment.pointee.readOnly = 0
+        XShmAttach(display, segment)
         XSync(display, 0)
         // Marked for removal now: it goes once both this process and the server let go, however this one ends.
-        shmctl(segment.shmid, IPC_RMID, nil)
+        shmctl(segment.pointee.shmid, IPC_RMID, nil)
         return (image, segment)
     }
 
     private static func free(
-        _ display: OpaquePointer, _ image: UnsafeMutablePointer<XImage>, _ segment: inout XShmSegmentInfo
+        _ display: OpaquePointer, _ image: UnsafeMutablePointer<XImage>,
+        _ segment: UnsafeMutablePointer<XShmSegmentInfo>
     ) {
-        XShmDetach(display, &segment)
+        XShmDetach(display, segment)
         image.pointee.data = nil
         cast_x11_destroy_image(image)
-        shmdt(segment.shmaddr)
+        shmdt(segment.pointee.shmaddr)
+        segment.deallocate()
     }
 
     /// The rectangle of the screen to capture: the whole screen, or the window's place on it clipped to the screen
@@ -199,7 +207,7 @@ public final class ScreenCapture {
         }
         origin = (rectangle.x, rectangle.y)
         guard rectangle.width != width || rectangle.height != height else { return false }
-        Self.free(display, image, &segment)
+        Self.free(display, image, segment)
         (image, segment) = try Self.sharedImage(display, width: rectangle.width, height: rectangle.height)
         (width, height) = (rectangle.width, rectangle.height)
         return true

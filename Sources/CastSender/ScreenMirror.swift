@@ -29,8 +29,16 @@ public final class ScreenMirror: Sendable {
     public let height: Int
     private let pid: pid_t
     private let lines: HelperLines
-    /// Whether the helper ended (its figures' pipe closed), and the word it ended with (the window closed).
-    private let end = Monitor<(over: Bool, word: String?)>((false, nil))
+    /// Whether the helper ended (its figures' pipe closed), and the word it ended with.
+    private let end = Monitor<(over: Bool, word: Ending?)>((false, nil))
+
+    /// Why the helper ended the stream by itself.
+    public enum Ending: Sendable, Equatable {
+        /// The window it captured closed ("the window 0x400001 was closed"): mirroring is over, as a film's end.
+        case closed(String)
+        /// It failed (the X server went away, the encoder failed): what it said.
+        case failed(String)
+    }
 
     /// What the helper measured over the last second.
     public struct Figures: Sendable, Equatable {
@@ -139,8 +147,9 @@ public final class ScreenMirror: Sendable {
     /// The helper's next figures; nil once it ended (then `ending` knows why).
     public func nextFigures() -> Figures? {
         while let line = lines.next() {
-            if line.hasPrefix("ended: ") {
-                end.withLock { $0.word = String(line.dropFirst(7)) }
+            if line.hasPrefix("ended: ") || line.hasPrefix("error: ") {
+                let word = String(line.dropFirst(7))
+                end.withLock { $0.word = line.hasPrefix("ended") ? .closed(word) : .failed(word) }
                 continue
             }
             let parts = line.split(separator: " ")
@@ -154,10 +163,9 @@ public final class ScreenMirror: Sendable {
         return nil
     }
 
-    /// Why the helper ended the stream by itself, such as "the window 0x400001 was closed"; nil when it did not (the
-    /// receiver stopped, or it failed). Waits at most `timeout` seconds for the helper's last words to be read by
+    /// Why the helper ended the stream by itself; nil when it did not (the receiver stopped). Waits at most `timeout` seconds for the helper's last words to be read by
     /// `nextFigures` (which must be running on another thread): the receiver may report the stream's end first.
-    public func ending(timeout: Double = 2) -> String? {
+    public func ending(timeout: Double = 2) -> Ending? {
         _ = end.wait(until: { $0.over || $0.word != nil }, timeout: timeout)
         return end.read { $0.word }
     }

@@ -93,6 +93,7 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
         defer { buffer.deallocate() }
         var shown = 0
+        var lastSize = (0, 0)
         var first: UInt64?
         var lastPosition: UInt64 = 0
         while !stopping.load(ordering: .sequentiallyConsistent) {
@@ -102,7 +103,14 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
             while let unit = try reader.next() {
                 for frame in try decoder.decode(unit.payload) {
                     try presenter?.present(frame)
-                    if shown == 0 { announce(frame) }
+                    let size = (Int(frame.pointer.pointee.width), Int(frame.pointer.pointee.height))
+                    if shown == 0 {
+                        announce(frame)
+                    } else if size != lastSize {
+                        // The sender's screen or window changed size: the stream follows, and says so.
+                        emit(.naturalSize(width: size.0, height: size.1))
+                    }
+                    lastSize = size
                     shown += 1
                 }
                 let start = first ?? unit.captured

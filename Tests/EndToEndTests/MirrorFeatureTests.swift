@@ -1,0 +1,218 @@
+import CastTestSupport
+import Foundation
+import XCTest
+
+/// `cast mirror`'s features in the lab with the real programs (issue 32): one window instead of the screen, a window
+/// that changes size and then closes, and several receivers. The sender's screen is one Xvfb; each castd shows its
+/// picture full screen on an Xvfb of its own, read back with x11grab.
+final class MirrorFeatureTests: LabTestCase {
+    override class var labPrefix: String { "mf" }
+    override class var labRooms: Int { 1 }
+
+    private var displays: [VirtualDisplay] = []
+
+    override func tearDown() {
+        // The programs first (they hold X connections), then the X servers, each by pid.
+        lab?.tearDown()
+        for display in displays { display.stop() }
+        super.tearDown()
+    }
+
+    private func display() throws -> VirtualDisplay {
+        let display = try VirtualDisplay.start()
+        displays.append(display)
+        return display
+    }
+
+    private enum Fixtures {
+        /// A picture of `width`×`height`, red on the left half and blue on the right.
+        static func halves(width: Int, height: Int) -> String {
+            "color=red:size=\(width)x\(height):rate=10,drawbox=x=\(width / 2):y=0:w=\(width / 2):h=\(height):color=blue:t=fill"
+        }
+    }
+
+    private func startReceiver(_ name: String, on host: Lab.Host, screen: VirtualDisplay) throws -> Daemon {
+        let receiver = try lab.start(
+            on: host,
+            [
+                Paths.castd, "--name", name, "--port", "0", "--state-dir", "\(work!)/state-\(host.rawValue)",
+                "--video-out", "fullscreen", "--audio-device", "none", "--auth", "none",
+            ],
+            environment: ["DISPLAY": screen.display])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        return receiver
+    }
+
+    /// ffplay showing the lavfi picture `graph` in a borderless window titled `title` of `width`×`height` at (`x`,
+    /// `y`) on `screen` (there is no window manager: the window is where it is asked to be).
+    private func paint(
+        _ graph: String, on screen: VirtualDisplay, title: String = "mfpaint", at x: Int = 0, _ y: Int = 0,
+        width: Int = 1280, height: Int = 720
+    ) throws -> Daemon {
+        try lab.start(
+            on: .phone,
+            [
+                "ffplay", "-v", "error", "-an", "-noborder", "-window_title", title, "-left", "\(x)", "-top", "\(y)",
+                "-x", "\(width)", "-y", "\(height)", "-f", "lavfi", "-i", graph,
+            ],
+            environment: ["DISPLAY": screen.display])
+    }
+
+    /// Captures `display` until `ready` holds (at most `timeout` seconds); the last capture.
+    private func capture(_ display: VirtualDisplay, timeout: Double = 30, until ready: (Screenshot) -> Bool) throws
+        -> Screenshot
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        var screen = try display.capture()
+        while !ready(screen) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            screen = try display.capture()
+        }
+        return screen
+    }
+
+    /// The id of the window titled `title` on `screen`, as xwininfo gives it (waits for it: at most 20 s).
+    private func windowID(_ title: String, on screen: VirtualDisplay) throws -> String {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let result = try runCommand(["xwininfo", "-display", screen.display, "-name", title], timeout: 10)
+            if let line = result.stdout.split(separator: "\n").first(where: { $0.contains("Window id:") }),
+                let id = line.split(separator: " ").first(where: { $0.hasPrefix("0x") })
+            {
+                return String(id)
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        throw XCTSkip("no window \(title) on \(screen.display)")
+    }
+
+    /// Resizes the window `id` on `screen` (XResizeWindow, as a window manager would on the user's drag).
+    private func resize(_ id: String, on screen: VirtualDisplay, width: Int, height: Int) throws {
+        let script = """
+            import ctypes, sys
+            x11 = ctypes.CDLL("libX11.so.6")
+            x11.XOpenDisplay.restype = ctypes.c_void_p
+            x11.XResizeWindow.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_uint, ctypes.c_uint]
+            x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+            display = x11.XOpenDisplay(sys.argv[1].encode())
+            if not display:
+                sys.exit("cannot open display " + sys.argv[1])
+            x11.XResizeWindow(display, int(sys.argv[2], 16), int(sys.argv[3]), int(sys.argv[4]))
+            x11.XSync(display, 0)
+            x11.XCloseDisplay(display)
+            """
+        let result = try runCommand(
+            ["python3", "-c", script, screen.display, id, "\(width)", "\(height)"], timeout: 20)
+        XCTAssertEqual(result.status, 0, "cannot resize the window: \(result.stderr)")
+    }
+
+    /// `--window`: only the window shows (not the black screen around it), the stream follows the window's new size,
+    /// and closing the window ends mirroring with a word and exit 0.
+    func testAWindowIsMirroredFollowsItsSizeAndEndsWhenItCloses() throws {
+        let receiverScreen = try display()
+        let senderScreen = try display()
+        _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
+        let painter = try paint(
+            Fixtures.halves(width: 640, height: 360), on: senderScreen, title: "mfwindow", at: 200, 150, width: 640,
+            height: 360)
+        let id = try windowID("mfwindow", on: senderScreen)
+        _ = try capture(senderScreen, timeout: 20) { Screenshot.Colour.red.matches($0.pixel(300, 300)) }
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--window", id, "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        XCTAssertNotNil(
+            mirror.waitForLine(containing: #""event":"naturalSize","height":360,"width":640"#, timeout: 10),
+            "castd decodes pictures of the window's size: \(mirror.output.suffix(6))")
+        // Full screen, the window's picture fills castd's screen: red on the left, blue on the right.
+        let shown = try capture(receiverScreen) {
+            $0.fraction(of: .red, x: 0..<600, y: 40..<680) > 0.9
+                && $0.fraction(of: .blue, x: 680..<1280, y: 40..<680) > 0.9
+        }
+        XCTAssertGreaterThan(shown.fraction(of: .red, x: 0..<600, y: 40..<680), 0.9, "the window's left half")
+        XCTAssertGreaterThan(shown.fraction(of: .blue, x: 680..<1280, y: 40..<680), 0.9, "the window's right half")
+
+        // The window changes size: the stream follows (a new size at castd, and in cast's figures).
+        let before = mirror.output.count
+        try resize(id, on: senderScreen, width: 480, height: 270)
+        XCTAssertNotNil(
+            mirror.waitForLine(
+                containing: #""event":"naturalSize","height":270,"width":480"#, timeout: 20, after: before),
+            "castd follows the window's size: \(mirror.output.suffix(6))")
+        XCTAssertNotNil(
+            mirror.waitForLine(containing: #""width":480,"height":270"#, timeout: 10, after: before),
+            "cast's figures say the new size: \(mirror.output.suffix(6))")
+
+        // The window closes (ffplay ends): mirroring ends, saying why, exit 0; castd's idle screen is back.
+        painter.stop()
+        XCTAssertEqual(mirror.waitForExit(timeout: 20), 0, "\(mirror.output.suffix(6))")
+        let ended = mirror.output.first { $0.contains(#""event":"mirrorEnded""#) }
+        XCTAssertTrue(ended?.contains("the window \(id) was closed") == true, "\(mirror.output.suffix(6))")
+        let idle = try capture(receiverScreen, timeout: 10) {
+            $0.fraction(of: .red, x: 0..<600, y: 40..<680) < 0.05
+        }
+        XCTAssertLessThan(idle.fraction(of: .red, x: 0..<600, y: 40..<680), 0.05, "the mirrored window is gone")
+    }
+
+    /// `--window` with no such window, or a malformed id: a usage error (exit 2) that says so.
+    func testNoSuchWindowIsAUsageError() throws {
+        let senderScreen = try display()
+        let environment = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
+        let missing = try lab.run(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--window", "0x1ffffff"],
+            environment: environment)
+        XCTAssertEqual(missing.status, 2, "\(missing.stdout)\n\(missing.stderr)")
+        XCTAssertTrue(missing.stderr.contains("no window 0x1ffffff shown"), missing.stderr)
+        let malformed = try lab.run(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--window", "kitchen"], environment: environment)
+        XCTAssertEqual(malformed.status, 2, "\(malformed.stdout)\n\(malformed.stderr)")
+        XCTAssertTrue(malformed.stderr.contains("--window takes an X11 window id"), malformed.stderr)
+    }
+
+    /// Several `--to`: one capture and encode, the same picture on each receiver; each receiver's events carry its
+    /// name; `cast stop` on one leaves the other mirroring; stopping the second ends `cast mirror` with 0.
+    func testSeveralReceiversShowTheSamePicture() throws {
+        let livingRoomScreen = try display()
+        let kitchenScreen = try display()
+        let senderScreen = try display()
+        _ = try startReceiver("Living Room", on: .box, screen: livingRoomScreen)
+        _ = try startReceiver("Kitchen", on: .room1, screen: kitchenScreen)
+        let painter = try paint(Fixtures.halves(width: 1280, height: 720), on: senderScreen)
+        _ = try capture(senderScreen, timeout: 20) { Screenshot.Colour.blue.matches($0.pixel(1000, 300)) }
+        let sender = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--to", "Kitchen", "--json"],
+            environment: sender)
+        for name in ["Living Room", "Kitchen"] {
+            XCTAssertNotNil(
+                mirror.waitForLine(
+                    containing: #"{"receiver":"\#(name)","event":"playbackState","state":"playing""#, timeout: 20),
+                "\(name) plays: \(mirror.output.suffix(8))")
+        }
+        for screen in [livingRoomScreen, kitchenScreen] {
+            let shown = try capture(screen) {
+                $0.fraction(of: .red, x: 0..<600, y: 0..<720) > 0.9
+                    && $0.fraction(of: .blue, x: 680..<1280, y: 0..<720) > 0.9
+            }
+            XCTAssertGreaterThan(shown.fraction(of: .red, x: 0..<600, y: 0..<720), 0.9, "red on \(screen.display)")
+            XCTAssertGreaterThan(shown.fraction(of: .blue, x: 680..<1280, y: 0..<720), 0.9, "blue on \(screen.display)")
+        }
+
+        // One receiver stopped: the other goes on (a change still reaches it), cast mirror still runs.
+        XCTAssertEqual(try lab.run(on: .phone, [Paths.cast, "stop", "Kitchen"], environment: sender).status, 0)
+        XCTAssertNotNil(
+            mirror.waitForLine(containing: #"{"receiver":"Kitchen","event":"finished""#, timeout: 20),
+            "\(mirror.output.suffix(8))")
+        painter.stop()
+        let turned = try paint("color=green:size=1280x720:rate=10", on: senderScreen)
+        let changed = try capture(livingRoomScreen) { $0.fraction(of: .green, x: 0..<1280, y: 0..<720) > 0.9 }
+        XCTAssertGreaterThan(
+            changed.fraction(of: .green, x: 0..<1280, y: 0..<720), 0.9, "the living room follows the sender's screen")
+        XCTAssertNil(mirror.exitStatus, "cast mirror goes on for the living room: \(mirror.output.suffix(6))")
+
+        XCTAssertEqual(try lab.run(on: .phone, [Paths.cast, "stop", "Living Room"], environment: sender).status, 0)
+        XCTAssertEqual(mirror.waitForExit(timeout: 20), 0, "\(mirror.output.suffix(8))")
+        turned.stop()
+    }
+}

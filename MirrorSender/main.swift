@@ -17,21 +17,11 @@ func say(_ line: String) {
     _ = (line + "\n").withCString { write(2, $0, strlen($0)) }
 }
 
-func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    var done = 0
-    while done < bytes.count {
-        let n = write(1, bytes.baseAddress! + done, bytes.count - done)
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { return false }
-        done += n
-    }
-    return true
-}
-
 func now() -> UInt64 { UInt64(max(MonotonicClock.nanoseconds(), 0) / 1000) }
 
 // Without this a helper that only skips pictures (its pipe full, nobody reading) would outlive `cast`.
 guard MirrorHelper.detach() else { exit(0) }
+MirrorHelper.useThreads()
 var displayName: String?
 var window: UInt?
 var fps = 30
@@ -70,7 +60,19 @@ do {
 // A pipe of 1 MiB: an intra picture fits while cast sends the one before.
 _ = fcntl(1, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
 say("ready \(capture.width)x\(capture.height)")
-guard MirrorStream.magic.withUnsafeBytes(writeAll) else { exit(0) }
+let output = StreamOutput()
+guard output.write(MirrorStream.magic) else { exit(0) }
+// The pointer, beside the pictures: its own thread and X connection, a unit when it moves or changes shape.
+if let problem = CursorTracker.start(
+    displayName: displayName, origin: capture.sharedOrigin,
+    send: { [output] cursor in
+        let payload = cursor.encoded
+        return output.write(
+            MirrorStream.Unit.header(payloadLength: payload.count, captured: now()) + payload)
+    })
+{
+    say("note: \(problem)")
+}
 
 var pacing = MirrorPacing(fps: fps, sharpQuantiser: ScreenEncoder.sharpQuantiser)
 var second = (start: now(), pictures: 0, bytes: 0)
@@ -128,7 +130,7 @@ while true {
                     // alone would cost a round trip more before the picture.
                     var bytes = MirrorStream.Unit.header(payloadLength: unit.count, captured: captured)
                     bytes.append(contentsOf: unit)
-                    guard bytes.withUnsafeBytes(writeAll) else { exit(0) }
+                    guard output.write(bytes) else { exit(0) }
                     rate.wrote(bytes.count)
                     second.bytes += bytes.count
                 }

@@ -24,4 +24,8 @@ public enum MirrorHelper {
     /// Dies with `cast` (SIGKILL when its parent ends) and closes every descriptor but 0, 1 and 2. False when `cast`
     /// is already gone.
     public static func detach() -> Bool { cast_mirror_helper_detach() == 0 }
+
+    /// Tells Xlib that two threads use it (the capture and the pointer's, each with a display connection of its
+    /// own); before any other Xlib call.
+    public static func useThreads() { _ = XInitThreads() }
 }

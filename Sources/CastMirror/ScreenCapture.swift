@@ -22,7 +22,11 @@ public final class ScreenCapture {
     private let damage: Damage
     private let damageEvent: Int32
     /// Where the captured rectangle starts on the screen.
-    private var origin = (x: 0, y: 0)
+    private var origin = (x: 0, y: 0) {
+        didSet { sharedOrigin.value = origin }
+    }
+    /// The same, for the pointer's thread (`CursorTracker`): the pointer is placed in the picture's pixels.
+    public let sharedOrigin = CursorTracker.Origin()
     /// The captured rectangle's size in pixels (the screen's, or the window's on the screen).
     public private(set) var width: Int
     /// The captured rectangle's size in pixels.
@@ -77,7 +81,7 @@ public final class ScreenCapture {
                 "no window \(String(window ?? 0, radix: 16).prefixed) shown on the X11 display \(name) "
                     + "(xwininfo shows the ids)", usage: true)
         }
-        (origin, width, height) = ((rectangle.x, rectangle.y), rectangle.width, rectangle.height)
+        (width, height) = (rectangle.width, rectangle.height)
         do {
             (image, segment) = try Self.sharedImage(display, width: width, height: height)
         } catch {
@@ -85,6 +89,7 @@ public final class ScreenCapture {
             throw error
         }
         damage = XDamageCreate(display, root, Int32(XDamageReportNonEmpty))
+        origin = (rectangle.x, rectangle.y)
     }
 
     deinit {

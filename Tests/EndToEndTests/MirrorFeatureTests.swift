@@ -107,6 +107,74 @@ final class MirrorFeatureTests: LabTestCase {
         XCTAssertEqual(result.status, 0, "cannot resize the window: \(result.stderr)")
     }
 
+    /// A window of one colour (`pixel`, 0xRRGGBB) over the whole of `screen`, with no pointer of its own (the root's
+    /// shows over it), until the lab stops it.
+    private func fill(_ screen: VirtualDisplay, pixel: Int) throws -> Daemon {
+        let script = """
+            import ctypes, sys, time
+            x11 = ctypes.CDLL("libX11.so.6")
+            x11.XOpenDisplay.restype = ctypes.c_void_p
+            x11.XDefaultRootWindow.restype = ctypes.c_ulong
+            x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+            x11.XCreateSimpleWindow.restype = ctypes.c_ulong
+            x11.XCreateSimpleWindow.argtypes = [ctypes.c_void_p, ctypes.c_ulong] + [ctypes.c_int] * 2 \\
+                + [ctypes.c_uint] * 3 + [ctypes.c_ulong] * 2
+            x11.XMapWindow.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+            x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            display = x11.XOpenDisplay(sys.argv[1].encode())
+            if not display:
+                sys.exit("cannot open display " + sys.argv[1])
+            window = x11.XCreateSimpleWindow(
+                display, x11.XDefaultRootWindow(display), 0, 0, 1280, 720, 0, 0, int(sys.argv[2]))
+            x11.XMapWindow(display, window)
+            x11.XSync(display, 0)
+            while True:
+                time.sleep(1)
+            """
+        return try lab.start(on: .phone, ["python3", "-c", script, screen.display, "\(pixel)"])
+    }
+
+    /// The pixels in the 32×32 square around (`x`, `y`) that are not `colour`.
+    private func others(than colour: Screenshot.Colour, in screen: Screenshot, around x: Int, _ y: Int) -> Int {
+        var count = 0
+        for row in y - 16..<y + 16 {
+            for column in x - 16..<x + 16 where !colour.matches(screen.pixel(column, row)) { count += 1 }
+        }
+        return count
+    }
+
+    /// The cursor (XFixes) travels beside the pictures and castd draws it: the sender's pointer, moved (XWarpPointer),
+    /// appears at its new place on castd's screen and is gone from the old one, over a screen that does not change.
+    func testThePointerMovesOnTheReceiversScreen() throws {
+        let receiverScreen = try display()
+        let senderScreen = try display()
+        _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
+        _ = try fill(senderScreen, pixel: 0x00A000)
+        _ = try capture(senderScreen, timeout: 20) { $0.fraction(of: .green, x: 0..<1280, y: 0..<720) > 0.95 }
+        try senderScreen.movePointer(to: 400, 300)
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        // The pointer is X11's own (a black X edged in white, 16×16): tens of pixels of the square are not green.
+        var shown = try capture(receiverScreen) {
+            $0.fraction(of: .green, x: 0..<1280, y: 0..<720) > 0.95
+                && self.others(than: .green, in: $0, around: 400, 300) > 20
+        }
+        XCTAssertGreaterThan(others(than: .green, in: shown, around: 400, 300), 20, "the pointer where it is")
+        XCTAssertEqual(others(than: .green, in: shown, around: 900, 500), 0, "no pointer where it is not")
+
+        try senderScreen.movePointer(to: 900, 500)
+        shown = try capture(receiverScreen, timeout: 10) {
+            self.others(than: .green, in: $0, around: 900, 500) > 20
+                && self.others(than: .green, in: $0, around: 400, 300) == 0
+        }
+        XCTAssertGreaterThan(others(than: .green, in: shown, around: 900, 500), 20, "the pointer at its new place")
+        XCTAssertEqual(others(than: .green, in: shown, around: 400, 300), 0, "and gone from the old one")
+        let sent = mirror.output.last { $0.contains(#""event":"mirror""#) }
+        print("the pointer moved on castd's screen; cast mirror's last figures: \(sent ?? "none")")
+    }
+
     /// `--window`: only the window shows (not the black screen around it), the stream follows the window's new size,
     /// and closing the window ends mirroring with a word and exit 0.
     func testAWindowIsMirroredFollowsItsSizeAndEndsWhenItCloses() throws {

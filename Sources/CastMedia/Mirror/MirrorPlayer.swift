@@ -101,6 +101,11 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
             if count == 0 { return !stopping.load(ordering: .sequentiallyConsistent) }
             reader.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             while let unit = try reader.next() {
+                if MirrorCursor.isCursor(unit.payload) {
+                    // The pointer, beside the pictures; a damaged one is skipped as a damaged picture is.
+                    if let cursor = try? MirrorCursor(decoding: unit.payload) { presenter?.showCursor(cursor) }
+                    continue
+                }
                 for frame in try decoder.decode(unit.payload) {
                     try presenter?.present(frame)
                     let size = (Int(frame.pointer.pointee.width), Int(frame.pointer.pointee.height))

@@ -141,6 +141,10 @@ public final class ScreenMirror: Sendable {
         }
     }
 
+    /// Stops the helper now (it is reaped with this object): the stream ends. For a program that goes on after
+    /// mirroring (CastKit), where a thread reading the figures still holds this object.
+    public func stopHelper() { kill(pid, SIGKILL) }
+
     /// The receiver of `files[index]` left: its copy is no longer written, so it does not hold back the others.
     public func receiverLeft(_ index: Int) { fanOut?.drop(index) }
 

@@ -31,14 +31,16 @@ final class MirrorFeatureTests: LabTestCase {
         }
     }
 
-    private func startReceiver(_ name: String, on host: Lab.Host, screen: VirtualDisplay) throws -> Daemon {
+    private func startReceiver(
+        _ name: String, on host: Lab.Host, screen: VirtualDisplay, environment: [String: String] = [:]
+    ) throws -> Daemon {
         let receiver = try lab.start(
             on: host,
             [
                 Paths.castd, "--name", name, "--port", "0", "--state-dir", "\(work!)/state-\(host.rawValue)",
                 "--video-out", "fullscreen", "--audio-device", "none", "--auth", "none",
             ],
-            environment: ["DISPLAY": screen.display])
+            environment: environment.merging(["DISPLAY": screen.display]) { $1 })
         XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
         return receiver
     }
@@ -236,6 +238,22 @@ final class MirrorFeatureTests: LabTestCase {
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--window", "kitchen"], environment: environment)
         XCTAssertEqual(malformed.status, 2, "\(malformed.stdout)\n\(malformed.stderr)")
         XCTAssertTrue(malformed.stderr.contains("--window takes an X11 window id"), malformed.stderr)
+    }
+
+    /// A receiver that cannot decode H.264 (a castd whose FFmpeg lacks the decoder, as `CAST_TEST_NO_H264` makes it
+    /// act): `cast mirror` ends with exit 1 and says why, in castd's words.
+    func testAReceiverWithoutH264SaysSo() throws {
+        let receiverScreen = try display()
+        let senderScreen = try display()
+        _ = try startReceiver(
+            "Living Room", on: .box, screen: receiverScreen, environment: ["CAST_TEST_NO_H264": "1"])
+        let mirror = try lab.run(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display], timeout: 30)
+        XCTAssertEqual(mirror.status, 1, "\(mirror.stdout)\n\(mirror.stderr)")
+        XCTAssertTrue(
+            mirror.stderr.contains("mirroring on Living Room ended: ")
+                && mirror.stderr.contains("has no H.264 decoder: it cannot show a mirrored screen"), mirror.stderr)
     }
 
     /// Several `--to`: one capture and encode, the same picture on each receiver; each receiver's events carry its

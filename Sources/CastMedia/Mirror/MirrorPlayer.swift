@@ -160,8 +160,12 @@ final class MirrorDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet = Packet()
 
+    /// Test only (`CAST_TEST_NO_H264=1`): this castd acts as one whose FFmpeg has no H.264 decoder, so that the
+    /// sender's error can be seen without such a build.
+    static let lacksDecoderForTests = ProcessInfo.processInfo.environment["CAST_TEST_NO_H264"] == "1"
+
     init() throws {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
+        guard !Self.lacksDecoderForTests, let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
             throw MediaError.other("this receiver's FFmpeg has no H.264 decoder: it cannot show a mirrored screen")
         }
         guard let context = avcodec_alloc_context3(codec) else {

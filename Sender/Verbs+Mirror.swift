@@ -18,6 +18,10 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
     }
     let targets: [String?] = arguments.values("to").isEmpty ? [nil] : arguments.values("to")
     guard targets.count <= 16 else { throw CastError(.usage, "cast mirror shows the screen on at most 16 receivers") }
+    // The same receiver twice would take itself over.
+    if let twice = targets.compactMap({ $0?.lowercased() }).duplicates.first {
+        throw CastError(.usage, "cast mirror: \(printable(twice)) is named twice with --to")
+    }
     let fps =
         try arguments.options["fps"].map { text throws(CastError) -> Int in
             guard let fps = Int(text), (1...60).contains(fps) else { throw CastError(.usage, "--fps takes 1 to 60") }
@@ -146,5 +150,13 @@ private func installMirrorControls(_ playbacks: [RemotePlayback], keys: Bool) {
         _ = KeyReader.start { key in
             if key == .quit { for playback in playbacks { try? playback.control(.stop) } }
         }
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements that occur more than once, in the order of their second occurrence.
+    fileprivate var duplicates: [Element] {
+        var seen = Set<Element>()
+        return filter { !seen.insert($0).inserted }
     }
 }

@@ -225,7 +225,8 @@ final class MirrorFeatureTests: LabTestCase {
         XCTAssertLessThan(idle.fraction(of: .red, x: 0..<600, y: 40..<680), 0.05, "the mirrored window is gone")
     }
 
-    /// `--window` with no such window, or a malformed id: a usage error (exit 2) that says so.
+    /// `--window` with no such window, or a malformed id, and a receiver named twice: a usage error (exit 2) that says
+    /// so.
     func testNoSuchWindowIsAUsageError() throws {
         let senderScreen = try display()
         let environment = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
@@ -234,6 +235,10 @@ final class MirrorFeatureTests: LabTestCase {
             environment: environment)
         XCTAssertEqual(missing.status, 2, "\(missing.stdout)\n\(missing.stderr)")
         XCTAssertTrue(missing.stderr.contains("no window 0x1ffffff shown"), missing.stderr)
+        let twice = try lab.run(
+            on: .phone, [Paths.cast, "mirror", "--to", "Kitchen", "--to", "kitchen"], environment: environment)
+        XCTAssertEqual(twice.status, 2, "\(twice.stdout)\n\(twice.stderr)")
+        XCTAssertTrue(twice.stderr.contains("kitchen is named twice"), twice.stderr)
         let malformed = try lab.run(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--window", "kitchen"], environment: environment)
         XCTAssertEqual(malformed.status, 2, "\(malformed.stdout)\n\(malformed.stderr)")

@@ -63,17 +63,36 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
         if playbacks.count > 1 { output("(one picture for all, each shows it as it arrives: not in step)") }
     }
     startDetachedThread(name: "cast mirror figures") { showFigures(screen, json: json, live: live) }
-    let ends = Monitor<[Int: CastError?]>([:])
+    let ends = Monitor<[Int: Result<FinishReason, CastError>]>([:])
     for (index, playback) in playbacks.enumerated() {
         let label = playbacks.count > 1 ? names[index] : nil
         startDetachedThread(name: "cast mirror events") {
-            let end = follow(playback, name: names[index], label: label, screen: screen, json: json, live: live)
+            let end = follow(playback, name: names[index], label: label, json: json, live: live)
             screen.receiverLeft(index)
             ends.withLock { $0[index] = end }
         }
     }
     ends.wait(until: { $0.count == playbacks.count })
-    let errors = ends.read { ends in ends.keys.sorted().compactMap { ends[$0] ?? nil } }
+    let results = ends.read { ends in ends.keys.sorted().compactMap { ends[$0] } }
+    var errors = results.compactMap { result -> CastError? in
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+    // The stream's end, once for all receivers: the helper ended it when the window it captured closed (exit 0, as a
+    // film's end), or when it failed (exit 1).
+    if results.contains(where: { (try? $0.get()) == .playbackEnded }) {
+        switch screen.ending() {
+        case .closed(let word)?:
+            output(
+                json
+                    ? CastCommandLine.json(["event": "mirrorEnded", "reason": word])
+                    : "mirroring ended: \(printable(word))")
+        case .failed(let word)?:
+            errors.insert(
+                CastError(.playback, "mirroring ended: \(ScreenMirror.programName) failed: \(printable(word))"), at: 0)
+        case nil: break
+        }
+    }
     if let error = errors.first { throw error }
 }
 
@@ -93,18 +112,18 @@ private func showFigures(_ screen: ScreenMirror, json: Bool, live: Bool) {
     }
 }
 
-/// One receiver's events until its finish; nil when it ended well (stopped, or the window mirrored closed), else the
-/// error `cast mirror` exits with. `label`: the receiver's name, put in each JSON line when there are several.
+/// One receiver's events until its finish: why it finished when it ended well (stopped, or the stream ended), else
+/// the error `cast mirror` exits with. `label`: the receiver's name, put in each JSON line when there are several.
 private func follow(
-    _ playback: RemotePlayback, name: String, label: String?, screen: ScreenMirror, json: Bool, live: Bool
-) -> CastError? {
+    _ playback: RemotePlayback, name: String, label: String?, json: Bool, live: Bool
+) -> Result<FinishReason, CastError> {
     while true {
         let event: PlaybackEvent
         do {
             event = try playback.nextEvent()
         } catch {
             if live { output("") }
-            return CastError(.connectionLost, "lost the receiver \(name): \(error.message)")
+            return .failure(CastError(.connectionLost, "lost the receiver \(name): \(error.message)"))
         }
         if json {
             let line = event.jsonLine
@@ -113,27 +132,15 @@ private func follow(
         switch event {
         case .finished(_, _, .receiverShutdown?):
             if live { output("") }
-            return CastError(.connectionLost, "the receiver \(name) is shutting down")
+            return .failure(CastError(.connectionLost, "the receiver \(name) is shutting down"))
         case .finished(let reason, let error, _):
             if live { output("") }
             if reason == .playbackError {
-                return CastError(.playback, "mirroring on \(name) ended: \(printable(error ?? "unknown error"))")
-            }
-            // The stream's end: the helper ended it when the window it captured closed (exit 0, as a film's end), or
-            // when it failed (exit 1).
-            switch reason == .playbackEnded ? screen.ending() : nil {
-            case .closed(let word)?:
-                if json {
-                    output(CastCommandLine.json(["event": "mirrorEnded", "reason": word]))
-                } else {
-                    output("mirroring ended: \(printable(word))")
-                }
-            case .failed(let word)?:
-                return CastError(.playback, "mirroring ended: \(ScreenMirror.programName) failed: \(printable(word))")
-            case nil: break
+                return .failure(
+                    CastError(.playback, "mirroring on \(name) ended: \(printable(error ?? "unknown error"))"))
             }
             if !json { output("finished: \(reason.rawValue)") }
-            return nil
+            return .success(reason)
         default: break
         }
     }

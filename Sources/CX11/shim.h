@@ -37,7 +37,18 @@ static inline int cast_x11_count_error(Display *display, XErrorEvent *error) {
     cast_x11_errors++;
     return 0;
 }
-static inline void cast_x11_count_errors(void) { XSetErrorHandler(cast_x11_count_error); }
+/// The X server went away (it ended, the connection broke): Xlib's default handler prints its own words and exits
+/// 1; this one says it in the helper's protocol (an `error:` line on standard error), so that `cast` reports it.
+static inline int cast_x11_connection_lost(Display *display) {
+    (void)display;
+    static const char line[] = "error: the X11 display closed the connection (did the X server end?)\n";
+    (void)!write(2, line, sizeof line - 1);
+    _exit(1);
+}
+static inline void cast_x11_count_errors(void) {
+    XSetErrorHandler(cast_x11_count_error);
+    XSetIOErrorHandler(cast_x11_connection_lost);
+}
 static inline int cast_x11_error_count(void) { return cast_x11_errors; }
 
 /// The helper dies with the process that started it (prctl is variadic: Swift cannot call it), and keeps no

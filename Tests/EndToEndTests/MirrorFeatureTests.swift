@@ -261,6 +261,23 @@ final class MirrorFeatureTests: LabTestCase {
                 && mirror.stderr.contains("has no H.264 decoder: it cannot show a mirrored screen"), mirror.stderr)
     }
 
+    /// The sender's X server ends while it is mirrored: `cast mirror` ends with exit 1 and says so (Xlib's own
+    /// handler would have ended the helper with its words on a pipe nobody shows, and `cast` with 0).
+    func testTheSendersDisplayEndingIsAnError() throws {
+        let receiverScreen = try display()
+        let senderScreen = try display()
+        _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        senderScreen.stop()
+        XCTAssertEqual(mirror.waitForExit(timeout: 20), 1, "\(mirror.output.suffix(6))")
+        XCTAssertTrue(
+            mirror.output.contains { $0.contains("cast-mirror failed: the X11 display closed the connection") },
+            "\(mirror.output.suffix(6))")
+    }
+
     /// Several `--to`: one capture and encode, the same picture on each receiver; each receiver's events carry its
     /// name; `cast stop` on one leaves the other mirroring; stopping the second ends `cast mirror` with 0.
     func testSeveralReceiversShowTheSamePicture() throws {

@@ -1,8 +1,10 @@
 // cast-mirror: the screen capture and encoder of `cast mirror`. `cast` links no X11 or FFmpeg, so that it starts in
 // milliseconds; to mirror it starts this helper with its standard output a pipe: the helper writes the screen as a
 // `MirrorStream` (H.264 access units with their capture times), and on standard error one `ready WxH` line, then a
-// `stats` line a second (pictures and bits per second, the rate asked), or `error: …` before it exits (2: the
-// display cannot be opened). It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+// `stats` line a second (pictures and bits per second, the rate asked, the size now), or `error: …` before it exits
+// (2: the display cannot be opened, or the window is not there). With `--window ID` it captures that window and
+// follows its size (as it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends
+// the stream. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
 import CastBase
 import CastMirror
 import CastProtocol
@@ -15,22 +17,13 @@ func say(_ line: String) {
     _ = (line + "\n").withCString { write(2, $0, strlen($0)) }
 }
 
-func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    var done = 0
-    while done < bytes.count {
-        let n = write(1, bytes.baseAddress! + done, bytes.count - done)
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { return false }
-        done += n
-    }
-    return true
-}
-
 func now() -> UInt64 { UInt64(max(MonotonicClock.nanoseconds(), 0) / 1000) }
 
 // Without this a helper that only skips pictures (its pipe full, nobody reading) would outlive `cast`.
 guard MirrorHelper.detach() else { exit(0) }
+MirrorHelper.useThreads()
 var displayName: String?
+var window: UInt?
 var fps = 30
 var maximumBitRate = 20_000_000
 var arguments = CommandLine.arguments.dropFirst()
@@ -38,22 +31,25 @@ while let argument = arguments.popFirst() {
     let value = arguments.popFirst()
     switch (argument, value) {
     case ("--display", let name?): displayName = name
+    case ("--window", let text?) where MirrorWindow.id(text) != nil: window = MirrorWindow.id(text)
     case ("--fps", let text?) where Int(text).map({ (1...120).contains($0) }) == true: fps = Int(text)!
     case ("--max-bitrate", let text?) where Double(text).map({ (0.1...200).contains($0) }) == true:
         maximumBitRate = Int(Double(text)! * 1_000_000)
     default:
-        say("error: usage: cast-mirror [--display :N] [--fps 1...120] [--max-bitrate MBPS] (run by cast mirror)")
+        say(
+            "error: usage: cast-mirror [--display :N] [--window ID] [--fps 1...120] [--max-bitrate MBPS] "
+                + "(run by cast mirror)")
         exit(2)
     }
 }
 signal(SIGPIPE, SIG_IGN)
 
 let capture: ScreenCapture
-let encoder: ScreenEncoder
+var encoder: ScreenEncoder
 // About 0.1 bit per pixel and picture to start with: 6 Mbit/s at 1080p30, within the maximum.
 var rate: MirrorRate
 do {
-    capture = try ScreenCapture(displayName: displayName)
+    capture = try ScreenCapture(displayName: displayName, window: window)
     rate = MirrorRate(
         start: capture.width * capture.height * fps / 10, minimum: 500_000, maximum: maximumBitRate, fps: fps)
     encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
@@ -64,10 +60,24 @@ do {
 // A pipe of 1 MiB: an intra picture fits while cast sends the one before.
 _ = fcntl(1, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
 say("ready \(capture.width)x\(capture.height)")
-guard MirrorStream.magic.withUnsafeBytes(writeAll) else { exit(0) }
+let output = StreamOutput()
+guard output.write(MirrorStream.magic) else { exit(0) }
+// The pointer, beside the pictures: its own thread and X connection, a unit when it moves or changes shape.
+if let problem = CursorTracker.start(
+    displayName: displayName, origin: capture.sharedOrigin,
+    send: { [output] cursor in
+        let payload = cursor.encoded
+        return output.write(
+            MirrorStream.Unit.header(payloadLength: payload.count, captured: now()) + payload)
+    })
+{
+    say("note: \(problem)")
+}
 
 var pacing = MirrorPacing(fps: fps, sharpQuantiser: ScreenEncoder.sharpQuantiser)
-var window = (start: now(), pictures: 0, bytes: 0)
+var second = (start: now(), pictures: 0, bytes: 0)
+// Captures refused by the server in a row: the rectangle changed under the request; its events follow.
+var refused = 0
 while true {
     // At most `fps` pictures a second; after that a change is captured as soon as the X server reports it (no waiting
     // for a tick: a tick would add half a picture's time on average). The pacing says when to look and what is
@@ -79,6 +89,21 @@ while true {
     }
     if capture.waitForChange(milliseconds: Int(pacing.waitForChange(now: now()) / 1000)) {
         pacing.changed(at: now())
+    }
+    if capture.isClosed {
+        say("ended: the window \(ScreenCapture.windowName(window ?? 0)) was closed")
+        exit(0)
+    }
+    do {
+        if try capture.followGeometry() {
+            // A new size: a new encoder, whose first picture carries the new parameter sets and is a key picture.
+            encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+            pacing.changed(at: now())
+            say("size \(capture.width)x\(capture.height)")
+        }
+    } catch {
+        say("error: \(error)")
+        exit(1)
     }
     let captured = now()
     let wanted = pacing.wants(now: captured)
@@ -105,21 +130,30 @@ while true {
                     // alone would cost a round trip more before the picture.
                     var bytes = MirrorStream.Unit.header(payloadLength: unit.count, captured: captured)
                     bytes.append(contentsOf: unit)
-                    guard bytes.withUnsafeBytes(writeAll) else { exit(0) }
+                    guard output.write(bytes) else { exit(0) }
                     rate.wrote(bytes.count)
-                    window.bytes += bytes.count
+                    second.bytes += bytes.count
                 }
             }
-            window.pictures += 1
+            refused = 0
+            second.pictures += 1
             pacing.sent(at: captured, quantiser: encoder.lastQuantiser)
+        } catch let error as MirrorError where error.isRefusedCapture && refused < 50 {
+            // The window moved, changed size or closed, or the screen's resolution changed, under the request: its
+            // events say which before the next picture.
+            refused += 1
+            var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+            nanosleep(&pause, nil)
         } catch {
             say("error: \(error)")
             exit(1)
         }
     }
-    if captured >= window.start + 1_000_000 {
-        let seconds = Double(captured - window.start) / 1e6
-        say("stats \(Double(window.pictures) / seconds) \(Int(Double(window.bytes * 8) / seconds)) \(rate.bitRate)")
-        window = (captured, 0, 0)
+    if captured >= second.start + 1_000_000 {
+        let seconds = Double(captured - second.start) / 1e6
+        say(
+            "stats \(Double(second.pictures) / seconds) \(Int(Double(second.bytes * 8) / seconds)) \(rate.bitRate) "
+                + "\(capture.width)x\(capture.height)")
+        second = (captured, 0, 0)
     }
 }

@@ -176,11 +176,18 @@ let verbs: [Verb] = [
         options: [jsonOption, timeoutOption, helpOption],
         examples: ["cast audio \"Living Room\" fra"], run: audio),
     Verb(
-        name: "mirror", synopsis: "cast mirror [--to RECEIVER] [--display :N] [--fps N] [--max-bitrate MBPS] [--json]",
-        abstract: "Show this X11 screen on a receiver, live, until q or Ctrl-C (or another sender takes over).",
+        name: "mirror",
+        synopsis:
+            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--json]",
+        abstract: "Show this X11 screen, or one window, on receivers, live, until q or Ctrl-C (or a take-over).",
         options: [
-            toOption,
+            OptionSpec(
+                "to", value: "RECEIVER",
+                help: "a receiver to show it on (name, id or HOST:PORT); again for several (not in step)"),
             OptionSpec("display", value: ":N", help: "the X11 display to show (default: $DISPLAY)"),
+            OptionSpec(
+                "window", value: "ID",
+                help: "only this window (an X11 id, as xwininfo shows it); mirroring ends when it closes"),
             OptionSpec(
                 "fps", value: "N", help: "pictures a second, 1 to 60 (default 30; an unchanged screen sends none)"),
             OptionSpec(
@@ -190,6 +197,7 @@ let verbs: [Verb] = [
         ],
         examples: [
             "cast mirror --to \"Living Room\"", "cast mirror --to kitchen --display :1 --fps 60 --max-bitrate 8",
+            "cast mirror --to kitchen --to bedroom --window 0x2a00007",
         ],
         run: mirror),
     Verb(

@@ -25,6 +25,31 @@ static inline char *cast_x11_image_data(XImage *image) { return image->data; }
 static inline int cast_x11_image_stride(XImage *image) { return image->bytes_per_line; }
 static inline int cast_x11_image_bpp(XImage *image) { return image->bits_per_pixel; }
 static inline void cast_x11_destroy_image(XImage *image) { XDestroyImage(image); }
+/// The window an event is about (XEvent is a union), for the structure events of the window mirrored.
+static inline Window cast_x11_event_window(const XEvent *event) { return event->xany.window; }
+
+/// X errors are counted, not fatal: Xlib's default handler ends the process, and a mirrored window can be destroyed
+/// between two requests that name it (the request fails, `cast_x11_error_count` says so, the capture ends with a word).
+static int cast_x11_errors = 0;
+static inline int cast_x11_count_error(Display *display, XErrorEvent *error) {
+    (void)display;
+    (void)error;
+    cast_x11_errors++;
+    return 0;
+}
+/// The X server went away (it ended, the connection broke): Xlib's default handler prints its own words and exits
+/// 1; this one says it in the helper's protocol (an `error:` line on standard error), so that `cast` reports it.
+static inline int cast_x11_connection_lost(Display *display) {
+    (void)display;
+    static const char line[] = "error: the X11 display closed the connection (did the X server end?)\n";
+    (void)!write(2, line, sizeof line - 1);
+    _exit(1);
+}
+static inline void cast_x11_count_errors(void) {
+    XSetErrorHandler(cast_x11_count_error);
+    XSetIOErrorHandler(cast_x11_connection_lost);
+}
+static inline int cast_x11_error_count(void) { return cast_x11_errors; }
 
 /// The helper dies with the process that started it (prctl is variadic: Swift cannot call it), and keeps no
 /// descriptor but its standard ones: one inherited by mistake would keep its starter's pipes open after both ended.

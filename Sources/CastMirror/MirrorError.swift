@@ -8,9 +8,14 @@ public struct MirrorError: Error, Sendable, CustomStringConvertible {
     /// Whether the user asked for something that cannot be (a display that does not open).
     public let isUsage: Bool
 
-    init(_ description: String, usage: Bool = false) {
+    /// Whether the X server refused a capture: the rectangle changed under the request (the window moved, changed
+    /// size or closed; the screen's resolution changed), which the structure events explain a moment later.
+    public let isRefusedCapture: Bool
+
+    init(_ description: String, usage: Bool = false, refusedCapture: Bool = false) {
         self.description = description
         self.isUsage = usage
+        self.isRefusedCapture = refusedCapture
     }
 }
 
@@ -19,4 +24,8 @@ public enum MirrorHelper {
     /// Dies with `cast` (SIGKILL when its parent ends) and closes every descriptor but 0, 1 and 2. False when `cast`
     /// is already gone.
     public static func detach() -> Bool { cast_mirror_helper_detach() == 0 }
+
+    /// Tells Xlib that two threads use it (the capture and the pointer's, each with a display connection of its
+    /// own); before any other Xlib call.
+    public static func useThreads() { _ = XInitThreads() }
 }

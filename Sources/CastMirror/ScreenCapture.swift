@@ -1,32 +1,53 @@
 internal import CX11
 import Glibc
 
-/// An X11 display's root window, captured through MIT-SHM (`XShmGetImage`: the server writes the pixels straight into
-/// shared memory, no copy through the socket), with XDamage telling whether anything changed since the last capture:
-/// an idle desktop costs one round trip per frame and no encoding.
+/// An X11 display's root window, or one window of it, captured through MIT-SHM (`XShmGetImage`: the server writes the
+/// pixels straight into shared memory, no copy through the socket), with XDamage telling whether anything changed
+/// since the last capture: an idle desktop costs one round trip per frame and no encoding.
+///
+/// A window is captured as the rectangle of the screen it covers (what is on top of it shows too, as on the screen),
+/// clipped to the screen. The X server's structure events say when the rectangle moves or changes size (the window
+/// resized, or the screen's resolution changed: `followGeometry` takes the new size) and when the window is gone
+/// (`isClosed`: destroyed or unmapped), without a round trip per picture.
 ///
 /// Thread-safety: one thread uses it (Xlib is not initialised for threads here).
 public final class ScreenCapture {
     private let display: OpaquePointer
     private let root: Window
+    /// The window captured; nil for the whole screen.
+    private let window: Window?
     private var image: UnsafeMutablePointer<XImage>
-    private var segment = XShmSegmentInfo()
+    /// The image's shared memory, on the heap: the image keeps a pointer to it (`obdata`) for every request.
+    private var segment: UnsafeMutablePointer<XShmSegmentInfo>
     private let damage: Damage
     private let damageEvent: Int32
-    /// The screen's size in pixels.
-    public let width: Int
-    /// The screen's size in pixels.
-    public let height: Int
+    /// Where the captured rectangle starts on the screen.
+    private var origin = (x: 0, y: 0) {
+        didSet { sharedOrigin.value = origin }
+    }
+    /// The same, for the pointer's thread (`CursorTracker`): the pointer is placed in the picture's pixels.
+    public let sharedOrigin = CursorTracker.Origin()
+    /// The captured rectangle's size in pixels (the screen's, or the window's on the screen).
+    public private(set) var width: Int
+    /// The captured rectangle's size in pixels.
+    public private(set) var height: Int
     /// Whether the next capture needs the pixels (the first does, then what XDamage reports).
     private var dirty = true
+    /// Whether a structure event said the rectangle may have moved or changed size since it was last read.
+    private var moved = false
+    /// Whether the window captured was destroyed or unmapped (never for the whole screen).
+    public private(set) var isClosed = false
 
-    /// Opens `displayName` (nil: `$DISPLAY`).
-    /// - Throws: `MirrorError` with `isUsage` when the display does not open or lacks MIT-SHM or XDamage.
-    public init(displayName: String?) throws(MirrorError) {
+    /// Opens `displayName` (nil: `$DISPLAY`), to capture the window `window` (an X11 window id, as `xwininfo` shows
+    /// it) or, when nil, the whole screen.
+    /// - Throws: `MirrorError` with `isUsage` when the display does not open or lacks MIT-SHM or XDamage, or when the
+    ///   window is not there or not shown.
+    public init(displayName: String?, window: UInt? = nil) throws(MirrorError) {
         let name = displayName ?? getenv("DISPLAY").map { String(cString: $0) }
         guard let name, !name.isEmpty else {
             throw MirrorError("no X11 display to mirror: set DISPLAY or give --display :N", usage: true)
         }
+        cast_x11_count_errors()
         guard let display = XOpenDisplay(name) else {
             throw MirrorError(
                 "cannot open the X11 display \(name) (is it running, and may this user open it?)", usage: true)
@@ -42,59 +63,130 @@ public final class ScreenCapture {
             XCloseDisplay(display)
             throw MirrorError("the X11 display \(name) has no DAMAGE extension", usage: true)
         }
-        self.display = display
-        root = cast_x11_default_root(display)
-        var attributes = XWindowAttributes()
-        XGetWindowAttributes(display, root, &attributes)
-        width = Int(attributes.width)
-        height = Int(attributes.height)
-        damageEvent = eventBase + XDamageNotify
-        guard cast_x11_default_depth(display) >= 24,
-            let image = XShmCreateImage(
-                display, cast_x11_default_visual(display), UInt32(cast_x11_default_depth(display)), ZPixmap, nil,
-                &segment, UInt32(width), UInt32(height)),
-            cast_x11_image_bpp(image) == 32
-        else {
+        guard cast_x11_default_depth(display) >= 24 else {
             XCloseDisplay(display)
             throw MirrorError("the X11 display \(name) is not 24-bit colour in 32-bit pixels", usage: true)
         }
-        self.image = image
-        let bytes = Int(cast_x11_image_stride(image)) * height
-        segment.shmid = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
-        guard segment.shmid >= 0, let memory = shmat(segment.shmid, nil, 0),
-            memory != UnsafeMutableRawPointer(bitPattern: -1)
-        else {
-            cast_x11_destroy_image(image)
+        self.display = display
+        root = cast_x11_default_root(display)
+        self.window = window.map { Window($0) }
+        damageEvent = eventBase + XDamageNotify
+        // Structure events of the root (the screen's size) and of the window (its size, place and end), selected
+        // before the geometry is read so that no change between the two is missed.
+        XSelectInput(display, root, StructureNotifyMask)
+        if let window = self.window { XSelectInput(display, window, StructureNotifyMask) }
+        guard let rectangle = Self.rectangle(display, root: root, window: self.window) else {
             XCloseDisplay(display)
-            throw MirrorError("cannot share memory with the X server: \(String(cString: strerror(errno)))")
+            throw MirrorError(
+                "no window \(String(window ?? 0, radix: 16).prefixed) shown on the X11 display \(name) "
+                    + "(xwininfo shows the ids)", usage: true)
         }
-        segment.shmaddr = memory.assumingMemoryBound(to: CChar.self)
-        image.pointee.data = segment.shmaddr
-        segment.readOnly = 0
-        XShmAttach(display, &segment)
-        XSync(display, 0)
-        // Marked for removal now: it goes once both this process and the server let go, however this one ends.
-        shmctl(segment.shmid, IPC_RMID, nil)
+        (width, height) = (rectangle.width, rectangle.height)
+        do {
+            (image, segment) = try Self.sharedImage(display, width: width, height: height)
+        } catch {
+            XCloseDisplay(display)
+            throw error
+        }
         damage = XDamageCreate(display, root, Int32(XDamageReportNonEmpty))
+        origin = (rectangle.x, rectangle.y)
     }
 
     deinit {
         XDamageDestroy(display, damage)
-        XShmDetach(display, &segment)
-        image.pointee.data = nil
-        cast_x11_destroy_image(image)
-        shmdt(segment.shmaddr)
+        Self.free(display, image, segment)
         XCloseDisplay(display)
     }
 
-    /// Whether the screen changed since the last capture (XDamage's reports, read without waiting).
+    /// An image of `width`×`height` pixels in memory shared with the X server.
+    private static func sharedImage(_ display: OpaquePointer, width: Int, height: Int) throws(MirrorError) -> (
+        UnsafeMutablePointer<XImage>, UnsafeMutablePointer<XShmSegmentInfo>
+    ) {
+        let segment = UnsafeMutablePointer<XShmSegmentInfo>.allocate(capacity: 1)
+        segment.initialize(to: XShmSegmentInfo())
+        guard
+            let image = XShmCreateImage(
+                display, cast_x11_default_visual(display), UInt32(cast_x11_default_depth(display)), ZPixmap, nil,
+                segment, UInt32(width), UInt32(height)),
+            cast_x11_image_bpp(image) == 32
+        else {
+            segment.deallocate()
+            throw MirrorError("the X11 display is not 24-bit colour in 32-bit pixels", usage: true)
+        }
+        let bytes = Int(cast_x11_image_stride(image)) * height
+        segment.pointee.shmid = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
+        guard segment.pointee.shmid >= 0, let memory = shmat(segment.pointee.shmid, nil, 0),
+            memory != UnsafeMutableRawPointer(bitPattern: -1)
+        else {
+            cast_x11_destroy_image(image)
+            segment.deallocate()
+            throw MirrorError("cannot share memory with the X server: \(String(cString: strerror(errno)))")
+        }
+        segment.pointee.shmaddr = memory.assumingMemoryBound(to: CChar.self)
+        image.pointee.data = segment.pointee.shmaddr
+        segment.pointee.readOnly = 0
+        XShmAttach(display, segment)
+        XSync(display, 0)
+        // Marked for removal now: it goes once both this process and the server let go, however this one ends.
+        shmctl(segment.pointee.shmid, IPC_RMID, nil)
+        return (image, segment)
+    }
+
+    private static func free(
+        _ display: OpaquePointer, _ image: UnsafeMutablePointer<XImage>,
+        _ segment: UnsafeMutablePointer<XShmSegmentInfo>
+    ) {
+        XShmDetach(display, segment)
+        image.pointee.data = nil
+        cast_x11_destroy_image(image)
+        shmdt(segment.pointee.shmaddr)
+        segment.deallocate()
+    }
+
+    /// The rectangle of the screen to capture: the whole screen, or the window's place on it clipped to the screen
+    /// (at least 2×2: a window pushed off the screen shows a sliver of its edge). Nil when the window is gone or not
+    /// shown (a request about a destroyed window fails: the error handler counts it).
+    private static func rectangle(_ display: OpaquePointer, root: Window, window: Window?) -> (
+        x: Int, y: Int, width: Int, height: Int
+    )? {
+        var screen = XWindowAttributes()
+        guard XGetWindowAttributes(display, root, &screen) != 0 else { return nil }
+        guard let window else { return (0, 0, Int(screen.width), Int(screen.height)) }
+        var attributes = XWindowAttributes()
+        let errors = cast_x11_error_count()
+        guard XGetWindowAttributes(display, window, &attributes) != 0, attributes.map_state == IsViewable else {
+            return nil
+        }
+        var x: Int32 = 0
+        var y: Int32 = 0
+        var child: Window = 0
+        guard XTranslateCoordinates(display, window, root, 0, 0, &x, &y, &child) != 0,
+            cast_x11_error_count() == errors
+        else { return nil }
+        let left = min(max(Int(x), 0), Int(screen.width) - 2)
+        let top = min(max(Int(y), 0), Int(screen.height) - 2)
+        let right = max(min(Int(x) + Int(attributes.width), Int(screen.width)), left + 2)
+        let bottom = max(min(Int(y) + Int(attributes.height), Int(screen.height)), top + 2)
+        return (left, top, right - left, bottom - top)
+    }
+
+    /// Whether the screen changed since the last capture (XDamage's reports, read without waiting). Reads the
+    /// structure events too: a move or a new size is taken by `followGeometry`, the window's end sets `isClosed`.
     public func changed() -> Bool {
         var event = XEvent()
         while XPending(display) > 0 {
             XNextEvent(display, &event)
-            if cast_x11_event_type(&event) == damageEvent { dirty = true }
+            switch cast_x11_event_type(&event) {
+            case damageEvent: dirty = true
+            case ConfigureNotify:
+                moved = true
+                dirty = true
+            case DestroyNotify, UnmapNotify:
+                if let window, cast_x11_event_window(&event) == window { isClosed = true }
+            default: break
+            }
         }
-        return dirty
+        return dirty || isClosed
     }
 
     /// Waits until the screen changes or `milliseconds` pass, whichever is first; whether it changed. The X
@@ -107,15 +199,43 @@ public final class ScreenCapture {
         return changed()
     }
 
-    /// Captures the screen into the shared image and hands its pixels (BGRX, `stride` bytes a row) to `body`.
-    /// - Throws: `MirrorError` when the server refuses (the screen changed size: the image no longer fits).
+    /// Reads the rectangle again after the window moved or changed size or the screen's resolution changed; whether
+    /// its size changed (the image then has the new size: an encoder of the old one must be opened again). Sets
+    /// `isClosed` when the window is gone.
+    /// - Throws: `MirrorError` when no image of the new size can be shared with the X server.
+    public func followGeometry() throws(MirrorError) -> Bool {
+        guard moved, !isClosed else { return false }
+        moved = false
+        guard let rectangle = Self.rectangle(display, root: root, window: window) else {
+            isClosed = window != nil
+            return false
+        }
+        origin = (rectangle.x, rectangle.y)
+        guard rectangle.width != width || rectangle.height != height else { return false }
+        Self.free(display, image, segment)
+        (image, segment) = try Self.sharedImage(display, width: rectangle.width, height: rectangle.height)
+        (width, height) = (rectangle.width, rectangle.height)
+        return true
+    }
+
+    /// Captures the rectangle into the shared image and hands its pixels (BGRX, `stride` bytes a row) to `body`.
+    /// - Throws: `MirrorError` when the server refuses (the screen changed size under the rectangle, the window went:
+    ///   `followGeometry` and `isClosed` say which once its events arrive).
     public func capture<T>(_ body: (UnsafeRawPointer, _ stride: Int) throws -> T) throws -> T {
         // Subtracted before the pixels are read: a change during the read is reported again, never lost.
         XDamageSubtract(display, damage, 0, 0)
         dirty = false
-        guard XShmGetImage(display, root, image, 0, 0, cast_x11_all_planes()) != 0 else {
-            throw MirrorError("the X server did not return the screen (did its size change?)")
+        guard XShmGetImage(display, root, image, Int32(origin.x), Int32(origin.y), cast_x11_all_planes()) != 0 else {
+            moved = true
+            throw MirrorError("the X server did not return the screen (did its size change?)", refusedCapture: true)
         }
         return try body(UnsafeRawPointer(cast_x11_image_data(image)), Int(cast_x11_image_stride(image)))
     }
+
+    /// The window's id as `xwininfo` writes it.
+    public static func windowName(_ window: UInt) -> String { String(window, radix: 16).prefixed }
+}
+
+extension String {
+    fileprivate var prefixed: String { "0x" + self }
 }

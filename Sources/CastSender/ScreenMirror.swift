@@ -1,3 +1,4 @@
+import CastBase
 import CastSecurity
 import CastSystem
 import FoundationEssentials
@@ -10,19 +11,34 @@ import Synchronization
 /// The sender's screen as a live stream (`cast mirror`): the helper process `cast-mirror`, next to the running
 /// executable, captures the X11 display and encodes it (X11 and FFmpeg stay out of `cast`), and writes the
 /// `MirrorStream` to a pipe whose read end is `file`, which `RemotePlayback` serves as a `mirror` session. Its
-/// figures come on a second pipe, a line a second (`nextFigures`). The helper is killed and reaped with this object.
+/// figures come on a second pipe, a line a second (`nextFigures`), and the word it ends with when the window it
+/// captures closes (`ending`). The helper is killed and reaped with this object.
 ///
-/// Thread-safety: `file` is served by the media thread; `nextFigures` is read by one thread; the rest is immutable.
+/// Thread-safety: `file` is served by the media thread; `nextFigures` is read by one thread; `ending` is a monitor;
+/// the rest is immutable.
 public final class ScreenMirror: Sendable {
     /// The helper's program name.
     public static let programName = "cast-mirror"
-    /// The screen, served to the receiver.
-    public let file: MediaFile
-    /// The captured screen's size in pixels.
+    /// The screen, served to the receiver (the first of `files`).
+    public var file: MediaFile { files[0] }
+    /// The screen, one copy per receiver (`receivers` at start), each served to its receiver.
+    public let files: [MediaFile]
+    private let fanOut: MirrorFanOut?
+    /// The captured screen's (or window's) size in pixels when mirroring started (`Figures` has it now).
     public let width: Int
     public let height: Int
     private let pid: pid_t
     private let lines: HelperLines
+    /// Whether the helper ended (its figures' pipe closed), and the word it ended with.
+    private let end = Monitor<(over: Bool, word: Ending?)>((false, nil))
+
+    /// Why the helper ended the stream by itself.
+    public enum Ending: Sendable, Equatable {
+        /// The window it captured closed ("the window 0x400001 was closed"): mirroring is over, as a film's end.
+        case closed(String)
+        /// It failed (the X server went away, the encoder failed): what it said.
+        case failed(String)
+    }
 
     /// What the helper measured over the last second.
     public struct Figures: Sendable, Equatable {
@@ -32,10 +48,14 @@ public final class ScreenMirror: Sendable {
         public var bitRate: Int
         /// The bit rate the encoder is asked for now (it follows how fast pictures leave).
         public var targetBitRate: Int
+        /// The size of the pictures now: the window's or the screen's (it follows theirs).
+        public var width: Int
+        public var height: Int
     }
 
-    private init(file: MediaFile, width: Int, height: Int, pid: pid_t, lines: HelperLines) {
-        self.file = file
+    private init(files: [MediaFile], fanOut: MirrorFanOut?, width: Int, height: Int, pid: pid_t, lines: HelperLines) {
+        self.files = files
+        self.fanOut = fanOut
         self.width = width
         self.height = height
         self.pid = pid
@@ -48,17 +68,23 @@ public final class ScreenMirror: Sendable {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     }
 
-    /// Starts capturing `display` (nil: `$DISPLAY`) at `fps` pictures a second, at most `maximumBitRate` megabits a
-    /// second, and waits until the helper has the screen open.
-    /// - Throws: `CastError` `.usage` when there is no display to capture (or no permission), `.playback` when the
-    ///   helper is missing or fails.
-    public static func start(display: String?, fps: Int, maximumBitRate: Double?) throws(CastError) -> ScreenMirror {
+    /// Starts capturing `display` (nil: `$DISPLAY`), or only its window `window` (an X11 window id), at `fps`
+    /// pictures a second, at most `maximumBitRate` megabits a second, and waits until the helper has the screen open.
+    /// - Throws: `CastError` `.usage` when there is no display to capture (or no permission) or no such window shown,
+    ///   `.playback` when the helper is missing or fails.
+    /// With several `receivers`, one capture and encode is copied to each (`files`), not in step, at the bit rate of
+    /// the slowest.
+    public static func start(
+        display: String?, window: UInt? = nil, fps: Int, maximumBitRate: Double?, receivers: Int = 1
+    ) throws(CastError) -> ScreenMirror {
+        precondition((1...16).contains(receivers), "1 to 16 receivers")
         let program = URL(
             fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? CommandLine.arguments[0]
         ).deletingLastPathComponent().appendingPathComponent(programName).path
         var arguments = [programName, "--fps", "\(fps)"]
         if let display { arguments += ["--display", display] }
+        if let window { arguments += ["--window", "\(window)"] }
         if let maximumBitRate { arguments += ["--max-bitrate", "\(maximumBitRate)"] }
         var stream: [Int32] = [-1, -1]
         var errors: [Int32] = [-1, -1]
@@ -82,8 +108,13 @@ public final class ScreenMirror: Sendable {
         close(stream[1])
         close(errors[1])
         let lines = HelperLines(fd: errors[0])
-        let file = MediaFile.stream(
-            fd: stream[0], title: "the screen \(display ?? getenv("DISPLAY").map { String(cString: $0) } ?? "")")
+        let title = "the screen \(display ?? getenv("DISPLAY").map { String(cString: $0) } ?? "")"
+        let fanOut = receivers > 1 ? MirrorFanOut(source: stream[0], count: receivers) : nil
+        if receivers > 1 && fanOut == nil {
+            close(stream[0])
+            throw CastError(.playback, "cannot copy the screen to \(receivers) receivers: no pipe")
+        }
+        let files = (fanOut?.branches ?? [stream[0]]).map { MediaFile.stream(fd: $0, title: title) }
         func reaped(killing: Bool = true) -> Int32 {
             if killing { kill(pid, SIGKILL) }
             var status: Int32 = 0
@@ -104,21 +135,43 @@ public final class ScreenMirror: Sendable {
             if line.hasPrefix("ready ") {
                 let size = line.dropFirst(6).split(separator: "x").compactMap { Int($0) }
                 guard size.count == 2 else { continue }
-                return ScreenMirror(file: file, width: size[0], height: size[1], pid: pid, lines: lines)
+                return ScreenMirror(
+                    files: files, fanOut: fanOut, width: size[0], height: size[1], pid: pid, lines: lines)
             }
         }
     }
 
-    /// The helper's next figures; nil once it ended.
+    /// Stops the helper now (it is reaped with this object): the stream ends. For a program that goes on after
+    /// mirroring (CastKit), where a thread reading the figures still holds this object.
+    public func stopHelper() { kill(pid, SIGKILL) }
+
+    /// The receiver of `files[index]` left: its copy is no longer written, so it does not hold back the others.
+    public func receiverLeft(_ index: Int) { fanOut?.drop(index) }
+
+    /// The helper's next figures; nil once it ended (then `ending` knows why).
     public func nextFigures() -> Figures? {
         while let line = lines.next() {
+            if line.hasPrefix("ended: ") || line.hasPrefix("error: ") {
+                let word = String(line.dropFirst(7))
+                end.withLock { $0.word = line.hasPrefix("ended") ? .closed(word) : .failed(word) }
+                continue
+            }
             let parts = line.split(separator: " ")
-            guard parts.count == 4, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
-                let target = Int(parts[3])
+            let size = parts.count == 5 ? parts[4].split(separator: "x").compactMap { Int($0) } : []
+            guard parts.count == 5, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
+                let target = Int(parts[3]), size.count == 2
             else { continue }
-            return Figures(fps: fps, bitRate: rate, targetBitRate: target)
+            return Figures(fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1])
         }
+        end.withLock { $0.over = true }
         return nil
+    }
+
+    /// Why the helper ended the stream by itself; nil when it did not (the receiver stopped). Waits at most `timeout` seconds for the helper's last words to be read by
+    /// `nextFigures` (which must be running on another thread): the receiver may report the stream's end first.
+    public func ending(timeout: Double = 2) -> Ending? {
+        _ = end.wait(until: { $0.over || $0.word != nil }, timeout: timeout)
+        return end.read { $0.word }
     }
 
 }

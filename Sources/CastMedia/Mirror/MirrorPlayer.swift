@@ -93,6 +93,7 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
         defer { buffer.deallocate() }
         var shown = 0
+        var lastSize = (0, 0)
         var first: UInt64?
         var lastPosition: UInt64 = 0
         while !stopping.load(ordering: .sequentiallyConsistent) {
@@ -100,9 +101,21 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
             if count == 0 { return !stopping.load(ordering: .sequentiallyConsistent) }
             reader.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             while let unit = try reader.next() {
+                if MirrorCursor.isCursor(unit.payload) {
+                    // The pointer, beside the pictures; a damaged one is skipped as a damaged picture is.
+                    if let cursor = try? MirrorCursor(decoding: unit.payload) { presenter?.showCursor(cursor) }
+                    continue
+                }
                 for frame in try decoder.decode(unit.payload) {
                     try presenter?.present(frame)
-                    if shown == 0 { announce(frame) }
+                    let size = (Int(frame.pointer.pointee.width), Int(frame.pointer.pointee.height))
+                    if shown == 0 {
+                        announce(frame)
+                    } else if size != lastSize {
+                        // The sender's screen or window changed size: the stream follows, and says so.
+                        emit(.naturalSize(width: size.0, height: size.1))
+                    }
+                    lastSize = size
                     shown += 1
                 }
                 let start = first ?? unit.captured
@@ -147,8 +160,12 @@ final class MirrorDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet = Packet()
 
+    /// Test only (`CAST_TEST_NO_H264=1`): this castd acts as one whose FFmpeg has no H.264 decoder, so that the
+    /// sender's error can be seen without such a build.
+    static let lacksDecoderForTests = ProcessInfo.processInfo.environment["CAST_TEST_NO_H264"] == "1"
+
     init() throws {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
+        guard !Self.lacksDecoderForTests, let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
             throw MediaError.other("this receiver's FFmpeg has no H.264 decoder: it cannot show a mirrored screen")
         }
         guard let context = avcodec_alloc_context3(codec) else {

@@ -1,3 +1,5 @@
+import CastProtocol
+
 /// A place where the video output thread presents frames, each at its display time (shairport's `audio_output`,
 /// for pictures). One backend per file: `FrameMD5Writer`, `WindowPresenter`.
 ///
@@ -8,6 +10,8 @@ protocol VideoPresenter: AnyObject {
     func present(_ frame: Frame) throws
     /// Playback jumped (a seek): the next frame does not follow the one before.
     func restart()
+    /// A mirrored sender's pointer moved or changed shape: drawn over the picture where the presenter can.
+    func showCursor(_ cursor: MirrorCursor)
     /// Playback of this stream ended (to the end, stopped or failed): release what the presenter holds.
     func close()
 }
@@ -15,6 +19,8 @@ protocol VideoPresenter: AnyObject {
 extension VideoPresenter {
     /// Most presenters show each frame on its own: nothing to forget.
     func restart() {}
+    /// Most presenters have no pointer to draw.
+    func showCursor(_ cursor: MirrorCursor) {}
 }
 
 extension FrameMD5Writer: VideoPresenter {

@@ -54,6 +54,9 @@ final class WindowOutput: Sendable {
         var frame: Frame?
         /// Lines under the picture (a song's title and artist under its cover art); empty for none.
         var caption: [String] = []
+        /// A mirrored sender's pointer (its last shape kept), and the number of that shape (one more each new one).
+        var cursor: MirrorCursor?
+        var cursorShape = 0
         /// True after the stream that drew the last picture ended: show the idle screen.
         var idle = false
         var scaling: ScalingMode = .aspectFit
@@ -163,6 +166,20 @@ final class WindowOutput: Sendable {
         request { requests in
             requests.frame = nil
             requests.idle = true
+            requests.cursor = nil
+        }
+    }
+
+    /// Moves the mirrored sender's pointer, drawn over the picture, and changes its shape when `cursor` has one.
+    func showCursor(_ cursor: MirrorCursor) {
+        request { requests in
+            var cursor = cursor
+            if cursor.shape == nil {
+                cursor.shape = requests.cursor?.shape
+            } else {
+                requests.cursorShape += 1
+            }
+            requests.cursor = cursor
         }
     }
 
@@ -274,6 +291,7 @@ final class WindowOutput: Sendable {
                 renderer.becomeIdle()
                 redraw = true
             }
+            if renderer.cursor.set(work.cursor, shapeNumber: work.cursorShape) { redraw = true }
             if let frame = work.frame {
                 renderer.upload(frame)
                 renderer.caption = work.caption

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import CastProtocol
 
 /// Presents a stream's frames in the process's video window (`WindowOutput`): holds the window for the stream's
 /// lifetime and hands each frame over at its display time.
@@ -41,6 +42,8 @@ final class WindowPresenter: VideoPresenter {
         }
         output.show(try frame.reference(), caption: caption)
     }
+
+    func showCursor(_ cursor: MirrorCursor) { output.showCursor(cursor) }
 
     /// Back to the idle screen, and gives the window up (the last holder's release closes it).
     func close() {

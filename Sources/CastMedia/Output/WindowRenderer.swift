@@ -38,6 +38,8 @@ final class WindowRenderer {
     private let idleText: IdleScreenRenderer
     /// Lines drawn under the picture (see `WindowOutput.show(_:caption:)`); the picture then fits the space above.
     var caption: [String] = []
+    /// A mirrored sender's pointer, over the picture.
+    let cursor = CursorOverlay()
     /// Where failed SDL and swscale calls are reported (the window's newest user's log).
     var log = MediaLog.silent {
         didSet { idleText.log = log }
@@ -176,6 +178,7 @@ final class WindowRenderer {
 
     /// Frees everything; SDL_Quit follows.
     func destroy() {
+        cursor.destroy()
         if let texture { SDL_DestroyTexture(texture) }
         texture = nil
         idleText.destroy()
@@ -371,6 +374,7 @@ final class WindowRenderer {
             var source = SDL_Rect(layout.source)
             var destination = SDL_Rect(layout.destination)
             SDL_RenderCopy(renderer, texture, &source, &destination)
+            cursor.draw(renderer, source: layout.source, destination: layout.destination)
             let lines = zip(caption, Self.captionRows).map { line, place in
                 (key: "caption\(place.row)", text: line, size: place.size, row: place.row)
             }

@@ -85,50 +85,62 @@ extension Playlist {
     }
 
     /// Starts `file` on every member of a group (`GroupPlayback.start(_:choosing:…)`). Each member as reached for the
-    /// first source; for the next ones, receivers are connected afresh (one that cannot be is left out, and looked for
-    /// as those not reached at first are), and each speaker gets a decoder of its own.
+    /// first source; for the next ones, the group the last source played on goes on (`GroupPlayback.carryOver`: the
+    /// same connections and clocks, members that joined late included, those still missing still looked for), and
+    /// each speaker gets a decoder of its own. Only when none of it is left are the receivers connected afresh.
     func startGroup(
         _ file: MediaFile, _ source: String,
         group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
         volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
+        let live = live
+        let (configDirectory, sender) = (senderConfigDirectory(), senderName())
+        let speakerAudio = { (_: ReceiverDescription) throws(CastError) -> any PCMSource in
+            do throws(CastError) {
+                return try PCMDecoderProcess.open(source)
+            } catch {
+                throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
+            }
+        }
+        let reach = { @Sendable (receiver: String) throws(CastError) -> ReceiverConnection in
+            // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
+            // receiver someone asked to add by its name; its key is checked as for any send.
+            let reached = try ReceiverConnection.reach(
+                receiver, browseTimeout: .seconds(1), configDirectory: configDirectory, senderName: sender)
+            guard case .connected(let connection) = reached else {
+                throw CastError(.usage, "\(printable(receiver)) is not a Cast receiver")
+            }
+            return connection
+        }
+        let onMemberChange = { @Sendable (change: GroupPlayback.MemberChange) in
+            let line: String
+            switch change {
+            case .joined(let name): line = "\(name) joined the group"
+            case .rejoined(let name): line = "\(name) rejoined the group"
+            case .left(let name, let why): line = "\(name) left the group: \(why)"
+            case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
+            }
+            writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
+        }
+        let carried = controls.withLock { c in
+            defer { c.carried = nil }
+            return c.carried
+        }
+        if let carried, !carried.isEmpty, startTime == nil {
+            return try GroupPlayback.start(
+                file, continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
+                volume: volume, reach: reach, queue: queue, onMemberChange: onMemberChange)
+        }
+        carried?.close()
         let choices = group.members.enumerated().map { index, member in
             guard case .connected(let connection)? = group.reached?[index] else { return GroupPlayback.Choice(member) }
             return GroupPlayback.Choice(member, connection: connection)
         }
-        let live = live
-        let (configDirectory, sender) = (senderConfigDirectory(), senderName())
         return try GroupPlayback.start(
-            file, choosing: choices,
-            speakerAudio: { _ throws(CastError) in
-                do throws(CastError) {
-                    return try PCMDecoderProcess.open(source)
-                } catch {
-                    throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
-                }
-            }, configDirectory: configDirectory, senderName: sender, startTime: startTime, volume: volume,
-            absent: group.absent,
-            reach: { receiver throws(CastError) in
-                // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
-                // receiver someone asked to add by its name; its key is checked as for any send.
-                let reached = try ReceiverConnection.reach(
-                    receiver, browseTimeout: .seconds(1), configDirectory: configDirectory, senderName: sender)
-                guard case .connected(let connection) = reached else {
-                    throw CastError(.usage, "\(printable(receiver)) is not a Cast receiver")
-                }
-                return connection
-            },
-            queue: queue, leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
-            onMemberChange: { change in
-                let line: String
-                switch change {
-                case .joined(let name): line = "\(name) joined the group"
-                case .rejoined(let name): line = "\(name) rejoined the group"
-                case .left(let name, let why): line = "\(name) left the group: \(why)"
-                case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
-                }
-                writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
-            }
+            file, choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory, senderName: sender,
+            startTime: startTime, volume: volume, absent: group.absent, reach: reach, queue: queue,
+            leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
+            onMemberChange: onMemberChange
         ).group
     }
 }

@@ -75,6 +75,8 @@ extension Playlist {
                 if live { output("") }
                 switch reason {
                 case .playbackEnded, .userExited:
+                    // A group goes on to the next source with its members (one group across a queue).
+                    if let carried = playback.carriedGroup() { controls.withLock { $0.carried = carried } }
                     // Stopped here for a move: it goes on elsewhere, not finished.
                     let moving = reason == .userExited && controls.withLock { $0.relocation != nil }
                     if !json && !moving { output("finished: \(reason.rawValue)") }
@@ -162,6 +164,12 @@ protocol FollowedPlayback: SenderPlayback {
     var knownDuration: Double? { get }
     /// The message when the connection broke.
     func lostMessage(_ error: CastError) -> String
+    /// Once it finished: what a group hands on to the next source; nil for anything else.
+    func carriedGroup() -> GroupPlayback.Carried?
+}
+
+extension FollowedPlayback {
+    func carriedGroup() -> GroupPlayback.Carried? { nil }
 }
 
 extension RemotePlayback: FollowedPlayback {
@@ -183,4 +191,5 @@ extension GroupPlayback: FollowedPlayback {
     var startVolume: (level: Double, muted: Bool) { initialVolume }
     var knownDuration: Double? { nil }
     func lostMessage(_ error: CastError) -> String { "lost every receiver of the group: \(error.message)" }
+    func carriedGroup() -> GroupPlayback.Carried? { carryOver() }
 }

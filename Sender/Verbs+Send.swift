@@ -75,6 +75,8 @@ final class Playlist: Sendable {
         var relocation: Relocation?
         /// The receiver's wall-clock time of the last position reported (`now.position`).
         var positionDate: Double?
+        /// The group a source that played on one hands on to the next (`GroupPlayback.carryOver`).
+        var carried: GroupPlayback.Carried?
     }
     let controls: Mutex<Controls>
 
@@ -155,6 +157,10 @@ final class Playlist: Sendable {
         defer {
             reached?.close()
             reachedMembers?.forEach { $0.close() }
+            controls.withLock { c in
+                defer { c.carried = nil }
+                return c.carried
+            }?.close()
         }
         // A speaker session starts at the level it is given: each source is given the last one.
         let speakers = receiver.kind == .speaker || members.contains { $0.kind == .speaker }

@@ -32,6 +32,9 @@ protocol GroupMemberPlayback: SenderPlayback {
     func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent
     /// Sends a time request and returns its stamp; nil for a member that keeps the group's clock (nothing to measure).
     func requestTime() throws(CastError) -> Int64?
+    /// After its finish: the control connection handed back for the group's next file (a Cast receiver), or nil (a
+    /// speaker, whose session is closed: the next file is a session of its own).
+    func release() -> ReceiverConnection?
 }
 
 extension RemotePlayback: SenderPlayback {}
@@ -43,6 +46,7 @@ extension RemotePlayback: GroupMemberPlayback {
     /// castd needs the control to arrive and its audio output to wake: the group's own margin covers it.
     var startLead: Int64 { 0 }
     func requestTime() throws(CastError) -> Int64? { try sendTimeRequest() }
+    func release() -> ReceiverConnection? { handBack() }
 }
 
 extension SpeakerPlayback: GroupMemberPlayback {
@@ -56,4 +60,9 @@ extension SpeakerPlayback: GroupMemberPlayback {
 
     func nextEvent(timeReply: ((TimeReply, Int64) -> Void)?) throws(CastError) -> PlaybackEvent { try nextEvent() }
     func requestTime() throws(CastError) -> Int64? { nil }
+
+    func release() -> ReceiverConnection? {
+        close()
+        return nil
+    }
 }

@@ -43,6 +43,19 @@ extension GroupPlayback {
         reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         queue: QueuePlace? = nil, onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
+        try start(
+            file, to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime, volume: volume,
+            autoplay: autoplay, absent: absent, reach: reach, queue: queue, onMemberChange: onMemberChange)
+    }
+
+    /// `start(_:to:…)`, with the clocks of receivers measured already (by their welcome's id: a queue's group going on
+    /// to its next file keeps them), which are not measured again.
+    static func start(
+        _ file: MediaFile, to destinations: [Destination], clocks: [String: ClockProbe], configDirectory: String,
+        startTime: Double?, volume: Double?, autoplay: Bool, absent: [String],
+        reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)?, queue: QueuePlace?,
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
+    ) throws(CastError) -> GroupPlayback {
         precondition(!destinations.isEmpty, "a group has at least one member")
         // Who could not start, by the order they were given in.
         var failures: [(order: Int, name: String, id: String?, error: CastError)] = []
@@ -54,7 +67,11 @@ extension GroupPlayback {
                 continue
             }
             do throws(CastError) {
-                measured.append((order, destination, try measureClock(of: connection)))
+                if let clock = clocks[connection.welcome.id] {
+                    measured.append((order, destination, clock))
+                } else {
+                    measured.append((order, destination, try measureClock(of: connection)))
+                }
             } catch {
                 connection.close()
                 failures.append((order, printable(connection.welcome.name), connection.welcome.id, error))
@@ -68,6 +85,7 @@ extension GroupPlayback {
         }
         var arrivals: [GroupRules.Arrival] = []
         var playbacks: [Int: any GroupMemberPlayback] = [:]
+        var speakers: [Int: ReceiverDescription] = [:]
         for (order, destination, clock) in measured {
             do throws(CastError) {
                 let playback: any GroupMemberPlayback
@@ -87,6 +105,7 @@ extension GroupPlayback {
                     playback = try SpeakerPlayback.start(
                         source: source, on: speaker, volume: volume, startTime: startTime, autoplay: false)
                     arrival = GroupRules.Arrival(name: printable(speaker.name), id: nil, isSpeaker: true)
+                    speakers[arrivals.count] = speaker
                 }
                 arrival.clock = clock
                 arrival.startLead = playback.startLead
@@ -104,7 +123,7 @@ extension GroupPlayback {
         guard !arrivals.isEmpty else { throw failures[0].error }
         let group = GroupPlayback(
             rules: GroupRules(members: arrivals, canReach: reach != nil), playbacks: playbacks,
-            names: arrivals.map(\.name), file: file, configDirectory: configDirectory, reach: reach,
+            names: arrivals.map(\.name), file: file, configDirectory: configDirectory, speakers: speakers, reach: reach,
             onMemberChange: onMemberChange)
         for failure in failures { onMemberChange(.notAdded(failure.name, why: failure.error.message)) }
         for (index, playback) in playbacks { group.startReader(index, playback) }

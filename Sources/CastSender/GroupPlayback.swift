@@ -29,6 +29,8 @@ public final class GroupPlayback: Sendable {
     /// What every member plays, served to each (a regular file: members read it at their own offsets).
     let file: MediaFile
     let configDirectory: String
+    /// The AirPlay speakers among the members, by the rules' numbers (`carryOver` starts each anew).
+    let speakers: [Int: ReceiverDescription]
     let shared: Monitor<Shared>
     /// The rules' timer (Dispatch's timers are thread-safe; the `Mutex` says so to the compiler).
     private let timer: Mutex<any DispatchSourceTimer>
@@ -95,10 +97,12 @@ public final class GroupPlayback: Sendable {
 
     init(
         rules: GroupRules, playbacks: [Int: any GroupMemberPlayback], names: [String], file: MediaFile,
-        configDirectory: String, reach: (@Sendable (String) throws(CastError) -> ReceiverConnection)?,
+        configDirectory: String, speakers: [Int: ReceiverDescription] = [:],
+        reach: (@Sendable (String) throws(CastError) -> ReceiverConnection)?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) {
         self.memberNames = names
+        self.speakers = speakers
         self.file = file
         self.configDirectory = configDirectory
         self.reach = reach

@@ -168,7 +168,7 @@ extension GroupRules {
     /// The receivers due to be looked for; none once the group is over.
     mutating func lookOut(now: Now) -> [Action] {
         guard !isOver else {
-            lookouts = []
+            clearLookouts()
             return []
         }
         var actions: [Action] = []
@@ -321,7 +321,7 @@ extension GroupRules {
             return toEveryMember(.pause) + finish()
         case .stop:
             stopping = true
-            lookouts = []
+            clearLookouts()
             return toEveryMember(.stop) + finish()
         case .everyMember(let action):
             return toEveryMember(action) + finish()

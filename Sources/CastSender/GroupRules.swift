@@ -141,6 +141,8 @@ struct GroupRules: Sendable {
         var awaiting: Awaiting?
         /// Taken out by `remove`: what it still reports is not the group's.
         var removed = false
+        /// How it finished, when it did (`carriedOver`).
+        var finish: FinishReason?
         var clock: ClockProbe?
         /// A time request was asked for and its stamp is not known yet: no other is asked meanwhile.
         var asking = false
@@ -206,6 +208,8 @@ struct GroupRules: Sendable {
     var running: Operation?
     var queued: [Operation] = []
     var lookouts: [Lookout] = []
+    /// Lost or absent receivers no longer looked for since the group ended or stopped (`carriedOver`).
+    private var stillMissing: [String] = []
     private var lastAlign: Int64?
     /// The latest instant an input brought (our clock): when a join that failed is looked for again.
     var latest: Int64 = 0
@@ -256,6 +260,7 @@ struct GroupRules: Sendable {
         case .finished(let reason, let error, _):
             members[index].standing = .gone
             members[index].awaiting = nil
+            members[index].finish = reason
             lastFinish = event
             if isEmpty { return actions + end(.success(event)) }
             // Reaching the end a moment before the others is not leaving, nor stopping with the group.
@@ -405,10 +410,33 @@ struct GroupRules: Sendable {
 
     // MARK: Ending
 
+    /// What goes on to a queue's next file once the group is over: the members that played to the end or were stopped
+    /// (not those that failed, were lost or removed), in order, and the receivers still looked for (lost members,
+    /// receivers not reached yet), so that the next file starts on the same group and nobody is looked for twice.
+    var carriedOver: (members: [Int], lookedFor: [String]) {
+        let kept = members.indices.filter { index in
+            !members[index].removed && [.playbackEnded, .userExited].contains(members[index].finish)
+        }
+        var lookedFor = stillMissing
+        for lookout in lookouts where [.rejoin, .absent].contains(lookout.purpose) {
+            lookedFor.append(lookout.receiver)
+        }
+        return (kept, lookedFor.reduce(into: []) { if !$0.contains($1) { $0.append($1) } })
+    }
+
+    /// No receiver is looked for any more (the group is over or stopping); those that were, lost or not reached yet,
+    /// are kept for `carriedOver`.
+    mutating func clearLookouts() {
+        for lookout in lookouts where [.rejoin, .absent].contains(lookout.purpose) {
+            stillMissing.append(lookout.receiver)
+        }
+        lookouts = []
+    }
+
     /// The group is over: every lookout and control ends with it.
     private mutating func end(_ result: Result<PlaybackEvent, CastError>) -> [Action] {
         ended = true
-        lookouts = []
+        clearLookouts()
         return [.end(result)] + completeAll()
     }
 
@@ -416,7 +444,7 @@ struct GroupRules: Sendable {
     mutating func close() -> [Action] {
         guard !closed else { return [] }
         closed = true
-        lookouts = []
+        clearLookouts()
         return members.indices.map { .close(member: $0) } + completeAll()
     }
 

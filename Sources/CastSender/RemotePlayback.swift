@@ -13,6 +13,8 @@ public final class RemotePlayback: Sendable {
     private let media: MediaServer?
     /// Signalled by `close`: the heartbeat's thread ends at once instead of at its next beat.
     private let heartbeatStop = DispatchSemaphore(value: 0)
+    /// Left by the heartbeat's thread when it ends (`handBack` waits for it: no heartbeat after the hand-back).
+    private let heartbeatDone = DispatchGroup()
 
     /// The receiver's id as computed from the key it presented (what a reconnection pins).
     package var receiverID: String? { connection.peerID }
@@ -212,8 +214,10 @@ public final class RemotePlayback: Sendable {
     /// by `nextEvent`. It stops when a send fails (the connection is gone; `nextEvent` says so) or the playback is
     /// closed.
     private func startHeartbeat() {
-        let (connection, stop) = (self.connection, heartbeatStop)
+        let (connection, stop, done) = (self.connection, heartbeatStop, heartbeatDone)
+        done.enter()
         startDetachedThread(name: "cast heartbeat") {
+            defer { done.leave() }
             while true {
                 let wait = max(
                     .zero,
@@ -258,6 +262,17 @@ public final class RemotePlayback: Sendable {
     /// Sends a control (pause, resume, stop, seek, volume, mute, rate).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
         try connection.send(.control(PlaybackControl(action)))
+    }
+
+    /// Hands back the control connection of a session that finished (its reader took the finish and reads no more):
+    /// the heartbeat ends, the media connection closes, and the connection is idle for another `play` (a group's
+    /// queue plays its next file over it). The connection is the caller's from here: the playback is done with (not closed).
+    func handBack() -> ReceiverConnection {
+        heartbeatStop.signal()
+        heartbeatDone.wait()
+        media?.close()
+        connection.releaseSession()
+        return connection
     }
 
     /// Closes both connections.

@@ -433,6 +433,32 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertEqual(lost.lost(1, error: Fixtures.lost, now: Fixtures.now(1011)), [.end(.failure(Fixtures.lost))])
     }
 
+    /// A queue's next file goes on with the members that played this one to the end (or were stopped by a skip), not
+    /// one that failed or was lost, and with the receivers still looked for, once each.
+    func testWhatGoesOnToAQueuesNextFileIsTheMembersThatPlayedToTheEndAndThoseStillLookedFor() {
+        var rules = GroupRules(
+            members: [Fixtures.kitchen, Fixtures.livingRoom, Fixtures.study], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        for member in 0..<3 { _ = pausedAt(0, member: member, &rules, at: 1000.1) }
+        rules.lookFor(absent: ["Patio"], now: Fixtures.now(1000.2))
+        _ = rules.lost(1, error: Fixtures.lost, now: Fixtures.now(1005))
+        let ended = PlaybackEvent.finished(reason: .playbackEnded, error: nil)
+        _ = rules.received(.finished(reason: .playbackError, error: "decoder failed"), from: 2, now: Fixtures.now(1009))
+        XCTAssertEqual(rules.received(ended, from: 0, now: Fixtures.now(1010)), [.end(.success(ended))])
+        XCTAssertEqual(rules.lookouts, [], "nobody is looked for once the group is over")
+        let carried = rules.carriedOver
+        XCTAssertEqual(
+            carried.members, [0], "the kitchen played to the end; the study failed, the living room was lost")
+        XCTAssertEqual(carried.lookedFor, ["Patio", "l-id"])
+
+        var skipped = playingGroup()
+        _ = try? skipped.control(.stop, ticket: 1, now: Fixtures.now(1003))
+        let stopped = PlaybackEvent.finished(reason: .userExited, error: nil)
+        _ = skipped.received(stopped, from: 0, now: Fixtures.now(1003.1))
+        _ = skipped.received(stopped, from: 1, now: Fixtures.now(1003.2))
+        XCTAssertEqual(skipped.carriedOver.members, [0, 1], "stopped for a skip: both go on")
+    }
+
     func testOneMembersVolumeIsItsOwnAndRemovingAMemberStopsIt() throws {
         var rules = playingGroup()
         XCTAssertEqual(try rules.control(.volume(0.25), receiverID: "k-id"), [.send(member: 0, .volume(0.25))])

@@ -257,8 +257,8 @@ final class SpeakerGroupTests: LabTestCase {
         }
     }
 
-    /// `cast queue A B --to Kitchen --to "Patio Speaker"`: each source plays on both (the second over a new connection
-    /// to the receiver, a new RAOP session and a decoder of its own for the speaker), in step.
+    /// `cast queue A B --to Kitchen --to "Patio Speaker"`: each source plays on both (the second over the receiver's
+    /// connection the group keeps, a new RAOP session and a decoder of its own for the speaker), in step.
     func testAQueuePlaysOnAGroupWithASpeaker() throws {
         let first = try beeps(seconds: 4, name: "a.flac")
         let second = try beeps(seconds: 4, name: "b.flac")

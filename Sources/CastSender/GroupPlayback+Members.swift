@@ -109,6 +109,7 @@ extension GroupPlayback {
                 }
                 arrival.clock = clock
                 arrival.startLead = playback.startLead
+                arrival.resumeLead = playback.resumeLead
                 playbacks[arrivals.count] = playback
                 arrivals.append(arrival)
             } catch {

@@ -131,7 +131,8 @@ extension GroupRules {
     private mutating func arrive(_ arrival: Arrival) -> Int {
         members.append(
             Member(
-                name: arrival.name, id: arrival.id, startLead: arrival.startLead, isSpeaker: arrival.isSpeaker,
+                name: arrival.name, id: arrival.id, startLead: arrival.startLead, resumeLead: arrival.resumeLead,
+                isSpeaker: arrival.isSpeaker,
                 standing: .candidate, clock: arrival.clock))
         return members.count - 1
     }
@@ -373,7 +374,8 @@ extension GroupRules {
     /// Resumes every member at one instant, `startMargin` (or the largest member's lead) ahead, each told the instant
     /// in its own clock.
     private mutating func scheduleResume(now: Now) -> [Action] {
-        let lead = activeMembers.map { members[$0].startLead }.max() ?? 0
+        let lead =
+            activeMembers.map { members[$0].anchor == nil ? members[$0].startLead : members[$0].resumeLead }.max() ?? 0
         let instant = now.clock + max(timing.startMargin, lead)
         intent = .playing
         if let leader {

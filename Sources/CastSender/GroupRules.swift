@@ -14,7 +14,8 @@ import CastProtocol
 /// The rules:
 /// - Nothing starts on a member's own: each loads paused (or seeks while paused) and says so; when every member is
 ///   ready, each is told to resume at one instant of the group's clock (ours), `startMargin` ahead (more for a member
-///   that buffers more: an AirPlay speaker), in its own clock.
+///   that buffers more: an AirPlay speaker, whose first start after its set-up needs more than a resume), in its own
+///   clock.
 /// - Controls are carried out one at a time, in order. A pause acts at once on every member; a resume, a seek and a
 ///   rate change pause every member, seek them all to one position, wait until each is there and schedule a start.
 ///   A member not ready within `readyTimeout` is left out.
@@ -66,8 +67,11 @@ struct GroupRules: Sendable {
         var id: String?
         /// Its clock against ours; nil for a member that keeps ours (an AirPlay speaker).
         var clock: ClockProbe?
-        /// How far ahead of the instant a scheduled start must be told (`GroupMemberPlayback.startLead`).
+        /// How far ahead of the instant its first scheduled start must be told (`GroupMemberPlayback.startLead`).
         var startLead: Int64 = 0
+        /// How far ahead of the instant a later one (a resume, after a seek) must be told
+        /// (`GroupMemberPlayback.resumeLead`).
+        var resumeLead: Int64 = 0
         /// An AirPlay speaker: it plays at normal speed only.
         var isSpeaker = false
     }
@@ -135,6 +139,7 @@ struct GroupRules: Sendable {
         var name: String
         var id: String?
         var startLead: Int64
+        var resumeLead: Int64
         var isSpeaker: Bool
         var standing: Standing
         var snapshot = PlaybackSnapshot()
@@ -150,7 +155,8 @@ struct GroupRules: Sendable {
         var pendingTimeRequest: Int64?
         /// A reply that came before its request's stamp was reported (the reader can be quicker than the sender).
         var earlyReply: (reply: TimeReply, returned: Int64)?
-        /// The instant (our clock) it was told to resume at last: where its `align`s count from.
+        /// The instant (our clock) it was told to resume at last: where its `align`s count from; nil before its first
+        /// scheduled start (`startLead` applies to that one, `resumeLead` to the next).
         var anchor: Int64?
     }
 
@@ -221,7 +227,8 @@ struct GroupRules: Sendable {
         self.canReach = canReach
         self.members = members.map {
             Member(
-                name: $0.name, id: $0.id, startLead: $0.startLead, isSpeaker: $0.isSpeaker, standing: .member,
+                name: $0.name, id: $0.id, startLead: $0.startLead, resumeLead: $0.resumeLead, isSpeaker: $0.isSpeaker,
+                standing: .member,
                 awaiting: .load, clock: $0.clock)
         }
     }

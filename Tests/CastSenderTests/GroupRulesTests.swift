@@ -32,8 +32,10 @@ final class GroupRulesTests: XCTestCase {
         static let livingRoom = GroupRules.Arrival(name: "Living Room", id: "l-id", clock: clock(offset: 7))
         static let study = GroupRules.Arrival(name: "Study", id: "s-id", clock: clock(offset: 11))
         static let speakerLead: Int64 = 2_500_000_000
+        static let speakerResumeLead: Int64 = 500_000_000
         static let speaker = GroupRules.Arrival(
-            name: "Patio Speaker", id: nil, clock: nil, startLead: speakerLead, isSpeaker: true)
+            name: "Patio Speaker", id: nil, clock: nil, startLead: speakerLead, resumeLead: speakerResumeLead,
+            isSpeaker: true)
 
         static let lost = CastError(.connectionLost, "the connection broke")
     }
@@ -194,6 +196,26 @@ final class GroupRulesTests: XCTestCase {
         actions = seekedTo(40, member: 0, &rules, at: 1014.2) + seekedTo(40, member: 1, &rules, at: 1014.2)
         XCTAssertEqual(Set(resumes(actions).keys), [0, 1])
         XCTAssertEqual(actions.last, .completed(ticket: 4, error: nil))
+    }
+
+    /// A speaker's first start after its set-up is told its long lead ahead (its latency); a resume after that only
+    /// its resume lead, so that the group comes back about as fast as one without a speaker.
+    func testASpeakerNeedsItsLongLeadForItsFirstStartOnlyNotForAResume() throws {
+        var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.speaker], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        _ = pausedAt(0, member: 1, &rules, at: 1000.1)
+        var actions = pausedAt(0, member: 0, &rules, at: 1000.2)
+        XCTAssertEqual(resumes(actions)[1], Fixtures.ns(1000.2) + Fixtures.speakerLead, "the first start")
+        for member in 0..<2 { _ = rules.received(.playbackState(.playing), from: member, now: Fixtures.now(1003)) }
+
+        _ = try rules.control(.pause, ticket: 1, now: Fixtures.now(1010))
+        _ = pausedAt(7.2, member: 0, &rules, at: 1010.1)
+        _ = pausedAt(7.2, member: 1, &rules, at: 1010.1)
+        _ = try rules.control(.resume, ticket: 2, now: Fixtures.now(1011))
+        actions = seekedTo(7.2, member: 0, &rules, at: 1011.1) + seekedTo(7.2, member: 1, &rules, at: 1011.1)
+        let instant = Fixtures.ns(1011.1) + Fixtures.speakerResumeLead
+        XCTAssertEqual(resumes(actions)[1], instant, "a resume: the speaker's resume lead, not its latency")
+        XCTAssertEqual(Double(try XCTUnwrap(resumes(actions)[0]) - instant) / 1e9, 3, accuracy: 1e-6)
     }
 
     func testControlsAreCarriedOutOneAtATimeInOrder() throws {

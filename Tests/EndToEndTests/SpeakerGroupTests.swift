@@ -224,8 +224,8 @@ final class SpeakerGroupTests: LabTestCase {
 
         let resumed = MonotonicClock.nanoseconds()
         XCTAssertEqual(try cast(["resume", "Kitchen"]).status, 0)
-        // The group pauses the kitchen, which resumed on its own, seeks both to where it stopped, and starts them 2.5 s
-        // ahead: five beeps or more after that.
+        // The group pauses the kitchen, which resumed on its own, seeks both to where it stopped, and starts them 0.5 s
+        // ahead (the speaker's resume lead): five beeps or more after that.
         Thread.sleep(forTimeInterval: 9)
         let seeked = MonotonicClock.nanoseconds()
         XCTAssertEqual(try cast(["seek", "Kitchen", "20"]).status, 0)

@@ -95,22 +95,24 @@ extension Playlist {
     ) throws(CastError) -> GroupPlayback {
         let live = live
         let (configDirectory, sender) = (senderConfigDirectory(), senderName())
-        let speakerAudio = { (_: ReceiverDescription) throws(CastError) -> any PCMSource in
+        let speakerAudio = { @Sendable (_: ReceiverDescription) throws(CastError) -> any PCMSource in
             do throws(CastError) {
                 return try PCMDecoderProcess.open(source)
             } catch {
                 throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
             }
         }
-        let reach = { @Sendable (receiver: String) throws(CastError) -> ReceiverConnection in
-            // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
-            // receiver someone asked to add by its name; its key is checked as for any send.
-            let reached = try ReceiverConnection.reach(
-                receiver, browseTimeout: .seconds(1), configDirectory: configDirectory, senderName: sender)
-            guard case .connected(let connection) = reached else {
-                throw CastError(.usage, "\(printable(receiver)) is not a Cast receiver")
+        // A lost member by its id (wherever it is now: a restarted castd may have a new port), a receiver not reached
+        // at the start, or one someone asked to add by its name: a Cast receiver, its key checked as for any send, or
+        // an AirPlay speaker, fed the file's audio decoded here.
+        let joining = { @Sendable (receiver: String) throws(CastError) -> GroupPlayback.Destination in
+            switch try ReceiverConnection.reach(
+                receiver, browseTimeout: .seconds(1), includingSpeakers: true, configDirectory: configDirectory,
+                senderName: sender)
+            {
+            case .connected(let connection): return .receiver(connection)
+            case .speaker(let speaker): return .speaker(speaker, source: try speakerAudio(speaker))
             }
-            return connection
         }
         let onMemberChange = { @Sendable (change: GroupPlayback.MemberChange) in
             let line: String
@@ -129,7 +131,7 @@ extension Playlist {
         if let carried, !carried.isEmpty, startTime == nil {
             return try GroupPlayback.start(
                 file, continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
-                volume: volume, reach: reach, queue: queue, onMemberChange: onMemberChange)
+                volume: volume, reach: nil, joining: joining, queue: queue, onMemberChange: onMemberChange)
         }
         carried?.close()
         let choices = group.members.enumerated().map { index, member in
@@ -138,7 +140,7 @@ extension Playlist {
         }
         return try GroupPlayback.start(
             file, choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory, senderName: sender,
-            startTime: startTime, volume: volume, absent: group.absent, reach: reach, queue: queue,
+            startTime: startTime, volume: volume, absent: group.absent, reach: nil, joining: joining, queue: queue,
             leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
             onMemberChange: onMemberChange
         ).group

@@ -55,18 +55,19 @@ extension RemotePlayback: GroupMemberPlayback {
 
 extension SpeakerPlayback: GroupMemberPlayback {
     var levelAtStart: (level: Double, muted: Bool) { (initialVolume, false) }
-    /// The speaker plays a frame its latency (2 s) after the sync packets say it is now, and the frames are sent a
-    /// little ahead of that (with lead-in silence): told any later, its first frames would arrive late.
-    var startLead: Int64 {
-        SpeakerStream.speakerLatency + SpeakerStream.lead + Self.leadIn + 100_000_000
-    }
+    var startLead: Int64 { Self.groupStartLead }
+    var resumeLead: Int64 { Self.groupResumeLead }
+
+    /// The lead of its first start in a group: the speaker plays a frame its latency (2 s) after the sync packets say
+    /// it is now, and the frames are sent a little ahead of that (with lead-in silence), as when it plays alone.
+    static let groupStartLead = SpeakerStream.speakerLatency + SpeakerStream.lead + leadIn + 100_000_000
 
     /// A resume needs much less: the audio of the run is sent at once (faster than it plays, `SpeakerStream`), so it
     /// waits for nothing but its way to the speaker and the speaker's own output buffer (shairport-sync's ALSA
     /// default: 0.15 s, its output starting some 72 ms late), counted from the lead-in silence heard before the run:
     /// 0.5 s, about the group's own margin (0.4 s) and so as fast as a group without a speaker. A speaker that buffers
     /// its output longer hears the first moments of the run late, and drops them to stay in step.
-    var resumeLead: Int64 { Self.leadIn + 350_000_000 }
+    static let groupResumeLead = leadIn + 350_000_000
 
     /// The lead-in silence sent before each run (ns).
     private static let leadIn =

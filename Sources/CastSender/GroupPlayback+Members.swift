@@ -45,15 +45,28 @@ extension GroupPlayback {
     ) throws(CastError) -> GroupPlayback {
         try start(
             file, to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime, volume: volume,
-            autoplay: autoplay, absent: absent, reach: reach, queue: queue, onMemberChange: onMemberChange)
+            autoplay: autoplay, absent: absent, reach: anyOf(reach), queue: queue, onMemberChange: onMemberChange)
+    }
+
+    /// How a group reaches a receiver by its id or name: a Cast receiver only.
+    public typealias Reaching = @Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection
+    /// How a group reaches a receiver by its id or name: a Cast receiver, or an AirPlay speaker with its audio.
+    public typealias ReachingAny = @Sendable (_ receiver: String) throws(CastError) -> Destination
+
+    /// `reach` as a `ReachingAny`.
+    static func anyOf(_ reach: Reaching?) -> ReachingAny? {
+        guard let reach else { return nil }
+        @Sendable func reachAny(_ receiver: String) throws(CastError) -> Destination {
+            .receiver(try reach(receiver))
+        }
+        return reachAny
     }
 
     /// `start(_:to:…)`, with the clocks of receivers measured already (by their welcome's id: a queue's group going on
     /// to its next file keeps them), which are not measured again.
     static func start(
         _ file: MediaFile, to destinations: [Destination], clocks: [String: ClockProbe], configDirectory: String,
-        startTime: Double?, volume: Double?, autoplay: Bool, absent: [String],
-        reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)?, queue: QueuePlace?,
+        startTime: Double?, volume: Double?, autoplay: Bool, absent: [String], reach: ReachingAny?, queue: QueuePlace?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         precondition(!destinations.isEmpty, "a group has at least one member")
@@ -195,27 +208,41 @@ extension GroupPlayback {
     }
 
     /// The rules asked for `receiver` (a lost member's id, a name not reached at the start or asked for by a
-    /// member): reached (its key checked, as for any send) and measured here, on a look-out thread of its own.
+    /// member): reached (its key checked, as for any send) and measured here, on a look-out thread of its own; an AirPlay
+    /// speaker keeps our clock (nothing to measure).
     func lookFor(_ receiver: String) {
         guard let reach else { return }
-        let connection: ReceiverConnection
-        let clock: ClockProbe
+        let destination: Destination
+        var clock: ClockProbe?
         do throws(CastError) {
-            connection = try reach(receiver)
-            do throws(CastError) {
-                clock = try Self.measureClock(of: connection)
-            } catch {
-                connection.close()
-                throw error
+            destination = try reach(receiver)
+            if case .receiver(let connection) = destination {
+                do throws(CastError) {
+                    clock = try Self.measureClock(of: connection)
+                } catch {
+                    connection.close()
+                    throw error
+                }
             }
         } catch {
             return feed { rules, now in rules.notFound(receiver, error: error, now: now) }
         }
         let now = Self.now()
         shared.withLock { state in
-            let (index, actions) = state.rules.found(receiver, Self.arrival(connection, clock: clock), now: now)
-            state.connections[index] = connection
-            dispatch(actions, in: &state)
+            switch destination {
+            case .receiver(let connection):
+                guard let clock else { preconditionFailure("a receiver reached is measured") }
+                let (index, actions) = state.rules.found(receiver, Self.arrival(connection, clock: clock), now: now)
+                state.connections[index] = connection
+                dispatch(actions, in: &state)
+            case .speaker(let speaker, let source):
+                let arrival = GroupRules.Arrival(
+                    name: printable(speaker.name), id: nil, startLead: SpeakerPlayback.groupStartLead,
+                    resumeLead: SpeakerPlayback.groupResumeLead, isSpeaker: true)
+                let (index, actions) = state.rules.found(receiver, arrival, now: now)
+                state.joiningSpeakers[index] = (speaker, source)
+                dispatch(actions, in: &state)
+            }
         }
     }
 
@@ -234,6 +261,27 @@ extension GroupPlayback {
         let now = Self.now()
         shared.withLock { state in
             state.playbacks[index] = playback
+            dispatch(state.rules.loaded(index, now: now), in: &state)
+        }
+        startReader(index, playback)
+    }
+
+    /// The rules asked for the media on a joining AirPlay speaker: set up paused at `position`, at the group's level.
+    func load(
+        _ index: Int, _ joining: (speaker: ReceiverDescription, source: any PCMSource), at position: Double,
+        volume: Double?
+    ) {
+        let playback: SpeakerPlayback
+        do throws(CastError) {
+            playback = try SpeakerPlayback.start(
+                source: joining.source, on: joining.speaker, volume: volume, startTime: position, autoplay: false)
+        } catch {
+            return feed { rules, now in rules.loadFailed(index, error: error, now: now) }
+        }
+        let now = Self.now()
+        shared.withLock { state in
+            state.playbacks[index] = playback
+            state.joinedSpeakers[index] = joining.speaker
             dispatch(state.rules.loaded(index, now: now), in: &state)
         }
         startReader(index, playback)

@@ -41,9 +41,10 @@ extension GroupPlayback {
             return (taken, lookedFor)
         }
         // Outside the lock: a hand-back waits for the member's heartbeat thread to end.
+        let joined = shared.withLock { $0.joinedSpeakers }
         let members = taken.compactMap { index, playback, clock -> Carried.Member? in
             if let connection = playback.release() { return .receiver(connection, clock) }
-            return speakers[index].map { .speaker($0) }
+            return (speakers[index] ?? joined[index]).map { .speaker($0) }
         }
         return Carried(members: members, lookedFor: lookedFor)
     }
@@ -57,7 +58,7 @@ extension GroupPlayback {
         _ file: MediaFile, continuing carried: Carried,
         speakerAudio: (ReceiverDescription) throws(CastError) -> any PCMSource, configDirectory: String,
         volume: Double? = nil, autoplay: Bool = true,
-        reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)?, queue: QueuePlace? = nil,
+        reach: Reaching?, joining: ReachingAny? = nil, queue: QueuePlace? = nil,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         var destinations: [Destination] = []
@@ -79,6 +80,7 @@ extension GroupPlayback {
         }
         return try start(
             file, to: destinations, clocks: clocks, configDirectory: configDirectory, startTime: nil, volume: volume,
-            autoplay: autoplay, absent: carried.lookedFor, reach: reach, queue: queue, onMemberChange: onMemberChange)
+            autoplay: autoplay, absent: carried.lookedFor, reach: joining ?? anyOf(reach), queue: queue,
+            onMemberChange: onMemberChange)
     }
 }

@@ -188,8 +188,11 @@ extension GroupRules {
             members[index].standing = .gone
             return (index, [.close(member: index)])
         }
-        // Named twice (an alias, say): in the group already.
-        if let id = arrival.id, member(receiverID: id) != nil {
+        // Named twice (an alias, say): in the group already (a speaker, which has no id, by its name).
+        let twice =
+            arrival.id.map { member(receiverID: $0) != nil }
+            ?? activeMembers.contains { members[$0].isSpeaker && members[$0].name == arrival.name }
+        if twice {
             members[index].standing = .gone
             let purpose = lookouts.remove(at: lookout).purpose
             let said: [Action] =
@@ -402,7 +405,9 @@ extension GroupRules {
                 members[index].standing = .gone
                 return [.close(member: index)] + finish(CastError(.connectionLost, "the group is over"))
             }
-            let joinAt = now.clock + (GroupTiming.nanoseconds(timing.joinLead) ?? 0)
+            // A member whose first start needs a lead of its own (an AirPlay speaker's latency) loads that much
+            // further ahead.
+            let joinAt = now.clock + members[index].startLead + (GroupTiming.nanoseconds(timing.joinLead) ?? 0)
             let timeline = intent == .playing ? self.timeline : nil
             let leading = leader.map { members[$0].snapshot }
             let position = timeline?.position(at: joinAt) ?? leading?.position?.seconds ?? 0
@@ -437,7 +442,8 @@ extension GroupRules {
             return finish(CastError(.playback, "\(members[index].name) was not ready in time"))
         }
         if let at = members[index].snapshot.position?.seconds, let instant = timeline.instant(of: at),
-            instant > now.clock + timing.startMargin / 2, let theirs = theirInstant(instant, member: index)
+            instant > now.clock + max(timing.startMargin / 2, members[index].startLead),
+            let theirs = theirInstant(instant, member: index)
         {
             members[index].anchor = instant
             return [.send(member: index, .resumeAt(theirs))] + finish()
@@ -448,7 +454,8 @@ extension GroupRules {
             return [.send(member: index, .stop)]
                 + finish(CastError(.playback, "\(members[index].name) could not catch up with the group"))
         }
-        let later = now.clock + (GroupTiming.nanoseconds(timing.joinLead * Double(attempt + 1)) ?? 0)
+        let later =
+            now.clock + members[index].startLead + (GroupTiming.nanoseconds(timing.joinLead * Double(attempt + 1)) ?? 0)
         wait(now: now, then: .catchingUp(attempt: attempt + 1))
         return send(
             .seek(position: timeline.position(at: later), exact: true), to: [index], awaiting: .seek(sawSeeking: false))

@@ -218,6 +218,35 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertEqual(Double(try XCTUnwrap(resumes(actions)[0]) - instant) / 1e9, 3, accuracy: 1e-6)
     }
 
+    /// An AirPlay speaker someone asked to add joins a playing group as a receiver does, but loads as far ahead as its
+    /// first start needs (its latency), and is started only that far ahead; named again, it is in the group already.
+    func testASpeakerJoinsAPlayingGroupFarEnoughAheadForItsLatency() throws {
+        var rules = playingGroup()
+        let timeline = try XCTUnwrap(rules.timeline)
+        XCTAssertEqual(
+            rules.received(.joinRequest(receiver: "Patio"), from: 0, now: Fixtures.now(1010)),
+            [
+                .lookFor("Patio")
+            ])
+        let (index, found) = rules.found("Patio", Fixtures.speaker, now: Fixtures.now(1010.5))
+        let position = timeline.position(at: Fixtures.ns(1010.5) + Fixtures.speakerLead + Fixtures.ns(0.6))
+        XCTAssertEqual(
+            found,
+            [.load(member: index, position: position, volume: nil, group: ["Kitchen", "Living Room", "Patio Speaker"])])
+        _ = rules.loaded(index, now: Fixtures.now(1010.8))
+        let actions = loadedAt(position, member: index, &rules, at: 1010.9)
+        let instant = try XCTUnwrap(resumes(actions)[index])
+        XCTAssertEqual(instant, try XCTUnwrap(timeline.instant(of: position)), "it starts where the group will be")
+        XCTAssertGreaterThan(instant - Fixtures.ns(1010.9), Fixtures.speakerLead, "far enough ahead for its latency")
+        XCTAssertTrue(actions.contains(.announce(.joined("Patio Speaker"))))
+        XCTAssertEqual(rules.activeMembers, [0, 1, index])
+
+        _ = rules.received(.joinRequest(receiver: "Patio again"), from: 0, now: Fixtures.now(1012))
+        let (again, twice) = rules.found("Patio again", Fixtures.speaker, now: Fixtures.now(1012.1))
+        XCTAssertEqual(
+            twice, [.close(member: again), .announce(.notAdded("Patio again", why: "it is in the group already"))])
+    }
+
     func testControlsAreCarriedOutOneAtATimeInOrder() throws {
         var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.livingRoom], canReach: true)
         _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))

@@ -5,14 +5,15 @@ import Foundation
 import XCTest
 
 /// The rest of groups with an AirPlay speaker (issue 31): a group with a speaker resumes and seeks as fast as one
-/// without. Real shairport-sync on the lab's box (`-o stdout` into a FIFO this test reads) beside a castd on a room host
-/// in a time namespace of its own (3 s ahead), as SpeakerGroupTests sets them up; what is timed is castd's ALSA output
-/// (another FIFO), stamped by this test on arrival.
+/// without, and a speaker joins a group that already plays. Real shairport-sync on the lab's box (`-o stdout` into a
+/// FIFO this test reads) beside a castd on a room host in a time namespace of its own (3 s ahead), as
+/// SpeakerGroupTests sets them up; what is timed is castd's ALSA output (another FIFO) and the speaker's, stamped by
+/// this test on arrival, and placed as SpeakerGroupTests places them.
 ///
 /// shairport-sync writes a frame to a backend without a delay function (stdout) `audio_backend_buffer_desired_length`
-/// before it is heard; this test sets it to 0.15 s, shairport-sync's default for its ALSA backend, so that the speaker
-/// needs its audio as early as a real one does.
-final class SpeakerGroupResumeTests: LabTestCase {
+/// before it is heard; the resume test sets it to 0.15 s, shairport-sync's default for its ALSA backend, so that the
+/// speaker needs its audio as early as a real one does.
+final class GroupSpeakerTests: LabTestCase {
     override class var labPrefix: String { "gqs" }
     override class var labRooms: Int { 1 }
 
@@ -20,6 +21,11 @@ final class SpeakerGroupResumeTests: LabTestCase {
     /// Bytes per second: castd's capture (S16 stereo at 48 kHz), shairport-sync's output (S16 stereo at 44.1 kHz).
     private let castRate = 192_000.0
     private let speakerRate = 176_400.0
+    /// shairport-sync's `audio_backend_buffer_desired_length_in_seconds` (s): how long before a frame is heard it is
+    /// written to its stdout (`startSpeaker`).
+    private var speakerBuffer = 1.0
+    /// shairport-sync releases a packet (352 frames) when its first frame is due (SpeakerGroupTests).
+    private let speakerPacket = 352 / 44_100.0
 
     private var castd: Daemon!
     private var castCapture: FIFOCapture!
@@ -38,16 +44,23 @@ final class SpeakerGroupResumeTests: LabTestCase {
             [
                 "unshare", "--time", "--monotonic", "3", "--kill-child=SIGTERM", Paths.castd, "--name", "Kitchen",
                 "--auth", "none", "--port", "0", "--state-dir", "\(work!)/castd-state", "--audio-device",
-                "castcapture:FILE=\(castCapture.path),CHANNELS=2", "--video-out", "none",
+                "castcapture:FILE=\(castCapture.path),CHANNELS=2", "--video-out", "none", "--events",
+                "\(work!)/castd-events.jsonl",
             ],
             environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
         _ = try castd.listeningPort()
         XCTAssertNotNil(castd.waitForLine(containing: "advertised as"), "\(castd.output)")
 
+    }
+
+    /// shairport-sync on the lab's box, writing into a FIFO this test reads `buffer` seconds before each frame is
+    /// heard; returns once `cast list` sees it.
+    private func startSpeaker(buffer: Double) throws {
+        speakerBuffer = buffer
         speakerCapture = try FIFOCapture(path: "\(work!)/speaker.fifo")
         let config = "\(work!)/shairport-sync.conf"
         try """
-        general = { name = "\(speakerName)"; port = 5000; audio_backend_buffer_desired_length_in_seconds = 0.15; };
+        general = { name = "\(speakerName)"; port = 5000; audio_backend_buffer_desired_length_in_seconds = \(speakerBuffer); };
 
         """.write(toFile: config, atomically: true, encoding: .utf8)
         speaker = try lab.start(
@@ -83,6 +96,8 @@ final class SpeakerGroupResumeTests: LabTestCase {
     /// margin), as in a group without a speaker, and the speaker plays again too. Before, a group with a speaker put
     /// every resume 2.5 s ahead (the speaker's 2 s latency and its lead), and its Cast members waited as long.
     func testAGroupWithASpeakerResumesAndSeeksAsFastAsOneWithout() throws {
+        // Its ALSA default: the speaker needs its audio as early as a real one does.
+        try startSpeaker(buffer: 0.15)
         let clip = "\(work!)/beeps.flac"
         let made = try runCommand(Capture.beepFileCommand(seconds: 30, path: clip))
         XCTAssertEqual(made.status, 0, made.stderr)
@@ -123,5 +138,83 @@ final class SpeakerGroupResumeTests: LabTestCase {
             String(format: "speaker group: the speaker wrote %.2f s after the seek", Double(speakerBytes) / speakerRate)
         )
         XCTAssertGreaterThan(Double(speakerBytes) / speakerRate, 9, "the speaker after the seek")
+    }
+
+    /// When each beep of a capture was written, on this test's clock (s): placed by the reads that carry it and the
+    /// 0.3 s after it, as SpeakerGroupTests places them.
+    private func beepWrites(_ capture: FIFOCapture, bytesPerSecond rate: Double) -> [Double] {
+        let bytes = capture.bytes
+        let reads = capture.reads
+        var times: [Double] = []
+        var at = reads.first?.total ?? 0
+        while let onset = Capture.beepOnset(in: bytes, from: at) {
+            at = onset + Int(rate) / 2
+            let near = reads.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
+            guard near.count >= 5 else { continue }
+            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min()!
+            times.append(start + Double(onset) / rate)
+        }
+        return times
+    }
+
+    /// How far from the instant it was told castd's stream began (s; negative: before): its first scheduled start (its
+    /// events, in its clock 3 s ahead) against the steady reads of its FIFO.
+    private func castdLead() throws -> Double {
+        let instant = try XCTUnwrap(EventFile.scheduledStarts(at: "\(work!)/castd-events.jsonl").first)
+        let reads = castCapture.reads
+        let (begin, end) = (reads.first?.total ?? 0, reads.last?.total ?? 0)
+        let steady = reads.filter { $0.total > begin + 48_000 && $0.total < end - 48_000 }
+        let start = try XCTUnwrap(steady.map { Double($0.arrival) / 1e9 - Double($0.total) / castRate }.min())
+        return start - (Double(instant) / 1e9 - 3)
+    }
+
+    /// `cast send FILE --to Kitchen --to "Patio Speaker"` while the speaker is not on the network yet: the kitchen
+    /// plays alone, the speaker is looked for as a receiver not reached at the start is, and when it appears it joins
+    /// the playing group in step (its first start as far ahead as its 2 s latency needs), and plays the rest of the
+    /// file with the kitchen, each beep heard on both within what SpeakerGroupTests allows. Before, a speaker could
+    /// not be added to a playing group: it was given up on ("is not a Cast receiver").
+    func testAnAirPlaySpeakerJoinsAGroupThatAlreadyPlays() throws {
+        let length = 20
+        let clip = "\(work!)/beeps.flac"
+        let made = try runCommand(Capture.beepFileCommand(seconds: length, path: clip))
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName, "--timeout", "1"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "\(speakerName) is left out of the group", timeout: 20), "\(sender.output)")
+        XCTAssertTrue(
+            waitUntil(timeout: 30) { (self.castCapture.reads.last?.total ?? 0) >= Int(self.castRate) * 2 },
+            "castd did not play: \(sender.output)")
+        // As SpeakerGroupTests measures it: 1 s, the steadiest writes of its stdout (0.15 s read up to 4.7 ms off).
+        try startSpeaker(buffer: 1)
+        let appeared = MonotonicClock.nanoseconds()
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "\(speakerName) joined the group", timeout: 20), "\(sender.output)")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        print("what the sender said:", sender.output.filter { $0.hasPrefix("cast:") })
+        _ = castCapture.stop(atLeast: Int(castRate) * length)
+        _ = speakerCapture.stop(atLeast: 0)
+
+        let speakerTimes = beepWrites(speakerCapture, bytesPerSecond: speakerRate)
+        let castTimes = beepWrites(castCapture, bytesPerSecond: castRate)
+        let lead = try castdLead()
+        let firstHeard = try XCTUnwrap(speakerTimes.first, "the speaker wrote no beep") + speakerBuffer + speakerPacket
+        print(
+            String(
+                format: "speaker join: the speaker in sight → its first beep heard %.0f ms later; %d beeps on it",
+                (firstHeard - Double(appeared) / 1e9) * 1000, speakerTimes.count))
+        // Each beep the speaker played, against the same beep on castd (heard: castd's write less its lead; the
+        // speaker's write plus its buffer and a packet).
+        let apart = speakerTimes.compactMap { written -> Double? in
+            let heard = written + speakerBuffer + speakerPacket
+            guard let match = castTimes.map({ $0 - lead }).min(by: { abs($0 - heard) < abs($1 - heard) }),
+                abs(match - heard) < 0.5
+            else { return nil }
+            return heard - match
+        }
+        print("speaker join: speaker − castd for each beep (ms):", apart.map { String(format: "%+.3f", $0 * 1000) })
+        XCTAssertGreaterThanOrEqual(apart.count, 5, "beeps heard on both after the join")
+        XCTAssertLessThan(apart.map(abs).max() ?? 1, 0.003, "the speaker and castd apart after the join")
     }
 }

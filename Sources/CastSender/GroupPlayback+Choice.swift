@@ -34,6 +34,22 @@ extension GroupPlayback {
         queue: QueuePlace? = nil, leftOut: (ReceiverDescription, CastError) -> Void = { _, _ in },
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> (group: GroupPlayback, chosen: [String: ReceiverDescription]) {
+        try start(
+            .file(file), choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory,
+            senderName: senderName, startTime: startTime, volume: volume, autoplay: autoplay, absent: absent,
+            reach: reach, joining: joining, queue: queue, leftOut: leftOut, onMemberChange: onMemberChange)
+    }
+
+    /// `start(_:choosing:…)` for what `media` says: a file served to each member, or an http(s) URL each Cast member
+    /// opens itself (the sender serves nothing), with a speaker fed what `speakerAudio` decodes from it.
+    public static func start(
+        _ media: GroupMedia, choosing choices: [Choice],
+        speakerAudio: (ReceiverDescription) throws(CastError) -> any PCMSource, configDirectory: String,
+        senderName: String, startTime: Double? = nil, volume: Double? = nil, autoplay: Bool = true,
+        absent: [String] = [], reach: Reaching?, joining: ReachingAny? = nil,
+        queue: QueuePlace? = nil, leftOut: (ReceiverDescription, CastError) -> Void = { _, _ in },
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
+    ) throws(CastError) -> (group: GroupPlayback, chosen: [String: ReceiverDescription]) {
         var destinations: [Destination] = []
         var chosen: [String: ReceiverDescription] = [:]
         var absent = absent
@@ -68,7 +84,8 @@ extension GroupPlayback {
             throw error
         }
         let group = try start(
-            file, to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime, volume: volume,
+            media, to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime,
+            volume: volume,
             autoplay: autoplay, absent: absent, reach: joining ?? anyOf(reach), queue: queue,
             onMemberChange: onMemberChange)
         return (group, chosen)

@@ -44,7 +44,8 @@ extension GroupPlayback {
         queue: QueuePlace? = nil, onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
         try start(
-            file, to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime, volume: volume,
+            .file(file), to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime,
+            volume: volume,
             autoplay: autoplay, absent: absent, reach: anyOf(reach), queue: queue, onMemberChange: onMemberChange)
     }
 
@@ -65,7 +66,7 @@ extension GroupPlayback {
     /// `start(_:to:…)`, with the clocks of receivers measured already (by their welcome's id: a queue's group going on
     /// to its next file keeps them), which are not measured again.
     static func start(
-        _ file: MediaFile, to destinations: [Destination], clocks: [String: ClockProbe], configDirectory: String,
+        _ media: GroupMedia, to destinations: [Destination], clocks: [String: ClockProbe], configDirectory: String,
         startTime: Double?, volume: Double?, autoplay: Bool, absent: [String], reach: ReachingAny?, queue: QueuePlace?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
@@ -106,9 +107,9 @@ extension GroupPlayback {
                 switch destination {
                 case .receiver(let connection):
                     do throws(CastError) {
-                        playback = try RemotePlayback.start(
-                            file, over: connection, configDirectory: configDirectory, startTime: startTime,
-                            volume: volume, autoplay: false, group: names, queue: queue)
+                        playback = try media.start(
+                            over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                            group: names, queue: queue)
                     } catch {
                         connection.close()
                         throw error
@@ -137,7 +138,8 @@ extension GroupPlayback {
         guard !arrivals.isEmpty else { throw failures[0].error }
         let group = GroupPlayback(
             rules: GroupRules(members: arrivals, canReach: reach != nil), playbacks: playbacks,
-            names: arrivals.map(\.name), file: file, configDirectory: configDirectory, speakers: speakers, reach: reach,
+            names: arrivals.map(\.name), media: media, configDirectory: configDirectory, speakers: speakers,
+            reach: reach,
             onMemberChange: onMemberChange)
         for failure in failures { onMemberChange(.notAdded(failure.name, why: failure.error.message)) }
         for (index, playback) in playbacks { group.startReader(index, playback) }
@@ -251,9 +253,8 @@ extension GroupPlayback {
     {
         let playback: RemotePlayback
         do throws(CastError) {
-            playback = try RemotePlayback.start(
-                file, over: connection, configDirectory: configDirectory, startTime: position, volume: volume,
-                autoplay: false, group: group)
+            playback = try media.start(
+                over: connection, configDirectory: configDirectory, startTime: position, volume: volume, group: group)
         } catch {
             connection.close()
             return feed { rules, now in rules.loadFailed(index, error: error, now: now) }

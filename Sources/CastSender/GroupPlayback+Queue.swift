@@ -79,7 +79,8 @@ extension GroupPlayback {
             throw error
         }
         return try start(
-            file, to: destinations, clocks: clocks, configDirectory: configDirectory, startTime: nil, volume: volume,
+            .file(file), to: destinations, clocks: clocks, configDirectory: configDirectory, startTime: nil,
+            volume: volume,
             autoplay: autoplay, absent: carried.lookedFor, reach: joining ?? anyOf(reach), queue: queue,
             onMemberChange: onMemberChange)
     }

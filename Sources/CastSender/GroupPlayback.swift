@@ -27,8 +27,8 @@ public final class GroupPlayback: Sendable {
     /// connection), or an AirPlay speaker and the audio it is to be fed; nil: lost members stay out and join requests
     /// are refused.
     let reach: (@Sendable (_ receiver: String) throws(CastError) -> Destination)?
-    /// What every member plays, served to each (a regular file: members read it at their own offsets).
-    let file: MediaFile
+    /// What every member plays: a file served to each, or a URL each opens.
+    let media: GroupMedia
     let configDirectory: String
     /// The AirPlay speakers among the members, by the rules' numbers (`carryOver` starts each anew).
     let speakers: [Int: ReceiverDescription]
@@ -101,14 +101,14 @@ public final class GroupPlayback: Sendable {
     }
 
     init(
-        rules: GroupRules, playbacks: [Int: any GroupMemberPlayback], names: [String], file: MediaFile,
+        rules: GroupRules, playbacks: [Int: any GroupMemberPlayback], names: [String], media: GroupMedia,
         configDirectory: String, speakers: [Int: ReceiverDescription] = [:],
         reach: (@Sendable (String) throws(CastError) -> Destination)?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) {
         self.memberNames = names
         self.speakers = speakers
-        self.file = file
+        self.media = media
         self.configDirectory = configDirectory
         self.reach = reach
         self.onMemberChange = onMemberChange

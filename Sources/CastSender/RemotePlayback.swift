@@ -136,17 +136,19 @@ public final class RemotePlayback: Sendable {
         return request
     }
 
-    /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it.
+    /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it. `group`:
+    /// the names of the group it plays in (`GroupPlayback`).
     public static func start(
         url: String, username: String? = nil, password: String? = nil, over connection: ReceiverConnection,
         startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
-        autoplay: Bool = true, queue: QueuePlace? = nil
+        autoplay: Bool = true, group: [String]? = nil, queue: QueuePlace? = nil
     ) throws(CastError) -> RemotePlayback {
         var request: PlayRequest
         do throws(CastError) {
             request = try urlRequest(
                 url: url, username: username, password: password, for: connection.receiver, startTime: startTime,
                 audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, autoplay: autoplay)
+            request.group = group.map { Array($0.prefix(PlayRequest.maximumGroupSize)) }
             request.queue = queue
         } catch {
             connection.close()

@@ -81,7 +81,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
             do throws(CastError) {
                 // The one way to start a group (as `cast` does): a receiver not reached is left out and looked for.
                 (group, byID) = try GroupPlayback.start(
-                    try MediaFile.open(path), choosing: receivers.map { GroupPlayback.Choice($0) },
+                    try media(), choosing: receivers.map { GroupPlayback.Choice($0) },
                     speakerAudio: { _ throws(CastError) in try speakerAudio() },
                     configDirectory: configuration.configDirectory, senderName: configuration.senderName,
                     startTime: startTime > 0 ? startTime : nil, autoplay: autoplay,
@@ -110,7 +110,28 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
         }
     }
 
-    /// The audio of the file decoded here, for an AirPlay speaker of the group.
+    /// What the group plays: an http(s) URL each Cast member opens itself (given the credentials stored for its server
+    /// only when this sender paired it, as a single receiver is), or a file served to each.
+    private func media() throws(CastError) -> GroupMedia {
+        guard let url = URL(string: path), url.scheme == "http" || url.scheme == "https" else {
+            return .file(try MediaFile.open(path))
+        }
+        let configuration = configuration
+        return .url(path) { connection in
+            let pinned =
+                connection.peerID.map {
+                    Pairing.pairedIDs(configDirectory: configuration.configDirectory).contains($0)
+                } ?? false
+            guard
+                StoredCredentials.mayGo(
+                    toReceiver: pinned, for: url, overPlainHTTP: configuration.storedCredentialsOverPlainHTTP),
+                let stored = StoredCredentials.lookup(for: url)
+            else { return nil }
+            return (stored.user, stored.password)
+        }
+    }
+
+    /// The audio of the file (or the URL) decoded here, for an AirPlay speaker of the group.
     private func speakerAudio() throws(CastError) -> any PCMSource {
         do {
             return EngineAudio(try PCMReader(path: path, sampleRate: 44_100, channels: PCMPipeMessage.channels))

@@ -14,8 +14,7 @@ extension MoviePlayerController {
         var selection = CastRoute.selection
         // An AirPlay speaker plays sound only: audio and music players go there, movies stay here.
         if role == nil { selection.removeAll { $0.kind == .speaker } }
-        // A group plays a file, served to every member; a stream plays on the first receiver alone.
-        if selection.count > 1, let url = state.contentURL, !url.isFileURL { selection = [selection[0]] }
+        // A group plays a file (served to every member) or an http(s) URL (each member opens it) alike.
         return selection.isEmpty ? nil : selection
     }
 

@@ -130,7 +130,7 @@ extension Playlist {
         }
         if let carried, !carried.isEmpty, startTime == nil {
             return try GroupPlayback.start(
-                file, continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
+                .file(file), continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
                 volume: volume, reach: nil, joining: joining, queue: queue, onMemberChange: onMemberChange)
         }
         carried?.close()

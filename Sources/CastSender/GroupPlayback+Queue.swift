@@ -49,13 +49,13 @@ extension GroupPlayback {
         return Carried(members: members, lookedFor: lookedFor)
     }
 
-    /// Plays `file` on the group a queue's previous file played on (`carryOver`): each Cast receiver over its
+    /// Plays `media` on the group a queue's previous file played on (`carryOver`): each Cast receiver over its
     /// connection, its clock not measured again; each AirPlay speaker in a new session fed by `speakerAudio`; the
     /// receivers still looked for are looked for by this group. Then as `start(_:to:…)`.
     /// - Throws: `CastError`: a speaker's audio could not be had, or what `start(_:to:…)` throws (`.connectionLost`
     ///   when nothing was carried); every connection carried is closed then.
     public static func start(
-        _ file: MediaFile, continuing carried: Carried,
+        _ media: GroupMedia, continuing carried: Carried,
         speakerAudio: (ReceiverDescription) throws(CastError) -> any PCMSource, configDirectory: String,
         volume: Double? = nil, autoplay: Bool = true,
         reach: Reaching?, joining: ReachingAny? = nil, queue: QueuePlace? = nil,
@@ -79,7 +79,7 @@ extension GroupPlayback {
             throw error
         }
         return try start(
-            .file(file), to: destinations, clocks: clocks, configDirectory: configDirectory, startTime: nil,
+            media, to: destinations, clocks: clocks, configDirectory: configDirectory, startTime: nil,
             volume: volume,
             autoplay: autoplay, absent: carried.lookedFor, reach: joining ?? anyOf(reach), queue: queue,
             onMemberChange: onMemberChange)

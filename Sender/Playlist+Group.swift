@@ -12,13 +12,13 @@ import Synchronization
 #endif
 
 extension Playlist {
-    /// A group plays local files with what every member does alike: no URL, standard input, subtitle file or
-    /// track choice yet.
+    /// A group plays local files and http(s) URLs (each member opens the URL itself) with what every member does
+    /// alike: no standard input, subtitle file or track choice yet.
     func checkGroup(_ targets: [String], subtitles: MediaFile?, languages: (String?, String?))
         throws(CastError)
     {
-        if sources.contains(where: Self.isURL) || sources.contains("-") {
-            throw CastError(.usage, "a group (several --to) plays files, not URLs or standard input (yet)")
+        if sources.contains("-") {
+            throw CastError(.usage, "a group (several --to) plays files and URLs, not standard input (yet)")
         }
         if subtitles != nil || languages.0 != nil || languages.1 != nil {
             throw CastError(.usage, "a group (several --to) takes no --subtitles, --audio-lang or --sub-lang (yet)")
@@ -84,12 +84,13 @@ extension Playlist {
                 + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
     }
 
-    /// Starts `file` on every member of a group (`GroupPlayback.start(_:choosing:…)`). Each member as reached for the
+    /// Starts `media` (a file, or a URL each member opens) on every member of a group
+    /// (`GroupPlayback.start(_:choosing:…)`). Each member as reached for the
     /// first source; for the next ones, the group the last source played on goes on (`GroupPlayback.carryOver`: the
     /// same connections and clocks, members that joined late included, those still missing still looked for), and
     /// each speaker gets a decoder of its own. Only when none of it is left are the receivers connected afresh.
     func startGroup(
-        _ file: MediaFile, _ source: String,
+        _ media: GroupMedia, _ source: String,
         group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
         volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
@@ -130,7 +131,7 @@ extension Playlist {
         }
         if let carried, !carried.isEmpty, startTime == nil {
             return try GroupPlayback.start(
-                .file(file), continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
+                media, continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
                 volume: volume, reach: nil, joining: joining, queue: queue, onMemberChange: onMemberChange)
         }
         carried?.close()
@@ -139,7 +140,7 @@ extension Playlist {
             return GroupPlayback.Choice(member, connection: connection)
         }
         return try GroupPlayback.start(
-            file, choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory, senderName: sender,
+            media, choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory, senderName: sender,
             startTime: startTime, volume: volume, absent: group.absent, reach: nil, joining: joining, queue: queue,
             leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
             onMemberChange: onMemberChange

@@ -102,10 +102,18 @@ extension Playlist {
         languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> (any FollowedPlayback, String) {
         if !group.members.isEmpty {
-            let file = try MediaFile.open(source)
+            let (media, title): (GroupMedia, String)
+            if Self.isURL(source) {
+                // Each member opens it, given what `--user` says (or the URL's own userinfo, which goes out of it).
+                media = .url(source) { _ in credentials }
+                title = RemotePlayback.splitCredentials(source).url
+            } else {
+                let file = try MediaFile.open(source)
+                (media, title) = (.file(file), file.title)
+            }
             let playback = try startGroup(
-                file, source, group: group, startTime: startTime, volume: volume, queue: queue, live: live)
-            return (playback, file.title)
+                media, source, group: group, startTime: startTime, volume: volume, queue: queue, live: live)
+            return (playback, title)
         }
         let playback: any FollowedPlayback
         let title: String

@@ -164,7 +164,7 @@ final class Playlist: Sendable {
         }
         // A speaker session starts at the level it is given: each source is given the last one.
         let speakers = receiver.kind == .speaker || members.contains { $0.kind == .speaker }
-        if receiver.kind == .speaker {
+        if receiver.kind == .speaker || members.contains(where: { $0.kind == .speaker }) {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
             if sources.contains(where: Self.isURL) {
                 throw CastError(.usage, "an AirPlay speaker plays local files, not URLs (yet)")

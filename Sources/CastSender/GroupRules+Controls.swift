@@ -201,6 +201,14 @@ extension GroupRules {
             return (index, [.close(member: index)] + said)
         }
         let purpose = lookouts[lookout].purpose
+        // A speaker is fed the file from here: only one the user named (`--to`) joins, never one a request from the
+        // wire names (joins only where a user pointed).
+        if arrival.isSpeaker && purpose == .request {
+            members[index].standing = .gone
+            lookouts.remove(at: lookout)
+            let why = "an AirPlay speaker joins only when named with --to"
+            return (index, [.close(member: index), .announce(.notAdded(printable(receiver), why: why))])
+        }
         return (
             index,
             enqueue(Operation(ticket: nil, kind: .join(member: index, purpose: purpose, lookout: receiver)), now: now)

@@ -218,16 +218,14 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertEqual(Double(try XCTUnwrap(resumes(actions)[0]) - instant) / 1e9, 3, accuracy: 1e-6)
     }
 
-    /// An AirPlay speaker someone asked to add joins a playing group as a receiver does, but loads as far ahead as its
-    /// first start needs (its latency), and is started only that far ahead; named again, it is in the group already.
+    /// An AirPlay speaker named with `--to` and not reached at the start joins a playing group as a receiver does, but
+    /// loads as far ahead as its first start needs (its latency), and is started only that far ahead; found again, it
+    /// is in the group already; one a request from the wire names is refused (it would be fed the file).
     func testASpeakerJoinsAPlayingGroupFarEnoughAheadForItsLatency() throws {
         var rules = playingGroup()
         let timeline = try XCTUnwrap(rules.timeline)
-        XCTAssertEqual(
-            rules.received(.joinRequest(receiver: "Patio"), from: 0, now: Fixtures.now(1010)),
-            [
-                .lookFor("Patio")
-            ])
+        rules.lookFor(absent: ["Patio"], now: Fixtures.now(1010))
+        XCTAssertTrue(rules.tick(now: Fixtures.now(1010)).contains(.lookFor("Patio")))
         let (index, found) = rules.found("Patio", Fixtures.speaker, now: Fixtures.now(1010.5))
         let position = timeline.position(at: Fixtures.ns(1010.5) + Fixtures.speakerLead + Fixtures.ns(0.6))
         XCTAssertEqual(
@@ -241,10 +239,22 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertTrue(actions.contains(.announce(.joined("Patio Speaker"))))
         XCTAssertEqual(rules.activeMembers, [0, 1, index])
 
-        _ = rules.received(.joinRequest(receiver: "Patio again"), from: 0, now: Fixtures.now(1012))
+        rules.lookFor(absent: ["Patio again"], now: Fixtures.now(1012))
+        _ = rules.tick(now: Fixtures.now(1012))
         let (again, twice) = rules.found("Patio again", Fixtures.speaker, now: Fixtures.now(1012.1))
+        XCTAssertEqual(twice, [.close(member: again)], "in the group already")
+
+        var porch = Fixtures.speaker
+        porch.name = "Porch"
+        _ = rules.received(.joinRequest(receiver: "Porch"), from: 0, now: Fixtures.now(1013))
+        let (refused, said) = rules.found("Porch", porch, now: Fixtures.now(1013.1))
         XCTAssertEqual(
-            twice, [.close(member: again), .announce(.notAdded("Patio again", why: "it is in the group already"))])
+            said,
+            [
+                .close(member: refused),
+                .announce(.notAdded("Porch", why: "an AirPlay speaker joins only when named with --to")),
+            ])
+        XCTAssertEqual(rules.activeMembers, [0, 1, index])
     }
 
     func testControlsAreCarriedOutOneAtATimeInOrder() throws {

@@ -12,13 +12,13 @@ import Synchronization
 #endif
 
 extension Playlist {
-    /// A group plays local files with what every member does alike: no URL, standard input, subtitle file or
-    /// track choice yet.
+    /// A group plays local files and http(s) URLs (each member opens the URL itself) with what every member does
+    /// alike: no standard input, subtitle file or track choice yet.
     func checkGroup(_ targets: [String], subtitles: MediaFile?, languages: (String?, String?))
         throws(CastError)
     {
-        if sources.contains(where: Self.isURL) || sources.contains("-") {
-            throw CastError(.usage, "a group (several --to) plays files, not URLs or standard input (yet)")
+        if sources.contains("-") {
+            throw CastError(.usage, "a group (several --to) plays files and URLs, not standard input (yet)")
         }
         if subtitles != nil || languages.0 != nil || languages.1 != nil {
             throw CastError(.usage, "a group (several --to) takes no --subtitles, --audio-lang or --sub-lang (yet)")
@@ -84,51 +84,66 @@ extension Playlist {
                 + (lookedFor ? "; it joins when it can be reached\n" : "\n"))
     }
 
-    /// Starts `file` on every member of a group (`GroupPlayback.start(_:choosing:…)`). Each member as reached for the
-    /// first source; for the next ones, receivers are connected afresh (one that cannot be is left out, and looked for
-    /// as those not reached at first are), and each speaker gets a decoder of its own.
+    /// Starts `media` (a file, or a URL each member opens) on every member of a group
+    /// (`GroupPlayback.start(_:choosing:…)`). Each member as reached for the
+    /// first source; for the next ones, the group the last source played on goes on (`GroupPlayback.carryOver`: the
+    /// same connections and clocks, members that joined late included, those still missing still looked for), and
+    /// each speaker gets a decoder of its own. Only when none of it is left are the receivers connected afresh.
     func startGroup(
-        _ file: MediaFile, _ source: String,
+        _ media: GroupMedia, _ source: String,
         group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
         volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
+        let live = live
+        let (configDirectory, sender) = (senderConfigDirectory(), senderName())
+        let speakerAudio = { @Sendable (_: ReceiverDescription) throws(CastError) -> any PCMSource in
+            do throws(CastError) {
+                return try PCMDecoderProcess.open(source)
+            } catch {
+                throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
+            }
+        }
+        // A lost member by its id (wherever it is now: a restarted castd may have a new port), a receiver not reached
+        // at the start, or one someone asked to add by its name: a Cast receiver, its key checked as for any send, or
+        // an AirPlay speaker, fed the file's audio decoded here.
+        let joining = { @Sendable (receiver: String) throws(CastError) -> GroupPlayback.Destination in
+            switch try ReceiverConnection.reach(
+                receiver, browseTimeout: .seconds(1), includingSpeakers: true, configDirectory: configDirectory,
+                senderName: sender)
+            {
+            case .connected(let connection): return .receiver(connection)
+            case .speaker(let speaker): return .speaker(speaker, source: try speakerAudio(speaker))
+            }
+        }
+        let onMemberChange = { @Sendable (change: GroupPlayback.MemberChange) in
+            let line: String
+            switch change {
+            case .joined(let name): line = "\(name) joined the group"
+            case .rejoined(let name): line = "\(name) rejoined the group"
+            case .left(let name, let why): line = "\(name) left the group: \(why)"
+            case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
+            }
+            writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
+        }
+        let carried = controls.withLock { c in
+            defer { c.carried = nil }
+            return c.carried
+        }
+        if let carried, !carried.isEmpty, startTime == nil {
+            return try GroupPlayback.start(
+                media, continuing: carried, speakerAudio: speakerAudio, configDirectory: configDirectory,
+                volume: volume, reach: nil, joining: joining, queue: queue, onMemberChange: onMemberChange)
+        }
+        carried?.close()
         let choices = group.members.enumerated().map { index, member in
             guard case .connected(let connection)? = group.reached?[index] else { return GroupPlayback.Choice(member) }
             return GroupPlayback.Choice(member, connection: connection)
         }
-        let live = live
-        let (configDirectory, sender) = (senderConfigDirectory(), senderName())
         return try GroupPlayback.start(
-            file, choosing: choices,
-            speakerAudio: { _ throws(CastError) in
-                do throws(CastError) {
-                    return try PCMDecoderProcess.open(source)
-                } catch {
-                    throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
-                }
-            }, configDirectory: configDirectory, senderName: sender, startTime: startTime, volume: volume,
-            absent: group.absent,
-            reach: { receiver throws(CastError) in
-                // A lost member by its id (wherever it is now: a restarted castd may have a new port), or a
-                // receiver someone asked to add by its name; its key is checked as for any send.
-                let reached = try ReceiverConnection.reach(
-                    receiver, browseTimeout: .seconds(1), configDirectory: configDirectory, senderName: sender)
-                guard case .connected(let connection) = reached else {
-                    throw CastError(.usage, "\(printable(receiver)) is not a Cast receiver")
-                }
-                return connection
-            },
-            queue: queue, leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
-            onMemberChange: { change in
-                let line: String
-                switch change {
-                case .joined(let name): line = "\(name) joined the group"
-                case .rejoined(let name): line = "\(name) rejoined the group"
-                case .left(let name, let why): line = "\(name) left the group: \(why)"
-                case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
-                }
-                writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
-            }
+            media, choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory, senderName: sender,
+            startTime: startTime, volume: volume, absent: group.absent, reach: nil, joining: joining, queue: queue,
+            leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
+            onMemberChange: onMemberChange
         ).group
     }
 }

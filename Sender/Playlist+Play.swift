@@ -78,6 +78,8 @@ extension Playlist {
                 if live { output("") }
                 switch reason {
                 case .playbackEnded, .userExited:
+                    // A group goes on to the next source with its members (one group across a queue).
+                    if let carried = playback.carriedGroup() { controls.withLock { $0.carried = carried } }
                     // Stopped here for a move: it goes on elsewhere, not finished.
                     let moving = reason == .userExited && controls.withLock { $0.relocation != nil }
                     if !json && !moving { output("finished: \(reason.rawValue)") }
@@ -103,10 +105,18 @@ extension Playlist {
         languages: (audio: String?, subtitles: String?), subtitles: MediaFile?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> (any FollowedPlayback, String) {
         if !group.members.isEmpty {
-            let file = try MediaFile.open(source)
+            let (media, title): (GroupMedia, String)
+            if Self.isURL(source) {
+                // Each member opens it, given what `--user` says (or the URL's own userinfo, which goes out of it).
+                media = .url(source) { _ in credentials }
+                title = RemotePlayback.splitCredentials(source).url
+            } else {
+                let file = try MediaFile.open(source)
+                (media, title) = (.file(file), file.title)
+            }
             let playback = try startGroup(
-                file, source, group: group, startTime: startTime, volume: volume, queue: queue, live: live)
-            return (playback, file.title)
+                media, source, group: group, startTime: startTime, volume: volume, queue: queue, live: live)
+            return (playback, title)
         }
         let playback: any FollowedPlayback
         let title: String
@@ -165,6 +175,12 @@ protocol FollowedPlayback: SenderPlayback {
     var knownDuration: Double? { get }
     /// The message when the connection broke.
     func lostMessage(_ error: CastError) -> String
+    /// Once it finished: what a group hands on to the next source; nil for anything else.
+    func carriedGroup() -> GroupPlayback.Carried?
+}
+
+extension FollowedPlayback {
+    func carriedGroup() -> GroupPlayback.Carried? { nil }
 }
 
 extension RemotePlayback: FollowedPlayback {
@@ -186,4 +202,5 @@ extension GroupPlayback: FollowedPlayback {
     var startVolume: (level: Double, muted: Bool) { initialVolume }
     var knownDuration: Double? { nil }
     func lostMessage(_ error: CastError) -> String { "lost every receiver of the group: \(error.message)" }
+    func carriedGroup() -> GroupPlayback.Carried? { carryOver() }
 }

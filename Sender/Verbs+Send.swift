@@ -76,6 +76,8 @@ final class Playlist: Sendable {
         var relocation: Relocation?
         /// The receiver's wall-clock time of the last position reported (`now.position`).
         var positionDate: Double?
+        /// The group a source that played on one hands on to the next (`GroupPlayback.carryOver`).
+        var carried: GroupPlayback.Carried?
     }
     let controls: Mutex<Controls>
 
@@ -156,10 +158,14 @@ final class Playlist: Sendable {
         defer {
             reached?.close()
             reachedMembers?.forEach { $0.close() }
+            controls.withLock { c in
+                defer { c.carried = nil }
+                return c.carried
+            }?.close()
         }
         // A speaker session starts at the level it is given: each source is given the last one.
         let speakers = receiver.kind == .speaker || members.contains { $0.kind == .speaker }
-        if receiver.kind == .speaker {
+        if receiver.kind == .speaker || members.contains(where: { $0.kind == .speaker }) {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
             if sources.contains(where: Self.isURL) {
                 throw CastError(.usage, "an AirPlay speaker plays local files, not URLs (yet)")

@@ -20,7 +20,9 @@ extension GroupPlayback {
 
     /// Plays `file` in step on the receivers chosen: each Cast receiver not reached yet is connected to (one that
     /// cannot be is left out, said through `leftOut`, and looked for while the group plays, by its id or else its
-    /// name, with `reach`); each AirPlay speaker is fed the audio `speakerAudio` decodes. Then as
+    /// name, with `reach`, or with `joining` when given, which may reach an AirPlay speaker too, with its audio: it
+    /// joins as a receiver does, its first start as far ahead as its latency needs); each AirPlay speaker is fed the
+    /// audio `speakerAudio` decodes. Then as
     /// `start(_:to:configDirectory:…)`. Returns the group and which receiver as chosen each member's id is.
     /// - Throws: `CastError`: no receiver could be reached (the first one's failure), a speaker's audio could not be
     ///   had, or what `start(_:to:…)` throws; every connection is closed then.
@@ -28,7 +30,23 @@ extension GroupPlayback {
         _ file: MediaFile, choosing choices: [Choice],
         speakerAudio: (ReceiverDescription) throws(CastError) -> any PCMSource, configDirectory: String,
         senderName: String, startTime: Double? = nil, volume: Double? = nil, autoplay: Bool = true,
-        absent: [String] = [], reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)?,
+        absent: [String] = [], reach: Reaching?, joining: ReachingAny? = nil,
+        queue: QueuePlace? = nil, leftOut: (ReceiverDescription, CastError) -> Void = { _, _ in },
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
+    ) throws(CastError) -> (group: GroupPlayback, chosen: [String: ReceiverDescription]) {
+        try start(
+            .file(file), choosing: choices, speakerAudio: speakerAudio, configDirectory: configDirectory,
+            senderName: senderName, startTime: startTime, volume: volume, autoplay: autoplay, absent: absent,
+            reach: reach, joining: joining, queue: queue, leftOut: leftOut, onMemberChange: onMemberChange)
+    }
+
+    /// `start(_:choosing:…)` for what `media` says: a file served to each member, or an http(s) URL each Cast member
+    /// opens itself (the sender serves nothing), with a speaker fed what `speakerAudio` decodes from it.
+    public static func start(
+        _ media: GroupMedia, choosing choices: [Choice],
+        speakerAudio: (ReceiverDescription) throws(CastError) -> any PCMSource, configDirectory: String,
+        senderName: String, startTime: Double? = nil, volume: Double? = nil, autoplay: Bool = true,
+        absent: [String] = [], reach: Reaching?, joining: ReachingAny? = nil,
         queue: QueuePlace? = nil, leftOut: (ReceiverDescription, CastError) -> Void = { _, _ in },
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> (group: GroupPlayback, chosen: [String: ReceiverDescription]) {
@@ -66,8 +84,10 @@ extension GroupPlayback {
             throw error
         }
         let group = try start(
-            file, to: destinations, configDirectory: configDirectory, startTime: startTime, volume: volume,
-            autoplay: autoplay, absent: absent, reach: reach, queue: queue, onMemberChange: onMemberChange)
+            media, to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime,
+            volume: volume,
+            autoplay: autoplay, absent: absent, reach: joining ?? anyOf(reach), queue: queue,
+            onMemberChange: onMemberChange)
         return (group, chosen)
     }
 }

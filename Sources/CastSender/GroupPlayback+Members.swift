@@ -43,6 +43,33 @@ extension GroupPlayback {
         reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)? = nil,
         queue: QueuePlace? = nil, onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) throws(CastError) -> GroupPlayback {
+        try start(
+            .file(file), to: destinations, clocks: [:], configDirectory: configDirectory, startTime: startTime,
+            volume: volume,
+            autoplay: autoplay, absent: absent, reach: anyOf(reach), queue: queue, onMemberChange: onMemberChange)
+    }
+
+    /// How a group reaches a receiver by its id or name: a Cast receiver only.
+    public typealias Reaching = @Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection
+    /// How a group reaches a receiver by its id or name: a Cast receiver, or an AirPlay speaker with its audio.
+    public typealias ReachingAny = @Sendable (_ receiver: String) throws(CastError) -> Destination
+
+    /// `reach` as a `ReachingAny`.
+    static func anyOf(_ reach: Reaching?) -> ReachingAny? {
+        guard let reach else { return nil }
+        @Sendable func reachAny(_ receiver: String) throws(CastError) -> Destination {
+            .receiver(try reach(receiver))
+        }
+        return reachAny
+    }
+
+    /// `start(_:to:…)`, with the clocks of receivers measured already (by their welcome's id: a queue's group going on
+    /// to its next file keeps them), which are not measured again.
+    static func start(
+        _ media: GroupMedia, to destinations: [Destination], clocks: [String: ClockProbe], configDirectory: String,
+        startTime: Double?, volume: Double?, autoplay: Bool, absent: [String], reach: ReachingAny?, queue: QueuePlace?,
+        onMemberChange: @escaping @Sendable (MemberChange) -> Void
+    ) throws(CastError) -> GroupPlayback {
         precondition(!destinations.isEmpty, "a group has at least one member")
         // Who could not start, by the order they were given in.
         var failures: [(order: Int, name: String, id: String?, error: CastError)] = []
@@ -54,7 +81,11 @@ extension GroupPlayback {
                 continue
             }
             do throws(CastError) {
-                measured.append((order, destination, try measureClock(of: connection)))
+                if let clock = clocks[connection.welcome.id] {
+                    measured.append((order, destination, clock))
+                } else {
+                    measured.append((order, destination, try measureClock(of: connection)))
+                }
             } catch {
                 connection.close()
                 failures.append((order, printable(connection.welcome.name), connection.welcome.id, error))
@@ -68,6 +99,7 @@ extension GroupPlayback {
         }
         var arrivals: [GroupRules.Arrival] = []
         var playbacks: [Int: any GroupMemberPlayback] = [:]
+        var speakers: [Int: ReceiverDescription] = [:]
         for (order, destination, clock) in measured {
             do throws(CastError) {
                 let playback: any GroupMemberPlayback
@@ -75,9 +107,9 @@ extension GroupPlayback {
                 switch destination {
                 case .receiver(let connection):
                     do throws(CastError) {
-                        playback = try RemotePlayback.start(
-                            file, over: connection, configDirectory: configDirectory, startTime: startTime,
-                            volume: volume, autoplay: false, group: names, queue: queue)
+                        playback = try media.start(
+                            over: connection, configDirectory: configDirectory, startTime: startTime, volume: volume,
+                            group: names, queue: queue)
                     } catch {
                         connection.close()
                         throw error
@@ -87,9 +119,11 @@ extension GroupPlayback {
                     playback = try SpeakerPlayback.start(
                         source: source, on: speaker, volume: volume, startTime: startTime, autoplay: false)
                     arrival = GroupRules.Arrival(name: printable(speaker.name), id: nil, isSpeaker: true)
+                    speakers[arrivals.count] = speaker
                 }
                 arrival.clock = clock
                 arrival.startLead = playback.startLead
+                arrival.resumeLead = playback.resumeLead
                 playbacks[arrivals.count] = playback
                 arrivals.append(arrival)
             } catch {
@@ -104,7 +138,8 @@ extension GroupPlayback {
         guard !arrivals.isEmpty else { throw failures[0].error }
         let group = GroupPlayback(
             rules: GroupRules(members: arrivals, canReach: reach != nil), playbacks: playbacks,
-            names: arrivals.map(\.name), file: file, configDirectory: configDirectory, reach: reach,
+            names: arrivals.map(\.name), media: media, configDirectory: configDirectory, speakers: speakers,
+            reach: reach,
             onMemberChange: onMemberChange)
         for failure in failures { onMemberChange(.notAdded(failure.name, why: failure.error.message)) }
         for (index, playback) in playbacks { group.startReader(index, playback) }
@@ -175,27 +210,41 @@ extension GroupPlayback {
     }
 
     /// The rules asked for `receiver` (a lost member's id, a name not reached at the start or asked for by a
-    /// member): reached (its key checked, as for any send) and measured here, on a look-out thread of its own.
+    /// member): reached (its key checked, as for any send) and measured here, on a look-out thread of its own; an AirPlay
+    /// speaker keeps our clock (nothing to measure).
     func lookFor(_ receiver: String) {
         guard let reach else { return }
-        let connection: ReceiverConnection
-        let clock: ClockProbe
+        let destination: Destination
+        var clock: ClockProbe?
         do throws(CastError) {
-            connection = try reach(receiver)
-            do throws(CastError) {
-                clock = try Self.measureClock(of: connection)
-            } catch {
-                connection.close()
-                throw error
+            destination = try reach(receiver)
+            if case .receiver(let connection) = destination {
+                do throws(CastError) {
+                    clock = try Self.measureClock(of: connection)
+                } catch {
+                    connection.close()
+                    throw error
+                }
             }
         } catch {
             return feed { rules, now in rules.notFound(receiver, error: error, now: now) }
         }
         let now = Self.now()
         shared.withLock { state in
-            let (index, actions) = state.rules.found(receiver, Self.arrival(connection, clock: clock), now: now)
-            state.connections[index] = connection
-            dispatch(actions, in: &state)
+            switch destination {
+            case .receiver(let connection):
+                guard let clock else { preconditionFailure("a receiver reached is measured") }
+                let (index, actions) = state.rules.found(receiver, Self.arrival(connection, clock: clock), now: now)
+                state.connections[index] = connection
+                dispatch(actions, in: &state)
+            case .speaker(let speaker, let source):
+                let arrival = GroupRules.Arrival(
+                    name: printable(speaker.name), id: nil, startLead: SpeakerPlayback.groupStartLead,
+                    resumeLead: SpeakerPlayback.groupResumeLead, isSpeaker: true)
+                let (index, actions) = state.rules.found(receiver, arrival, now: now)
+                state.joiningSpeakers[index] = (speaker, source)
+                dispatch(actions, in: &state)
+            }
         }
     }
 
@@ -204,9 +253,8 @@ extension GroupPlayback {
     {
         let playback: RemotePlayback
         do throws(CastError) {
-            playback = try RemotePlayback.start(
-                file, over: connection, configDirectory: configDirectory, startTime: position, volume: volume,
-                autoplay: false, group: group)
+            playback = try media.start(
+                over: connection, configDirectory: configDirectory, startTime: position, volume: volume, group: group)
         } catch {
             connection.close()
             return feed { rules, now in rules.loadFailed(index, error: error, now: now) }
@@ -214,6 +262,27 @@ extension GroupPlayback {
         let now = Self.now()
         shared.withLock { state in
             state.playbacks[index] = playback
+            dispatch(state.rules.loaded(index, now: now), in: &state)
+        }
+        startReader(index, playback)
+    }
+
+    /// The rules asked for the media on a joining AirPlay speaker: set up paused at `position`, at the group's level.
+    func load(
+        _ index: Int, _ joining: (speaker: ReceiverDescription, source: any PCMSource), at position: Double,
+        volume: Double?
+    ) {
+        let playback: SpeakerPlayback
+        do throws(CastError) {
+            playback = try SpeakerPlayback.start(
+                source: joining.source, on: joining.speaker, volume: volume, startTime: position, autoplay: false)
+        } catch {
+            return feed { rules, now in rules.loadFailed(index, error: error, now: now) }
+        }
+        let now = Self.now()
+        shared.withLock { state in
+            state.playbacks[index] = playback
+            state.joinedSpeakers[index] = joining.speaker
             dispatch(state.rules.loaded(index, now: now), in: &state)
         }
         startReader(index, playback)

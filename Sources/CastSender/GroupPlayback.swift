@@ -23,12 +23,15 @@ import Synchronization
 /// call any method; one thread takes events with `nextEvent`.
 public final class GroupPlayback: Sendable {
     let onMemberChange: @Sendable (MemberChange) -> Void
-    /// How a receiver is reached, given its id (a lost member) or a name someone asked to add; nil: lost members stay
-    /// out and join requests are refused.
-    let reach: (@Sendable (_ receiver: String) throws(CastError) -> ReceiverConnection)?
-    /// What every member plays, served to each (a regular file: members read it at their own offsets).
-    let file: MediaFile
+    /// How a receiver is reached, given its id (a lost member) or a name someone asked to add: a Cast receiver (its
+    /// connection), or an AirPlay speaker and the audio it is to be fed; nil: lost members stay out and join requests
+    /// are refused.
+    let reach: (@Sendable (_ receiver: String) throws(CastError) -> Destination)?
+    /// What every member plays: a file served to each, or a URL each opens.
+    let media: GroupMedia
     let configDirectory: String
+    /// The AirPlay speakers among the members, by the rules' numbers (`carryOver` starts each anew).
+    let speakers: [Int: ReceiverDescription]
     let shared: Monitor<Shared>
     /// The rules' timer (Dispatch's timers are thread-safe; the `Mutex` says so to the compiler).
     private let timer: Mutex<any DispatchSourceTimer>
@@ -85,6 +88,10 @@ public final class GroupPlayback: Sendable {
         var playbacks: [Int: any GroupMemberPlayback]
         /// A receiver reached, not playing yet: its connection.
         var connections: [Int: ReceiverConnection] = [:]
+        /// A speaker reached, not playing yet: it and the audio it is to be fed.
+        var joiningSpeakers: [Int: (speaker: ReceiverDescription, source: any PCMSource)] = [:]
+        /// The speakers that joined while the group played (`carryOver` starts each anew, as `speakers`).
+        var joinedSpeakers: [Int: ReceiverDescription] = [:]
         /// Each member's queue: what is sent to it is written there, in order.
         var queues: [Int: DispatchQueue] = [:]
         var items: [Item] = []
@@ -94,12 +101,14 @@ public final class GroupPlayback: Sendable {
     }
 
     init(
-        rules: GroupRules, playbacks: [Int: any GroupMemberPlayback], names: [String], file: MediaFile,
-        configDirectory: String, reach: (@Sendable (String) throws(CastError) -> ReceiverConnection)?,
+        rules: GroupRules, playbacks: [Int: any GroupMemberPlayback], names: [String], media: GroupMedia,
+        configDirectory: String, speakers: [Int: ReceiverDescription] = [:],
+        reach: (@Sendable (String) throws(CastError) -> Destination)?,
         onMemberChange: @escaping @Sendable (MemberChange) -> Void
     ) {
         self.memberNames = names
-        self.file = file
+        self.speakers = speakers
+        self.media = media
         self.configDirectory = configDirectory
         self.reach = reach
         self.onMemberChange = onMemberChange
@@ -175,11 +184,15 @@ public final class GroupPlayback: Sendable {
                     if let exchange { logExchange(exchange, of: index) }
                 }
             case .load(let index, let position, let volume, let group):
-                guard let connection = state.connections.removeValue(forKey: index) else { continue }
-                joins.async { [self] in load(index, over: connection, at: position, volume: volume, group: group) }
+                if let connection = state.connections.removeValue(forKey: index) {
+                    joins.async { [self] in load(index, over: connection, at: position, volume: volume, group: group) }
+                } else if let joining = state.joiningSpeakers.removeValue(forKey: index) {
+                    joins.async { [self] in load(index, joining, at: position, volume: volume) }
+                }
             case .close(let index):
                 let playback = state.playbacks[index]
                 let connection = state.connections.removeValue(forKey: index)
+                state.joiningSpeakers[index] = nil
                 queue(of: index, in: &state).async {
                     playback?.close()
                     connection?.close()

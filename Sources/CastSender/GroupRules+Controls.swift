@@ -131,7 +131,8 @@ extension GroupRules {
     private mutating func arrive(_ arrival: Arrival) -> Int {
         members.append(
             Member(
-                name: arrival.name, id: arrival.id, startLead: arrival.startLead, isSpeaker: arrival.isSpeaker,
+                name: arrival.name, id: arrival.id, startLead: arrival.startLead, resumeLead: arrival.resumeLead,
+                isSpeaker: arrival.isSpeaker,
                 standing: .candidate, clock: arrival.clock))
         return members.count - 1
     }
@@ -171,7 +172,7 @@ extension GroupRules {
     /// The receivers due to be looked for; none once the group is over.
     mutating func lookOut(now: Now) -> [Action] {
         guard !isOver else {
-            lookouts = []
+            clearLookouts()
             return []
         }
         var actions: [Action] = []
@@ -190,8 +191,11 @@ extension GroupRules {
             members[index].standing = .gone
             return (index, [.close(member: index)])
         }
-        // Named twice (an alias, say): in the group already.
-        if let id = arrival.id, member(receiverID: id) != nil {
+        // Named twice (an alias, say): in the group already (a speaker, which has no id, by its name).
+        let twice =
+            arrival.id.map { member(receiverID: $0) != nil }
+            ?? activeMembers.contains { members[$0].isSpeaker && members[$0].name == arrival.name }
+        if twice {
             members[index].standing = .gone
             let purpose = lookouts.remove(at: lookout).purpose
             let said: [Action] =
@@ -200,6 +204,14 @@ extension GroupRules {
             return (index, [.close(member: index)] + said)
         }
         let purpose = lookouts[lookout].purpose
+        // A speaker is fed the file from here: only one the user named (`--to`) joins, never one a request from the
+        // wire names (joins only where a user pointed).
+        if arrival.isSpeaker && purpose == .request {
+            members[index].standing = .gone
+            lookouts.remove(at: lookout)
+            let why = "an AirPlay speaker joins only when named with --to"
+            return (index, [.close(member: index), .announce(.notAdded(printable(receiver), why: why))])
+        }
         return (
             index,
             enqueue(Operation(ticket: nil, kind: .join(member: index, purpose: purpose, lookout: receiver)), now: now)
@@ -324,7 +336,7 @@ extension GroupRules {
             return toEveryMember(.pause) + finish()
         case .stop:
             stopping = true
-            lookouts = []
+            clearLookouts()
             return toEveryMember(.stop) + finish()
         case .everyMember(let action):
             return toEveryMember(action) + finish()
@@ -376,7 +388,8 @@ extension GroupRules {
     /// Resumes every member at one instant, `startMargin` (or the largest member's lead) ahead, each told the instant
     /// in its own clock.
     private mutating func scheduleResume(now: Now) -> [Action] {
-        let lead = activeMembers.map { members[$0].startLead }.max() ?? 0
+        let lead =
+            activeMembers.map { members[$0].anchor == nil ? members[$0].startLead : members[$0].resumeLead }.max() ?? 0
         let instant = now.clock + max(timing.startMargin, lead)
         intent = .playing
         if let leader {
@@ -403,7 +416,9 @@ extension GroupRules {
                 members[index].standing = .gone
                 return [.close(member: index)] + finish(CastError(.connectionLost, "the group is over"))
             }
-            let joinAt = now.clock + (GroupTiming.nanoseconds(timing.joinLead) ?? 0)
+            // A member whose first start needs a lead of its own (an AirPlay speaker's latency) loads that much
+            // further ahead.
+            let joinAt = now.clock + members[index].startLead + (GroupTiming.nanoseconds(timing.joinLead) ?? 0)
             let timeline = intent == .playing ? self.timeline : nil
             let leading = leader.map { members[$0].snapshot }
             let position = timeline?.position(at: joinAt) ?? leading?.position?.seconds ?? 0
@@ -438,7 +453,8 @@ extension GroupRules {
             return finish(CastError(.playback, "\(members[index].name) was not ready in time"))
         }
         if let at = members[index].snapshot.position?.seconds, let instant = timeline.instant(of: at),
-            instant > now.clock + timing.startMargin / 2, let theirs = theirInstant(instant, member: index)
+            instant > now.clock + max(timing.startMargin / 2, members[index].startLead),
+            let theirs = theirInstant(instant, member: index)
         {
             members[index].anchor = instant
             return [.send(member: index, .resumeAt(theirs))] + finish()
@@ -449,7 +465,8 @@ extension GroupRules {
             return [.send(member: index, .stop)]
                 + finish(CastError(.playback, "\(members[index].name) could not catch up with the group"))
         }
-        let later = now.clock + (GroupTiming.nanoseconds(timing.joinLead * Double(attempt + 1)) ?? 0)
+        let later =
+            now.clock + members[index].startLead + (GroupTiming.nanoseconds(timing.joinLead * Double(attempt + 1)) ?? 0)
         wait(now: now, then: .catchingUp(attempt: attempt + 1))
         return send(
             .seek(position: timeline.position(at: later), exact: true), to: [index], awaiting: .seek(sawSeeking: false))

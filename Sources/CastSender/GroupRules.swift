@@ -14,7 +14,8 @@ import CastProtocol
 /// The rules:
 /// - Nothing starts on a member's own: each loads paused (or seeks while paused) and says so; when every member is
 ///   ready, each is told to resume at one instant of the group's clock (ours), `startMargin` ahead (more for a member
-///   that buffers more: an AirPlay speaker), in its own clock.
+///   that buffers more: an AirPlay speaker, whose first start after its set-up needs more than a resume), in its own
+///   clock.
 /// - Controls are carried out one at a time, in order. A pause acts at once on every member; a resume, a seek and a
 ///   rate change pause every member, seek them all to one position, wait until each is there and schedule a start.
 ///   A member not ready within `readyTimeout` is left out.
@@ -66,8 +67,11 @@ struct GroupRules: Sendable {
         var id: String?
         /// Its clock against ours; nil for a member that keeps ours (an AirPlay speaker).
         var clock: ClockProbe?
-        /// How far ahead of the instant a scheduled start must be told (`GroupMemberPlayback.startLead`).
+        /// How far ahead of the instant its first scheduled start must be told (`GroupMemberPlayback.startLead`).
         var startLead: Int64 = 0
+        /// How far ahead of the instant a later one (a resume, after a seek) must be told
+        /// (`GroupMemberPlayback.resumeLead`).
+        var resumeLead: Int64 = 0
         /// An AirPlay speaker: it plays at normal speed only.
         var isSpeaker = false
     }
@@ -135,12 +139,15 @@ struct GroupRules: Sendable {
         var name: String
         var id: String?
         var startLead: Int64
+        var resumeLead: Int64
         var isSpeaker: Bool
         var standing: Standing
         var snapshot = PlaybackSnapshot()
         var awaiting: Awaiting?
         /// Taken out by `remove`: what it still reports is not the group's.
         var removed = false
+        /// How it finished, when it did (`carriedOver`).
+        var finish: FinishReason?
         var clock: ClockProbe?
         /// A time request was asked for and its stamp is not known yet: no other is asked meanwhile.
         var asking = false
@@ -148,7 +155,8 @@ struct GroupRules: Sendable {
         var pendingTimeRequest: Int64?
         /// A reply that came before its request's stamp was reported (the reader can be quicker than the sender).
         var earlyReply: (reply: TimeReply, returned: Int64)?
-        /// The instant (our clock) it was told to resume at last: where its `align`s count from.
+        /// The instant (our clock) it was told to resume at last: where its `align`s count from; nil before its first
+        /// scheduled start (`startLead` applies to that one, `resumeLead` to the next).
         var anchor: Int64?
     }
 
@@ -206,6 +214,8 @@ struct GroupRules: Sendable {
     var running: Operation?
     var queued: [Operation] = []
     var lookouts: [Lookout] = []
+    /// Lost or absent receivers no longer looked for since the group ended or stopped (`carriedOver`).
+    private var stillMissing: [String] = []
     private var lastAlign: Int64?
     /// The latest instant an input brought (our clock): when a join that failed is looked for again.
     var latest: Int64 = 0
@@ -217,7 +227,8 @@ struct GroupRules: Sendable {
         self.canReach = canReach
         self.members = members.map {
             Member(
-                name: $0.name, id: $0.id, startLead: $0.startLead, isSpeaker: $0.isSpeaker, standing: .member,
+                name: $0.name, id: $0.id, startLead: $0.startLead, resumeLead: $0.resumeLead, isSpeaker: $0.isSpeaker,
+                standing: .member,
                 awaiting: .load, clock: $0.clock)
         }
     }
@@ -256,6 +267,7 @@ struct GroupRules: Sendable {
         case .finished(let reason, let error, _):
             members[index].standing = .gone
             members[index].awaiting = nil
+            members[index].finish = reason
             lastFinish = event
             if isEmpty { return actions + end(.success(event)) }
             // Reaching the end a moment before the others is not leaving, nor stopping with the group.
@@ -405,10 +417,33 @@ struct GroupRules: Sendable {
 
     // MARK: Ending
 
+    /// What goes on to a queue's next file once the group is over: the members that played to the end or were stopped
+    /// (not those that failed, were lost or removed), in order, and the receivers still looked for (lost members,
+    /// receivers not reached yet), so that the next file starts on the same group and nobody is looked for twice.
+    var carriedOver: (members: [Int], lookedFor: [String]) {
+        let kept = members.indices.filter { index in
+            !members[index].removed && [.playbackEnded, .userExited].contains(members[index].finish)
+        }
+        var lookedFor = stillMissing
+        for lookout in lookouts where [.rejoin, .absent].contains(lookout.purpose) {
+            lookedFor.append(lookout.receiver)
+        }
+        return (kept, lookedFor.reduce(into: []) { if !$0.contains($1) { $0.append($1) } })
+    }
+
+    /// No receiver is looked for any more (the group is over or stopping); those that were, lost or not reached yet,
+    /// are kept for `carriedOver`.
+    mutating func clearLookouts() {
+        for lookout in lookouts where [.rejoin, .absent].contains(lookout.purpose) {
+            stillMissing.append(lookout.receiver)
+        }
+        lookouts = []
+    }
+
     /// The group is over: every lookout and control ends with it.
     private mutating func end(_ result: Result<PlaybackEvent, CastError>) -> [Action] {
         ended = true
-        lookouts = []
+        clearLookouts()
         return [.end(result)] + completeAll()
     }
 
@@ -416,7 +451,7 @@ struct GroupRules: Sendable {
     mutating func close() -> [Action] {
         guard !closed else { return [] }
         closed = true
-        lookouts = []
+        clearLookouts()
         return members.indices.map { .close(member: $0) } + completeAll()
     }
 

@@ -178,6 +178,10 @@ public final class ReceiverConnection: Sendable {
             })
     }
 
+    /// The session this connection followed is over and its follower hands the connection back (its heartbeat
+    /// stopped): idle again, for another `play` (`SenderConnectionStateMachine.sessionReleased`).
+    func releaseSession() { rules.withLock { $0.sessionReleased() } }
+
     /// When the next heartbeat is due (the machine's clock, `now()`); nil when no session is followed.
     func heartbeatDue() -> Duration? { rules.withLock { $0.heartbeatDue() } }
 

@@ -13,6 +13,8 @@ public final class RemotePlayback: Sendable {
     private let media: MediaServer?
     /// Signalled by `close`: the heartbeat's thread ends at once instead of at its next beat.
     private let heartbeatStop = DispatchSemaphore(value: 0)
+    /// Left by the heartbeat's thread when it ends (`handBack` waits for it: no heartbeat after the hand-back).
+    private let heartbeatDone = DispatchGroup()
 
     /// The receiver's id as computed from the key it presented (what a reconnection pins).
     package var receiverID: String? { connection.peerID }
@@ -134,17 +136,19 @@ public final class RemotePlayback: Sendable {
         return request
     }
 
-    /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it.
+    /// `start(url:…)` on a connection that is already open (`ReceiverConnection.reach`); the playback owns it. `group`:
+    /// the names of the group it plays in (`GroupPlayback`).
     public static func start(
         url: String, username: String? = nil, password: String? = nil, over connection: ReceiverConnection,
         startTime: Double? = nil, volume: Double? = nil, audioLanguage: String? = nil, subtitleLanguage: String? = nil,
-        autoplay: Bool = true, queue: QueuePlace? = nil
+        autoplay: Bool = true, group: [String]? = nil, queue: QueuePlace? = nil
     ) throws(CastError) -> RemotePlayback {
         var request: PlayRequest
         do throws(CastError) {
             request = try urlRequest(
                 url: url, username: username, password: password, for: connection.receiver, startTime: startTime,
                 audioLanguage: audioLanguage, subtitleLanguage: subtitleLanguage, autoplay: autoplay)
+            request.group = group.map { Array($0.prefix(PlayRequest.maximumGroupSize)) }
             request.queue = queue
         } catch {
             connection.close()
@@ -212,8 +216,10 @@ public final class RemotePlayback: Sendable {
     /// by `nextEvent`. It stops when a send fails (the connection is gone; `nextEvent` says so) or the playback is
     /// closed.
     private func startHeartbeat() {
-        let (connection, stop) = (self.connection, heartbeatStop)
+        let (connection, stop, done) = (self.connection, heartbeatStop, heartbeatDone)
+        done.enter()
         startDetachedThread(name: "cast heartbeat") {
+            defer { done.leave() }
             while true {
                 let wait = max(
                     .zero,
@@ -258,6 +264,17 @@ public final class RemotePlayback: Sendable {
     /// Sends a control (pause, resume, stop, seek, volume, mute, rate).
     public func control(_ action: PlaybackControl.Action) throws(CastError) {
         try connection.send(.control(PlaybackControl(action)))
+    }
+
+    /// Hands back the control connection of a session that finished (its reader took the finish and reads no more):
+    /// the heartbeat ends, the media connection closes, and the connection is idle for another `play` (a group's
+    /// queue plays its next file over it). The connection is the caller's from here: the playback is done with (not closed).
+    func handBack() -> ReceiverConnection {
+        heartbeatStop.signal()
+        heartbeatDone.wait()
+        media?.close()
+        connection.releaseSession()
+        return connection
     }
 
     /// Closes both connections.

@@ -14,6 +14,9 @@ public import CastProtocol
 ///   go to its clock. A heartbeat (a status request) is due every `Limits.heartbeat`; a receiver that says nothing
 ///   for `Limits.silence` (its replies to heartbeats included) is lost.
 /// - A watching connection (`cast watch`) delivers events and statuses and waits as long as it takes.
+/// - A session's follower may hand the connection back once the session finished (`sessionReleased`: a group's queue
+///   plays its next file over the same connection): it is idle again, and what the old session still had on its way
+///   (a heartbeat's status reply, a `notPlaying` error, a clock exchange's time reply) is skipped from then on.
 ///
 /// Thread-safety: a value; `ReceiverConnection` keeps it under a lock (requests and heartbeats are sent from other
 /// threads than the one that reads).
@@ -79,6 +82,8 @@ public struct SenderConnectionStateMachine: Sendable, Equatable {
     private var lastHeard: Duration
     /// When the last heartbeat went out (or the session began to be followed).
     private var lastHeartbeat: Duration
+    /// A followed session was handed back (`sessionReleased`): its stragglers are skipped.
+    private var released = false
 
     /// A connection on which the hello was just sent, at `now`.
     public init(helloSentAt now: Duration, limits: Limits = Limits()) {
@@ -112,9 +117,18 @@ public struct SenderConnectionStateMachine: Sendable, Equatable {
         }
     }
 
+    /// The session this connection followed finished and its follower is done with it (no heartbeat goes out any
+    /// more): the connection is idle, ready for another request, and skips what the old session still had on its way.
+    public mutating func sessionReleased() {
+        guard phase == .following else { return }
+        phase = .idle
+        released = true
+    }
+
     /// The receiver sent `message`, read at `now`.
     public mutating func received(_ message: Message, now: Duration) -> Action {
         lastHeard = now
+        if released, phase != .following, Self.isStraggler(message, awaiting: phase) { return .skip }
         switch phase {
         case .awaiting(let reply, _, let then):
             return answer(message, awaiting: reply, then: then, now: now)
@@ -138,6 +152,17 @@ public struct SenderConnectionStateMachine: Sendable, Equatable {
         case .idle:
             if case .error(let error) = message { return .fail(.refused(error, waitingFor: "nothing")) }
             return .fail(.unexpected(message.type, waitingFor: "nothing"))
+        }
+    }
+
+    /// What a released session may still have on its way when it is not the reply awaited: a heartbeat's status
+    /// reply (or `notPlaying`), a clock exchange's time reply.
+    private static func isStraggler(_ message: Message, awaiting phase: Phase) -> Bool {
+        switch (message, phase) {
+        case (.status, .awaiting(.status, _, _)), (.timeReply, .awaiting(.timeReply, _, _)): false
+        case (.status, _), (.timeReply, _): true
+        case (.error(let error), _): error.code == .notPlaying
+        default: false
         }
     }
 

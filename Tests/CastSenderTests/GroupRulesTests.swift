@@ -32,8 +32,10 @@ final class GroupRulesTests: XCTestCase {
         static let livingRoom = GroupRules.Arrival(name: "Living Room", id: "l-id", clock: clock(offset: 7))
         static let study = GroupRules.Arrival(name: "Study", id: "s-id", clock: clock(offset: 11))
         static let speakerLead: Int64 = 2_500_000_000
+        static let speakerResumeLead: Int64 = 500_000_000
         static let speaker = GroupRules.Arrival(
-            name: "Patio Speaker", id: nil, clock: nil, startLead: speakerLead, isSpeaker: true)
+            name: "Patio Speaker", id: nil, clock: nil, startLead: speakerLead, resumeLead: speakerResumeLead,
+            isSpeaker: true)
 
         static let lost = CastError(.connectionLost, "the connection broke")
     }
@@ -194,6 +196,65 @@ final class GroupRulesTests: XCTestCase {
         actions = seekedTo(40, member: 0, &rules, at: 1014.2) + seekedTo(40, member: 1, &rules, at: 1014.2)
         XCTAssertEqual(Set(resumes(actions).keys), [0, 1])
         XCTAssertEqual(actions.last, .completed(ticket: 4, error: nil))
+    }
+
+    /// A speaker's first start after its set-up is told its long lead ahead (its latency); a resume after that only
+    /// its resume lead, so that the group comes back about as fast as one without a speaker.
+    func testASpeakerNeedsItsLongLeadForItsFirstStartOnlyNotForAResume() throws {
+        var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.speaker], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        _ = pausedAt(0, member: 1, &rules, at: 1000.1)
+        var actions = pausedAt(0, member: 0, &rules, at: 1000.2)
+        XCTAssertEqual(resumes(actions)[1], Fixtures.ns(1000.2) + Fixtures.speakerLead, "the first start")
+        for member in 0..<2 { _ = rules.received(.playbackState(.playing), from: member, now: Fixtures.now(1003)) }
+
+        _ = try rules.control(.pause, ticket: 1, now: Fixtures.now(1010))
+        _ = pausedAt(7.2, member: 0, &rules, at: 1010.1)
+        _ = pausedAt(7.2, member: 1, &rules, at: 1010.1)
+        _ = try rules.control(.resume, ticket: 2, now: Fixtures.now(1011))
+        actions = seekedTo(7.2, member: 0, &rules, at: 1011.1) + seekedTo(7.2, member: 1, &rules, at: 1011.1)
+        let instant = Fixtures.ns(1011.1) + Fixtures.speakerResumeLead
+        XCTAssertEqual(resumes(actions)[1], instant, "a resume: the speaker's resume lead, not its latency")
+        XCTAssertEqual(Double(try XCTUnwrap(resumes(actions)[0]) - instant) / 1e9, 3, accuracy: 1e-6)
+    }
+
+    /// An AirPlay speaker named with `--to` and not reached at the start joins a playing group as a receiver does, but
+    /// loads as far ahead as its first start needs (its latency), and is started only that far ahead; found again, it
+    /// is in the group already; one a request from the wire names is refused (it would be fed the file).
+    func testASpeakerJoinsAPlayingGroupFarEnoughAheadForItsLatency() throws {
+        var rules = playingGroup()
+        let timeline = try XCTUnwrap(rules.timeline)
+        rules.lookFor(absent: ["Patio"], now: Fixtures.now(1010))
+        XCTAssertTrue(rules.tick(now: Fixtures.now(1010)).contains(.lookFor("Patio")))
+        let (index, found) = rules.found("Patio", Fixtures.speaker, now: Fixtures.now(1010.5))
+        let position = timeline.position(at: Fixtures.ns(1010.5) + Fixtures.speakerLead + Fixtures.ns(0.6))
+        XCTAssertEqual(
+            found,
+            [.load(member: index, position: position, volume: nil, group: ["Kitchen", "Living Room", "Patio Speaker"])])
+        _ = rules.loaded(index, now: Fixtures.now(1010.8))
+        let actions = loadedAt(position, member: index, &rules, at: 1010.9)
+        let instant = try XCTUnwrap(resumes(actions)[index])
+        XCTAssertEqual(instant, try XCTUnwrap(timeline.instant(of: position)), "it starts where the group will be")
+        XCTAssertGreaterThan(instant - Fixtures.ns(1010.9), Fixtures.speakerLead, "far enough ahead for its latency")
+        XCTAssertTrue(actions.contains(.announce(.joined("Patio Speaker"))))
+        XCTAssertEqual(rules.activeMembers, [0, 1, index])
+
+        rules.lookFor(absent: ["Patio again"], now: Fixtures.now(1012))
+        _ = rules.tick(now: Fixtures.now(1012))
+        let (again, twice) = rules.found("Patio again", Fixtures.speaker, now: Fixtures.now(1012.1))
+        XCTAssertEqual(twice, [.close(member: again)], "in the group already")
+
+        var porch = Fixtures.speaker
+        porch.name = "Porch"
+        _ = rules.received(.joinRequest(receiver: "Porch"), from: 0, now: Fixtures.now(1013))
+        let (refused, said) = rules.found("Porch", porch, now: Fixtures.now(1013.1))
+        XCTAssertEqual(
+            said,
+            [
+                .close(member: refused),
+                .announce(.notAdded("Porch", why: "an AirPlay speaker joins only when named with --to")),
+            ])
+        XCTAssertEqual(rules.activeMembers, [0, 1, index])
     }
 
     func testControlsAreCarriedOutOneAtATimeInOrder() throws {
@@ -438,6 +499,32 @@ final class GroupRulesTests: XCTestCase {
         var lost = playingGroup()
         _ = lost.lost(0, error: Fixtures.lost, now: Fixtures.now(1010))
         XCTAssertEqual(lost.lost(1, error: Fixtures.lost, now: Fixtures.now(1011)), [.end(.failure(Fixtures.lost))])
+    }
+
+    /// A queue's next file goes on with the members that played this one to the end (or were stopped by a skip), not
+    /// one that failed or was lost, and with the receivers still looked for, once each.
+    func testWhatGoesOnToAQueuesNextFileIsTheMembersThatPlayedToTheEndAndThoseStillLookedFor() {
+        var rules = GroupRules(
+            members: [Fixtures.kitchen, Fixtures.livingRoom, Fixtures.study], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        for member in 0..<3 { _ = pausedAt(0, member: member, &rules, at: 1000.1) }
+        rules.lookFor(absent: ["Patio"], now: Fixtures.now(1000.2))
+        _ = rules.lost(1, error: Fixtures.lost, now: Fixtures.now(1005))
+        let ended = PlaybackEvent.finished(reason: .playbackEnded, error: nil)
+        _ = rules.received(.finished(reason: .playbackError, error: "decoder failed"), from: 2, now: Fixtures.now(1009))
+        XCTAssertEqual(rules.received(ended, from: 0, now: Fixtures.now(1010)), [.end(.success(ended))])
+        XCTAssertEqual(rules.lookouts, [], "nobody is looked for once the group is over")
+        let carried = rules.carriedOver
+        XCTAssertEqual(
+            carried.members, [0], "the kitchen played to the end; the study failed, the living room was lost")
+        XCTAssertEqual(carried.lookedFor, ["Patio", "l-id"])
+
+        var skipped = playingGroup()
+        _ = try? skipped.control(.stop, ticket: 1, now: Fixtures.now(1003))
+        let stopped = PlaybackEvent.finished(reason: .userExited, error: nil)
+        _ = skipped.received(stopped, from: 0, now: Fixtures.now(1003.1))
+        _ = skipped.received(stopped, from: 1, now: Fixtures.now(1003.2))
+        XCTAssertEqual(skipped.carriedOver.members, [0, 1], "stopped for a skip: both go on")
     }
 
     func testOneMembersVolumeIsItsOwnAndRemovingAMemberStopsIt() throws {

@@ -67,6 +67,40 @@ final class SenderConnectionStateMachineTests: XCTestCase {
             "nothing is due on an idle connection")
     }
 
+    /// A group's queue plays its next file over the same connection: once the session finished and its follower
+    /// handed the connection back, it is idle, and what the old session still had on its way (a heartbeat's status,
+    /// a `notPlaying`, a clock exchange's time reply) is skipped, before and while the next play waits for its reply.
+    func testAConnectionHandedBackAfterItsSessionSkipsTheSessionsStragglersAndPlaysAgain() {
+        var machine = following()
+        XCTAssertEqual(
+            machine.received(.event(.finished(reason: .playbackEnded, error: nil)), now: ms(200)),
+            .event(.finished(reason: .playbackEnded, error: nil)))
+        machine.sessionReleased()
+        XCTAssertEqual(machine.phase, .idle)
+        XCTAssertNil(machine.heartbeatDue(), "no heartbeat once handed back")
+        let status = Message.status(ReceiverStatus(name: "Kitchen", id: "abc", state: .stopped))
+        let late = Message.timeReply(TimeReply(sent: 1, received: 2, replied: 3))
+        let notPlaying = Message.error(ErrorMessage(code: .notPlaying, message: "nothing plays"))
+        for straggler in [status, late, notPlaying] {
+            XCTAssertEqual(machine.received(straggler, now: ms(210)), .skip, "\(straggler.type)")
+        }
+        machine.sending(.statusRequest, now: ms(220))
+        XCTAssertEqual(machine.received(late, now: ms(225)), .skip, "a time reply is not the status awaited")
+        XCTAssertEqual(machine.received(status, now: ms(230)), .reply(status))
+        machine.sending(.play(PlayRequest(title: "next", url: "http://x/z", startTime: nil)), now: ms(240))
+        XCTAssertEqual(machine.received(status, now: ms(245)), .skip, "a heartbeat's reply that crossed the finish")
+        let accepted = Message.playAccepted(PlayAccepted(session: "s2"))
+        XCTAssertEqual(machine.received(accepted, now: ms(250)), .reply(accepted))
+        XCTAssertEqual(machine.phase, .following)
+
+        var fresh = greeted()
+        fresh.sessionReleased()
+        XCTAssertEqual(fresh.phase, .idle)
+        XCTAssertEqual(
+            fresh.received(status, now: ms(40)), .fail(.unexpected(.status, waitingFor: "nothing")),
+            "a connection that followed no session skips nothing")
+    }
+
     func testAFollowedSessionDeliversEventsInOrderAndSkipsTheHeartbeatsReplies() {
         var machine = following()
         let events: [PlaybackEvent] = [.playbackState(.playing), .position(seconds: 1, at: 2), .playbackState(.paused)]

@@ -224,8 +224,8 @@ final class SpeakerGroupTests: LabTestCase {
 
         let resumed = MonotonicClock.nanoseconds()
         XCTAssertEqual(try cast(["resume", "Kitchen"]).status, 0)
-        // The group pauses the kitchen, which resumed on its own, seeks both to where it stopped, and starts them 2.5 s
-        // ahead: five beeps or more after that.
+        // The group pauses the kitchen, which resumed on its own, seeks both to where it stopped, and starts them 0.5 s
+        // ahead (the speaker's resume lead): five beeps or more after that.
         Thread.sleep(forTimeInterval: 9)
         let seeked = MonotonicClock.nanoseconds()
         XCTAssertEqual(try cast(["seek", "Kitchen", "20"]).status, 0)
@@ -257,8 +257,8 @@ final class SpeakerGroupTests: LabTestCase {
         }
     }
 
-    /// `cast queue A B --to Kitchen --to "Patio Speaker"`: each source plays on both (the second over a new connection
-    /// to the receiver, a new RAOP session and a decoder of its own for the speaker), in step.
+    /// `cast queue A B --to Kitchen --to "Patio Speaker"`: each source plays on both (the second over the receiver's
+    /// connection the group keeps, a new RAOP session and a decoder of its own for the speaker), in step.
     func testAQueuePlaysOnAGroupWithASpeaker() throws {
         let first = try beeps(seconds: 4, name: "a.flac")
         let second = try beeps(seconds: 4, name: "b.flac")

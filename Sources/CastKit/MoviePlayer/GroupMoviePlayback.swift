@@ -29,6 +29,8 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     private let configuration: CastKitConfiguration
     private let startTime: Double
     private let autoplay: Bool
+    /// The group the last file played on, when it goes on with this one (a queue keeps one group).
+    private let carried: CarriedGroup?
     private let report: @Sendable (MoviePlaybackReport) -> Void
     private let work = DispatchQueue(label: "CastKit.GroupMoviePlayback")
     private let state: Mutex<State>
@@ -50,10 +52,11 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
 
     init(
         path: String, receivers: [ReceiverDescription], configuration: CastKitConfiguration, startTime: Double,
-        autoplay: Bool = true, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+        autoplay: Bool = true, carried: CarriedGroup? = nil, report: @escaping @Sendable (MoviePlaybackReport) -> Void
     ) {
         precondition(!receivers.isEmpty, "a group has at least one receiver")
         self.path = path
+        self.carried = carried
         self.configuration = configuration
         self.startTime = startTime
         self.autoplay = autoplay
@@ -75,20 +78,35 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     func start() {
         work.async { [self] in
             let (receivers, stopped) = state.withLock { ($0.selection, $0.stopped) }
-            guard !stopped else { return }
+            guard !stopped else {
+                carried?.close()
+                return
+            }
             let group: GroupPlayback
             let byID: [String: ReceiverDescription]
+            let reach = { @Sendable [weak self] (receiver: String) throws(CastError) -> ReceiverConnection in
+                guard let self else { throw CastError(.connectionLost, "the player is gone") }
+                return try reconnect(receiver)
+            }
             do throws(CastError) {
-                // The one way to start a group (as `cast` does): a receiver not reached is left out and looked for.
-                (group, byID) = try GroupPlayback.start(
-                    try MediaFile.open(path), choosing: receivers.map { GroupPlayback.Choice($0) },
-                    speakerAudio: { _ throws(CastError) in try speakerAudio() },
-                    configDirectory: configuration.configDirectory, senderName: configuration.senderName,
-                    startTime: startTime > 0 ? startTime : nil, autoplay: autoplay,
-                    reach: { [weak self] receiver throws(CastError) in
-                        guard let self else { throw CastError(.connectionLost, "the player is gone") }
-                        return try reconnect(receiver)
-                    }, onMemberChange: { _ in })
+                if let carried, !carried.carried.isEmpty {
+                    // The same members go on with this file: their connections and clocks as they are.
+                    byID = carried.byID
+                    group = try GroupPlayback.start(
+                        try media(), continuing: carried.carried,
+                        speakerAudio: { _ throws(CastError) in try speakerAudio() },
+                        configDirectory: configuration.configDirectory, autoplay: autoplay,
+                        reach: reach, onMemberChange: { _ in })
+                } else {
+                    carried?.close()
+                    // The one way to start a group (as `cast` does): a receiver not reached is left out and looked for.
+                    (group, byID) = try GroupPlayback.start(
+                        try media(), choosing: receivers.map { GroupPlayback.Choice($0) },
+                        speakerAudio: { _ throws(CastError) in try speakerAudio() },
+                        configDirectory: configuration.configDirectory, senderName: configuration.senderName,
+                        startTime: startTime > 0 ? startTime : nil, autoplay: autoplay,
+                        reach: reach, onMemberChange: { _ in })
+                }
             } catch {
                 report(.routeLost(error))
                 return
@@ -110,7 +128,28 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
         }
     }
 
-    /// The audio of the file decoded here, for an AirPlay speaker of the group.
+    /// What the group plays: an http(s) URL each Cast member opens itself (given the credentials stored for its server
+    /// only when this sender paired it, as a single receiver is), or a file served to each.
+    private func media() throws(CastError) -> GroupMedia {
+        guard let url = URL(string: path), url.scheme == "http" || url.scheme == "https" else {
+            return .file(try MediaFile.open(path))
+        }
+        let configuration = configuration
+        return .url(path) { connection in
+            let pinned =
+                connection.peerID.map {
+                    Pairing.pairedIDs(configDirectory: configuration.configDirectory).contains($0)
+                } ?? false
+            guard
+                StoredCredentials.mayGo(
+                    toReceiver: pinned, for: url, overPlainHTTP: configuration.storedCredentialsOverPlainHTTP),
+                let stored = StoredCredentials.lookup(for: url)
+            else { return nil }
+            return (stored.user, stored.password)
+        }
+    }
+
+    /// The audio of the file (or the URL) decoded here, for an AirPlay speaker of the group.
     private func speakerAudio() throws(CastError) -> any PCMSource {
         do {
             return EngineAudio(try PCMReader(path: path, sampleRate: 44_100, channels: PCMPipeMessage.channels))
@@ -160,11 +199,17 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
                     return true
                 }
             }
-            if shown { report(.event(event)) }
-            if case .finished = event {
+            if case .finished(let reason, _, _) = event {
+                if reason == .playbackEnded {
+                    // Before the finish: the player may start the next file on the same group as it hears it.
+                    let (selection, byID) = state.withLock { ($0.selection, $0.byID) }
+                    report(.groupCarried(CarriedGroup(carried: group.carryOver(), selection: selection, byID: byID)))
+                }
+                if shown { report(.event(event)) }
                 group.close()
                 return
             }
+            if shown { report(.event(event)) }
         }
     }
 

@@ -1,5 +1,7 @@
 import CastMedia
 import CastProtocol
+import CastSender
+import Dispatch
 
 /// Where a loaded movie plays: the engine on this machine or a receiver. A movie player holds one at a time and
 /// replaces it to move playback.
@@ -47,4 +49,22 @@ enum MoviePlaybackReport: Sendable {
     /// gone): the player may retry the same receiver, identified by `receiverID` (the key it presented), before it
     /// brings playback back here. nil when the route has no pinned key to insist on (an AirPlay speaker).
     case connectionBroken(CastError, receiverID: String?)
+    /// A group played its file to the end: what the next file on the same receivers starts with (its members'
+    /// connections and clocks, `GroupPlayback.carryOver`), sent before the finish; the player hands it to the next
+    /// group playback on the same selection, or closes it.
+    case groupCarried(CarriedGroup)
+}
+
+/// A group's members as a file ends, for the next file on the same selection (`MoviePlaybackReport.groupCarried`).
+struct CarriedGroup: Sendable {
+    let carried: GroupPlayback.Carried
+    /// The receivers selected, in order, and each member's receiver by its welcome's id.
+    let selection: [ReceiverDescription]
+    let byID: [String: ReceiverDescription]
+
+    /// Closes the connections carried, on a thread of its own (the caller may hold a lock).
+    func close() {
+        let carried = carried
+        DispatchQueue.global().async { carried.close() }
+    }
 }

@@ -14,8 +14,7 @@ extension MoviePlayerController {
         var selection = CastRoute.selection
         // An AirPlay speaker plays sound only: audio and music players go there, movies stay here.
         if role == nil { selection.removeAll { $0.kind == .speaker } }
-        // A group plays a file, served to every member; a stream plays on the first receiver alone.
-        if selection.count > 1, let url = state.contentURL, !url.isFileURL { selection = [selection[0]] }
+        // A group plays a file (served to every member) or an http(s) URL (each member opens it) alike.
         return selection.isEmpty ? nil : selection
     }
 
@@ -72,11 +71,18 @@ extension MoviePlayerController {
         }
         if route == nil { state.shownOutputs = localOutputs(in: state) }
         let path = url.isFileURL ? url.path : url.absoluteString
+        // The group the last file played on goes on when this one plays from its start on the same selection.
+        var carried = state.carriedGroup
+        state.carriedGroup = nil
+        if let group = carried, route != group.selection || seconds > 0 {
+            group.close()
+            carried = nil
+        }
         let playback: any MoviePlayback =
             if let route, route.isGroup {
                 GroupMoviePlayback(
                     path: path, receivers: route, configuration: configuration, startTime: seconds,
-                    autoplay: state.intent == .playing, report: report)
+                    autoplay: state.intent == .playing, carried: carried, report: report)
             } else if let receiver = route?.first {
                 RemoteMoviePlayback(
                     path: path, receiver: receiver, configuration: configuration,
@@ -267,6 +273,13 @@ extension MoviePlayerController {
             if case .event(.accessLog(let entry)) = report {
                 state.movie.updateAccessLog(entry, generation: generation, current: state.generation)
             }
+            if case .groupCarried(let group) = report {
+                // Kept for the next file (`startPlayback`), unless this playback was replaced meanwhile.
+                state.carriedGroup?.close()
+                state.carriedGroup = generation == state.generation ? group : nil
+                if generation != state.generation { group.close() }
+                return false
+            }
             guard generation == state.generation else { return false }
             switch report {
             case .event(let event): apply(event, in: &state)
@@ -275,6 +288,8 @@ extension MoviePlayerController {
                 routeLost(in: &state)
             case .connectionBroken(_, let receiverID):
                 connectionBroken(receiverID: receiverID, in: &state)
+            case .groupCarried:
+                break
             }
             return state.playback == nil
         }

@@ -22,6 +22,9 @@ extension MoviePlayerController {
         var isAirPlayVideoActive = false
         /// Where the loaded movie plays; nil when none is loaded.
         var playback: (any MoviePlayback)?
+        /// The members of the group whose file just ended, for the next file on the same selection (a queue keeps one
+        /// group); closed when anything else plays next.
+        var carriedGroup: CarriedGroup?
         /// Bumped whenever `playback` is replaced: reports of older playbacks are ignored.
         var generation = 0
         /// The current playback's clock has started (its first `.playing`): its positions count from here on.

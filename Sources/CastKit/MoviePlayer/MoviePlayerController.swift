@@ -196,6 +196,9 @@ public final class MoviePlayerController: Sendable {
     /// `.userExited`, and the next `play()` starts from the beginning (or `initialPlaybackTime`).
     public func stop() {
         state.withLock { state in
+            // A group's members kept for a next file are let go (`CarriedGroup.close` does not block).
+            state.carriedGroup?.close()
+            state.carriedGroup = nil
             guard state.playback != nil else { return }
             unload(finishing: true, in: &state)
             state.position = PositionEstimate()

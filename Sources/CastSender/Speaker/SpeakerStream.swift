@@ -25,6 +25,12 @@ final class SpeakerStream: Sendable {
     static let speakerLatencyFrames: Int64 = 88_200
     /// How far ahead of the timeline audio is sent.
     static let lead: Int64 = 250_000_000
+    /// The least time between two packets (ns): an eighth of a packet's duration. A run scheduled less than the
+    /// speaker's latency ahead (a group's resume) has its first seconds due at once; they go eight times faster than
+    /// they play, not in one burst that would overflow the speaker's socket.
+    static let catchUpSpacing =
+        Int64(SpeakerPacket.framesPerPacket) * 1_000_000_000 / 8
+        / Int64(SpeakerAnnouncement.sampleRate)
     /// Silence sent after the last frame, so the speaker does not cut the tail.
     static let trailingSilenceFrames: Int64 = 22_050
     /// Silence sent before the first frame and after each resume: shairport-sync 3.3.8 starts its output about
@@ -332,6 +338,8 @@ final class SpeakerStream: Sendable {
         var leadIn = SpeakerStream.leadInFrames
         /// Set up but not started: waiting for a scheduled start (`resumeAt`), nothing sent yet.
         var held = false
+        /// When the last packet went out (`catchUpSpacing`).
+        var lastSent: Int64 = 0
     }
 
     private func stream(_ session: Session) throws -> FinishReason {
@@ -513,7 +521,7 @@ final class SpeakerStream: Sendable {
                 wait(until: min(done, nextSync, nextPosition, nextCheck))
                 continue
             }
-            let due = p.timeline.time(ofFrame: p.frame) - Self.lead
+            let due = max(p.timeline.time(ofFrame: p.frame) - Self.lead, p.lastSent + Self.catchUpSpacing)
             if now < due {
                 wait(until: min(due, nextSync, nextPosition, nextCheck))
                 continue
@@ -548,6 +556,7 @@ final class SpeakerStream: Sendable {
                     marker: p.marker, samples: $0)
             }
             audio.send(packet, to: audioAddress)
+            p.lastSent = now
             p.marker = false
             p.sequence &+= 1
             p.frame += Int64(packetFrames)

@@ -1,4 +1,4 @@
-public import CastProtocol
+import CastProtocol
 
 /// What a group plays: a local file, served by this process to each member over its own media connection, or an
 /// http(s) URL, which each Cast member opens itself (the sender serves nothing; docs/multiroom.md, "A URL in a

@@ -109,8 +109,9 @@ final class MirrorPacingTests: XCTestCase {
         // Changes 120 times a second for a second: the loop of cast-mirror, with the pause as its only limit.
         var now: UInt64 = 1_000_000
         var pictures = 0
-        while now < 2_000_000 {
+        while true {
             now += pacing.pause(now: now)
+            guard now < 2_000_000 else { break }
             pacing.changed(at: now)
             XCTAssertTrue(pacing.wants(now: now))
             pacing.sent(at: now, quantiser: Fixtures.blurred)

@@ -113,7 +113,8 @@ final class MirrorPushTests: XCTestCase {
             worker.shutdown()
         }
         worker.setReceiveTimeout(seconds: 10)
-        let pushing = Background { try MediaReadServer.push(lab.source, on: castd) }
+        let source = lab.source
+        let pushing = Background { try MediaReadServer.push(source, on: castd) }
         // The sender answers each read with what it has; the worker, which asks for nothing, gets each answer.
         var offset = 0
         for count in [600, 1000] {

@@ -20,6 +20,14 @@ final class WindowOutputTests: XCTestCase {
         display = nil
     }
 
+    /// Xvfb has no GPU: Mesa draws its OpenGL on the CPU, far more dearly than SDL's software renderer into the
+    /// window through MIT-SHM, which the window takes then (`WindowRenderer.makeRenderer`).
+    func testWhereOpenGLIsDrawnOnTheCPUTheWindowDrawsWithSDLsSoftwareRenderer() throws {
+        let token = try WindowOutput.shared.acquire(mode: .windowed, scaling: nil)
+        defer { WindowOutput.shared.release(token) }
+        XCTAssertEqual(WindowOutput.shared.rendererName, "software")
+    }
+
     func testWindowShowsTheClipAtItsNaturalSizeCentred() throws {
         let display = try XCTUnwrap(display)
         let clip = try WindowFixtures.bandedClip(in: try Fixtures.folder())

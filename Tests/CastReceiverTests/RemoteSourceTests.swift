@@ -99,6 +99,43 @@ final class RemoteSourceTests: XCTestCase {
     }
 }
 
+/// castd pushing a mirror session's live stream to its worker (`MediaReadServer.push`), with the test playing the
+/// sender and the worker.
+final class MirrorPushTests: XCTestCase {
+    func testEachAnswerOfTheSenderGoesToTheWorkerAtOnceWithoutTheWorkerAsking() throws {
+        let lab = try Fixtures.Lab(seekable: false)
+        defer { lab.close() }
+        let (one, other) = try WorkerChannel.socketPair()
+        let castd = WorkerChannel(fd: one, incoming: WorkerMessage.maximumFromWorker, decode: WorkerMessage.fromWorker)
+        let worker = WorkerChannel(fd: other, incoming: WorkerMessage.maximumToWorker, decode: WorkerMessage.fromCastd)
+        defer {
+            castd.shutdown()
+            worker.shutdown()
+        }
+        worker.setReceiveTimeout(seconds: 10)
+        let source = lab.source
+        let pushing = Background { try MediaReadServer.push(source, on: castd) }
+        // The sender answers each read with what it has; the worker, which asks for nothing, gets each answer.
+        var offset = 0
+        for count in [600, 1000] {
+            let read = try lab.nextRead()
+            XCTAssertEqual(read.offset, Int64(offset))
+            try lab.answer(MediaRead(offset: read.offset, length: count))
+            guard case .data(let piece)? = try worker.receive() else { return XCTFail("no piece came") }
+            XCTAssertEqual(piece.offset, Int64(offset))
+            XCTAssertEqual(piece.bytes, Array(Fixtures.bytes[offset..<(offset + count)]))
+            offset += count
+        }
+        // The stream's end (an empty answer) is passed on as an empty piece, and the push is over.
+        let last = try lab.nextRead()
+        try lab.client.write(Message.mediaData(MediaData(offset: last.offset, bytes: [])).frame().encoded())
+        guard case .data(let end)? = try worker.receive() else { return XCTFail("no end came") }
+        XCTAssertEqual(end.offset, Int64(offset))
+        XCTAssertTrue(end.bytes.isEmpty)
+        try pushing.value()
+    }
+}
+
 private enum Fixtures {
     static let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
     static let receiver = try! Identity.ephemeral()

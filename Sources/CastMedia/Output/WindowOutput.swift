@@ -86,6 +86,8 @@ final class WindowOutput: Sendable {
         var wakePending = false
         /// How many times the window was closed by its user (tests).
         var closedCount = 0
+        /// The SDL renderer that draws ("software", "opengl", …; tests).
+        var rendererName = ""
 
         /// Wakes the SDL thread to look at the requests.
         mutating func wake() {
@@ -99,6 +101,9 @@ final class WindowOutput: Sendable {
 
     /// How many times the window was closed by its user (tests).
     var closedByUserCount: Int { state.withLock { $0.closedCount } }
+
+    /// The SDL renderer that draws while the window is open ("software", "opengl", …; tests).
+    var rendererName: String { state.withLock { $0.rendererName } }
 
     /// Opens the window (and SDL) when nobody holds it yet, shows it in `mode`, and returns the token for `release`.
     /// Throws `MediaError` when no display is available (no X11 or Wayland display, no KMS/DRM device).
@@ -213,6 +218,7 @@ final class WindowOutput: Sendable {
             renderer = try WindowRenderer(mode: mode == .fullscreen ? .windowed : mode)
             state.withLock { state in
                 state.wakeEvent = event
+                state.rendererName = renderer.rendererName
                 state.phase = .running
             }
         } catch {
@@ -267,6 +273,7 @@ final class WindowOutput: Sendable {
                     let next = try WindowRenderer(mode: mode == .fullscreen ? .windowed : mode)
                     renderer.destroy()
                     renderer = next
+                    state.withLock { $0.rendererName = next.rendererName }
                     if !aside { renderer.show() }
                     redraw = true
                 } catch {

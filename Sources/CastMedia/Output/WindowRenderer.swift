@@ -163,7 +163,7 @@ final class WindowRenderer {
                 bounds?.h ?? Int32(Self.idleSize.height), flags)
         else { throw MediaError.other("cannot open a video window: SDL_CreateWindow: \(sdlError())") }
         // No PRESENTVSYNC: presenting must never block the SDL thread for a refresh period.
-        guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
+        guard let renderer = Self.makeRenderer(for: window) else {
             let message = sdlError()
             SDL_DestroyWindow(window)
             throw MediaError.other("cannot open a video window: SDL_CreateRenderer: \(message)")
@@ -174,6 +174,43 @@ final class WindowRenderer {
         self.idleText = IdleScreenRenderer(renderer: renderer)
         // A media box's screen shows no pointer until the mouse moves (`PointerVisibility`).
         _ = SDL_ShowCursor(SDL_DISABLE)
+    }
+
+    /// SDL's first choice of renderer for `window` (OpenGL where there is one), unless that OpenGL is drawn by the CPU
+    /// (Mesa's llvmpipe or softpipe: a machine or virtual machine without a GPU, the lab's Xvfb): then SDL's software
+    /// renderer, presenting through X11's own framebuffer (MIT-SHM). CPU-drawn OpenGL runs a colour-converting shader
+    /// over every pixel of every picture and copies the result out again: it was most of a mirror session's CPU in
+    /// castd and the largest part of its glass to glass (docs/performance.md).
+    private static func makeRenderer(for window: OpaquePointer) -> OpaquePointer? {
+        guard let first = SDL_CreateRenderer(window, -1, 0) else { return nil }
+        guard drawsOpenGLOnTheCPU(first) else { return first }
+        SDL_DestroyRenderer(first)
+        // Without this SDL would present the software renderer's pictures through an OpenGL texture again.
+        SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
+        defer { SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, nil) }
+        return SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue) ?? SDL_CreateRenderer(window, -1, 0)
+    }
+
+    /// Whether `renderer` is OpenGL (or OpenGL ES) whose GL_RENDERER names one of Mesa's CPU rasterisers. The
+    /// renderer's context is current on this thread once SDL created it.
+    private static func drawsOpenGLOnTheCPU(_ renderer: OpaquePointer) -> Bool {
+        var info = SDL_RendererInfo()
+        guard SDL_GetRendererInfo(renderer, &info) == 0, let name = info.name,
+            String(cString: name).hasPrefix("opengl"),
+            let address = SDL_GL_GetProcAddress("glGetString")
+        else { return false }
+        typealias GetString = @convention(c) (UInt32) -> UnsafePointer<UInt8>?
+        let glRenderer: UInt32 = 0x1F01
+        guard let text = unsafeBitCast(address, to: GetString.self)(glRenderer) else { return false }
+        let drawnBy = String(cString: text).lowercased()
+        return ["llvmpipe", "softpipe", "software rasterizer"].contains { drawnBy.contains($0) }
+    }
+
+    /// The name of the SDL renderer that draws ("software", "opengl", …): tests.
+    var rendererName: String {
+        var info = SDL_RendererInfo()
+        guard SDL_GetRendererInfo(renderer, &info) == 0, let name = info.name else { return "" }
+        return String(cString: name)
     }
 
     /// Frees everything; SDL_Quit follows.

@@ -131,8 +131,9 @@ final class ChannelSource: MediaSource, WorkerDataSink, @unchecked Sendable {
 
     /// The read of a stream to send once a read took `count` bytes, up to `offset`: a stream answers with what it
     /// has, so its next offset is known only now, and the read is marked sent at once. Asking before the caller
-    /// decodes what it took keeps a read waiting at castd and the sender, so that a live stream's next bytes (a
-    /// mirrored screen's picture) come the moment they exist, not after a request's trip through castd (issue 32).
+    /// decodes what it took keeps a read waiting at castd and the sender, so that a stream's next bytes (a pipe's)
+    /// come the moment they exist, not after a request's trip through castd. (A mirror session's stream is pushed
+    /// instead: `PushedStreamSource`.)
     /// None for a file (`plannedReads` reads it ahead), at the end, or when the bytes there are coming already.
     /// Called locked.
     private func nextOfStream(after offset: Int64, length: Int, count: Int) -> MediaRead? {

@@ -17,7 +17,8 @@ import Glibc
 ///
 /// Threads: a reader (the worker's messages, events delivered in order on it; the only thread that kills and reaps
 /// the worker) and, for served media, a server (blocking reads of the sender's media connection, so that events
-/// never wait behind media bytes).
+/// never wait behind media bytes), which answers the worker's reads, or for a mirror session pushes the live stream
+/// to the worker as it arrives.
 ///
 /// Thread-safety: the mutable state is in a `Monitor` (the server waits on it for reads); the channel is thread-safe
 /// for sending.
@@ -111,7 +112,10 @@ final class DecoderProcess: PlaybackDriver, Sendable {
             return
         }
         spawnThread("castd.decoder.reader") { self.runReader(channel) }
-        if source != nil { spawnThread("castd.decoder.server") { self.runServer(channel) } }
+        if source != nil {
+            let live = state.withLock { $0.startMessage.mirror == true }
+            spawnThread("castd.decoder.server") { live ? self.runPush(channel) : self.runServer(channel) }
+        }
     }
 
     /// Sends `action` to the worker. The level and mute asked for before it starts go in its start message; `stop`
@@ -264,6 +268,13 @@ final class DecoderProcess: PlaybackDriver, Sendable {
             guard let read = next else { return }
             do { try server.answer(read, on: channel) } catch { return }
         }
+    }
+
+    /// Pushes a mirror session's live stream to the worker as it arrives (`MediaReadServer.push`). A worker that takes
+    /// no piece within the channel's send timeout is treated as dead: the reader reaps it.
+    private func runPush(_ channel: WorkerChannel) {
+        guard let source else { return }
+        do { try MediaReadServer.push(source, on: channel) } catch { channel.shutdown() }
     }
 
     /// The closing pair of a session whose worker cannot say it.

@@ -2,7 +2,8 @@ import CastProtocol
 import Foundation
 
 /// Answers a worker's reads of served media (`read` → `data` or `readFailed`) from the session's media connection,
-/// seeking it when a read does not start where the last one ended. Session and thumbnail workers read alike.
+/// seeking it when a read does not start where the last one ended. Session and thumbnail workers read alike; a mirror
+/// session's live stream is pushed instead (`push`).
 ///
 /// Thread-safety: a value owned by one server thread.
 struct MediaReadServer {
@@ -31,6 +32,35 @@ struct MediaReadServer {
             return try Self.answer(read, from: file.source, at: &file.position, on: channel)
         }
         try Self.answer(read, from: source, at: &position, on: channel)
+    }
+
+    /// Pushes a live stream (a mirror session's) to the worker as its bytes arrive from the sender: each piece goes on
+    /// the moment it came, at the offset where the one before ended, without waiting for the worker to ask
+    /// (`PushedStreamSource` takes them); an empty piece at the stream's end; `readFailed` when the sender's media
+    /// fails, and nothing after it. The sender is asked for the next piece before one is passed on (`RemoteSource`).
+    /// - Throws: when the channel cannot take a piece (the worker is gone, or took none for the channel's timeout).
+    static func push(_ source: RemoteSource, on channel: WorkerChannel) throws {
+        struct ChannelFailure: Error { let error: any Error }
+        var position: Int64 = 0
+        while true {
+            let count: Int
+            do {
+                count = try source.withBytes(upTo: MediaRead.maximumLength) { bytes in
+                    do {
+                        try channel.sendData(offset: position, bytes: bytes)
+                    } catch {
+                        throw ChannelFailure(error: error)
+                    }
+                    return bytes.count
+                }
+            } catch let failure as ChannelFailure {
+                throw failure.error
+            } catch {
+                return try channel.send(.readFailed("\(error)"))
+            }
+            if count == 0 { return }
+            position += Int64(count)
+        }
     }
 
     /// Reads `read` from `source`, which stands at `position` (seeking it when the read starts elsewhere), and sends

@@ -4,45 +4,25 @@ import CastProtocol
 import Foundation
 import Glibc
 
-/// A decoder worker that shows a mirror session (`PlayRequest.mirror`): `MirrorPlayer` on the channel's stream,
-/// with no read-ahead, instead of the engine. The rest is `SessionWorker`'s: castd's controls come over the channel,
-/// the events go back, and the worker exits once the finish was sent.
+/// A decoder worker that shows a mirror session (`PlayRequest.mirror`): `MirrorPlayer` on the live stream castd
+/// pushes (`PushedStreamSource`), instead of the engine. The mirror thread reads the channel itself: the pieces of
+/// the stream go straight to the decoder, and castd's controls, which come between them, to the player. The events go
+/// back as `SessionWorker`'s do, and the worker exits once the finish was sent.
 enum MirrorWorker {
-    static func run(
-        channel: WorkerChannel, source: ChannelSource, start: WorkerStart,
-        send: @escaping @Sendable (PlaybackEvent) -> Void
-    ) -> Never {
+    static func run(channel: WorkerChannel, start: WorkerStart, send: @escaping @Sendable (PlaybackEvent) -> Void)
+        -> Never
+    {
         let done = DispatchSemaphore(value: 0)
+        // The player takes the controls its own source receives: set before the source is first read.
+        let route = Monitor<MirrorPlayer?>(nil)
+        let source = PushedStreamSource(channel: channel) { action in route.withLock { $0 }?.perform(action) }
         let player = MirrorPlayer(source: source, configuration: start.configuration) { event in
             send(event)
             if case .finished = event { done.signal() }
         }
+        route.withLock { $0 = player }
         player.perform(.volume(start.volume))
         player.perform(.mute(start.muted))
-        startDetachedThread(name: "castd.worker.reader") {
-            while true {
-                let message: WorkerMessage?
-                do {
-                    message = try channel.receive(dataInto: source)
-                } catch {
-                    message = nil
-                }
-                guard let message else {
-                    // castd is gone or broke the channel: stop (castd's death kills this process anyway).
-                    source.cancel()
-                    player.perform(.stop)
-                    return
-                }
-                switch message {
-                case .control(let control): player.perform(control.action)
-                case .data, .readFailed: source.deliver(message)
-                case .confine, .confined, .start, .read, .event, .unacceptableEvent, .thumbnailRequest,
-                    .thumbnailCancel,
-                    .thumbnail:
-                    break
-                }
-            }
-        }
         player.start()
         done.wait()
         exit(0)

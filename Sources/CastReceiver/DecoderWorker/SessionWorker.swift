@@ -54,11 +54,9 @@ public enum SessionWorker {
         if let file = start.subtitles {
             configuration.subtitleFile = SubtitleFileReader.read(file, over: channel) { early.append($0) }
         }
+        if start.mirror == true, start.media != nil { MirrorWorker.run(channel: channel, start: start, send: send) }
         let served = start.media.map {
             ChannelSource(channel: channel, media: $0, readsInFlight: ChannelSource.sessionReadsInFlight)
-        }
-        if start.mirror == true, let served {
-            MirrorWorker.run(channel: channel, source: served, start: start, send: send)
         }
         let input: MediaInput
         if let served {

@@ -122,6 +122,28 @@ final class WorkerChannel: Sendable {
     /// next message: no copy through the frame decoder's buffer for megabytes of media.
     func receive(dataInto sink: (any WorkerDataSink)?) throws -> WorkerMessage? {
         while true {
+            switch try receivePiece(dataInto: sink) {
+            case .data: continue
+            case .message(let message): return message
+            case .closed: return nil
+            }
+        }
+    }
+
+    /// What `receivePiece` received.
+    enum Piece {
+        /// A `data` message's `count` bytes at `offset`, in the memory the sink gave for them.
+        case data(offset: Int64, count: Int)
+        /// Another message (or `data` when there is no sink).
+        case message(WorkerMessage)
+        /// The peer closed the channel.
+        case closed
+    }
+
+    /// The next message, the bytes of a `data` message received into the memory `sink` gives for them: one message,
+    /// so that a reader that waits for data (a pushed stream's) gets each piece the moment it is complete.
+    func receivePiece(dataInto sink: (any WorkerDataSink)?) throws -> Piece {
+        while true {
             if let sink, let (offset, count) = try nextDataStart() {
                 // The frame's limit (`incoming`) already bounds the bytes to the longest read.
                 _ = reading.withLock { $0.decoder.take(Frame.headerSize + 1 + 8, into: nil) }
@@ -132,21 +154,21 @@ final class WorkerChannel: Sendable {
                     if got < 0 && errno == EINTR { continue }
                     guard got > 0 else {
                         sink.received(complete: false)
-                        return nil
+                        return .closed
                     }
                     filled += got
                 }
                 sink.received(complete: true)
-                continue
+                return .data(offset: offset, count: count)
             }
             let next = try reading.withLock { reading in
                 try reading.decoder.nextFrame { type, payload in try decode(Frame(type: type, payload: Array(payload)))
                 }
             }
             if let next {
-                return next
+                return .message(next)
             }
-            guard try fill() else { return nil }
+            guard try fill() else { return .closed }
         }
     }
 

@@ -28,12 +28,17 @@ final class GroupStartTests: LabTestCase {
         try measureStart(link: "1-8 ms jitter each way", jitter: true)
     }
 
-    private func measureStart(link: String, jitter: Bool) throws {
+    /// The kitchen's clock 100 ppm fast and the living room's 100 ppm slow (`CAST_TEST_CLOCK_SKEW_PPM`, test only),
+    /// over the plain links: the rates are not known at the start.
+    func testTheFirstSecondIsInStepWithClocksDriftingApart() throws {
+        try measureStart(link: "clocks 200 ppm apart", jitter: false, skews: [100, -100, 0])
+    }
+
+    private func measureStart(link: String, jitter: Bool, skews: [Int] = [0, 0, 0]) throws {
         try requireTimeNamespaces()
         let length = min(max(Int(ProcessInfo.processInfo.environment["CAST_GROUP_START_SECONDS"] ?? "") ?? 12, 10), 600)
-        let rooms = try [("Kitchen", Lab.Host.room1, 3), ("Living Room", .room2, 7), ("Study", .room3, 11)].map {
-            try startCapturingRoom($0.0, on: $0.1, folder: "\($0.2)", shift: $0.2)
-        }
+        let rooms = try zip([("Kitchen", Lab.Host.room1, 3), ("Living Room", .room2, 7), ("Study", .room3, 11)], skews)
+            .map { try startCapturingRoom($0.0, on: $0.1, folder: "\($0.2)", shift: $0.2, skew: $1) }
         let targets = try zip(rooms, [Lab.Host.room1, .room2, .room3]).enumerated().map { index, pair in
             let target = "\(lab.address(pair.1)):\(pair.0.port)"
             guard jitter else { return target }

@@ -21,6 +21,9 @@ public enum WriteSkew {
         public let lateness: [Double]
     }
 
+    /// The fewest reads of a member a window is judged by.
+    public static let minimumReads = 3
+
     /// p50, p99 and the largest of a set of skews (s); nil when there are none.
     public struct Quantiles: Sendable {
         public let p50: Double
@@ -55,19 +58,22 @@ public enum WriteSkew {
         let windowBytes = window * bytesPerSecond
         let end = (members.map { $0.last?.total ?? 0 }.min() ?? 0) - Int(tail * bytesPerSecond)
         guard end > 0 else { return [] }
-        // Per member, window index → least lateness; a read belongs to the window of its last byte.
-        let least: [[Int: Double]] = members.map { reads in
-            var least: [Int: Double] = [:]
+        // Per member, window index → least lateness and reads; a read belongs to the window of its last byte.
+        let least: [[Int: (lateness: Double, reads: Int)]] = members.map { reads in
+            var least: [Int: (lateness: Double, reads: Int)] = [:]
             for read in reads where read.total <= end {
                 let index = Int(Double(read.total - 1) / windowBytes)
                 let lateness = Double(read.arrival) / 1e9 - Double(read.total) / bytesPerSecond
-                least[index] = Swift.min(least[index] ?? .infinity, lateness)
+                let before = least[index] ?? (.infinity, 0)
+                least[index] = (Swift.min(before.lateness, lateness), before.reads + 1)
             }
             return least
         }
         let count = Int(Double(end) / windowBytes)
         return (0..<count).compactMap { index in
-            let lateness = least.compactMap { $0[index] }
+            // A window a member's reader took in fewer than `minimumReads` reads (this process held up: what castd
+            // wrote waited in the pipe) says when the reader woke, not when castd wrote: not judged.
+            let lateness = least.compactMap { $0[index] }.filter { $0.reads >= minimumReads }.map(\.lateness)
             guard lateness.count == members.count else { return nil }
             return Window(
                 start: Double(index) * window, skew: lateness.max()! - lateness.min()!, lateness: lateness)

@@ -13,8 +13,9 @@
 /// - The rate is the slope of a straight line (weighted least squares) through one point a second: the middle of that
 ///   second's two tightest bounds, weighted by 1 / their distance² (a second whose quickest reply was held up counts
 ///   little). A short span cannot tell drift from jitter, so it is taken as 0 until the points span
-///   `minimumRateSpan` and tell it within `rateTolerance` (its standard error); then it moves toward what they say
-///   by at most `maximumSkewChange` per second of our time, within `maximumSkew`: one bad window cannot swing it.
+///   `minimumRateSpan` and tell it within `rateTolerance` (its standard error); the first rate is taken at once as far
+///   as the fit is sure of it (`firstRateErrors` standard errors from it), then it moves toward what they say by at
+///   most `maximumSkewChange` per second of our time, within `maximumSkew`: one bad window cannot swing it.
 /// - The offset is the middle of each way's third tightest bound of the last `offsetSpan` (each carried to now with
 ///   that rate: the third, so that one lucky exchange does not move it); half their distance is `uncertainty`, a
 ///   bound that holds whatever the path's jitter (only the two ways' least delays may differ, which no exchange can
@@ -93,6 +94,10 @@ public struct ClockEstimator: Sendable {
     public static let maximumSlew = 100e-6
     /// A change of the offset taken at once rather than slewed: over 5 ms (a clock that stepped).
     public static let stepThreshold = 5e-3
+    /// How far from its fit the first rate may be taken, in standard errors of the fit: 2 (a clock 100 ppm off, whose
+    /// rate rose from 0 by `maximumSkewChange` a second before, left its estimate 0.2–0.4 ms behind in a group's
+    /// first seconds).
+    static let firstRateErrors = 2.0
     /// The fewest points (seconds with exchanges) a rate is taken from.
     static let minimumRatePoints = 3
     /// The span of our time whose exchanges make one point of the rate's fit: a second.
@@ -221,12 +226,17 @@ public struct ClockEstimator: Sendable {
             return sum + pair.1 * distance * distance
         }
         // The slope's standard error: a rate the exchanges cannot tell yet is not taken (the last is held).
-        guard (residuals / Double(points.count - 2) / sxx).squareRoot() <= Self.rateTolerance else {
-            return previous.skew
-        }
+        let standardError = (residuals / Double(points.count - 2) / sxx).squareRoot()
+        guard standardError <= Self.rateTolerance else { return previous.skew }
         let fitted = min(max(slope, -maximumSkew), maximumSkew)
         let step = maximumSkewChange * max(reference - previous.at, 0)
-        let skew = min(max(fitted, previous.skew - step), previous.skew + step)
+        var skew = min(max(fitted, previous.skew - step), previous.skew + step)
+        if !previous.known {
+            // The first rate: the 0 held until now was no measurement, so the skew is taken at once as far as the fit
+            // is sure of it (within `firstRateErrors` standard errors), and approached at the pace from there.
+            let sure = Self.firstRateErrors * standardError
+            skew = min(max(skew, fitted - sure), fitted + sure)
+        }
         rate = (skew, true, reference)
         return skew
     }

@@ -48,10 +48,11 @@ public final class GroupPlayback: Sendable {
     public static let readyTimeout = GroupRules.Timing().readyTimeout
     /// The span of exchanges from which a member's clock rate is estimated (seconds).
     static let rateSpan = 3.0
-    /// How often each member's clock is measured while the group plays (milliseconds): 10 a second, half of what
-    /// castd answers, so that a rate is known to a few ppm within seconds, and that on a jittery path (Wi-Fi) enough
-    /// exchanges were quick both ways for the estimator's filter to keep.
-    static let clockInterval = 100
+    /// How often the rules' timer ticks (milliseconds): 20 a second, so that members' clocks can be measured as often
+    /// as castd answers while a start waits for them (`GroupRules.Timing.settlingAskInterval`); 10 a second while the
+    /// group plays (`askInterval`), so that a rate is known to a few ppm within seconds, and that on a jittery path
+    /// (Wi-Fi) enough exchanges were quick both ways for the estimator's filter to keep.
+    static let clockInterval = 50
     /// The exchanges a member's estimate is made of: the last minute's.
     static let clockWindow = 600
 
@@ -257,7 +258,7 @@ public final class GroupPlayback: Sendable {
     }
 
     /// Test and benchmark only (`CAST_TEST_CLOCK_LOG`): each member's clock estimate, once a second (the timer's
-    /// every tenth tick; the timer's queue is serial, so the count needs no lock of its own beyond the Mutex).
+    /// every twentieth tick; the timer's queue is serial, so the count needs no lock of its own beyond the Mutex).
     private func logClocks() {
         guard let log = GroupClockLog.configured else { return }
         let due = clockLogTicks.withLock { ticks -> Bool in

@@ -47,6 +47,14 @@ struct GroupRules: Sendable {
         var rejoinInterval: Int64 = 1_000_000_000
         /// How often each member is told where it should be (`align`).
         var alignInterval: Int64 = 1_000_000_000
+        /// How often each member's time is asked: ten a second, half of what castd answers
+        /// (`RequestRateLimit.timeRequests`).
+        var askInterval: Int64 = 100_000_000
+        /// How often while a control waits for members' clocks (`clocksUnsettled`): twenty a second, what castd
+        /// answers. On a path held 1-8 ms each way the estimate a start is scheduled by is as good as each way's
+        /// third quickest exchange: twice the exchanges in the 2 s a start waits bring it twice as close
+        /// (GroupStartTests).
+        var settlingAskInterval: Int64 = 50_000_000
         /// The join requests waiting at once; more are refused.
         var maximumPendingJoins = 4
         /// The controls waiting behind the one under way; more are refused (`.busy`).
@@ -217,6 +225,8 @@ struct GroupRules: Sendable {
     /// Lost or absent receivers no longer looked for since the group ended or stopped (`carriedOver`).
     private var stillMissing: [String] = []
     private var lastAlign: Int64?
+    /// When members' times were last asked.
+    private var lastAsk: Int64?
     /// The latest instant an input brought (our clock): when a join that failed is looked for again.
     var latest: Int64 = 0
 
@@ -388,9 +398,14 @@ struct GroupRules: Sendable {
     mutating func tick(now: Now) -> [Action] {
         guard !closed, !ended else { return [] }
         var actions: [Action] = []
-        for index in activeMembers where members[index].clock != nil && !members[index].asking {
-            members[index].asking = true
-            actions.append(.askTime(member: index))
+        // Due a quarter interval early at most, so that a timer ticking a little early does not skip a turn.
+        let interval = running?.deadline != nil && clocksUnsettled ? timing.settlingAskInterval : timing.askInterval
+        if lastAsk.map({ now.clock - $0 >= interval - interval / 4 }) ?? true {
+            lastAsk = now.clock
+            for index in activeMembers where members[index].clock != nil && !members[index].asking {
+                members[index].asking = true
+                actions.append(.askTime(member: index))
+            }
         }
         if lastAlign.map({ now.clock - $0 >= timing.alignInterval }) ?? true, let alignments = align(now: now) {
             lastAlign = now.clock

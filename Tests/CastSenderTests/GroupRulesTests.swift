@@ -147,6 +147,34 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertEqual(Set(resumes(stuck.tick(now: Fixtures.now(1031))).keys), [0, 1], "held past the deadline")
     }
 
+    /// While a start waits for a member's clock, each member's time is asked twenty times a second (as often as castd
+    /// answers: twice the exchanges by the time the start is scheduled); once it plays, ten times a second.
+    func testTimeIsAskedTwiceAsOftenWhileTheStartWaitsForAClock() {
+        var probe = ClockProbe(exchanges: 1, estimator: ClockEstimator(window: 600, minimumRateSpan: 3))
+        let reply = TimeReply(
+            sent: Fixtures.ns(1000), received: Fixtures.ns(1007.0001), replied: Fixtures.ns(1007.0001))
+        _ = try? probe.add(sent: Fixtures.ns(1000), reply: reply, returned: Fixtures.ns(1000.004))
+        let jittery = GroupRules.Arrival(name: "Living Room", id: "l-id", clock: probe)
+        var rules = GroupRules(members: [Fixtures.kitchen, jittery], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        _ = pausedAt(0, member: 0, &rules, at: 1000.1) + pausedAt(0, member: 1, &rules, at: 1000.2)
+        /// The requests asked at each tick of a second, 50 ms apart, each answered before the next tick.
+        func asked(from start: Double) -> Int {
+            (0..<20).reduce(0) { count, step in
+                let at = start + Double(step) * 0.05
+                let asks = rules.tick(now: Fixtures.now(at)).filter { if case .askTime = $0 { true } else { false } }
+                for case .askTime(let index) in asks { rules.timeRequested(index, stamp: nil) }
+                return count + asks.count
+            }
+        }
+        XCTAssertTrue(rules.clocksUnsettled)
+        XCTAssertEqual(asked(from: 1000.25), 40, "two members, twenty a second while the start waits")
+        let started = rules.tick(now: Fixtures.now(1031))
+        XCTAssertEqual(resumes(started).count, 2, "started at the ready deadline")
+        for case .askTime(let index) in started { rules.timeRequested(index, stamp: nil) }
+        XCTAssertEqual(asked(from: 1031.05), 20, "two members, ten a second once it plays")
+    }
+
     func testWithoutAutoplayTheGroupWaitsPausedAndTheFirstResumeStartsItInStep() throws {
         var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.livingRoom], canReach: true)
         _ = rules.start(autoplay: false, ticket: 0, now: Fixtures.now(1000))

@@ -65,6 +65,11 @@ public final class FIFOCapture: @unchecked Sendable {
         public let arrival: Int64
         /// Bytes read so far, this read's included.
         public let total: Int
+
+        public init(arrival: Int64, total: Int) {
+            self.arrival = arrival
+            self.total = total
+        }
     }
 
     public let path: String

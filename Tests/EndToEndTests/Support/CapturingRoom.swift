@@ -13,21 +13,25 @@ struct CapturingRoom {
 
 extension LabTestCase {
     /// Starts castd named `name` on `host`, its files in `folder` under the work folder; `advertised`: waits until it
-    /// is advertised, else starts it with `--no-advertise` (reachable by its address only).
-    func startCapturingRoom(_ name: String, on host: Lab.Host, folder: String, advertised: Bool = true) throws
-        -> CapturingRoom
-    {
+    /// is advertised, else starts it with `--no-advertise` (reachable by its address only). With `shift`, castd runs
+    /// in a time namespace of its own, its CLOCK_MONOTONIC that many seconds ahead (as a group member's box would be),
+    /// and with `skew` its clock runs that many ppm fast (`CAST_TEST_CLOCK_SKEW_PPM`, test only).
+    func startCapturingRoom(
+        _ name: String, on host: Lab.Host, folder: String, advertised: Bool = true, shift: Int? = nil, skew: Int = 0
+    ) throws -> CapturingRoom {
         let folder = "\(work!)/\(folder)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
         let daemon = try lab.start(
             on: host,
-            [
+            (shift.map { ["unshare", "--time", "--monotonic", "\($0)", "--kill-child=SIGTERM"] } ?? []) + [
                 Paths.castd, "--name", name, "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state",
                 "--audio-device", "castcapture:FILE=\(capture.path),CHANNELS=2", "--events", "\(folder)/events.jsonl",
                 "--video-out", "none",
             ] + (advertised ? [] : ["--no-advertise"]),
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
+            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig].merging(
+                skew == 0 ? [:] : ["CAST_TEST_CLOCK_SKEW_PPM": "\(skew)"]
+            ) { $1 })
         let port = try daemon.listeningPort()
         if advertised { XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)") }
         return CapturingRoom(daemon: daemon, capture: capture, port: port)

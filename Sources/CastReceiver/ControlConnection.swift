@@ -142,7 +142,7 @@ final class ControlConnection {
                 return true
             case .timeReply(let request):
                 guard timeRequests.admit(at: Double(readAt) / 1e9) else {
-                    let refusal = ErrorMessage(code: .tooManyRequests, message: "more than 20 time requests a second")
+                    let refusal = ErrorMessage(code: .tooManyRequests, message: "more than 40 time requests a second")
                     try writer.send(.error(refusal))
                     return true
                 }

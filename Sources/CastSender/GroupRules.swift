@@ -47,10 +47,10 @@ struct GroupRules: Sendable {
         var rejoinInterval: Int64 = 1_000_000_000
         /// How often each member is told where it should be (`align`).
         var alignInterval: Int64 = 1_000_000_000
-        /// How often each member's time is asked: ten a second, half of what castd answers
+        /// How often each member's time is asked: ten a second, a quarter of what castd answers
         /// (`RequestRateLimit.timeRequests`).
         var askInterval: Int64 = 100_000_000
-        /// How often while a control waits for members' clocks (`clocksUnsettled`): twenty a second, what castd
+        /// How often while a control waits for members' clocks (`clocksUnsettled`): twenty a second, half what castd
         /// answers. On a path held 1-8 ms each way the estimate a start is scheduled by is as good as each way's
         /// third quickest exchange: twice the exchanges in the 2 s a start waits bring it twice as close
         /// (GroupStartTests).

@@ -1,6 +1,6 @@
 // How far apart the members of a group wrote the same samples, from their captures' reads alone: a measure that holds
 // from a stream's first byte (issue 31), where a fit over a second of reads straddles the start.
-public import Foundation
+import Foundation
 
 /// The members' skew window by window of the stream. Every member plays the same file from the same position, so byte
 /// `c` of every capture is the same sample. For one member a read that brought the stream to `total` bytes at

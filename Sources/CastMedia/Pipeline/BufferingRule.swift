@@ -9,7 +9,11 @@ import CastProtocol
 ///   reaches the end without running dry. With `s` the arrival speed (input rate ÷ the media's byte rate, media
 ///   seconds per second), `ρ` the playback rate, `R` the media seconds to the end and `A` those buffered, the buffer
 ///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`.
-///   It is gained with a margin (`Thresholds.playthroughMargin`) and lost without, so that a noisy rate does not flap;
+///   It is gained with a reserve and a margin: the rest arrives `Thresholds.playthroughReserve` seconds before it is
+///   needed at a rate `Thresholds.playthroughMargin` times the measured one, `s·(R − ρ·c) ≥ m·ρ·(R − A)`, and lost
+///   without either, so that a noisy rate does not flap. Both are small (AVPlayer's `likelyToKeepUp` judges with the
+///   measured rate): every second of reserve, and every percent of margin, is waited for at the start on a link
+///   slower than the film;
 ///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
@@ -20,8 +24,11 @@ import CastProtocol
 ///   (`Measurement.canGrow`: the read-ahead is full, its input failed, or nothing reads while the packets queued
 ///   are enough): waiting longer would gain nothing, and nothing would be read until playback takes some. Without
 ///   the rates it ends at `Thresholds.refill` seconds buffered; always when the input ended.
-/// - `waitsToStart`: before the clock first runs, a film whose playthrough is judged not OK waits (stalled) until it
-///   is, so that on a link slower than the film the one wait comes before the first frame plays, not after it.
+/// - `waitsToStart`: before the clock first runs, a film whose playthrough is judged not OK, or with less than
+///   `Thresholds.startBuffer` seconds buffered, waits (stalled) until playthrough is OK with that much buffered, so
+///   that on a link slower than the film the one wait comes before the first frame plays, not after it, and on a
+///   faster one playback does not start on the first frames alone (what arrives comes in steps: a start on 0.4 s
+///   stalled within a second on a link 1.5 times the film's rate).
 /// - `expectedWait`: while stalled, the seconds until the stall should end at the measured rate (what `cast send`
 ///   shows as "buffering, 14 s").
 struct BufferingRule: Sendable, Equatable {
@@ -31,8 +38,14 @@ struct BufferingRule: Sendable, Equatable {
         var stallBelow = 0.1
         /// A stall ends once this much is buffered: with playthrough OK when it can be judged, alone when it cannot.
         var refill = 2.0
-        /// `playthroughOK` is gained when `s·R ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
-        var playthroughMargin = 1.15
+        /// Playback of a film whose playthrough can be judged starts with at least this much buffered (or all that is
+        /// left), and the wait before the start ends with it (not with `refill`).
+        var startBuffer = 1.0
+        /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
+        /// The margin covers the error of a rate measured over seconds of a steady link (a few percent), the reserve
+        /// (seconds) the steps in which bytes arrive (a read of about a quarter second) and the decoding of the last.
+        var playthroughMargin = 1.03
+        var playthroughReserve = 0.5
     }
 
     /// What the player measured, at one instant.
@@ -69,6 +82,8 @@ struct BufferingRule: Sendable, Equatable {
     var thresholds = Thresholds()
     /// The load state last reported.
     private(set) var loadState: LoadState = []
+    /// Whether the stall in progress is the wait before the start.
+    private var waitingToStart = false
     /// Whether playback is stalled now.
     var isStalled: Bool { loadState.contains(.stalled) }
 
@@ -87,9 +102,11 @@ struct BufferingRule: Sendable, Equatable {
     /// wait is at the start. It never waits once the input ended or the buffers cannot grow, nor without the rates
     /// (a stream, a live URL: they start at once and the stall rule covers them).
     mutating func waitsToStart(_ m: Measurement) -> Bool {
-        guard !loadState.isEmpty, !isStalled, !m.inputEnded, m.canGrow, isJudged(m), !playthrough(m, had: false)
+        guard !loadState.isEmpty, !isStalled, !m.inputEnded, m.canGrow, isJudged(m),
+            !playthrough(m, had: false) || m.ahead < startBuffer(m)
         else { return false }
         loadState = .stalled
+        waitingToStart = true
         return true
     }
 
@@ -97,6 +114,7 @@ struct BufferingRule: Sendable, Equatable {
     /// there was no stall.
     mutating func cancelStall(_ measurement: Measurement) -> LoadState? {
         guard isStalled else { return nil }
+        waitingToStart = false
         loadState = playthrough(measurement, had: false) ? [.playable, .playthroughOK] : .playable
         return loadState
     }
@@ -108,8 +126,9 @@ struct BufferingRule: Sendable, Equatable {
             let through = playthrough(m, had: false)
             // What arrives comes in steps (a read, an interleaved chunk), so a judgement on a thin buffer is noisy:
             // playthrough ends a stall once the refill is buffered too (or all that is left).
-            let refilled = m.ahead >= min(thresholds.refill, m.remaining ?? .infinity)
+            let refilled = m.ahead >= (waitingToStart ? startBuffer(m) : min(thresholds.refill, m.remaining ?? .infinity))
             guard m.inputEnded || !m.canGrow || refilled && (through || !isJudged(m)) else { return nil }
+            waitingToStart = false
             loadState = through ? [.playable, .playthroughOK] : .playable
             return .recovered(loadState)
         }
@@ -122,6 +141,11 @@ struct BufferingRule: Sendable, Equatable {
         guard next != loadState else { return nil }
         loadState = next
         return .loadState(next)
+    }
+
+    /// The seconds to have buffered before the start: `Thresholds.startBuffer`, or all that is left.
+    private func startBuffer(_ m: Measurement) -> Double {
+        min(thresholds.startBuffer, m.remaining ?? .infinity)
     }
 
     /// Whether playthrough can be judged: the time to the end, the input's rate and the media's are known.
@@ -138,11 +162,12 @@ struct BufferingRule: Sendable, Equatable {
         else { return nil }
         // Media seconds that arrive each second.
         let speed = rate / byteRate
-        let refill = min(thresholds.refill, m.remaining ?? .infinity)
-        var needed = refill
+        var needed = waitingToStart ? startBuffer(m) : min(thresholds.refill, m.remaining ?? .infinity)
         if let remaining = m.remaining {
-            // Playthrough (with its margin) needs A ≥ R − s·R ÷ (margin·ρ).
-            needed = max(needed, remaining - speed * remaining / (thresholds.playthroughMargin * max(m.rate, 0.01)))
+            // Playthrough (with its reserve and margin) needs A ≥ R − s·(R − ρ·reserve) ÷ (margin·ρ).
+            let rate = max(m.rate, 0.01)
+            let arriving = speed * max(remaining - rate * thresholds.playthroughReserve, 0)
+            needed = max(needed, remaining - arriving / (thresholds.playthroughMargin * rate))
         }
         return max(needed - max(m.ahead, 0), 0) / speed
     }
@@ -168,7 +193,9 @@ struct BufferingRule: Sendable, Equatable {
         let missing = remaining - ahead
         if missing <= 0 { return true }
         let speed = rate / byteRate
-        let margin = had ? 1 : thresholds.playthroughMargin
-        return speed * remaining >= margin * max(m.rate, 0.01) * missing
+        let playback = max(m.rate, 0.01)
+        if had { return speed * remaining >= playback * missing }
+        let arriving = speed * max(remaining - playback * thresholds.playthroughReserve, 0)
+        return arriving >= thresholds.playthroughMargin * playback * missing
     }
 }

@@ -24,11 +24,8 @@ import CastProtocol
 ///   (`Measurement.canGrow`: the read-ahead is full, its input failed, or nothing reads while the packets queued
 ///   are enough): waiting longer would gain nothing, and nothing would be read until playback takes some. Without
 ///   the rates it ends at `Thresholds.refill` seconds buffered; always when the input ended.
-/// - `waitsToStart`: before the clock first runs, a film whose playthrough is judged not OK, or with less than
-///   `Thresholds.startBuffer` seconds buffered, waits (stalled) until playthrough is OK with that much buffered, so
-///   that on a link slower than the film the one wait comes before the first frame plays, not after it, and on a
-///   faster one playback does not start on the first frames alone (what arrives comes in steps: a start on 0.4 s
-///   stalled within a second on a link 1.5 times the film's rate).
+/// - `waitsToStart`: before the clock first runs, a film whose playthrough is judged not OK waits (stalled) until it
+///   is, so that on a link slower than the film the one wait comes before the first frame plays, not after it.
 /// - `expectedWait`: while stalled, the seconds until the stall should end at the measured rate (what `cast send`
 ///   shows as "buffering, 14 s").
 struct BufferingRule: Sendable, Equatable {
@@ -38,9 +35,6 @@ struct BufferingRule: Sendable, Equatable {
         var stallBelow = 0.1
         /// A stall ends once this much is buffered: with playthrough OK when it can be judged, alone when it cannot.
         var refill = 2.0
-        /// Playback of a film whose playthrough can be judged starts with at least this much buffered (or all that is
-        /// left), and the wait before the start ends with it (not with `refill`).
-        var startBuffer = 1.0
         /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
         /// The margin covers the error of a rate measured over seconds of a steady link (a few percent), the reserve
         /// (seconds) the steps in which bytes arrive (a read of about a quarter second) and the decoding of the last.
@@ -82,8 +76,6 @@ struct BufferingRule: Sendable, Equatable {
     var thresholds = Thresholds()
     /// The load state last reported.
     private(set) var loadState: LoadState = []
-    /// Whether the stall in progress is the wait before the start.
-    private var waitingToStart = false
     /// Whether playback is stalled now.
     var isStalled: Bool { loadState.contains(.stalled) }
 
@@ -102,11 +94,9 @@ struct BufferingRule: Sendable, Equatable {
     /// wait is at the start. It never waits once the input ended or the buffers cannot grow, nor without the rates
     /// (a stream, a live URL: they start at once and the stall rule covers them).
     mutating func waitsToStart(_ m: Measurement) -> Bool {
-        guard !loadState.isEmpty, !isStalled, !m.inputEnded, m.canGrow, isJudged(m),
-            !playthrough(m, had: false) || m.ahead < startBuffer(m)
+        guard !loadState.isEmpty, !isStalled, !m.inputEnded, m.canGrow, isJudged(m), !playthrough(m, had: false)
         else { return false }
         loadState = .stalled
-        waitingToStart = true
         return true
     }
 
@@ -114,7 +104,6 @@ struct BufferingRule: Sendable, Equatable {
     /// there was no stall.
     mutating func cancelStall(_ measurement: Measurement) -> LoadState? {
         guard isStalled else { return nil }
-        waitingToStart = false
         loadState = playthrough(measurement, had: false) ? [.playable, .playthroughOK] : .playable
         return loadState
     }
@@ -126,9 +115,8 @@ struct BufferingRule: Sendable, Equatable {
             let through = playthrough(m, had: false)
             // What arrives comes in steps (a read, an interleaved chunk), so a judgement on a thin buffer is noisy:
             // playthrough ends a stall once the refill is buffered too (or all that is left).
-            let refilled = m.ahead >= (waitingToStart ? startBuffer(m) : min(thresholds.refill, m.remaining ?? .infinity))
+            let refilled = m.ahead >= min(thresholds.refill, m.remaining ?? .infinity)
             guard m.inputEnded || !m.canGrow || refilled && (through || !isJudged(m)) else { return nil }
-            waitingToStart = false
             loadState = through ? [.playable, .playthroughOK] : .playable
             return .recovered(loadState)
         }
@@ -141,11 +129,6 @@ struct BufferingRule: Sendable, Equatable {
         guard next != loadState else { return nil }
         loadState = next
         return .loadState(next)
-    }
-
-    /// The seconds to have buffered before the start: `Thresholds.startBuffer`, or all that is left.
-    private func startBuffer(_ m: Measurement) -> Double {
-        min(thresholds.startBuffer, m.remaining ?? .infinity)
     }
 
     /// Whether playthrough can be judged: the time to the end, the input's rate and the media's are known.
@@ -162,7 +145,7 @@ struct BufferingRule: Sendable, Equatable {
         else { return nil }
         // Media seconds that arrive each second.
         let speed = rate / byteRate
-        var needed = waitingToStart ? startBuffer(m) : min(thresholds.refill, m.remaining ?? .infinity)
+        var needed = min(thresholds.refill, m.remaining ?? .infinity)
         if let remaining = m.remaining {
             // Playthrough (with its reserve and margin) needs A ≥ R − s·(R − ρ·reserve) ÷ (margin·ρ).
             let rate = max(m.rate, 0.01)

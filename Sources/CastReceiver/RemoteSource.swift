@@ -220,7 +220,8 @@ final class RemoteSource: MediaSource, Sendable {
                     buffer = target
                     UnsafeMutableRawBufferPointer(rebasing: target[filled..<(filled + count)])
                         .copyMemory(
-                            from: UnsafeRawBufferPointer(rebasing: known.block.bytes[known.start..<(known.start + count)]))
+                            from: UnsafeRawBufferPointer(
+                                rebasing: known.block.bytes[known.start..<(known.start + count)]))
                     filled += count
                     continue
                 }

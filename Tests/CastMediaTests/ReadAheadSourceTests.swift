@@ -232,7 +232,9 @@ final class ReadAheadSourceTests: XCTestCase {
         while upstream.largestRead <= 16 << 10 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertGreaterThan(upstream.largestRead, 16 << 10, "reads once probed")
         // The reader fills the ring from 0; the bytes at 0 and at 9 MiB it read before count once.
-        while !(source.bufferedBytes >= (4 << 20) - (1 << 20) || Date() > deadline) { Thread.sleep(forTimeInterval: 0.01) }
+        while !(source.bufferedBytes >= (4 << 20) - (1 << 20) || Date() > deadline) {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         let distinct = source.distinctBytesReceived
         XCTAssertLessThan(distinct, source.bytesReceived, "the range at 0 was read twice")
         XCTAssertLessThanOrEqual(distinct, Int64(source.bufferedBytes) + 20_000 + (16 << 10) + (1 << 20))

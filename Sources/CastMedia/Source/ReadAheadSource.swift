@@ -349,7 +349,8 @@ private struct DeliveredRanges {
             if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
                 kept.append(existing)
             } else {
-                covered += max(min(existing.upperBound, range.upperBound) - max(existing.lowerBound, range.lowerBound), 0)
+                covered += max(
+                    min(existing.upperBound, range.upperBound) - max(existing.lowerBound, range.lowerBound), 0)
                 merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
             }
         }

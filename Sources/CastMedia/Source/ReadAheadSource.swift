@@ -7,9 +7,9 @@ import Foundation
 ///
 /// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading at most `chunk`
 /// bytes at a time (about a quarter second's worth at the measured rate, so a slow link delivers early). Until the
-/// consumer says it has probed the input (`probed()`), each read asks for at most `probeRead` bytes: what is asked for
-/// ahead of the consumer is answered in order, before a seek's bytes (an MP4's index at the end), so a small read
-/// keeps that wait short while the link stays busy. Behind the
+/// consumer says it has probed the input (`probed()`), each read asks for about `probeReadTarget` seconds' worth (at
+/// least `probeRead` bytes): what is asked for ahead of the consumer is answered in order, before a seek's bytes (an
+/// MP4's index at the end), so a small read keeps that wait short while the link stays busy. Behind the
 /// position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that FFmpeg's small
 /// backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
 /// the buffer and lets the reader thread seek upstream; whatever it was reading under the old serial is discarded
@@ -282,17 +282,21 @@ extension ReadAheadSource {
         /// after a whole chunk, and the buffered media grows in small steps), at least `minimumRead` bytes, at most
         /// `chunk`; `firstRead` before the rate is known, at most `probeRead` while the consumer probes. Called locked.
         private func readSize(now: Double) -> Int {
-            if probing { return min(Self.probeRead, chunk) }
-            guard let rate = meter.rate(now: now, readStarted: nil) else { return min(Self.firstRead, chunk) }
+            let rate = meter.rate(now: now, readStarted: nil)
+            if probing { return min(max(Int((rate ?? 0) * Self.probeReadTarget), Self.probeRead), chunk) }
+            guard let rate else { return min(Self.firstRead, chunk) }
             return min(max(Int(rate * Self.readTarget), Self.minimumRead), chunk)
         }
 
         static let readTarget = 0.25
         static let minimumRead = 16 << 10
         static let firstRead = 64 << 10
-        /// The most a read asks for while the consumer probes: with the reads a served source keeps in flight ahead
-        /// of it (the worker's and castd's, docs/protocol.md), about 100 KiB stand between a seek and its bytes.
+        /// While the consumer probes, a read asks for about `probeReadTarget` seconds at the measured rate, at least
+        /// `probeRead` bytes: with the reads a served source keeps in flight ahead of it (the worker's and castd's,
+        /// docs/protocol.md), a third of a second or 100 KiB stand between a seek and its bytes, and a probe that
+        /// reads megabytes (Matroska's streams) does not take them 16 KiB at a time on a fast link.
         static let probeRead = 16 << 10
+        static let probeReadTarget = 0.05
 
         /// Seconds of the monotonic clock.
         private static func now() -> Double {

@@ -170,7 +170,7 @@ final class RemoteSource: MediaSource, Sendable {
             while true {
                 if let known = cache.lookup(position) {
                     let count = min(known.count, wanted)
-                    if count < wanted, let joined = try joined(at: position, wanted: wanted) {
+                    if count < wanted, descriptor.seekable, let joined = try joined(at: position, wanted: wanted) {
                         defer { joined.deallocate() }
                         try readAhead(from: position + Int64(joined.count), length: wanted)
                         return try body(UnsafeRawBufferPointer(joined))
@@ -200,9 +200,10 @@ final class RemoteSource: MediaSource, Sendable {
             }
         }
 
-        /// Up to `wanted` bytes from `position` (where a range that arrived begins, shorter than `wanted`) copied into
-        /// memory of their own: that range, and the ranges after it that arrived, are on their way (their reads in
-        /// flight), or, for media that can seek, are asked for now (once); nil when nothing continues the first range.
+        /// For media that can seek (a stream's reader takes what arrived at once: a live screen's picture is not held
+        /// for the next), up to `wanted` bytes from `position` (where a range that arrived begins, shorter than
+        /// `wanted`) copied into memory of their own: that range, and the ranges after it that arrived, are on their
+        /// way (their reads in flight), or are asked for now (once); nil when nothing continues the first range.
         /// A reader's read is answered whole instead of short where castd's ranges end (its reads ahead are cut to the
         /// reader's length of the moment, which changes with the measured rate): a short answer left the worker to
         /// ask for the rest on its own, behind the reads it had asked ahead, which castd answers in order, each
@@ -228,8 +229,8 @@ final class RemoteSource: MediaSource, Sendable {
                 guard filled > 0, endOfMedia.map({ at < $0 }) ?? true, descriptor.size.map({ at < $0 }) ?? true else {
                     break
                 }
-                // What arrives is kept; a failure of the continuation (or of the connection) ends the answer here, and
-                // the reader's next read meets it.
+                // What arrives is kept; a failure of the continuation ends the answer here, and the reader's next
+                // read meets it.
                 do {
                     if !inFlight.reads.contains(where: { $0.resource == nil && $0.covers(at) }) {
                         guard descriptor.seekable, !asked else { break }
@@ -246,6 +247,12 @@ final class RemoteSource: MediaSource, Sendable {
                     }
                     try keep(receive(), waitingAt: nil)
                 } catch {
+                    // The connection broke (the sender went silent, or closed it): that is the read's failure, not
+                    // the next write's on a connection shut down.
+                    if let broken {
+                        buffer?.deallocate()
+                        throw broken
+                    }
                     break
                 }
             }

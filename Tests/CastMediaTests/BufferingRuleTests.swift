@@ -132,6 +132,22 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertLessThan(early, 1.5)
     }
 
+    /// The rate the rule judges with: the distinct bytes over the reading time since the first read, whatever the last
+    /// two seconds' swing (answers arriving in steps); the last two seconds only once they fall below half of it.
+    func testTheJudgedRateIsTheAverageSinceTheFirstReadUnlessTheLinkFell() throws {
+        // 12 s of reading, 1.1 MB: 91 667 B/s, the last 2 s swinging between 56 000 and 102 000.
+        for recent in [56_000.0, 102_000] {
+            XCTAssertEqual(
+                try XCTUnwrap(Player.judgedRate(recent: recent, distinct: 1_100_000, readingTime: 12)), 91_667,
+                accuracy: 1)
+        }
+        // The link fell to a tenth: judged from what arrives now.
+        XCTAssertEqual(Player.judgedRate(recent: 9_000, distinct: 1_100_000, readingTime: 12), 9_000)
+        // Before half a second of reading, the last seconds' rate (or none).
+        XCTAssertEqual(Player.judgedRate(recent: 50_000, distinct: 10_000, readingTime: 0.2), 50_000)
+        XCTAssertNil(Player.judgedRate(recent: nil, distinct: 0, readingTime: 0))
+    }
+
     func testAFastLinkAStreamOrAFullBufferStartAtOnce() {
         // Playthrough is OK at once: no wait.
         var rule = Fixtures.probed()

@@ -5,7 +5,8 @@ import Foundation
 struct LogState {
     /// When playback was asked for (the configuration's request date, or `start()`).
     var requested: Date?
-    /// When the clock first started: the first frame or sample was presented.
+    /// When playback started: the first frame or sample was presented and the clock was set going (after the wait
+    /// before the start, when there was one), or the first frame was shown paused.
     var firstFrame: Date?
 }
 

@@ -336,7 +336,8 @@ public final class Player: Sendable {
             if segment.serial > 0 { state.alignment = nil }
             if segment.serial == 0 {
                 state.clockStarted = true
-                state.log.firstFrame = Date()
+                // Playback starts now, or once the wait before the start ends (`checkBuffering`).
+                if !waits { state.log.firstFrame = Date() }
                 startTimer = true
                 // Without autoplay the player was never playing: it reports paused only.
                 if waits {

@@ -170,6 +170,11 @@ final class RemoteSource: MediaSource, Sendable {
             while true {
                 if let known = cache.lookup(position) {
                     let count = min(known.count, wanted)
+                    if count < wanted, descriptor.seekable, let joined = try joined(at: position, wanted: wanted) {
+                        defer { joined.deallocate() }
+                        try readAhead(from: position + Int64(joined.count), length: wanted)
+                        return try body(UnsafeRawBufferPointer(joined))
+                    }
                     // The next ranges are asked for before this one is passed on, so that the sender works meanwhile.
                     try readAhead(from: position + Int64(count), length: wanted)
                     return try body(
@@ -193,6 +198,66 @@ final class RemoteSource: MediaSource, Sendable {
                 }
                 try keep(receive(), waitingAt: position)
             }
+        }
+
+        /// For media that can seek (a stream's reader takes what arrived at once: a live screen's picture is not held
+        /// for the next), up to `wanted` bytes from `position` (where a range that arrived begins, shorter than
+        /// `wanted`) copied into memory of their own: that range, and the ranges after it that arrived, are on their
+        /// way (their reads in flight), or are asked for now (once); nil when nothing continues the first range.
+        /// A reader's read is answered whole instead of short where castd's ranges end (its reads ahead are cut to the
+        /// reader's length of the moment, which changes with the measured rate): a short answer left the worker to
+        /// ask for the rest on its own, behind the reads it had asked ahead, which castd answers in order, each
+        /// waiting for its bytes on the link in turn (1–2 s on a link 1.5 times a film's rate, a stall, while the
+        /// bytes it wanted had arrived). The caller deallocates the memory.
+        private func joined(at position: Int64, wanted: Int) throws -> UnsafeMutableRawBufferPointer? {
+            var buffer: UnsafeMutableRawBufferPointer?
+            var filled = 0
+            var asked = false
+            while filled < wanted {
+                let at = position + Int64(filled)
+                if let known = cache.lookup(at) {
+                    let count = min(known.count, wanted - filled)
+                    let target = buffer ?? .allocate(byteCount: wanted, alignment: 16)
+                    buffer = target
+                    UnsafeMutableRawBufferPointer(rebasing: target[filled..<(filled + count)])
+                        .copyMemory(
+                            from: UnsafeRawBufferPointer(
+                                rebasing: known.block.bytes[known.start..<(known.start + count)]))
+                    filled += count
+                    continue
+                }
+                guard filled > 0, endOfMedia.map({ at < $0 }) ?? true, descriptor.size.map({ at < $0 }) ?? true else {
+                    break
+                }
+                // What arrives is kept; a failure of the continuation ends the answer here, and the reader's next
+                // read meets it.
+                do {
+                    if !inFlight.reads.contains(where: { $0.resource == nil && $0.covers(at) }) {
+                        guard descriptor.seekable, !asked else { break }
+                        if !inFlight.isFull {
+                            let rest = wanted - filled
+                            let reads = cache.missing(
+                                from: at, depth: rest, length: rest, size: descriptor.size, inFlight: inFlight.reads,
+                                free: 1)
+                            guard let read = reads.first else { break }
+                            try send(read)
+                            asked = true
+                            continue
+                        }
+                    }
+                    try keep(receive(), waitingAt: nil)
+                } catch {
+                    // The connection broke (the sender went silent, or closed it): that is the read's failure, not
+                    // the next write's on a connection shut down.
+                    if let broken {
+                        buffer?.deallocate()
+                        throw broken
+                    }
+                    break
+                }
+            }
+            guard let buffer, filled > 0 else { return nil }
+            return UnsafeMutableRawBufferPointer(rebasing: buffer[..<filled])
         }
 
         /// The answer to `read` of another resource than the media, asked for now; the answers that come before it are

@@ -210,9 +210,35 @@ final class ReadAheadSourceTests: XCTestCase {
         // 64 KiB every 62.5 ms: 1 MiB/s.
         let upstream = ScriptedSource(size: 100 << 20, delayPerRead: 0.0625)
         let source = ReadAheadSource(upstream, chunk: 64 << 10)
+        source.probed()
         Thread.sleep(forTimeInterval: 1.5)
         let rate = try XCTUnwrap(source.inputRate)
         XCTAssertEqual(rate, Double(1 << 20), accuracy: 0.3 * Double(1 << 20), "rate \(rate) B/s")
+    }
+
+    /// While the consumer probes, reads ask for little (what is asked for ahead is answered before a seek's bytes, an
+    /// MP4's index at the end): a twentieth of a second at the measured rate, at least 16 KiB; once it has probed,
+    /// they grow to the measured rate's quarter second. A range read again after a seek counts once among the
+    /// distinct bytes.
+    func testReadsAreSmallUntilTheConsumerProbedAndReadsAgainCountOnce() throws {
+        // At most 64 KiB every 20 ms: about 800 KiB/s at the reads' 16 KiB, 40 KiB a twentieth of a second.
+        let upstream = ScriptedSource(size: 10 << 20, delayPerRead: 0.02)
+        let source = ReadAheadSource(upstream, capacity: 4 << 20, chunk: 1 << 20)
+        XCTAssertEqual(try source.read(count: 100).count, 100)
+        try source.seek(to: 9 << 20)
+        XCTAssertEqual(try source.read(count: 100).count, 100)
+        try source.seek(to: 0)
+        XCTAssertEqual(try source.read(exactly: 20_000).count, 20_000)
+        let probing = upstream.largestRead
+        XCTAssertLessThanOrEqual(probing, 160 << 10, "reads while probing")
+        source.probed()
+        let deadline = Date().addingTimeInterval(10)
+        while upstream.largestRead <= 2 * probing && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertGreaterThan(upstream.largestRead, 2 * probing, "reads once probed")
+        // The bytes at 0 were read twice (before and after the seek to 9 MiB): counted once.
+        let (distinct, received) = (source.distinctBytesReceived, source.bytesReceived)
+        XCTAssertLessThan(distinct, received, "the range at 0 was read twice")
+        XCTAssertGreaterThanOrEqual(distinct, 20_000 + 100)
     }
 
     func testReleasingTheSourceEndsTheReaderThread() throws {
@@ -263,6 +289,7 @@ private final class ScriptedSource: MediaSource, @unchecked Sendable {
     private let gate: DispatchSemaphore?
     private var offset: Int64 = 0
     private var seeks = 0
+    private var largest = 0
     private var cancelled = false
 
     init(
@@ -286,6 +313,8 @@ private final class ScriptedSource: MediaSource, @unchecked Sendable {
     }
 
     var seekCount: Int { lock.withLock { seeks } }
+    /// The most bytes a read asked for.
+    var largestRead: Int { lock.withLock { largest } }
     var wasCancelled: Bool { lock.withLock { cancelled } }
 
     /// Lets a blocked read return (0 bytes), so that the reader thread can end.
@@ -297,7 +326,10 @@ private final class ScriptedSource: MediaSource, @unchecked Sendable {
             return 0
         }
         if delayPerRead > 0 { Thread.sleep(forTimeInterval: delayPerRead) }
-        let start = lock.withLock { offset }
+        let start = lock.withLock {
+            largest = max(largest, buffer.count)
+            return offset
+        }
         if let wrapped {
             let count = try wrapped.read(into: buffer)
             lock.withLock { offset += Int64(count) }

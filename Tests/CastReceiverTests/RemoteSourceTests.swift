@@ -26,6 +26,33 @@ final class RemoteSourceTests: XCTestCase {
         XCTAssertEqual(try got.value(), Array(Fixtures.bytes[..<(3 * chunk)]))
     }
 
+    /// A read longer than the range that arrived where it begins is answered whole, from that range and the ones
+    /// after it (arrived, or on their way), not short: a short answer made the worker ask for the rest on its own,
+    /// behind the reads it had asked ahead (castd answers a worker's reads in order), and wait seconds for bytes castd
+    /// had (a stall on a link 1.5 times the film's rate).
+    func testAReadLongerThanTheRangeWhereItBeginsIsAnsweredWhole() throws {
+        let lab = try Fixtures.Lab(seekable: true)
+        defer { lab.close() }
+        let first = Fixtures.read(lab.source, reads: 1, chunk: 1000)
+        // The read and the three ranges after it, 1000 bytes each, answered.
+        for _ in 0..<4 { try lab.answer(try lab.nextRead()) }
+        XCTAssertEqual(try first.value(), Array(Fixtures.bytes[..<1000]))
+        // 2500 bytes at 1000: three ranges that arrived, the last one in part.
+        let longer = try Fixtures.read(lab.source, reads: 1, chunk: 2500).value()
+        XCTAssertEqual(longer.count, 2500, "answered whole")
+        XCTAssertTrue(longer == Array(Fixtures.bytes[1000..<(1000 + longer.count)]))
+        // 2500 more: the rest of the range at 3000, and a read asked for the rest now.
+        let more = Fixtures.read(lab.source, reads: 1, chunk: 2500)
+        var asked: [MediaRead] = []
+        while !asked.contains(where: { $0.offset <= 4000 && $0.offset + Int64($0.length) > 4000 }) {
+            asked.append(try lab.nextRead())
+        }
+        for read in asked { try lab.answer(read) }
+        let rest = try more.value()
+        XCTAssertEqual(rest.count, 2500, "answered whole")
+        XCTAssertTrue(rest == Array(Fixtures.bytes[3500..<(3500 + rest.count)]))
+    }
+
     func testAnAnswerOutOfOrderIsRefusedWithAClearError() throws {
         let lab = try Fixtures.Lab(seekable: true)
         defer { lab.close() }

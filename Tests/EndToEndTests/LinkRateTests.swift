@@ -59,6 +59,11 @@ final class LinkRateTests: LabTestCase {
         let path = try linkClip("moov-last-12s.mp4", seconds: 12)
         let rate = try filmRate(path, seconds: 12) * 0.6
         let play = try startPlayOverLink(path, rate: "\(Int(rate / 1000))kbit")
+        // The wait before the start, timed from outside: from the first `interrupted` to the first `playing`.
+        XCTAssertNotNil(play.sender.waitForLine(containing: "\"interrupted\"", timeout: 60))
+        let waitBegan = Date()
+        XCTAssertNotNil(play.sender.waitForLine(containing: "\"playing\"", timeout: 60))
+        let waited = Date().timeIntervalSince(waitBegan)
         XCTAssertTrue(waitForPosition(play, 0.5), "\(play.sender.output.suffix(5))")
         let reported = try statusLinkRate()
         let played = try finishPlayOverLink(play)
@@ -70,6 +75,9 @@ final class LinkRateTests: LabTestCase {
             played.events[playing...].filter { $0 == .playbackState(.interrupted) }.count, 0, "\(played.events)")
         XCTAssertTrue(wait.contains(.loadState(.stalled)), "no wait at the start: \(played.events)")
         XCTAssertEqual(played.log?.stalls, 0, "the wait at the start is no stall")
+        // The access log's startupTime runs until playback started: the wait is in it (AVPlayer's startupTime).
+        XCTAssertGreaterThan(waited, 2, "a wait of seconds")
+        XCTAssertGreaterThanOrEqual(played.log?.startupTime ?? 0, waited - 0.5, "startupTime counts the wait")
         // The wait says how long it expects to last, and it ends with playthrough judged OK.
         XCTAssertTrue(
             wait.contains { if case .buffered(_, _, _, let wait?) = $0 { wait > 0 } else { false } }, "\(wait)")

@@ -9,7 +9,11 @@ import CastProtocol
 ///   reaches the end without running dry. With `s` the arrival speed (input rate ÷ the media's byte rate, media
 ///   seconds per second), `ρ` the playback rate, `R` the media seconds to the end and `A` those buffered, the buffer
 ///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`.
-///   It is gained with a margin (`Thresholds.playthroughMargin`) and lost without, so that a noisy rate does not flap;
+///   It is gained with a reserve and a margin: the rest arrives `Thresholds.playthroughReserve` seconds before it is
+///   needed at a rate `Thresholds.playthroughMargin` times the measured one, `s·(R − ρ·c) ≥ m·ρ·(R − A)`, and lost
+///   without either, so that a noisy rate does not flap. Both are small (AVPlayer's `likelyToKeepUp` judges with the
+///   measured rate): every second of reserve, and every percent of margin, is waited for at the start on a link
+///   slower than the film;
 ///   it is re-evaluated at every measurement and may be lost again. Without a duration or a rate it is only
 ///   gained once the whole input is read.
 /// - `stalled`: while playing (the clock would run), less than `Thresholds.stallBelow` seconds are buffered and
@@ -31,8 +35,11 @@ struct BufferingRule: Sendable, Equatable {
         var stallBelow = 0.1
         /// A stall ends once this much is buffered: with playthrough OK when it can be judged, alone when it cannot.
         var refill = 2.0
-        /// `playthroughOK` is gained when `s·R ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
-        var playthroughMargin = 1.15
+        /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
+        /// The margin covers the error of a rate measured over seconds of a steady link (a few percent), the reserve
+        /// (seconds) the steps in which bytes arrive (a read of about a quarter second) and the decoding of the last.
+        var playthroughMargin = 1.03
+        var playthroughReserve = 0.5
     }
 
     /// What the player measured, at one instant.
@@ -138,11 +145,12 @@ struct BufferingRule: Sendable, Equatable {
         else { return nil }
         // Media seconds that arrive each second.
         let speed = rate / byteRate
-        let refill = min(thresholds.refill, m.remaining ?? .infinity)
-        var needed = refill
+        var needed = min(thresholds.refill, m.remaining ?? .infinity)
         if let remaining = m.remaining {
-            // Playthrough (with its margin) needs A ≥ R − s·R ÷ (margin·ρ).
-            needed = max(needed, remaining - speed * remaining / (thresholds.playthroughMargin * max(m.rate, 0.01)))
+            // Playthrough (with its reserve and margin) needs A ≥ R − s·(R − ρ·reserve) ÷ (margin·ρ).
+            let rate = max(m.rate, 0.01)
+            let arriving = speed * max(remaining - rate * thresholds.playthroughReserve, 0)
+            needed = max(needed, remaining - arriving / (thresholds.playthroughMargin * rate))
         }
         return max(needed - max(m.ahead, 0), 0) / speed
     }
@@ -168,7 +176,9 @@ struct BufferingRule: Sendable, Equatable {
         let missing = remaining - ahead
         if missing <= 0 { return true }
         let speed = rate / byteRate
-        let margin = had ? 1 : thresholds.playthroughMargin
-        return speed * remaining >= margin * max(m.rate, 0.01) * missing
+        let playback = max(m.rate, 0.01)
+        if had { return speed * remaining >= playback * missing }
+        let arriving = speed * max(remaining - playback * thresholds.playthroughReserve, 0)
+        return arriving >= thresholds.playthroughMargin * playback * missing
     }
 }

@@ -6,7 +6,10 @@ import Foundation
 /// from memory and a slow network read only stalls playback once the buffer has run dry.
 ///
 /// The reader thread keeps up to `capacity` bytes buffered ahead of the consumer's position, reading at most `chunk`
-/// bytes at a time (about half a second's worth at the measured rate, so a slow link delivers early). Behind the
+/// bytes at a time (about a quarter second's worth at the measured rate, so a slow link delivers early). Until the
+/// consumer says it has probed the input (`probed()`), each read asks for about `probeReadTarget` seconds' worth (at
+/// least `probeRead` bytes): what is asked for ahead of the consumer is answered in order, before a seek's bytes (an
+/// MP4's index at the end), so a small read keeps that wait short while the link stays busy. Behind the
 /// position it keeps at least `backBuffer` bytes (more while the buffer is not full), so that FFmpeg's small
 /// backward seeks are served from memory. A seek outside the buffered window bumps a serial, drops
 /// the buffer and lets the reader thread seek upstream; whatever it was reading under the old serial is discarded
@@ -51,6 +54,11 @@ public final class ReadAheadSource: MediaSource {
         try core.seek(to: offset)
     }
 
+    /// The consumer has probed the input (opened it, found its streams): reads grow to their measured size from now on.
+    public func probed() {
+        core.probed()
+    }
+
     /// Wakes every waiting read for good (they throw), ends the reader thread and cancels the upstream.
     public func cancel() {
         core.cancel()
@@ -67,6 +75,8 @@ public final class ReadAheadSource: MediaSource {
     public var bufferedBytes: Int { core.statistics.buffered }
     /// How many bytes the upstream delivered in total (including bytes dropped by seeks).
     public var bytesReceived: Int64 { core.statistics.received }
+    /// How many distinct bytes of the input the upstream delivered: a range delivered again (after a seek) counts once.
+    public var distinctBytesReceived: Int64 { core.statistics.distinct }
     /// The upstream's delivery rate in bytes per second over about the last 2 s spent reading it; nil before the
     /// first upstream read.
     ///
@@ -86,6 +96,8 @@ public final class ReadAheadSource: MediaSource {
         var buffered: Int
         /// Bytes the upstream delivered in total.
         var received: Int64
+        /// Distinct bytes of the input the upstream delivered (a range delivered again counts once).
+        var distinct: Int64
         /// The upstream's delivery rate (bytes/s) over about the last 2 s of reading; nil before the first read.
         var rate: Double?
         /// Whether the upstream reached its end where the reader reads.
@@ -129,7 +141,11 @@ extension ReadAheadSource {
         private var failure: (any Error)?
         private var cancelled = false
         private var received: Int64 = 0
+        /// The input's ranges the upstream delivered, for `distinct`.
+        private var delivered = DeliveredRanges()
         private var meter = RateMeter(window: 2)
+        /// Until the consumer probed the input, reads ask for at most `probeRead` bytes.
+        private var probing = true
         /// When the upstream read in progress began (seconds of the monotonic clock), nil between reads.
         private var readStarted: Double?
 
@@ -183,6 +199,10 @@ extension ReadAheadSource {
             condition.broadcast()
         }
 
+        func probed() {
+            condition.withLock { probing = false }
+        }
+
         func cancel() {
             condition.lock()
             let first = !cancelled
@@ -196,7 +216,7 @@ extension ReadAheadSource {
             let now = Self.now()
             return condition.withLock {
                 Statistics(
-                    buffered: Int(windowEnd - position), received: received,
+                    buffered: Int(windowEnd - position), received: received, distinct: delivered.count,
                     rate: meter.rate(now: now, readStarted: readStarted), atEnd: atEnd,
                     readingTime: meter.elapsed + max(now - (readStarted ?? now), 0), full: hasNoRoom,
                     failed: failure != nil)
@@ -238,12 +258,14 @@ extension ReadAheadSource {
                 windowStart = max(windowStart, windowEnd + Int64(buffer.count) - Int64(ring.count))
                 readStarted = started
                 condition.unlock()
+                let offset = windowEnd
                 let outcome = Result { try upstream.read(into: buffer) }
                 let ended = Self.now()
                 condition.lock()
                 readStarted = nil
                 let count = (try? outcome.get()) ?? 0
                 received += Int64(count)
+                if count > 0 { delivered.insert(offset..<(offset + Int64(count))) }
                 meter.record(bytes: count, duration: ended - started)
                 guard serial == readSerial else { continue }
                 switch outcome {
@@ -257,16 +279,24 @@ extension ReadAheadSource {
 
         /// How much the next upstream read asks for: about `readTarget` seconds at the measured rate (so that on a slow
         /// link the first bytes, and each refill during a stall, arrive within a fraction of a second instead of
-        /// after a whole chunk), at least `minimumRead` bytes, at most `chunk`; `firstRead` before the rate is known.
-        /// Called locked.
+        /// after a whole chunk, and the buffered media grows in small steps), at least `minimumRead` bytes, at most
+        /// `chunk`; `firstRead` before the rate is known, at most `probeRead` while the consumer probes. Called locked.
         private func readSize(now: Double) -> Int {
-            guard let rate = meter.rate(now: now, readStarted: nil) else { return min(Self.firstRead, chunk) }
+            let rate = meter.rate(now: now, readStarted: nil)
+            if probing { return min(max(Int((rate ?? 0) * Self.probeReadTarget), Self.probeRead), chunk) }
+            guard let rate else { return min(Self.firstRead, chunk) }
             return min(max(Int(rate * Self.readTarget), Self.minimumRead), chunk)
         }
 
-        static let readTarget = 0.5
+        static let readTarget = 0.25
         static let minimumRead = 16 << 10
         static let firstRead = 64 << 10
+        /// While the consumer probes, a read asks for about `probeReadTarget` seconds at the measured rate, at least
+        /// `probeRead` bytes: with the reads a served source keeps in flight ahead of it (the worker's and castd's,
+        /// docs/protocol.md), a third of a second or 100 KiB stand between a seek and its bytes, and a probe that
+        /// reads megabytes (Matroska's streams) does not take them 16 KiB at a time on a fast link.
+        static let probeRead = 16 << 10
+        static let probeReadTarget = 0.05
 
         /// Seconds of the monotonic clock.
         private static func now() -> Double {
@@ -303,5 +333,35 @@ extension ReadAheadSource {
             let index = Int(offset % Int64(storage.count))
             return UnsafeMutableRawBufferPointer(rebasing: storage[index..<(index + min(count, storage.count - index))])
         }
+    }
+}
+
+/// The ranges of an input delivered so far, merged, and how many distinct bytes they hold: a range delivered again
+/// (read again after a seek) is not counted twice. At most `limit` ranges are kept (the lowest go first, and may then
+/// be counted again): a film read front to back, with a few seeks while probing, needs a handful.
+private struct DeliveredRanges {
+    private var ranges: [Range<Int64>] = []
+    private(set) var count: Int64 = 0
+    static let limit = 64
+
+    mutating func insert(_ range: Range<Int64>) {
+        guard !range.isEmpty else { return }
+        var merged = range
+        var kept: [Range<Int64>] = []
+        var covered: Int64 = 0
+        for existing in ranges {
+            if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
+                kept.append(existing)
+            } else {
+                covered += max(
+                    min(existing.upperBound, range.upperBound) - max(existing.lowerBound, range.lowerBound), 0)
+                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
+            }
+        }
+        count += Int64(range.count) - covered
+        kept.append(merged)
+        kept.sort { $0.lowerBound < $1.lowerBound }
+        if kept.count > Self.limit { kept.removeFirst(kept.count - Self.limit) }
+        ranges = kept
     }
 }

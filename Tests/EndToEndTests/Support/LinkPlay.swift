@@ -86,11 +86,13 @@ extension LabTestCase {
         if !receiverRuns { _ = try lab.startRecordingReceiver(work: work) }
         if let rate { try lab.shape(.phone, rate: rate) }
         let (bytes, packets) = (try phoneCounter("tx_bytes"), try phoneCounter("tx_packets"))
+        // The wall time runs from the spawn of `cast send` to its exit.
+        let started = Date()
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         return LinkPlayInProgress(
-            sender: sender, path: path, rate: rate, bytes: bytes, packets: packets, started: Date())
+            sender: sender, path: path, rate: rate, bytes: bytes, packets: packets, started: started)
     }
 
     /// Waits (at most `timeout` s) for the play to end and says what it came to; the finish must be `playbackEnded`.

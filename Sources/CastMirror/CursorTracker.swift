@@ -49,10 +49,11 @@ public final class CursorTracker {
             return "the X11 display \(name) has no XFIXES extension: the pointer is not shown"
         }
         let tracker = CursorTracker(display: display)
-        startDetachedThread(name: "cast-mirror cursor") { [tracker = UncheckedSendable(tracker)] in
+        // `tracker` goes to the thread (`sending`): nothing here touches it again.
+        startDetachedThread(name: "cast-mirror cursor") {
             let interval = timespec(tv_sec: 0, tv_nsec: 1_000_000_000 / MirrorCursor.maximumRate)
             while true {
-                if let cursor = tracker.value.look(origin: origin.value), !send(cursor) { return }
+                if let cursor = tracker.look(origin: origin.value), !send(cursor) { return }
                 var pause = interval
                 nanosleep(&pause, nil)
             }
@@ -94,11 +95,4 @@ public final class CursorTracker {
         lastPlace = place
         return MirrorCursor(x: place.0, y: place.1, shape: shape)
     }
-}
-
-/// A value handed to one other thread, which alone uses it from then on.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    // Invariant: the creating thread lets go of `value` once it made this; only the receiving thread touches it.
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -12,9 +12,10 @@ import Synchronization
 /// that comes between pieces is handed to `onControl` on the reading thread, and the read goes on waiting, unless
 /// that cancelled the source (a `stop`): then it returns no bytes. The source never sends a `read`.
 ///
-/// Thread-safety: `read` is called by one thread at a time (the mirror thread), which alone touches `position` and
-/// `buffer` (the channel calls `destination` on that thread, inside `receivePiece`); `cancel` may come from any
-/// thread: an atomic flag, seen by the read after the next message (castd pushes a piece at least once a second).
+/// Thread-safety (`@unchecked`: it holds the raw memory of the read in progress): `read` is called by one thread at a
+/// time (the mirror thread), which alone touches `position` and `buffer` (the channel calls `destination` on that
+/// thread, inside `receivePiece`); `cancel` may come from any thread: an atomic flag, seen by the read after the next
+/// message (castd pushes a piece at least once a second).
 final class PushedStreamSource: MediaSource, WorkerDataSink, @unchecked Sendable {
     private let channel: WorkerChannel
     private let onControl: @Sendable (PlaybackControl.Action) -> Void

@@ -45,6 +45,14 @@ public final class ScreenCapture {
     public init(displayName: String?, window: UInt? = nil) throws(MirrorError) {
         let name = displayName ?? getenv("DISPLAY").map { String(cString: $0) }
         guard let name, !name.isEmpty else {
+            // A Wayland desktop's screen is reached through xdg-desktop-portal's ScreenCast and PipeWire, not built
+            // yet (docs/user-guide.md, "Showing your screen"); its Xwayland display shows X11 windows only.
+            if let wayland = getenv("WAYLAND_DISPLAY"), wayland.pointee != 0 {
+                throw MirrorError(
+                    "this is a Wayland session without an X11 display: cast mirror captures X11 only (a Wayland "
+                        + "screen needs xdg-desktop-portal's ScreenCast, not supported yet); give --display :N for "
+                        + "an X11 display", usage: true)
+            }
             throw MirrorError("no X11 display to mirror: set DISPLAY or give --display :N", usage: true)
         }
         cast_x11_count_errors()

@@ -301,5 +301,10 @@ final class MirrorTests: LabTestCase {
         let none = try lab.run(on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: environment)
         XCTAssertEqual(none.status, 2, "\(none.stdout)\n\(none.stderr)")
         XCTAssertTrue(none.stderr.contains("no X11 display"), none.stderr)
+        // A Wayland session without Xwayland: refused with what it would take.
+        environment["WAYLAND_DISPLAY"] = "wayland-1"
+        let wayland = try lab.run(on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: environment)
+        XCTAssertEqual(wayland.status, 2, "\(wayland.stdout)\n\(wayland.stderr)")
+        XCTAssertTrue(wayland.stderr.contains("Wayland session without an X11 display"), wayland.stderr)
     }
 }

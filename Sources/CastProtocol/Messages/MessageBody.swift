@@ -12,6 +12,6 @@ func checkText(_ text: String?, field: String) throws(ProtocolError) {
 }
 
 /// Throws `.malformedMessage` "`name` `problem`" when there is a problem.
-func check(_ problem: String?, in name: String) throws(ProtocolError) {
+func reportProblem(_ problem: String?, in name: String) throws(ProtocolError) {
     if let problem { throw ProtocolError(.malformedMessage, "\(name) \(problem)") }
 }

@@ -146,6 +146,6 @@ public struct ThumbnailPart: Codable, Sendable, Equatable {
 
 extension ThumbnailPart: MessageBody {
     func check() throws(ProtocolError) {
-        try CastProtocol.check(problem, in: "thumbnail")
+        try reportProblem(problem, in: "thumbnail")
     }
 }

@@ -43,6 +43,6 @@ public struct ThumbnailRequest: Codable, Sendable, Equatable {
 
 extension ThumbnailRequest: MessageBody {
     func check() throws(ProtocolError) {
-        try CastProtocol.check(problem, in: "thumbnailRequest")
+        try reportProblem(problem, in: "thumbnailRequest")
     }
 }

@@ -27,6 +27,6 @@ public struct TimeReply: Codable, Sendable, Equatable {
 
 extension TimeReply: MessageBody {
     func check() throws(ProtocolError) {
-        try CastProtocol.check(problem, in: "timeReply")
+        try reportProblem(problem, in: "timeReply")
     }
 }

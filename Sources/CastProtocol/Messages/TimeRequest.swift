@@ -14,6 +14,6 @@ public struct TimeRequest: Codable, Sendable, Equatable {
 
 extension TimeRequest: MessageBody {
     func check() throws(ProtocolError) {
-        try CastProtocol.check(problem, in: "timeRequest")
+        try reportProblem(problem, in: "timeRequest")
     }
 }

@@ -18,6 +18,11 @@ public final class SoundCapture {
     public static let pieceFrames = 480
 
     private let pcm: OpaquePointer
+    /// Whether reads wait for the sound (a card); false for a chain that ends in ALSA's `null` (the lab's `file`
+    /// PCM over `null`, whose infile is a FIFO), which gives at once whatever it has: the capture then reads a piece
+    /// every 10 ms by the monotonic clock, as the engine paces such a PCM for playback.
+    private let pacesItself: Bool
+    private var nextRead: UInt64?
 
     /// Opens `name` for capture.
     /// - Throws: `MirrorError` (a usage error) when the PCM cannot be opened or set to 48 kHz stereo S16.
@@ -37,6 +42,20 @@ public final class SoundCapture {
                 usage: true)
         }
         pcm = handle
+        pacesItself = !Self.endsInNull(handle)
+    }
+
+    /// Whether the PCM's chain ends in `null` (`snd_pcm_dump` names each PCM of the chain, the last "Null PCM").
+    private static func endsInNull(_ pcm: OpaquePointer) -> Bool {
+        if snd_pcm_type(pcm) == SND_PCM_TYPE_NULL { return true }
+        var output: OpaquePointer?
+        guard snd_output_buffer_open(&output) == 0, let output else { return false }
+        defer { snd_output_close(output) }
+        guard snd_pcm_dump(pcm, output) == 0 else { return false }
+        var text: UnsafeMutablePointer<CChar>?
+        let length = snd_output_buffer_string(output, &text)
+        guard let text, length > 0 else { return false }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self).contains("Null PCM")
     }
 
     deinit { snd_pcm_close(pcm) }
@@ -44,6 +63,17 @@ public final class SoundCapture {
     /// Reads the next piece and stamps it: `now` is the pictures' clock in microseconds. Nil when the capture ended
     /// or failed beyond recovery.
     public func next(now: () -> UInt64) -> (captured: UInt64, sound: MirrorSound)? {
+        if !pacesItself {
+            let pieceTime = UInt64(Self.pieceFrames * 1_000_000 / Self.rate)
+            let due = nextRead ?? now()
+            let time = now()
+            if due > time {
+                var pause = timespec(tv_sec: Int((due - time) / 1_000_000), tv_nsec: Int((due - time) % 1_000_000) * 1000)
+                nanosleep(&pause, nil)
+            }
+            // Behind by more than a piece (the machine was busy): start again from now rather than read in a burst.
+            nextRead = max(due, now() - min(now(), pieceTime)) + pieceTime
+        }
         var samples = [UInt8](repeating: 0, count: Self.pieceFrames * Self.channels * 2)
         var done = 0
         while done < Self.pieceFrames {

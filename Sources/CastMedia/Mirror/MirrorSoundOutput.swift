@@ -92,6 +92,8 @@ final class MirrorSoundOutput: Sendable {
     private func write(_ sound: MirrorSound, captured: UInt64, to device: AlsaDevice, schedule: MirrorSoundSchedule) {
         let queued = device.pacesItself ? Int64(device.delay()) * 1_000_000 / Int64(device.rate) : 0
         var skip = 0
+        let dbg = schedule.decide(captured: captured, frames: sound.frames, rate: sound.rate, heard: Self.now() + queued)
+        if captured % 20 == 0 || true { log("DEBUG captured \(captured) now \(Self.now()) moment \(schedule.moment(captured: captured) ?? 0) \(dbg) queued \(queued) q \(state.read { $0.queue.count })") }
         switch schedule.decide(captured: captured, frames: sound.frames, rate: sound.rate, heard: Self.now() + queued) {
         case .play: break
         case .early(let early):

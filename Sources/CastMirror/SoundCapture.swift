@@ -68,7 +68,8 @@ public final class SoundCapture {
             let due = nextRead ?? now()
             let time = now()
             if due > time {
-                var pause = timespec(tv_sec: Int((due - time) / 1_000_000), tv_nsec: Int((due - time) % 1_000_000) * 1000)
+                var pause = timespec(
+                    tv_sec: Int((due - time) / 1_000_000), tv_nsec: Int((due - time) % 1_000_000) * 1000)
                 nanosleep(&pause, nil)
             }
             // Behind by more than a piece (the machine was busy): start again from now rather than read in a burst.

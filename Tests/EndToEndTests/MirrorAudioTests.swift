@@ -26,7 +26,9 @@ final class MirrorAudioTests: LabTestCase {
     }
 
     /// castd (full screen, its sound into `capture`) and `cast mirror --audio` reading `source`, playing.
-    private func startMirroring() throws -> (receiver: Daemon, mirror: Daemon, capture: FIFOCapture, source: SoundSource) {
+    private func startMirroring() throws -> (
+        receiver: Daemon, mirror: Daemon, capture: FIFOCapture, source: SoundSource
+    ) {
         let capture = try FIFOCapture(path: "\(work!)/castd-audio.fifo")
         let receiver = try lab.start(
             on: .box,
@@ -60,7 +62,9 @@ final class MirrorAudioTests: LabTestCase {
         // The tone starts now; castd's output must carry it within a generous hang bound.
         let toneStart = source.startTone(at: MonotonicClock.nanoseconds())
         XCTAssertTrue(
-            waitUntil(timeout: 20) { Capture.beepOnset(in: capture.bytes, from: 0) != nil && capture.total > 48000 * 4 * 2 },
+            waitUntil(timeout: 20) {
+                Capture.beepOnset(in: capture.bytes, from: 0) != nil && capture.total > 48000 * 4 * 2
+            },
             "castd wrote \(capture.total) bytes: \(receiver.output.suffix(12))")
         let bytes = capture.bytes
         let onset = try XCTUnwrap(Capture.beepOnset(in: bytes, from: 0), "the tone's onset in castd's output")
@@ -69,58 +73,16 @@ final class MirrorAudioTests: LabTestCase {
         let delay = Double(arrival - toneStart) / 1e6
         let tone = bytes[bytes.startIndex + onset..<min(bytes.endIndex, bytes.startIndex + onset + 48000 * 4)]
         let frequency = Media.toneFrequency(ofCapture: Data(tone))
-        print("mirrored sound: tone at \(String(format: "%.1f", frequency)) Hz, heard \(String(format: "%.1f", delay)) ms after it was written")
+        print(
+            "mirrored sound: tone at \(String(format: "%.1f", frequency)) Hz, heard \(String(format: "%.1f", delay)) ms after it was written"
+        )
         XCTAssertEqual(frequency, 440, accuracy: 440 * 0.03, "castd plays the sender's tone at its pitch")
         XCTAssertLessThan(delay, 2000, "the sound is live, not buffered")
-        print(receiver.output.filter { $0.contains("DEBUG") }.suffix(400).joined(separator: "\n"))
 
         let stop = try lab.run(
             on: .phone, [Paths.cast, "stop", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertEqual(stop.status, 0, stop.stderr)
         XCTAssertEqual(mirror.waitForExit(timeout: 20), 0, "cast mirror: \(mirror.output.suffix(8))")
-        capture.stop()
-    }
-
-    /// Lip sync: the sender's screen turns white and a tone starts at the same instant (mirror-flash paints it, the
-    /// sound source starts the tone at that moment); the white reaches castd's screen and the tone castd's ALSA
-    /// output within a generous bound of each other (the goal is ±45 ms; the figures are printed).
-    func testAPictureAndASoundMadeTogetherArriveTogether() throws {
-        let (receiver, mirror, capture, source) = try startMirroring()
-        defer { source.stop() }
-        let tool = "\(work!)/mirror-flash"
-        let built = try runCommand([
-            "cc", "-O2", "-o", tool, Paths.package.appendingPathComponent("scripts/mirror-flash.c").path, "-lX11",
-        ])
-        guard built.status == 0 else { throw XCTSkip("cannot build an Xlib program: \(built.stderr)") }
-        var gaps: [Double] = []
-        for _ in 0..<3 {
-            let from = capture.total
-            // 2.5 s ahead: mirror-flash's black window is on castd's screen by then, and the source writes ahead.
-            let at = MonotonicClock.nanoseconds() + 2_500_000_000
-            source.startTone(at: at, seconds: 0.3)
-            let flash = try runCommand([tool, senderScreen!.display, receiverScreen!.display, "\(Double(at) / 1e6)"])
-            let seen = try XCTUnwrap(
-                flash.stdout.split(separator: "\n").first { $0.hasPrefix("seen ") }.flatMap { Double($0.dropFirst(5)) },
-                "mirror-flash: \(flash.stdout) \(flash.stderr)")
-            XCTAssertTrue(
-                waitUntil(timeout: 20) { Capture.beepOnset(in: capture.bytes, from: from) != nil },
-                "castd wrote \(capture.total) bytes: \(receiver.output.suffix(12))")
-            let onset = try XCTUnwrap(Capture.beepOnset(in: capture.bytes, from: from))
-            let heard = try XCTUnwrap(capture.reads.first { $0.total > onset }?.arrival)
-            let picture = seen - Double(at) / 1e6
-            let sound = Double(heard - at) / 1e6
-            print(
-                "lip sync: picture \(String(format: "%.1f", picture)) ms, sound \(String(format: "%.1f", sound)) ms "
-                    + "after they were made: sound − picture \(String(format: "%+.1f", sound - picture)) ms")
-            gaps.append(sound - picture)
-            Thread.sleep(forTimeInterval: 0.5)
-        }
-        print("lip sync over \(gaps.count): \(gaps.map { String(format: "%+.1f", $0) }.joined(separator: ", ")) ms")
-        // A generous bound on a loaded machine; the goal (±45 ms) is judged on the figures.
-        for gap in gaps { XCTAssertLessThan(abs(gap), 120, "sound and picture arrive together") }
-        _ = try lab.run(
-            on: .phone, [Paths.cast, "stop", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        _ = mirror.waitForExit(timeout: 20)
         capture.stop()
     }
 }
@@ -144,7 +106,6 @@ private final class SoundSource: @unchecked Sendable {
         fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, Int32(4096))
-        print("DEBUG pipe size \(fcntl(fd, 1032))")
         let thread = Thread { [self] in run() }
         thread.name = "sound source"
         thread.start()

@@ -74,7 +74,13 @@ final class MirrorSoundOutput: Sendable {
             guard let ((captured, sound), schedule) = next else { break }
             if device == nil && !failed {
                 do {
-                    device = try AlsaDevice(name: deviceName, rate: sound.rate, channels: sound.channels, clock: clock)
+                    let opened = try AlsaDevice(
+                        name: deviceName, rate: sound.rate, channels: sound.channels, clock: clock)
+                    let latency = opened.pacesItself ? 0 : Int64(opened.bufferFrames) * 1_000_000 / Int64(opened.rate)
+                    state.withLock { $0.schedule.deviceLatency = latency }
+                    device = opened
+                    // This first piece was timed without the device's latency: the next 10 ms are.
+                    continue
                 } catch {
                     failed = true
                     log("mirror: no sound: \(error)")
@@ -90,10 +96,11 @@ final class MirrorSoundOutput: Sendable {
 
     /// Writes one unit at its moment: waits or writes silence when it is early, cuts its start when it is late.
     private func write(_ sound: MirrorSound, captured: UInt64, to device: AlsaDevice, schedule: MirrorSoundSchedule) {
-        let queued = device.pacesItself ? Int64(device.delay()) * 1_000_000 / Int64(device.rate) : 0
+        // What is written now is heard after what the device holds: a card tells (its delay); a PCM that ends in
+        // `null` takes audio at once and is heard, as the engine counts it (`lead`), a buffer's length later.
+        let held = device.pacesItself ? device.delay() : device.bufferFrames
+        let queued = Int64(held) * 1_000_000 / Int64(device.rate)
         var skip = 0
-        let dbg = schedule.decide(captured: captured, frames: sound.frames, rate: sound.rate, heard: Self.now() + queued)
-        if captured % 20 == 0 || true { log("DEBUG captured \(captured) now \(Self.now()) moment \(schedule.moment(captured: captured) ?? 0) \(dbg) queued \(queued) q \(state.read { $0.queue.count })") }
         switch schedule.decide(captured: captured, frames: sound.frames, rate: sound.rate, heard: Self.now() + queued) {
         case .play: break
         case .early(let early):
@@ -102,7 +109,7 @@ final class MirrorSoundOutput: Sendable {
                     repeating: 0, count: Int(early * Int64(device.rate) / 1_000_000) * device.frameBytes)
                 _ = try? silence.withUnsafeBytes { try device.write($0) }
             } else {
-                // A device that takes what it is given is heard as it is written: the wait is the silence.
+                // A device that takes what it is given does not wait by itself: the wait is the silence.
                 var pause = timespec(tv_sec: Int(early / 1_000_000), tv_nsec: Int(early % 1_000_000) * 1000)
                 nanosleep(&pause, nil)
             }

@@ -4,9 +4,10 @@
 /// The sender stamps pictures and sound with one clock; the receiver's clock differs by an unknown offset. The
 /// smallest (arrival − capture) seen is that offset plus the quickest transit: a sample captured at `c` can be heard
 /// at `c + offset` at the earliest. Pictures are later than that by their encoding, sending and decoding (the
-/// picture lag, smoothed); sound is heard at `c + offset + max(jitter, picture lag)`: late enough that a unit
-/// delayed by the network still arrives in time (the jitter buffer), and no earlier than the picture captured with
-/// it. Sound early by more than `tolerance` waits (silence first); sound late by more is cut from its start: it never
+/// picture lag, smoothed); sound is heard at `c + offset + max(jitter, picture lag, device latency + tolerance)`:
+/// late enough that a unit delayed by the network still arrives in time (the jitter buffer) and that the device can
+/// play it then (a PCM that ends in `null` is heard a buffer after it is written), and no earlier than the picture
+/// captured with it. Sound early by more than `tolerance` waits (silence first); sound late by more is cut from its start: it never
 /// drifts.
 ///
 /// Thread-safety: a value; the sound thread owns it (under the output's lock when the picture thread reports).
@@ -17,6 +18,9 @@ struct MirrorSoundSchedule: Sendable, Equatable {
     let tolerance: Int64
     /// The longest picture lag followed: a stalled decoder must not hold the sound back for ever.
     static let maximumLag: Int64 = 500_000
+
+    /// How long after it is written the device plays a sample at the least (0 for a card written at the moment).
+    var deviceLatency: Int64 = 0
 
     private var offset: Int64?
     private var pictureLag: Int64?
@@ -45,7 +49,7 @@ struct MirrorSoundSchedule: Sendable, Equatable {
     /// When the sample captured at `captured` is to be heard, on our clock; nil before any unit arrived.
     func moment(captured: UInt64) -> Int64? {
         guard let offset else { return nil }
-        return Int64(clamping: captured) + offset + max(jitter, pictureLag ?? 0)
+        return Int64(clamping: captured) + offset + max(jitter, pictureLag ?? 0, deviceLatency + tolerance)
     }
 
     /// What to do with a unit of `frames` frames at `rate`, captured at `captured`, whose first frame would be heard

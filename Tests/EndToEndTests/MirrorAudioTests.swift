@@ -85,6 +85,79 @@ final class MirrorAudioTests: LabTestCase {
         XCTAssertEqual(mirror.waitForExit(timeout: 20), 0, "cast mirror: \(mirror.output.suffix(8))")
         capture.stop()
     }
+
+    /// Lip sync: the sender's screen turns white for 1 s every 2 s (ffplay) and a 100 ms tone sounds every second
+    /// (the sound source); each picture change is timed on both screens (mirror-watch, every millisecond) and each
+    /// tone where it was made and where castd's ALSA output gives it. Sound and pictures are in sync when the sound
+    /// takes as long as the pictures: the medians' difference within a generous bound (the goal is ±45 ms; the
+    /// figures are printed).
+    func testSoundTakesAsLongAsThePictures() throws {
+        let (receiver, mirror, capture, source) = try startMirroring()
+        defer { source.stop() }
+        let tool = "\(work!)/mirror-watch"
+        let built = try runCommand([
+            "cc", "-O2", "-o", tool, Paths.package.appendingPathComponent("scripts/mirror-watch.c").path, "-lX11",
+        ])
+        guard built.status == 0 else { throw XCTSkip("cannot build an Xlib program: \(built.stderr)") }
+        let painter = try lab.start(
+            on: .phone,
+            [
+                "ffplay", "-v", "error", "-an", "-noborder", "-left", "0", "-top", "0", "-x", "1280", "-y", "720", "-f",
+                "lavfi", "-i",
+                "color=black:size=1280x720:rate=30,drawbox=x=0:y=0:w=1280:h=720:color=white:t=fill:"
+                    + "enable='lt(mod(t\\,2)\\,1)'",
+            ],
+            environment: ["DISPLAY": senderScreen!.display])
+        defer { painter.stop() }
+        let from = capture.total
+        let tones = MonotonicClock.nanoseconds() + 500_000_000
+        source.startTone(at: tones, seconds: 0.1, every: 1)
+        let watched = try runCommand([tool, senderScreen!.display, receiverScreen!.display, "10"], timeout: 30)
+        source.stop()
+
+        // The pictures: each change on the sender's screen, and the same change on castd's after it.
+        var changes: [(at: Double, colour: Substring)] = []
+        var pictureDelays: [Double] = []
+        for line in watched.stdout.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            guard words.count == 3, let at = Double(words[1]) else { continue }
+            if words[0] == "sender" {
+                changes.append((at, words[2]))
+            } else if let made = changes.last(where: { $0.colour == words[2] && $0.at <= at }), at - made.at < 1000 {
+                pictureDelays.append(at - made.at)
+            }
+        }
+        // The tones: each onset in castd's output, heard when the read that brought it ended, less the bytes after it.
+        var soundDelays: [Double] = []
+        let bytes = capture.bytes
+        let reads = capture.reads
+        var offset = from
+        while let onset = Capture.beepOnset(in: bytes, from: offset) {
+            offset = onset + 48000 * 4 / 5
+            guard let read = reads.first(where: { $0.total > onset }) else { break }
+            let heard = Double(read.arrival) / 1e6 - Double(read.total - onset) / 192.0
+            let made = Double(tones) / 1e6
+            let delay = (heard - made).truncatingRemainder(dividingBy: 1000)
+            if heard > made { soundDelays.append(delay) }
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        XCTAssertGreaterThanOrEqual(pictureDelays.count, 4, "mirror-watch: \(watched.stdout)")
+        XCTAssertGreaterThanOrEqual(soundDelays.count, 4, "castd wrote \(capture.total) bytes")
+        guard pictureDelays.count >= 4, soundDelays.count >= 4 else { return }
+        let figures = { (values: [Double]) in values.map { String(format: "%.0f", $0) }.joined(separator: " ") }
+        print("lip sync: pictures took \(figures(pictureDelays)) ms, sound \(figures(soundDelays)) ms")
+        let gap = median(soundDelays) - median(pictureDelays)
+        print("lip sync: sound − pictures \(String(format: "%+.1f", gap)) ms (medians)")
+        // A bound that catches sound that drifts or waits behind the pictures (before the sound was read as a card
+        // captures, it fell behind by 0.5 s and more); the goal (±45 ms) is judged on the figures, not asserted: in the
+        // lab the sound takes about 120 ms longer than the pictures today (docs/performance.md).
+        XCTAssertLessThan(abs(gap), 200, "sound and pictures arrive together: \(receiver.output.suffix(5))")
+        for delay in soundDelays { XCTAssertLessThan(delay, 400, "the sound does not fall behind") }
+        _ = try lab.run(
+            on: .phone, [Paths.cast, "stop", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        _ = mirror.waitForExit(timeout: 20)
+        capture.stop()
+    }
 }
 
 /// The sender's sound in the lab: a FIFO (opened read-write here, so neither side's open waits) that a thread writes
@@ -97,7 +170,7 @@ private final class SoundSource: @unchecked Sendable {
     let path: String
     private let fd: Int32
     private let lock = NSLock()
-    private var tone: (from: Int64, until: Int64)?
+    private var tone: (from: Int64, length: Int64, period: Int64)?
     private var stopped = false
 
     init(path: String) throws {
@@ -111,11 +184,11 @@ private final class SoundSource: @unchecked Sendable {
         thread.start()
     }
 
-    /// Plays the tone from `moment` (CLOCK_MONOTONIC ns; at least 40 ms ahead to be exact) for `seconds`; returns
-    /// `moment`.
+    /// Plays the tone from `moment` (CLOCK_MONOTONIC ns; at least 40 ms ahead to be exact) for `seconds`, again
+    /// `every` seconds; returns `moment`.
     @discardableResult
-    func startTone(at moment: Int64, seconds: Double = 3600) -> Int64 {
-        lock.withLock { tone = (moment, moment + Int64(seconds * 1e9)) }
+    func startTone(at moment: Int64, seconds: Double = 3600, every: Double = 7200) -> Int64 {
+        lock.withLock { tone = (moment, Int64(seconds * 1e9), Int64(every * 1e9)) }
         return moment
     }
 
@@ -136,8 +209,8 @@ private final class SoundSource: @unchecked Sendable {
             var piece = [Int16](repeating: 0, count: 480 * 2)
             for index in 0..<480 {
                 let time = start + Int64(frame + index) * 1_000_000_000 / 48000
-                guard let tone, time >= tone.from, time < tone.until else { continue }
-                let value = Int16(12000 * sin(2 * Double.pi * 440 * Double(time - tone.from) / 1e9))
+                guard let tone, time >= tone.from, (time - tone.from) % tone.period < tone.length else { continue }
+                let value = Int16(12000 * sin(2 * Double.pi * 440 * Double((time - tone.from) % tone.period) / 1e9))
                 piece[index * 2] = value.littleEndian
                 piece[index * 2 + 1] = value.littleEndian
             }

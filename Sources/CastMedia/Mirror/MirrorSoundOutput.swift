@@ -15,6 +15,10 @@ final class MirrorSoundOutput: Sendable {
     /// Units waiting at most: a second of 10 ms units; beyond, the oldest goes (the device is stuck or gone).
     static let maximumQueued = 100
 
+    /// The device's buffer: small, since a PCM that does not pace itself is heard a buffer after it is written (and a
+    /// card's delay is what was written ahead of the moment); 40 ms in 4 periods of 10 ms, a unit each.
+    static let bufferTime: UInt32 = 40_000
+
     private struct State {
         var queue: [(captured: UInt64, sound: MirrorSound)] = []
         var schedule = MirrorSoundSchedule()
@@ -75,7 +79,8 @@ final class MirrorSoundOutput: Sendable {
             if device == nil && !failed {
                 do {
                     let opened = try AlsaDevice(
-                        name: deviceName, rate: sound.rate, channels: sound.channels, clock: clock)
+                        name: deviceName, rate: sound.rate, channels: sound.channels, clock: clock,
+                        bufferTime: Self.bufferTime)
                     let latency = opened.pacesItself ? 0 : Int64(opened.bufferFrames) * 1_000_000 / Int64(opened.rate)
                     state.withLock { $0.schedule.deviceLatency = latency }
                     device = opened

@@ -148,10 +148,9 @@ final class MirrorAudioTests: LabTestCase {
         print("lip sync: pictures took \(figures(pictureDelays)) ms, sound \(figures(soundDelays)) ms")
         let gap = median(soundDelays) - median(pictureDelays)
         print("lip sync: sound − pictures \(String(format: "%+.1f", gap)) ms (medians)")
-        // A bound that catches sound that drifts or waits behind the pictures (before the sound was read as a card
-        // captures, it fell behind by 0.5 s and more); the goal (±45 ms) is judged on the figures, not asserted: in the
-        // lab the sound takes about 120 ms longer than the pictures today (docs/performance.md).
-        XCTAssertLessThan(abs(gap), 200, "sound and pictures arrive together: \(receiver.output.suffix(5))")
+        // A generous bound on a loaded machine (the goal is ±45 ms: about +35 ms alone, docs/performance.md); it
+        // catches sound that drifts or waits behind the pictures (read at once, it fell behind by 0.5 s and more).
+        XCTAssertLessThan(abs(gap), 100, "sound and pictures arrive together: \(receiver.output.suffix(5))")
         for delay in soundDelays { XCTAssertLessThan(delay, 400, "the sound does not fall behind") }
         _ = try lab.run(
             on: .phone, [Paths.cast, "stop", "Living Room"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
@@ -161,9 +160,10 @@ final class MirrorAudioTests: LabTestCase {
 }
 
 /// The sender's sound in the lab: a FIFO (opened read-write here, so neither side's open waits) that a thread writes
-/// S16 stereo 48 kHz into in real time, 10 ms a write and 40 ms ahead (the `file` PCM gives silence for what the
-/// FIFO lacks; the pipe holds 4 KiB, about 21 ms, so that what is written is read at once): silence, and a 440 Hz
-/// tone from the moment `startTone` says.
+/// S16 stereo 48 kHz into in real time, 10 ms a write and up to 40 ms ahead (the `file` PCM gives silence for what
+/// the FIFO lacks; the pipe holds 4 KiB, about 21 ms, so that what is written is read soon), and never behind: when
+/// the full pipe held it back, it goes on with the piece due now (silence lost, as a card overruns). Silence, and a
+/// 440 Hz tone from the moment `startTone` says.
 ///
 /// Thread-safety: `tone` and `stopped` are read and written under `lock`; the rest is set in init.
 private final class SoundSource: @unchecked Sendable {
@@ -203,6 +203,12 @@ private final class SoundSource: @unchecked Sendable {
             let ahead = due - MonotonicClock.nanoseconds()
             if ahead > 40_000_000 {
                 Thread.sleep(forTimeInterval: Double(ahead - 40_000_000) / 1e9)
+                continue
+            }
+            if ahead < -10_000_000 {
+                // Behind (the pipe was full: nobody read it yet, or a read came late): the next piece written is
+                // the one due now, so that a tone is written when it is due, never later.
+                frame = Int((MonotonicClock.nanoseconds() - start) * 48000 / 1_000_000_000) / 480 * 480
                 continue
             }
             let tone = lock.withLock { self.tone }

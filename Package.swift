@@ -79,7 +79,7 @@ let package = Package(
 
         // `cast mirror`'s capture (X11) and encoder (libx264 through libavcodec), used by the cast-mirror helper.
         .target(
-            name: "CastMirror", dependencies: ["CX11", "CFFmpeg", "CastProtocol"], swiftSettings: strict),
+            name: "CastMirror", dependencies: ["CX11", "CFFmpeg", "CALSA", "CastProtocol"], swiftSettings: strict),
 
         // MARK: Services and the library
         .target(

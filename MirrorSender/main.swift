@@ -4,7 +4,8 @@
 // `stats` line a second (pictures and bits per second, the rate asked, the size now), or `error: …` before it exits
 // (2: the display cannot be opened, or the window is not there). With `--window ID` it captures that window and
 // follows its size (as it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends
-// the stream. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+// the stream. With `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the
+// pictures' clock. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
 import CastBase
 import CastMirror
 import CastProtocol
@@ -26,11 +27,13 @@ var displayName: String?
 var window: UInt?
 var fps = 30
 var maximumBitRate = 20_000_000
+var soundName: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     let value = arguments.popFirst()
     switch (argument, value) {
     case ("--display", let name?): displayName = name
+    case ("--audio", let name?) where (1...256).contains(name.utf8.count): soundName = name
     case ("--window", let text?) where MirrorWindow.id(text) != nil: window = MirrorWindow.id(text)
     case ("--fps", let text?) where Int(text).map({ (1...120).contains($0) }) == true: fps = Int(text)!
     case ("--max-bitrate", let text?) where Double(text).map({ (0.1...200).contains($0) }) == true:
@@ -38,7 +41,7 @@ while let argument = arguments.popFirst() {
     default:
         say(
             "error: usage: cast-mirror [--display :N] [--window ID] [--fps 1...120] [--max-bitrate MBPS] "
-                + "(run by cast mirror)")
+                + "[--audio PCM] (run by cast mirror)")
         exit(2)
     }
 }
@@ -46,6 +49,7 @@ signal(SIGPIPE, SIG_IGN)
 
 let capture: ScreenCapture
 var encoder: ScreenEncoder
+var sound: SoundCapture?
 // About 0.1 bit per pixel and picture to start with: 6 Mbit/s at 1080p30, within the maximum.
 var rate: MirrorRate
 do {
@@ -53,6 +57,7 @@ do {
     rate = MirrorRate(
         start: capture.width * capture.height * fps / 10, minimum: 500_000, maximum: maximumBitRate, fps: fps)
     encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+    sound = try soundName.map { name throws(MirrorError) in try SoundCapture(name: name) }
 } catch {
     say("error: \(error.description)")
     exit(error.isUsage ? 2 : 1)
@@ -72,6 +77,17 @@ if let problem = CursorTracker.start(
     })
 {
     say("note: \(problem)")
+}
+// The sound, beside the pictures: its own thread, a unit every 10 ms.
+if let sound = sound.take() {
+    startDetachedThread(name: "cast-mirror sound") { [output] in
+        while let (captured, piece) = sound.next(now: now) {
+            let payload = piece.encoded
+            guard output.write(MirrorStream.Unit.header(payloadLength: payload.count, captured: captured) + payload)
+            else { exit(0) }
+        }
+        say("note: the sound capture ended")
+    }
 }
 
 var pacing = MirrorPacing(fps: fps, sharpQuantiser: ScreenEncoder.sharpQuantiser)

@@ -39,10 +39,16 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
         }
         return id
     }
+    let audio = try arguments.options["audio"].map { name throws(CastError) -> String in
+        guard (1...256).contains(name.utf8.count), !name.contains(where: \.isNewline) else {
+            throw CastError(.usage, "--audio takes an ALSA capture PCM's name, such as default or hw:1")
+        }
+        return name
+    }
     // The screen first: no display is a usage error, found before any receiver is looked for.
     let screen = try ScreenMirror.start(
         display: arguments.options["display"], window: window, fps: fps, maximumBitRate: maximumBitRate,
-        receivers: targets.count)
+        audio: audio, receivers: targets.count)
     var playbacks: [RemotePlayback] = []
     defer { for playback in playbacks { playback.close() } }
     for (index, given) in targets.enumerated() {

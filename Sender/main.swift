@@ -150,7 +150,7 @@ let verbs: [Verb] = [
     Verb(
         name: "mirror",
         synopsis:
-            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--json]",
+            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--audio PCM] [--json]",
         abstract: "Show this X11 screen, or one window, on receivers, live, until q or Ctrl-C (or a take-over).",
         options: [
             OptionSpec(
@@ -165,6 +165,8 @@ let verbs: [Verb] = [
             OptionSpec(
                 "max-bitrate", value: "MBPS",
                 help: "at most this many megabits a second (default 20; less when the link is slower)"),
+            OptionSpec(
+                "audio", value: "PCM", help: "also send the sound of this ALSA capture PCM (default, or a loopback)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: [

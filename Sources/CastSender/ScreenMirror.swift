@@ -75,7 +75,8 @@ public final class ScreenMirror: Sendable {
     /// With several `receivers`, one capture and encode is copied to each (`files`), not in step, at the bit rate of
     /// the slowest.
     public static func start(
-        display: String?, window: UInt? = nil, fps: Int, maximumBitRate: Double?, receivers: Int = 1
+        display: String?, window: UInt? = nil, fps: Int, maximumBitRate: Double?, audio: String? = nil,
+        receivers: Int = 1
     ) throws(CastError) -> ScreenMirror {
         precondition((1...16).contains(receivers), "1 to 16 receivers")
         let program = URL(
@@ -86,6 +87,7 @@ public final class ScreenMirror: Sendable {
         if let display { arguments += ["--display", display] }
         if let window { arguments += ["--window", "\(window)"] }
         if let maximumBitRate { arguments += ["--max-bitrate", "\(maximumBitRate)"] }
+        if let audio { arguments += ["--audio", audio] }
         var stream: [Int32] = [-1, -1]
         var errors: [Int32] = [-1, -1]
         guard pipe(&stream) == 0 else { throw CastError(.playback, "cannot start \(programName): no pipe") }

@@ -88,6 +88,9 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
         let decoder = try MirrorDecoder()
         let presenter = try makePresenter()
         defer { presenter?.close() }
+        // The sender's sound, when it sends any (`cast mirror --audio`): opened with its first unit.
+        var sound: MirrorSoundOutput?
+        defer { sound?.close() }
         var reader = MirrorStream.Reader()
         // A whole intra picture in one read where the sender's pipe has it (a read is at most 1 MiB).
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
@@ -104,13 +107,29 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
                 if MirrorCursor.isCursor(unit.payload) {
                     // The pointer, beside the pictures; a damaged one is skipped as a damaged picture is.
                     if let cursor = try? MirrorCursor(decoding: unit.payload) { presenter?.showCursor(cursor) }
+                    sound?.arrived(captured: unit.captured)
+                    continue
+                }
+                if MirrorSound.isSound(unit.payload) {
+                    // A malformed piece of sound is skipped as a damaged picture is.
+                    guard let piece = try? MirrorSound(decoding: unit.payload),
+                        case .alsa(let name) = configuration.audio
+                    else { continue }
+                    if sound == nil {
+                        sound = MirrorSoundOutput(
+                            deviceName: name, clock: configuration.audioClock, log: configuration.log)
+                        // Before the first picture, its announcement says both.
+                        if shown > 0 { emit(.mediaTypes([.video, .audio])) }
+                    }
+                    sound?.play(piece, captured: unit.captured)
                     continue
                 }
                 for frame in try decoder.decode(unit.payload) {
                     try presenter?.present(frame)
+                    sound?.shown(captured: unit.captured)
                     let size = (Int(frame.pointer.pointee.width), Int(frame.pointer.pointee.height))
                     if shown == 0 {
-                        announce(frame)
+                        announce(frame, sound: sound != nil)
                     } else if size != lastSize {
                         // The sender's screen or window changed size: the stream follows, and says so.
                         emit(.naturalSize(width: size.0, height: size.1))
@@ -132,8 +151,8 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
     }
 
     /// The first picture's events, as the engine sends them for a video.
-    private func announce(_ frame: Frame) {
-        emit(.mediaTypes([.video]))
+    private func announce(_ frame: Frame, sound: Bool) {
+        emit(.mediaTypes(sound ? [.video, .audio] : [.video]))
         emit(.naturalSize(width: Int(frame.pointer.pointee.width), height: Int(frame.pointer.pointee.height)))
         emit(.readyForDisplay)
         emit(.videoActive(true))

@@ -24,9 +24,10 @@ final class AlsaDevice: @unchecked Sendable {
     /// Bytes per frame (S16: 2 per channel).
     var frameBytes: Int { channels * 2 }
 
-    /// Opens `name` for playback, asking for `rate` and `channels` (1...8) and a buffer of about 100 ms in 4 periods.
-    /// `clock` says who paces it; `.auto` decides by the PCM (`endsInNull`).
-    init(name: String, rate: Int, channels: Int, clock: AudioClock = .auto) throws {
+    /// Opens `name` for playback, asking for `rate` and `channels` (1...8) and a buffer of about `bufferTime`
+    /// microseconds (100 ms unless told; a mirrored screen's sound asks for less) in 4 periods. `clock` says who paces
+    /// it; `.auto` decides by the PCM (`endsInNull`).
+    init(name: String, rate: Int, channels: Int, clock: AudioClock = .auto, bufferTime: UInt32 = 100_000) throws {
         var handle: OpaquePointer?
         try Self.check("snd_pcm_open(\(name))", snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0))
         guard let handle else { throw MediaError.other("snd_pcm_open(\(name)): no handle") }
@@ -52,7 +53,7 @@ final class AlsaDevice: @unchecked Sendable {
                 snd_pcm_hw_params_set_channels_near(handle, params, &chosenChannels))
             try Self.check(
                 "snd_pcm_hw_params_set_rate_near", snd_pcm_hw_params_set_rate_near(handle, params, &chosenRate, nil))
-            var bufferTime: UInt32 = 100_000
+            var bufferTime = bufferTime
             try Self.check(
                 "snd_pcm_hw_params_set_buffer_time_near",
                 snd_pcm_hw_params_set_buffer_time_near(handle, params, &bufferTime, nil))

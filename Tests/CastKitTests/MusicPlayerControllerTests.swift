@@ -276,7 +276,9 @@ final class MusicPlayerControllerTests: LocalPlaybackTestCase {
         defer { NotificationCenter.default.removeObserver(token) }
         player.play()
         XCTAssertTrue(waitUntil(timeout: 5) { player.nowPlayingItem == items[1] })
-        XCTAssertTrue(started.isSet, "the first item ended with a change of the now playing item")
+        // The property changes before its notification is delivered (on the engine's queue): wait for the delivery.
+        XCTAssertTrue(
+            waitUntil(timeout: 5) { started.isSet }, "the first item ended with a change of the now playing item")
         XCTAssertTrue(
             waitUntil(timeout: 5) { player.playbackState == .interrupted }, "\(player.playbackState)")
         XCTAssertTrue(waitUntil(timeout: 5) { movie.playbackState == .playing }, "\(movie.playbackState)")

@@ -66,3 +66,35 @@ enum GroupFixtures {
     }
 
 }
+
+/// A test of CastKit players routed to real castd on loopback (no discovery, `--auth none`), each writing its sound
+/// into a FIFO this test reads: the folder, the receivers and their captures, started and cleaned up alike for every
+/// such class (GroupRouteTests, RouteMoveTests, GroupURLTests, GroupQueueRouteTests).
+class CapturingReceiversTestCase: XCTestCase {
+    var folder: URL!
+    var receivers: [LoopbackReceiver] = []
+    var captures: [FIFOCapture] = []
+
+    override func setUpWithError() throws {
+        folder = try MovieFixtures.folder()
+        CastRoute.selection = []
+        try MovieFixtures.requireCastd()
+        // castd finds the capture PCM through the environment it inherits.
+        _ = MovieFixtures.alsa
+    }
+
+    override func tearDown() {
+        CastRoute.selection = []
+        for receiver in receivers { receiver.kill() }
+        for capture in captures { capture.stop() }
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    /// castd named `name` on loopback, its sound written into a FIFO this test reads.
+    func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
+        let (receiver, capture) = try GroupFixtures.capturingReceiver(name, in: folder)
+        captures.append(capture)
+        receivers.append(receiver)
+        return (receiver.description, capture)
+    }
+}

@@ -7,38 +7,7 @@ import XCTest
 
 /// A CastKit music queue on a group keeps one group across its items (issue 31), as `cast queue` with several `--to`
 /// does: real castd on loopback writing into FIFOs this test reads (as GroupRouteTests).
-final class GroupQueueRouteTests: XCTestCase {
-    var folder: URL!
-    var receivers: [LoopbackReceiver] = []
-    var captures: [FIFOCapture] = []
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selection = []
-        try MovieFixtures.requireCastd()
-        _ = MovieFixtures.alsa
-    }
-
-    override func tearDown() {
-        CastRoute.selection = []
-        for receiver in receivers { receiver.kill() }
-        for capture in captures { capture.stop() }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    /// castd named `name` on loopback, its sound written into a FIFO this test reads.
-    private func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
-        let directory = folder.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let capture = try FIFOCapture(path: directory.appendingPathComponent("audio.fifo").path)
-        captures.append(capture)
-        let receiver = try LoopbackReceiver(
-            stateDirectory: directory.appendingPathComponent("state").path, name: name,
-            audioDevice: "castcapture:FILE=\(capture.path),CHANNELS=2")
-        receivers.append(receiver)
-        return (receiver.description, capture)
-    }
-
+final class GroupQueueRouteTests: CapturingReceiversTestCase {
     /// Two items on two receivers: both play both, the second begun in step, over one connection from this sender to
     /// each castd for the whole queue. Before, each item started a group of its own (a connection and a clock
     /// measurement per item and member).

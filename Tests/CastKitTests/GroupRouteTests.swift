@@ -10,34 +10,7 @@ import XCTest
 /// they play, and how far apart, is measured from outside castd, as EndToEndTests' GroupTests measures `cast send`.
 /// The file has a 10 ms beep at the start of each second; the same beep must be written at the same instant by every
 /// member.
-final class GroupRouteTests: XCTestCase {
-    var folder: URL!
-    var receivers: [LoopbackReceiver] = []
-    var captures: [FIFOCapture] = []
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selection = []
-        try MovieFixtures.requireCastd()
-        // castd finds the capture PCM through the environment it inherits.
-        _ = MovieFixtures.alsa
-    }
-
-    override func tearDown() {
-        CastRoute.selection = []
-        for receiver in receivers { receiver.kill() }
-        for capture in captures { capture.stop() }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    /// castd named `name` on loopback, its sound written into a FIFO this test reads.
-    func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
-        let (receiver, capture) = try GroupFixtures.capturingReceiver(name, in: folder)
-        captures.append(capture)
-        receivers.append(receiver)
-        return (receiver.description, capture)
-    }
-
+final class GroupRouteTests: CapturingReceiversTestCase {
     func makePlayer() -> MusicPlayerController {
         MusicPlayerController(
             outputs: MovieFixtures.outputs(),

@@ -8,38 +8,7 @@ import XCTest
 /// A CastKit group playing an http(s) URL (issue 31): each member opens the URL itself, as a single receiver does, and
 /// the sender serves nothing; the members start in step by the group's schedule. Real castd on loopback writing into
 /// FIFOs this test reads (as GroupRouteTests), the test media server (Tests/Fixtures/media_server.py) on loopback.
-final class GroupURLTests: XCTestCase {
-    var folder: URL!
-    var receivers: [LoopbackReceiver] = []
-    var captures: [FIFOCapture] = []
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selection = []
-        try MovieFixtures.requireCastd()
-        _ = MovieFixtures.alsa
-    }
-
-    override func tearDown() {
-        CastRoute.selection = []
-        for receiver in receivers { receiver.kill() }
-        for capture in captures { capture.stop() }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    /// castd named `name` on loopback, its sound written into a FIFO this test reads.
-    private func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
-        let directory = folder.appendingPathComponent(name.replacingOccurrences(of: " ", with: "-"))
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let capture = try FIFOCapture(path: directory.appendingPathComponent("audio.fifo").path)
-        captures.append(capture)
-        let receiver = try LoopbackReceiver(
-            stateDirectory: directory.appendingPathComponent("state").path, name: name,
-            audioDevice: "castcapture:FILE=\(capture.path),CHANNELS=2")
-        receivers.append(receiver)
-        return (receiver.description, capture)
-    }
-
+final class GroupURLTests: CapturingReceiversTestCase {
     /// A movie player whose content is an http URL, routed to two receivers: both open the URL, play the whole of it
     /// in step (each beep written within 2 ms on both, as GroupRouteTests asks of a file) and the player finishes with
     /// `playbackEnded`. Before, a group route opened its content as a local file and lost the route.

@@ -11,31 +11,7 @@ import XCTest
 /// The clip is `seconds` long, so a receiver that plays it from position P to its end writes `(seconds − P) × rate`
 /// bytes; the first, from 0, wrote `Q × rate` until it stopped. The move keeps the position when P is Q, and the gap
 /// is the second's first read less the first's last.
-final class RouteMoveTests: XCTestCase {
-    private var folder: URL!
-    private var receivers: [LoopbackReceiver] = []
-    private var captures: [FIFOCapture] = []
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selection = []
-        try MovieFixtures.requireCastd()
-    }
-
-    override func tearDown() {
-        CastRoute.selection = []
-        for receiver in receivers { receiver.kill() }
-        for capture in captures { capture.stop() }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    private func startReceiver(_ name: String) throws -> (ReceiverDescription, FIFOCapture) {
-        let (receiver, capture) = try GroupFixtures.capturingReceiver(name, in: folder)
-        receivers.append(receiver)
-        captures.append(capture)
-        return (receiver.description, capture)
-    }
-
+final class RouteMoveTests: CapturingReceiversTestCase {
     /// A movie player plays on the kitchen; 2.5 s in, the route becomes the living room: the living room plays the
     /// rest from where the kitchen was, the kitchen stops, the playback state shows no move, and the movie ends there.
     func testChangingAPlayingRouteToAnotherReceiverMovesAtThePosition() throws {

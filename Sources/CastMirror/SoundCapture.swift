@@ -45,20 +45,7 @@ public final class SoundCapture {
                 usage: true)
         }
         pcm = handle
-        pacesItself = !Self.endsInNull(handle)
-    }
-
-    /// Whether the PCM's chain ends in `null` (`snd_pcm_dump` names each PCM of the chain, the last "Null PCM").
-    private static func endsInNull(_ pcm: OpaquePointer) -> Bool {
-        if snd_pcm_type(pcm) == SND_PCM_TYPE_NULL { return true }
-        var output: OpaquePointer?
-        guard snd_output_buffer_open(&output) == 0, let output else { return false }
-        defer { snd_output_close(output) }
-        guard snd_pcm_dump(pcm, output) == 0 else { return false }
-        var text: UnsafeMutablePointer<CChar>?
-        let length = snd_output_buffer_string(output, &text)
-        guard let text, length > 0 else { return false }
-        return String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self).contains("Null PCM")
+        pacesItself = cast_pcm_ends_in_null(handle) == 0
     }
 
     deinit { snd_pcm_close(pcm) }

@@ -26,7 +26,7 @@ final class AlsaDevice: @unchecked Sendable {
 
     /// Opens `name` for playback, asking for `rate` and `channels` (1...8) and a buffer of about `bufferTime`
     /// microseconds (100 ms unless told; a mirrored screen's sound asks for less) in 4 periods. `clock` says who paces
-    /// it; `.auto` decides by the PCM (`endsInNull`).
+    /// it; `.auto` decides by the PCM (`cast_pcm_ends_in_null`, CALSA).
     init(name: String, rate: Int, channels: Int, clock: AudioClock = .auto, bufferTime: UInt32 = 100_000) throws {
         var handle: OpaquePointer?
         try Self.check("snd_pcm_open(\(name))", snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0))
@@ -79,25 +79,8 @@ final class AlsaDevice: @unchecked Sendable {
         switch clock {
         case .device: pacesItself = true
         case .engine: pacesItself = false
-        case .auto: pacesItself = !Self.endsInNull(handle)
+        case .auto: pacesItself = cast_pcm_ends_in_null(handle) == 0
         }
-    }
-
-    /// Whether the PCM's chain of plugins ends in ALSA's `null` PCM, which takes audio at once: `null` itself, or a
-    /// plugin over it (`snd_pcm_dump` names each PCM of the chain, the last one "Null PCM"; alsa-lib has no call that
-    /// returns a plugin's slave).
-    private static func endsInNull(_ pcm: OpaquePointer) -> Bool {
-        if snd_pcm_type(pcm) == SND_PCM_TYPE_NULL { return true }
-        var output: OpaquePointer?
-        guard snd_output_buffer_open(&output) == 0, let output else { return false }
-        defer { snd_output_close(output) }
-        guard snd_pcm_dump(pcm, output) == 0 else { return false }
-        var text: UnsafeMutablePointer<CChar>?
-        let length = snd_output_buffer_string(output, &text)
-        guard let text, length > 0 else { return false }
-        let dump = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
-        let last = dump.split(separator: "\n").last { $0.contains(" PCM") && !$0.hasPrefix(" ") }
-        return last?.contains("Null PCM") ?? false
     }
 
     deinit { snd_pcm_close(pcm) }

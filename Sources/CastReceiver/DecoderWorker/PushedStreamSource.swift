@@ -12,18 +12,17 @@ import Synchronization
 /// that comes between pieces is handed to `onControl` on the reading thread, and the read goes on waiting, unless
 /// that cancelled the source (a `stop`): then it returns no bytes. The source never sends a `read`.
 ///
-/// Thread-safety (`@unchecked`: it holds the raw memory of the read in progress): `read` is called by one thread at a
-/// time (the mirror thread), which alone touches `position` and `buffer` (the channel calls `destination` on that
-/// thread, inside `receivePiece`); `cancel` may come from any thread: an atomic flag, seen by the read after the next
-/// message (castd pushes a piece at least once a second).
-final class PushedStreamSource: MediaSource, WorkerDataSink, @unchecked Sendable {
+/// Thread-safety: `read` is called by one thread at a time (the mirror thread); the memory of the read in progress is
+/// held by a `PieceTarget` of that read alone, which the channel fills on the same thread (inside `receivePiece`), so
+/// the source itself keeps no raw memory. `position` is only moved by the reading thread (atomic only to be
+/// `Sendable`); `cancel` may come from any thread: an atomic flag, seen by the read after the next message (castd
+/// pushes a piece at least once a second).
+final class PushedStreamSource: MediaSource, Sendable {
     private let channel: WorkerChannel
     private let onControl: @Sendable (PlaybackControl.Action) -> Void
     private let cancelled = Atomic(false)
     /// Where the next piece starts: the bytes received so far.
-    private var position: Int64 = 0
-    /// The buffer of the read in progress.
-    private var buffer: UnsafeMutableRawBufferPointer?
+    private let position = Atomic<Int64>(0)
 
     /// A source of the stream castd pushes on `channel`; `onControl` takes castd's controls.
     init(channel: WorkerChannel, onControl: @escaping @Sendable (PlaybackControl.Action) -> Void) {
@@ -40,12 +39,11 @@ final class PushedStreamSource: MediaSource, WorkerDataSink, @unchecked Sendable
     /// - Throws: `WorkerFailure` with castd's reason (`readFailed`), or when the channel closed or broke the rules.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         precondition(buffer.count >= MediaRead.maximumLength, "a pushed piece may be as long as a read")
-        self.buffer = buffer
-        defer { self.buffer = nil }
+        let target = PieceTarget(buffer: buffer, position: position.load(ordering: .relaxed))
         while !cancelled.load(ordering: .acquiring) {
-            switch try channel.receivePiece(dataInto: self) {
+            switch try channel.receivePiece(dataInto: target) {
             case .data(_, let count):
-                position += Int64(count)
+                position.store(target.position + Int64(count), ordering: .relaxed)
                 return count
             case .closed:
                 throw WorkerFailure("castd closed the channel")
@@ -63,11 +61,19 @@ final class PushedStreamSource: MediaSource, WorkerDataSink, @unchecked Sendable
     func seek(to offset: Int64) throws { throw WorkerFailure("the media is a stream and cannot seek") }
 
     func cancel() { cancelled.store(true, ordering: .releasing) }
+}
 
-    // MARK: Pieces (the reading thread, inside `channel.receivePiece`)
+/// Where one read's piece goes: that read's buffer, at the stream's position. Used by the reading thread only.
+private final class PieceTarget: WorkerDataSink {
+    let buffer: UnsafeMutableRawBufferPointer
+    let position: Int64
+
+    init(buffer: UnsafeMutableRawBufferPointer, position: Int64) {
+        self.buffer = buffer
+        self.position = position
+    }
 
     func destination(offset: Int64, count: Int) throws -> UnsafeMutableRawBufferPointer {
-        guard let buffer else { throw WorkerFailure("castd pushed a piece while none was being read") }
         guard offset == position else {
             throw WorkerFailure("castd pushed a piece at \(offset), where the stream is at \(position)")
         }

@@ -118,7 +118,9 @@ extension GroupPlayback {
                 case .speaker(let speaker, let source):
                     playback = try SpeakerPlayback.start(
                         source: source, on: speaker, volume: volume, startTime: startTime, autoplay: false)
-                    arrival = GroupRules.Arrival(name: printable(speaker.name), id: nil, isSpeaker: true)
+                    arrival = GroupRules.Arrival(
+                        name: printable(speaker.name), id: nil, lookedForAs: speaker.requested ?? speaker.name,
+                        isSpeaker: true)
                     speakers[arrivals.count] = speaker
                 }
                 arrival.clock = clock
@@ -239,7 +241,8 @@ extension GroupPlayback {
                 dispatch(actions, in: &state)
             case .speaker(let speaker, let source):
                 let arrival = GroupRules.Arrival(
-                    name: printable(speaker.name), id: nil, startLead: SpeakerPlayback.groupStartLead,
+                    name: printable(speaker.name), id: nil, lookedForAs: receiver,
+                    startLead: SpeakerPlayback.groupStartLead,
                     resumeLead: SpeakerPlayback.groupResumeLead, isSpeaker: true)
                 let (index, actions) = state.rules.found(receiver, arrival, now: now)
                 state.joiningSpeakers[index] = (speaker, source)

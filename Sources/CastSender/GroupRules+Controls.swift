@@ -131,8 +131,8 @@ extension GroupRules {
     private mutating func arrive(_ arrival: Arrival) -> Int {
         members.append(
             Member(
-                name: arrival.name, id: arrival.id, startLead: arrival.startLead, resumeLead: arrival.resumeLead,
-                isSpeaker: arrival.isSpeaker,
+                name: arrival.name, id: arrival.id, lookedForAs: arrival.lookedForAs ?? arrival.id,
+                startLead: arrival.startLead, resumeLead: arrival.resumeLead, isSpeaker: arrival.isSpeaker,
                 standing: .candidate, clock: arrival.clock))
         return members.count - 1
     }

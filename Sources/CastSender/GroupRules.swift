@@ -24,7 +24,7 @@ import CastProtocol
 /// - The first member still in the group leads: its events are the group's. A member that finishes early, fails or
 ///   is lost leaves, the others play on; the group ends with its last member.
 /// - A lost member is looked for every `rejoinInterval` for as long as the group lasts (when the group can reach
-///   receivers) and rejoins; so does a receiver not reached at the start; a receiver a member's `joinRequest` names is
+///   receivers) and rejoins (a Cast receiver by its id, an AirPlay speaker by what the user named it with); so does a receiver not reached at the start; a receiver a member's `joinRequest` names is
 ///   looked for once. A joining member loads where the group will be `joinLead` later and is told to start when the
 ///   group's timeline reaches the position it reports; too late, it seeks further ahead (`joinAttempts`).
 /// - Every second while the group plays and no control is under way, each member measured is told where it should be
@@ -71,8 +71,12 @@ struct GroupRules: Sendable {
     /// A member as it starts with the group or arrives later.
     struct Arrival: Sendable {
         var name: String
-        /// Its receiver's id (the fingerprint of its key); nil for an AirPlay speaker (not looked for again).
+        /// Its receiver's id (the fingerprint of its key); nil for an AirPlay speaker, which proves no key.
         var id: String?
+        /// What it is looked for by when it is lost: nil for its `id`. An AirPlay speaker is looked for by the words
+        /// the user named it with (`--to`): a speaker on Wi-Fi that drops off and comes back rejoins as a receiver
+        /// does; nil and no `id`, it is not looked for again.
+        var lookedForAs: String?
         /// Its clock against ours; nil for a member that keeps ours (an AirPlay speaker).
         var clock: ClockProbe?
         /// How far ahead of the instant its first scheduled start must be told (`GroupMemberPlayback.startLead`).
@@ -146,6 +150,8 @@ struct GroupRules: Sendable {
     struct Member: Sendable {
         var name: String
         var id: String?
+        /// What a lookout for it, once lost, is keyed by: its id, or a speaker's name (`Arrival.lookedForAs`).
+        var lookedForAs: String?
         var startLead: Int64
         var resumeLead: Int64
         var isSpeaker: Bool
@@ -237,8 +243,8 @@ struct GroupRules: Sendable {
         self.canReach = canReach
         self.members = members.map {
             Member(
-                name: $0.name, id: $0.id, startLead: $0.startLead, resumeLead: $0.resumeLead, isSpeaker: $0.isSpeaker,
-                standing: .member,
+                name: $0.name, id: $0.id, lookedForAs: $0.lookedForAs ?? $0.id, startLead: $0.startLead,
+                resumeLead: $0.resumeLead, isSpeaker: $0.isSpeaker, standing: .member,
                 awaiting: .load, clock: $0.clock)
         }
     }
@@ -332,8 +338,8 @@ struct GroupRules: Sendable {
         members[index].awaiting = nil
         if isEmpty { return end(lastFinish.map { .success($0) } ?? .failure(error)) }
         var actions: [Action] = [.announce(.left(members[index].name, why: "lost: \(error.message)"))]
-        if !stopping, canReach, let id = members[index].id {
-            lookouts.append(Lookout(receiver: id, purpose: .rejoin, due: now.clock + timing.rejoinInterval))
+        if !stopping, canReach, let key = members[index].lookedForAs {
+            lookouts.append(Lookout(receiver: key, purpose: .rejoin, due: now.clock + timing.rejoinInterval))
         }
         actions += advance(now: now)
         return actions

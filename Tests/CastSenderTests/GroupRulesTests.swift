@@ -285,6 +285,37 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertEqual(rules.activeMembers, [0, 1, index])
     }
 
+    /// An AirPlay speaker that drops off (Wi-Fi) is looked for again by the words the user named it with, and
+    /// rejoins as far ahead as its latency needs; a speaker the group cannot name is not looked for.
+    func testALostSpeakerIsLookedForByItsNameAndRejoins() throws {
+        var patio = Fixtures.speaker
+        patio.lookedForAs = "Patio"
+        var rules = GroupRules(members: [Fixtures.kitchen, patio, Fixtures.speaker], canReach: true)
+        _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))
+        for member in 0..<3 { _ = pausedAt(0, member: member, &rules, at: 1000.1) }
+        for member in 0..<3 { _ = rules.received(.playbackState(.playing), from: member, now: Fixtures.now(1003)) }
+        let timeline = try XCTUnwrap(rules.timeline)
+
+        _ = rules.lost(2, error: Fixtures.lost, now: Fixtures.now(1009))
+        XCTAssertEqual(rules.lookouts, [], "a speaker with no name to look for it by is not looked for")
+        let actions = rules.lost(1, error: Fixtures.lost, now: Fixtures.now(1010))
+        XCTAssertEqual(actions, [.announce(.left("Patio Speaker", why: "lost: the connection broke"))])
+        XCTAssertTrue(rules.tick(now: Fixtures.now(1011)).contains(.lookFor("Patio")), "by the name it was given")
+        XCTAssertEqual(rules.notFound("Patio", error: Fixtures.lost, now: Fixtures.now(1012)), [], "not back yet")
+        XCTAssertTrue(rules.tick(now: Fixtures.now(1013)).contains(.lookFor("Patio")), "looked for again")
+
+        let (index, found) = rules.found("Patio", patio, now: Fixtures.now(1013.5))
+        let position = timeline.position(at: Fixtures.ns(1013.5) + Fixtures.speakerLead + Fixtures.ns(0.6))
+        XCTAssertEqual(
+            found, [.load(member: index, position: position, volume: nil, group: ["Kitchen", "Patio Speaker"])])
+        _ = rules.loaded(index, now: Fixtures.now(1013.8))
+        let joined = loadedAt(position, member: index, &rules, at: 1013.9)
+        XCTAssertEqual(try XCTUnwrap(resumes(joined)[index]), try XCTUnwrap(timeline.instant(of: position)))
+        XCTAssertTrue(joined.contains(.announce(.rejoined("Patio Speaker"))))
+        XCTAssertEqual(rules.activeMembers, [0, index])
+        XCTAssertEqual(rules.lookouts, [])
+    }
+
     func testControlsAreCarriedOutOneAtATimeInOrder() throws {
         var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.livingRoom], canReach: true)
         _ = rules.start(autoplay: true, ticket: 0, now: Fixtures.now(1000))

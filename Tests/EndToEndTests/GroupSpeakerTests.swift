@@ -31,6 +31,8 @@ final class GroupSpeakerTests: LabTestCase {
     private var castCapture: FIFOCapture!
     private var speaker: Daemon!
     private var speakerCapture: FIFOCapture!
+    /// How many times this test started shairport-sync (each start writes into a FIFO of its own).
+    private var speakerStarts = 0
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -57,7 +59,8 @@ final class GroupSpeakerTests: LabTestCase {
     /// heard; returns once `cast list` sees it.
     private func startSpeaker(buffer: Double) throws {
         speakerBuffer = buffer
-        speakerCapture = try FIFOCapture(path: "\(work!)/speaker.fifo")
+        speakerStarts += 1
+        speakerCapture = try FIFOCapture(path: "\(work!)/speaker-\(speakerStarts).fifo")
         let config = "\(work!)/shairport-sync.conf"
         try """
         general = { name = "\(speakerName)"; port = 5000; audio_backend_buffer_desired_length_in_seconds = \(speakerBuffer); };
@@ -196,16 +199,20 @@ final class GroupSpeakerTests: LabTestCase {
         _ = castCapture.stop(atLeast: Int(castRate) * length)
         _ = speakerCapture.stop(atLeast: 0)
 
+        try assertInStep(after: "the join", since: appeared)
+    }
+
+    /// Each beep the speaker (its last start) played after `what`, against the same beep on castd: heard at castd's
+    /// write less its lead, and at the speaker's write plus its buffer and a packet; at least 5 beeps, within 3 ms.
+    private func assertInStep(after what: String, since appeared: Int64) throws {
         let speakerTimes = beepWrites(speakerCapture, bytesPerSecond: speakerRate)
         let castTimes = beepWrites(castCapture, bytesPerSecond: castRate)
         let lead = try castdLead()
         let firstHeard = try XCTUnwrap(speakerTimes.first, "the speaker wrote no beep") + speakerBuffer + speakerPacket
         print(
             String(
-                format: "speaker join: the speaker in sight → its first beep heard %.0f ms later; %d beeps on it",
-                (firstHeard - Double(appeared) / 1e9) * 1000, speakerTimes.count))
-        // Each beep the speaker played, against the same beep on castd (heard: castd's write less its lead; the
-        // speaker's write plus its buffer and a packet).
+                format: "speaker after %@: the speaker in sight → its first beep heard %.0f ms later; %d beeps on it",
+                what, (firstHeard - Double(appeared) / 1e9) * 1000, speakerTimes.count))
         let apart = speakerTimes.compactMap { written -> Double? in
             let heard = written + speakerBuffer + speakerPacket
             guard let match = castTimes.map({ $0 - lead }).min(by: { abs($0 - heard) < abs($1 - heard) }),
@@ -213,8 +220,43 @@ final class GroupSpeakerTests: LabTestCase {
             else { return nil }
             return heard - match
         }
-        print("speaker join: speaker − castd for each beep (ms):", apart.map { String(format: "%+.3f", $0 * 1000) })
-        XCTAssertGreaterThanOrEqual(apart.count, 5, "beeps heard on both after the join")
-        XCTAssertLessThan(apart.map(abs).max() ?? 1, 0.003, "the speaker and castd apart after the join")
+        print(
+            "speaker after \(what): speaker − castd for each beep (ms):",
+            apart.map { String(format: "%+.3f", $0 * 1000) })
+        XCTAssertGreaterThanOrEqual(apart.count, 5, "beeps heard on both after \(what)")
+        XCTAssertLessThan(apart.map(abs).max() ?? 1, 0.003, "the speaker and castd apart after \(what)")
+    }
+
+    /// A speaker on Wi-Fi drops off and comes back: shairport-sync killed while the group plays, then started again
+    /// under the same name. The kitchen plays on; the sender says the speaker left, looks for it by the name it was
+    /// given, and it rejoins in step, each beep after its return within what the join allows. Before, a lost speaker
+    /// was not looked for again (the group keyed lookouts by receiver id, which a speaker has none of): the file
+    /// ended on the kitchen alone.
+    func testALostSpeakerIsLookedForAndRejoinsInStep() throws {
+        let length = 30
+        let clip = "\(work!)/beeps.flac"
+        let made = try runCommand(Capture.beepFileCommand(seconds: length, path: clip))
+        XCTAssertEqual(made.status, 0, made.stderr)
+        try startSpeaker(buffer: 1)
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertTrue(
+            waitUntil(timeout: 30) { (self.speakerCapture.reads.last?.total ?? 0) >= Int(self.speakerRate) * 2 },
+            "the speaker did not play: \(sender.output)")
+        speaker.stop()
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "\(speakerName) left the group: lost", timeout: 20), "\(sender.output)")
+        let kitchenAtLoss = castCapture.total
+        try startSpeaker(buffer: 1)
+        let appeared = MonotonicClock.nanoseconds()
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "\(speakerName) rejoined the group", timeout: 20), "\(sender.output)")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        print("what the sender said:", sender.output.filter { $0.hasPrefix("cast:") })
+        _ = castCapture.stop(atLeast: Int(castRate) * length)
+        _ = speakerCapture.stop(atLeast: 0)
+        XCTAssertGreaterThan(castCapture.total, kitchenAtLoss + Int(castRate) * 5, "the kitchen played on")
+        try assertInStep(after: "its return", since: appeared)
     }
 }

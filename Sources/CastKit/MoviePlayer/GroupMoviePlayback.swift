@@ -84,7 +84,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
             }
             let group: GroupPlayback
             let byID: [String: ReceiverDescription]
-            let reach = { @Sendable [weak self] (receiver: String) throws(CastError) -> ReceiverConnection in
+            let reach = { @Sendable [weak self] (receiver: String) throws(CastError) -> GroupPlayback.Destination in
                 guard let self else { throw CastError(.connectionLost, "the player is gone") }
                 return try reconnect(receiver)
             }
@@ -96,7 +96,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
                         try media(), continuing: carried.carried,
                         speakerAudio: { _ throws(CastError) in try speakerAudio() },
                         configDirectory: configuration.configDirectory, autoplay: autoplay,
-                        reach: reach, onMemberChange: { _ in })
+                        reach: nil, joining: reach, onMemberChange: { _ in })
                 } else {
                     carried?.close()
                     // The one way to start a group (as `cast` does): a receiver not reached is left out and looked for.
@@ -105,7 +105,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
                         speakerAudio: { _ throws(CastError) in try speakerAudio() },
                         configDirectory: configuration.configDirectory, senderName: configuration.senderName,
                         startTime: startTime > 0 ? startTime : nil, autoplay: autoplay,
-                        reach: reach, onMemberChange: { _ in })
+                        reach: nil, joining: reach, onMemberChange: { _ in })
                 }
             } catch {
                 report(.routeLost(error))
@@ -159,21 +159,28 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     }
 
     /// A member looked for again (`GroupPlayback`'s rejoin) by its id: at the address it was selected with,
-    /// insisting on the key it presented; or one not reached at the start, by its id or name as selected.
-    private func reconnect(_ receiver: String) throws(CastError) -> ReceiverConnection {
+    /// insisting on the key it presented; or one not reached at the start, by its id or name as selected; or an AirPlay
+    /// speaker of the selection, lost or not reached, by its name: at its address, fed the file's audio from here
+    /// (never a Cast connection to a speaker's port).
+    private func reconnect(_ receiver: String) throws(CastError) -> GroupPlayback.Destination {
         let (byID, selection) = state.withLock { ($0.byID, $0.selection) }
         if var member = byID[receiver] {
             member.id = receiver
-            return try ReceiverConnection.open(
-                member, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+            return .receiver(
+                try ReceiverConnection.open(
+                    member, configDirectory: configuration.configDirectory, senderName: configuration.senderName))
         }
-        guard let chosen = selection.first(where: { $0.id == receiver || $0.name == receiver }) else {
+        if let speaker = selection.first(where: { $0.kind == .speaker && ($0.requested ?? $0.name) == receiver }) {
+            return .speaker(speaker, source: try speakerAudio())
+        }
+        guard let chosen = selection.first(where: { $0.kind == .cast && ($0.id == receiver || $0.name == receiver) })
+        else {
             throw CastError(.noSuchReceiver, "\(receiver) is not a receiver of this group")
         }
         let connection = try ReceiverConnection.open(
             chosen, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
         state.withLock { $0.byID[connection.welcome.id] = chosen }
-        return connection
+        return .receiver(connection)
     }
 
     /// Reports the group's events until its finish; the last member lost is a lost route.

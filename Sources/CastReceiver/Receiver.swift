@@ -81,6 +81,7 @@ public final class Receiver: Sendable {
                 maximumUnadmittedPerSource: limits.maximumUnadmittedPerSource),
             logger: logger)
         advertisements = Advertisements(logger: logger)
+        revocations = RevocationWatch(directory: configuration.stateDirectory, logger: logger)
         let rules = Rules(
             policy: configuration.takeover,
             limits: .init(mediaConnection: limits.mediaConnectionTimeout, senderSilence: limits.senderTimeout))
@@ -93,8 +94,6 @@ public final class Receiver: Sendable {
         self.pairing = PairingDesk(
             auth: configuration.auth, password: configuration.password, stateDirectory: configuration.stateDirectory,
             identity: identity, logger: logger, attemptLimit: limits.pairingAttemptLimit)
-        revocations = RevocationWatch(
-            directory: configuration.stateDirectory, admitted: admitted, pairing: pairing, logger: logger)
         if let problem = pairing.storeProblem, configuration.auth != .none {
             logger.warning("pairings cannot be stored (\(problem)): new senders cannot pair until that is fixed")
         }
@@ -135,7 +134,7 @@ public final class Receiver: Sendable {
             ControlConnection(fd: fd, peer: peer, ticket: ticket, receiver: self, logger: logger).run()
         }
         if configuration.advertise { advertisements.advertise(.cast, name: name, port: port, txt: serviceRecord.txt) }
-        if configuration.auth != .none { revocations.start() }
+        if configuration.auth != .none { revocations.start { [weak self] in self?.closeRevokedConnections() } }
         // The first session's worker is ready before it is asked for.
         if case .on = configuration.decoderIsolation { prepareSpareWorker() }
         if let airPlayPort = configuration.airPlayVideoPort {
@@ -251,8 +250,10 @@ public final class Receiver: Sendable {
     /// another process): its control connection ends, and with it the session it plays and its media connection.
     /// Called when the state directory changes and on SIGHUP; does nothing under `--auth none`.
     public func closeRevokedConnections() {
-        guard configuration.auth != .none else { return }
-        revocations.closeRevoked()
+        guard configuration.auth != .none, !admitted.isEmpty else { return }
+        for (sender, peer) in admitted.closeRevoked(isPaired: { pairing.isPaired($0) }) {
+            logger.warning("sender \"\(sender)\" is no longer paired: closed its connection from \(peer)")
+        }
     }
 
     /// The operator reopens pairing after failed attempts closed it (SIGHUP); nothing changes when it is open.

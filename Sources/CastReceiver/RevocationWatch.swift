@@ -8,8 +8,10 @@ import Synchronization
 /// takes effect at once and an idle receiver never wakes to look. Where the directory cannot be watched, the store
 /// is looked at every `checkInterval` instead, and the log says so.
 ///
+/// It only says when to look (`onChange`); what to close is the receiver's (`Receiver.closeRevokedConnections`).
+///
 /// Thread-safety: `Sendable`; whether it was stopped and the directory watch (closed by `stop`, which wakes the
-/// thread) live in a `Mutex`. The connections themselves are `AdmittedConnections`' (a lock of its own).
+/// thread) live in a `Mutex`. `onChange` runs on the watch's thread or on Dispatch's, never with the lock held.
 final class RevocationWatch: Sendable {
     /// How often the pairing store is looked at for senders unpaired while connected when its directory cannot be
     /// watched (inotify refused, or the directory was removed): an `lstat` of the store, and a read only when another
@@ -22,21 +24,18 @@ final class RevocationWatch: Sendable {
     }
 
     private let directory: String
-    private let admitted: AdmittedConnections
-    private let pairing: PairingDesk
     private let logger: Logger
     private let state = Mutex(State())
 
-    /// A watch of `directory` (the state directory) for the connections in `admitted`, judged by `pairing`.
-    init(directory: String, admitted: AdmittedConnections, pairing: PairingDesk, logger: Logger) {
+    /// A watch of `directory` (the state directory); nothing is watched before `start`.
+    init(directory: String, logger: Logger) {
         self.directory = directory
-        self.admitted = admitted
-        self.pairing = pairing
         self.logger = logger
     }
 
-    /// Starts watching: the inotify thread, or where the directory cannot be watched, the look every interval.
-    func start() {
+    /// Starts watching: `onChange` is called whenever the pairing store may have changed (from the inotify thread, or
+    /// where the directory cannot be watched, every interval), until `stop`.
+    func start(onChange: @escaping @Sendable () -> Void) {
         let watch: DirectoryWatch
         do {
             watch = try DirectoryWatch(directory: directory)
@@ -44,7 +43,7 @@ final class RevocationWatch: Sendable {
             logger.warning(
                 "cannot watch \(directory) for unpaired senders (\(error)); "
                     + "looking at the pairing store every \(Self.checkInterval) instead")
-            poll()
+            poll(onChange)
             return
         }
         let started = state.withLock { state -> Bool in
@@ -59,15 +58,15 @@ final class RevocationWatch: Sendable {
                 guard let self else { return }
                 switch event {
                 case .changed:
-                    closeRevoked()
+                    onChange()
                 case .closed:
                     return
                 case .directoryGone:
                     logger.warning(
                         "the state directory \(watch.directory) was removed or moved; "
                             + "looking at the pairing store every \(Self.checkInterval) instead")
-                    closeRevoked()
-                    poll()
+                    onChange()
+                    poll(onChange)
                     return
                 }
             }
@@ -84,22 +83,12 @@ final class RevocationWatch: Sendable {
         watch?.close()
     }
 
-    /// Closes every connection of a sender that is no longer paired: its control connection ends, and with it the
-    /// session it plays and its media connection.
-    func closeRevoked() {
-        guard !admitted.isEmpty else { return }
-        for (sender, peer) in admitted.closeRevoked(isPaired: { pairing.isPaired($0) }) {
-            logger.warning("sender \"\(sender)\" is no longer paired: closed its connection from \(peer)")
-        }
-    }
-
-    /// Closes the connections of senders unpaired since they were admitted, then looks again after the interval:
-    /// `start` without inotify.
-    private func poll() {
+    /// Looks at the pairing store, then again after the interval: `start` without inotify.
+    private func poll(_ onChange: @escaping @Sendable () -> Void) {
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.checkInterval.timeInterval) { [weak self] in
             guard let self, !state.withLock({ $0.stopped }) else { return }
-            closeRevoked()
-            poll()
+            onChange()
+            poll(onChange)
         }
     }
 }

@@ -47,12 +47,12 @@ final class Advertisements: Sendable {
             let (level, line) = Self.logLine(for: $0, of: service, port: port)
             logger.log(level, line)
         }
-        let replaced = state.withLock { state -> Advertiser?? in
-            guard !state.stopped else { return .none }
+        let (taken, replaced) = state.withLock { state -> (Bool, Advertiser?) in
+            guard !state.stopped else { return (false, nil) }
             defer { state.running[service] = Running(advertiser: advertiser, port: port, txt: txt) }
-            return .some(state.running[service]?.advertiser)
+            return (true, state.running[service]?.advertiser)
         }
-        guard let replaced else { return }
+        guard taken else { return }
         replaced?.stop()
         advertiser.start()
     }

@@ -149,7 +149,7 @@ final class ControlConnection {
                 try writer.sendTimeReply(to: request, received: readAt)
                 return true
             case .watch:
-                receiver.addWatcher(writer)
+                receiver.watchers.add(writer)
                 try writer.send(.status(receiver.currentStatus()))
                 return true
             case .control(let action):

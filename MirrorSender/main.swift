@@ -64,6 +64,9 @@ do {
 }
 // A pipe of 1 MiB: an intra picture fits while cast sends the one before.
 _ = fcntl(1, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
+if !capture.usesSharedMemory {
+    say("note: the X11 display shares no memory with this process (no MIT-SHM): the screen comes through its socket")
+}
 say("ready \(capture.width)x\(capture.height)")
 let output = StreamOutput()
 guard output.write(MirrorStream.magic) else { exit(0) }

@@ -1,0 +1,136 @@
+import CastTestSupport
+import Foundation
+import XCTest
+
+/// `cast mirror` against the sender's X server as it may be (issue 32's bad input): a server with access control that
+/// refuses this user, one without MIT-SHM, one whose screen changes resolution (TigerVNC's Xvnc: Xvfb's cannot), and
+/// a second sender taking the receiver over per castd's `--takeover`. castd shows its picture full screen on an Xvfb
+/// of its own, read back with x11grab.
+final class MirrorDisplayTests: LabTestCase {
+    override class var labPrefix: String { "mr3" }
+
+    private var displays: [VirtualDisplay] = []
+
+    override func tearDown() {
+        // The programs first (they hold X connections), then the X servers, each by pid.
+        lab?.tearDown()
+        for display in displays { display.stop() }
+        super.tearDown()
+    }
+
+    private func display(_ server: VirtualDisplay.Server = .xvfb, _ extraArguments: [String] = []) throws
+        -> VirtualDisplay
+    {
+        let display = try VirtualDisplay.start(server: server, extraArguments: extraArguments)
+        displays.append(display)
+        return display
+    }
+
+    private func startReceiver(on screen: VirtualDisplay, _ extra: [String] = []) throws -> Daemon {
+        let receiver = try lab.start(
+            on: .box,
+            [
+                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state", "--video-out",
+                "fullscreen", "--audio-device", "none", "--auth", "none",
+            ] + extra,
+            environment: ["DISPLAY": screen.display])
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        return receiver
+    }
+
+    /// The screen `screen` painted one colour (ffplay's lavfi `color`, full screen) until the lab stops it.
+    private func paint(_ colour: String, on screen: VirtualDisplay, environment: [String: String] = [:]) throws
+        -> Daemon
+    {
+        try lab.start(
+            on: .phone,
+            [
+                "ffplay", "-v", "error", "-an", "-noborder", "-left", "0", "-top", "0", "-x", "1280", "-y", "720", "-f",
+                "lavfi", "-i", "color=\(colour):size=1280x720:rate=10",
+            ],
+            environment: environment.merging(["DISPLAY": screen.display]) { $1 })
+    }
+
+    /// Captures `display` until `ready` holds (at most `timeout` seconds); the last capture.
+    private func capture(_ display: VirtualDisplay, timeout: Double = 30, until ready: (Screenshot) -> Bool) throws
+        -> Screenshot
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        var screen = try display.capture()
+        while !ready(screen) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            screen = try display.capture()
+        }
+        return screen
+    }
+
+    /// The fraction of castd's screen in `colour`, once it reaches 0.9 (at most 30 s).
+    private func shown(_ colour: Screenshot.Colour, on screen: VirtualDisplay) throws -> Double {
+        try capture(screen) { $0.fraction(of: colour, x: 0..<1280, y: 0..<720) > 0.9 }
+            .fraction(of: colour, x: 0..<1280, y: 0..<720)
+    }
+
+    /// An X authority file at `path` with one cookie (`hex`, 32 hex digits) for every display of this host (family
+    /// "wild", no display number), as a display manager writes one for its X server's `-auth`.
+    private func writeAuthority(_ path: String, cookie hex: String) throws {
+        let protocolName = "MIT-MAGIC-COOKIE-1".utf8.map { String(format: "%02x", $0) }.joined()
+        let line = "ffff 0000 0000 0012 \(protocolName) 0010 \(hex)\n"
+        let result = try runCommand(["xauth", "-f", path, "nmerge", "-"], timeout: 20, input: Data(line.utf8))
+        XCTAssertEqual(result.status, 0, "xauth: \(result.stderr)")
+    }
+
+    /// An X server with access control (`-auth`) refuses `cast mirror` without its cookie or with a wrong one: exit 2
+    /// with words that say the display refused and what to do; with the cookie the screen is mirrored. A display
+    /// where nothing listens says so instead.
+    func testADisplayThatRefusesThisUserIsAUsageErrorThatSaysWhatToDo() throws {
+        let authority = "\(work!)/server.xauth"
+        try writeAuthority(authority, cookie: "0123456789abcdef0123456789abcdef")
+        try writeAuthority("\(work!)/wrong.xauth", cookie: "fedcba9876543210fedcba9876543210")
+        let receiverScreen = try display()
+        let senderScreen = try display(.xvfb, ["-auth", authority])
+        _ = try startReceiver(on: receiverScreen)
+        let sender = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
+        for (file, why) in [("\(work!)/none.xauth", "no cookie"), ("\(work!)/wrong.xauth", "a wrong cookie")] {
+            let refused = try lab.run(
+                on: .phone, [Paths.cast, "mirror", "--to", "Living Room"],
+                environment: sender.merging(["XAUTHORITY": file]) { $1 }, timeout: 30)
+            XCTAssertEqual(refused.status, 2, "\(why): \(refused.stdout)\n\(refused.stderr)")
+            XCTAssertTrue(
+                refused.stderr.contains("the X11 display \(senderScreen.display) refused the connection"),
+                "\(why): \(refused.stderr)")
+            XCTAssertTrue(
+                refused.stderr.contains("XAUTHORITY") && refused.stderr.contains("xhost +si:localuser:"),
+                "\(why): what to do: \(refused.stderr)")
+        }
+        let nobody = try lab.run(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room"],
+            environment: sender.merging(["DISPLAY": ":2999"]) { $1 }, timeout: 30)
+        XCTAssertEqual(nobody.status, 2, "\(nobody.stdout)\n\(nobody.stderr)")
+        XCTAssertTrue(nobody.stderr.contains("no X server listens there"), nobody.stderr)
+
+        _ = try paint("green", on: senderScreen, environment: ["XAUTHORITY": authority])
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
+            environment: sender.merging(["XAUTHORITY": authority]) { $1 })
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "with the cookie the screen shows")
+    }
+
+    /// An X server without MIT-SHM (as a display reached over the network): the screen comes through the socket
+    /// (XGetImage), and castd shows it, then its change.
+    func testADisplayWithoutSharedMemoryIsCapturedThroughItsSocket() throws {
+        let receiverScreen = try display()
+        let senderScreen = try display(.xvfb, ["-extension", "MIT-SHM"])
+        _ = try startReceiver(on: receiverScreen)
+        let green = try paint("green", on: senderScreen)
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
+        XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
+        XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "\(mirror.output.suffix(6))")
+        green.stop()
+        _ = try paint("blue", on: senderScreen)
+        XCTAssertGreaterThan(try shown(.blue, on: receiverScreen), 0.9, "the change: \(mirror.output.suffix(6))")
+        XCTAssertNil(mirror.exitStatus, "\(mirror.output.suffix(6))")
+    }
+}

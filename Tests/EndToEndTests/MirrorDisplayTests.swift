@@ -133,4 +133,51 @@ final class MirrorDisplayTests: LabTestCase {
         XCTAssertGreaterThan(try shown(.blue, on: receiverScreen), 0.9, "the change: \(mirror.output.suffix(6))")
         XCTAssertNil(mirror.exitStatus, "\(mirror.output.suffix(6))")
     }
+
+    /// castd (`--takeover policy`) showing a first sender's green screen, mirrored by `cast mirror --json`; a
+    /// second sender's screen painted blue, and the environment that mirrors it.
+    private func mirrorFirst(policy: String) throws -> (
+        receiverScreen: VirtualDisplay, first: Daemon, second: [String: String]
+    ) {
+        let receiverScreen = try display()
+        let firstScreen = try display()
+        let secondScreen = try display()
+        _ = try startReceiver(on: receiverScreen, ["--takeover", policy])
+        _ = try paint("green", on: firstScreen)
+        _ = try paint("blue", on: secondScreen)
+        let first = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/first", "DISPLAY": firstScreen.display])
+        XCTAssertNotNil(first.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(first.output)")
+        XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "the first sender's screen")
+        return (receiverScreen, first, ["XDG_CONFIG_HOME": "\(work!)/second", "DISPLAY": secondScreen.display])
+    }
+
+    /// castd's take-over policy applies to mirroring as to `cast send`. `allow` (the default): a second sender's
+    /// `cast mirror` takes the screen (castd shows its picture), and the first ends saying who took over, exit 1, as
+    /// `cast send` does.
+    func testASecondSenderTakesTheScreenOver() throws {
+        let (receiverScreen, first, environment) = try mirrorFirst(policy: "allow")
+        let second = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"], environment: environment)
+        XCTAssertNotNil(second.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(second.output)")
+        XCTAssertGreaterThan(try shown(.blue, on: receiverScreen), 0.9, "the second sender's screen")
+        XCTAssertEqual(first.waitForExit(timeout: 20), 1, "\(first.output.suffix(6))")
+        let output = first.output.joined(separator: "\n")
+        XCTAssertTrue(output.contains(#""state":"interrupted""#), output)
+        XCTAssertTrue(output.contains("took over"), output)
+        XCTAssertNil(second.exitStatus, "the second goes on: \(second.output.suffix(6))")
+    }
+
+    /// `--takeover deny`: a second sender's `cast mirror` is told the receiver is busy (exit 6); the first goes on.
+    func testWithTakeoverDenyASecondSenderIsBusy() throws {
+        let (receiverScreen, first, environment) = try mirrorFirst(policy: "deny")
+        let second = try lab.run(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room"], environment: environment, timeout: 30)
+        XCTAssertEqual(second.status, 6, "\(second.stdout)\n\(second.stderr)")
+        XCTAssertTrue(second.stderr.contains("busy"), second.stderr)
+        XCTAssertNil(first.exitStatus, "the first goes on: \(first.output.suffix(6))")
+        XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "the first sender's screen stays")
+        XCTAssertNil(first.exitStatus, "the first goes on: \(first.output.suffix(6))")
+    }
 }

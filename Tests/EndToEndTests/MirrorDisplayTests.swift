@@ -180,4 +180,48 @@ final class MirrorDisplayTests: LabTestCase {
         XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "the first sender's screen stays")
         XCTAssertNil(first.exitStatus, "the first goes on: \(first.output.suffix(6))")
     }
+
+    /// The sender's screen changes resolution (RandR, as a display's settings do; on Xvnc, whose screen can): the
+    /// stream follows, smaller then larger than it started (the shared image grows), and castd decodes and shows
+    /// pictures of each size (its `naturalSize` event) while `cast mirror`'s figures say the size.
+    func testTheStreamFollowsTheScreensResolution() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/xrandr") else {
+            throw XCTSkip("xrandr is not installed (x11-xserver-utils: scripts/setup)")
+        }
+        let receiverScreen = try display()
+        let senderScreen = try display(.xvnc)
+        _ = try startReceiver(on: receiverScreen)
+        _ = try paint("green", on: senderScreen)
+        let mirror = try lab.start(
+            on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
+        XCTAssertNotNil(
+            mirror.waitForLine(containing: #""event":"naturalSize","height":720,"width":1280"#, timeout: 20),
+            "\(mirror.output.suffix(6))")
+        XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "\(mirror.output.suffix(6))")
+        for (width, height) in [(1024, 768), (1920, 1080)] {
+            let before = mirror.output.count
+            let resized = try runCommand(
+                ["xrandr", "-s", "\(width)x\(height)"], environment: ["DISPLAY": senderScreen.display], timeout: 20)
+            XCTAssertEqual(resized.status, 0, "xrandr: \(resized.stderr)")
+            XCTAssertNotNil(
+                mirror.waitForLine(
+                    containing: #""event":"naturalSize","height":\#(height),"width":\#(width)"#, timeout: 20,
+                    after: before),
+                "castd follows the screen's size: \(mirror.output.suffix(6))")
+            XCTAssertNotNil(
+                mirror.waitForLine(containing: #""width":\#(width),"height":\#(height)"#, timeout: 10, after: before),
+                "cast's figures say the new size: \(mirror.output.suffix(6))")
+            // ffplay's window stays 1280×720 at the top left of the sender's screen; castd scales the picture to its
+            // 1280×720 (a 4:3 one between black bars): the square (400...800, 200...400) is green at either size, and
+            // the screen's bottom right, beyond ffplay's window, is not.
+            let shown = try capture(receiverScreen) {
+                $0.fraction(of: .green, x: 400..<800, y: 200..<400) > 0.9
+                    && $0.fraction(of: .green, x: 1000..<1100, y: 690..<710) < 0.1
+            }
+            XCTAssertGreaterThan(shown.fraction(of: .green, x: 400..<800, y: 200..<400), 0.9, "\(width)x\(height)")
+            XCTAssertLessThan(shown.fraction(of: .green, x: 1000..<1100, y: 690..<710), 0.1, "\(width)x\(height)")
+        }
+        XCTAssertNil(mirror.exitStatus, "\(mirror.output.suffix(6))")
+    }
 }

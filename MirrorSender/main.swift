@@ -5,7 +5,7 @@
 // (2: the display cannot be opened, or the window is not there). With `--window ID` it captures that window and
 // follows its size (as it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends
 // the stream. With `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the
-// pictures' clock. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+// pictures' clock: Opus packets, or uncompressed with `--audio-codec pcm`. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
 import CastBase
 import CastMirror
 import CastProtocol
@@ -28,12 +28,14 @@ var window: UInt?
 var fps = 30
 var maximumBitRate = 20_000_000
 var soundName: String?
+var soundCodec = "opus"
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     let value = arguments.popFirst()
     switch (argument, value) {
     case ("--display", let name?): displayName = name
     case ("--audio", let name?) where (1...256).contains(name.utf8.count): soundName = name
+    case ("--audio-codec", let name?) where ["pcm", "opus"].contains(name): soundCodec = name
     case ("--window", let text?) where MirrorWindow.id(text) != nil: window = MirrorWindow.id(text)
     case ("--fps", let text?) where Int(text).map({ (1...120).contains($0) }) == true: fps = Int(text)!
     case ("--max-bitrate", let text?) where Double(text).map({ (0.1...200).contains($0) }) == true:
@@ -41,7 +43,7 @@ while let argument = arguments.popFirst() {
     default:
         say(
             "error: usage: cast-mirror [--display :N] [--window ID] [--fps 1...120] [--max-bitrate MBPS] "
-                + "[--audio PCM] (run by cast mirror)")
+                + "[--audio PCM] [--audio-codec pcm|opus] (run by cast mirror)")
         exit(2)
     }
 }
@@ -50,6 +52,7 @@ signal(SIGPIPE, SIG_IGN)
 let capture: ScreenCapture
 var encoder: ScreenEncoder
 var sound: SoundCapture?
+var soundEncoder: SoundEncoder?
 // About 0.1 bit per pixel and picture to start with: 6 Mbit/s at 1080p30, within the maximum.
 var rate: MirrorRate
 do {
@@ -58,12 +61,18 @@ do {
         start: capture.width * capture.height * fps / 10, minimum: 500_000, maximum: maximumBitRate, fps: fps)
     encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
     sound = try soundName.map { name throws(MirrorError) in try SoundCapture(name: name) }
+    if sound != nil && soundCodec == "opus" {
+        soundEncoder = try SoundEncoder(channels: SoundCapture.channels, pieceFrames: SoundCapture.pieceFrames)
+    }
 } catch {
     say("error: \(error.description)")
     exit(error.isUsage ? 2 : 1)
 }
 // A pipe of 1 MiB: an intra picture fits while cast sends the one before.
 _ = fcntl(1, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
+if !capture.usesSharedMemory {
+    say("note: the X11 display shares no memory with this process (no MIT-SHM): the screen comes through its socket")
+}
 say("ready \(capture.width)x\(capture.height)")
 let output = StreamOutput()
 guard output.write(MirrorStream.magic) else { exit(0) }
@@ -78,13 +87,25 @@ if let problem = CursorTracker.start(
 {
     say("note: \(problem)")
 }
-// The sound, beside the pictures: its own thread, a unit every 10 ms.
+// The sound, beside the pictures: its own thread, a unit every 10 ms (an Opus packet, or the samples).
 if let sound = sound.take() {
+    let encoder = soundEncoder.take()
     startDetachedThread(name: "cast-mirror sound") { [output] in
-        while let (captured, piece) = sound.next(now: now) {
-            let payload = piece.encoded
+        func send(_ payload: [UInt8], captured: UInt64) {
             guard output.write(MirrorStream.Unit.header(payloadLength: payload.count, captured: captured) + payload)
             else { exit(0) }
+        }
+        while let (captured, piece) = sound.next(now: now) {
+            guard let encoder else {
+                send(piece.encoded, captured: captured)
+                continue
+            }
+            do {
+                try encoder.encode(piece, captured: captured) { stamp, packet in send(packet.encoded, captured: stamp) }
+            } catch {
+                say("note: the sound stopped: \(error)")
+                return
+            }
         }
         say("note: the sound capture ended")
     }

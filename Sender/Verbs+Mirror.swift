@@ -45,10 +45,17 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
         }
         return name
     }
+    let audioCodec = try arguments.options["audio-codec"].map { name throws(CastError) -> ScreenMirror.SoundCodec in
+        guard let codec = ScreenMirror.SoundCodec(rawValue: name) else {
+            throw CastError(.usage, "--audio-codec takes opus or pcm")
+        }
+        guard audio != nil else { throw CastError(.usage, "--audio-codec goes with --audio PCM") }
+        return codec
+    }
     // The screen first: no display is a usage error, found before any receiver is looked for.
     let screen = try ScreenMirror.start(
         display: arguments.options["display"], window: window, fps: fps, maximumBitRate: maximumBitRate,
-        audio: audio, receivers: targets.count)
+        audio: audio, audioCodec: audioCodec ?? .opus, receivers: targets.count)
     var playbacks: [RemotePlayback] = []
     defer { for playback in playbacks { playback.close() } }
     for (index, given) in targets.enumerated() {

@@ -150,7 +150,7 @@ let verbs: [Verb] = [
     Verb(
         name: "mirror",
         synopsis:
-            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--audio PCM] [--json]",
+            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--audio PCM] [--audio-codec opus|pcm] [--json]",
         abstract: "Show this X11 screen, or one window, on receivers, live, until q or Ctrl-C (or a take-over).",
         options: [
             OptionSpec(
@@ -167,6 +167,9 @@ let verbs: [Verb] = [
                 help: "at most this many megabits a second (default 20; less when the link is slower)"),
             OptionSpec(
                 "audio", value: "PCM", help: "also send the sound of this ALSA capture PCM (default, or a loopback)"),
+            OptionSpec(
+                "audio-codec", value: "CODEC",
+                help: "the sound as opus (default: 128 kbit/s) or pcm (uncompressed, 1.5 Mbit/s: a fast LAN)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: [

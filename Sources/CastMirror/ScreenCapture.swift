@@ -3,7 +3,10 @@ import Glibc
 
 /// An X11 display's root window, or one window of it, captured through MIT-SHM (`XShmGetImage`: the server writes the
 /// pixels straight into shared memory, no copy through the socket), with XDamage telling whether anything changed
-/// since the last capture: an idle desktop costs one round trip per frame and no encoding.
+/// since the last capture: an idle desktop costs one round trip per frame and no encoding. A display without MIT-SHM
+/// (one reached over the network, or a server without the extension) or whose shared memory cannot be attached (an
+/// X server in another IPC namespace) is captured with `XGetImage` instead: the pixels come through the socket, a copy
+/// more per picture (`usesSharedMemory` says which).
 ///
 /// A window is captured as the rectangle of the screen it covers (what is on top of it shows too, as on the screen),
 /// clipped to the screen. The X server's structure events say when the rectangle moves or changes size (the window
@@ -16,9 +19,11 @@ public final class ScreenCapture {
     private let root: Window
     /// The window captured; nil for the whole screen.
     private let window: Window?
-    private var image: UnsafeMutablePointer<XImage>
-    /// The image's shared memory, on the heap: the image keeps a pointer to it (`obdata`) for every request.
-    private var segment: UnsafeMutablePointer<XShmSegmentInfo>
+    /// The image in memory shared with the X server, and that memory (on the heap: the image keeps a pointer to it,
+    /// `obdata`, for every request); nil when the capture goes through `XGetImage`.
+    private var shared: (image: UnsafeMutablePointer<XImage>, segment: UnsafeMutablePointer<XShmSegmentInfo>)?
+    /// Whether the pictures come through shared memory (MIT-SHM) rather than the socket (`XGetImage`).
+    public var usesSharedMemory: Bool { shared != nil }
     private let damage: Damage
     private let damageEvent: Int32
     /// Where the captured rectangle starts on the screen.
@@ -40,8 +45,8 @@ public final class ScreenCapture {
 
     /// Opens `displayName` (nil: `$DISPLAY`), to capture the window `window` (an X11 window id, as `xwininfo` shows
     /// it) or, when nil, the whole screen.
-    /// - Throws: `MirrorError` with `isUsage` when the display does not open or lacks MIT-SHM or XDamage, or when the
-    ///   window is not there or not shown.
+    /// - Throws: `MirrorError` with `isUsage` when the display does not open (not running, or refusing this user) or
+    ///   lacks XDamage, or when the window is not there or not shown.
     public init(displayName: String?, window: UInt? = nil) throws(MirrorError) {
         let name = displayName ?? getenv("DISPLAY").map { String(cString: $0) }
         guard let name, !name.isEmpty else {
@@ -56,15 +61,7 @@ public final class ScreenCapture {
             throw MirrorError("no X11 display to mirror: set DISPLAY or give --display :N", usage: true)
         }
         cast_x11_count_errors()
-        guard let display = XOpenDisplay(name) else {
-            throw MirrorError(
-                "cannot open the X11 display \(name) (is it running, and may this user open it?)", usage: true)
-        }
-        guard XShmQueryExtension(display) != 0 else {
-            XCloseDisplay(display)
-            throw MirrorError(
-                "the X11 display \(name) has no MIT-SHM extension (a remote display cannot be mirrored)", usage: true)
-        }
+        guard let display = XOpenDisplay(name) else { throw Self.notOpened(name) }
         var eventBase: Int32 = 0
         var errorBase: Int32 = 0
         guard XDamageQueryExtension(display, &eventBase, &errorBase) != 0 else {
@@ -90,65 +87,94 @@ public final class ScreenCapture {
                     + "(xwininfo shows the ids)", usage: true)
         }
         (width, height) = (rectangle.width, rectangle.height)
-        do {
-            (image, segment) = try Self.sharedImage(display, width: width, height: height)
-        } catch {
+        guard cast_x11_default_bits_per_pixel(display) == 32 else {
             XCloseDisplay(display)
-            throw error
+            throw MirrorError("the X11 display \(name) is not 24-bit colour in 32-bit pixels", usage: true)
         }
+        shared = XShmQueryExtension(display) != 0 ? Self.sharedImage(display, width: width, height: height) : nil
         damage = XDamageCreate(display, root, Int32(XDamageReportNonEmpty))
         origin = (rectangle.x, rectangle.y)
     }
 
     deinit {
         XDamageDestroy(display, damage)
-        Self.free(display, image, segment)
+        if let shared { Self.free(display, shared) }
         XCloseDisplay(display)
     }
 
-    /// An image of `width`×`height` pixels in memory shared with the X server.
-    private static func sharedImage(_ display: OpaquePointer, width: Int, height: Int) throws(MirrorError) -> (
-        UnsafeMutablePointer<XImage>, UnsafeMutablePointer<XShmSegmentInfo>
-    ) {
+    /// Why `name` did not open, for people: no X server there, or one that refused this user (Xlib's own words about
+    /// it go to standard error, which `cast` does not show).
+    private static func notOpened(_ name: String) -> MirrorError {
+        switch cast_x11_server_listens(name) {
+        case 1:
+            MirrorError(
+                "the X11 display \(name) refused the connection: this user may not capture it (no cookie for it, or a "
+                    + "wrong one). Set XAUTHORITY to the X server's authority file (the desktop session's, such as "
+                    + "~/.Xauthority of the user logged in there), or let this user in from the desktop with "
+                    + "`xhost +si:localuser:$USER`", usage: true)
+        case 0:
+            MirrorError("cannot open the X11 display \(name): no X server listens there (is it running?)", usage: true)
+        default:
+            MirrorError(
+                "cannot open the X11 display \(name) (is it running, and may this user open it? XAUTHORITY and "
+                    + "`xhost` decide)", usage: true)
+        }
+    }
+
+    /// An image of `width`×`height` pixels in memory shared with the X server; nil when the memory cannot be shared
+    /// (the X server refuses to attach it: another IPC namespace, or a server on another host), so that the capture
+    /// goes through `XGetImage`.
+    private static func sharedImage(_ display: OpaquePointer, width: Int, height: Int) -> (
+        image: UnsafeMutablePointer<XImage>, segment: UnsafeMutablePointer<XShmSegmentInfo>
+    )? {
         let segment = UnsafeMutablePointer<XShmSegmentInfo>.allocate(capacity: 1)
         segment.initialize(to: XShmSegmentInfo())
         guard
             let image = XShmCreateImage(
                 display, cast_x11_default_visual(display), UInt32(cast_x11_default_depth(display)), ZPixmap, nil,
-                segment, UInt32(width), UInt32(height)),
-            cast_x11_image_bpp(image) == 32
+                segment, UInt32(width), UInt32(height))
         else {
             segment.deallocate()
-            throw MirrorError("the X11 display is not 24-bit colour in 32-bit pixels", usage: true)
+            return nil
         }
         let bytes = Int(cast_x11_image_stride(image)) * height
         segment.pointee.shmid = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
         guard segment.pointee.shmid >= 0, let memory = shmat(segment.pointee.shmid, nil, 0),
             memory != UnsafeMutableRawPointer(bitPattern: -1)
         else {
+            if segment.pointee.shmid >= 0 { shmctl(segment.pointee.shmid, IPC_RMID, nil) }
             cast_x11_destroy_image(image)
             segment.deallocate()
-            throw MirrorError("cannot share memory with the X server: \(String(cString: strerror(errno)))")
+            return nil
         }
         segment.pointee.shmaddr = memory.assumingMemoryBound(to: CChar.self)
         image.pointee.data = segment.pointee.shmaddr
         segment.pointee.readOnly = 0
-        XShmAttach(display, segment)
+        // The attach fails asynchronously (BadAccess, counted by the error handler): the round trip of XSync says.
+        let errors = cast_x11_error_count()
+        let attached = XShmAttach(display, segment) != 0
         XSync(display, 0)
         // Marked for removal now: it goes once both this process and the server let go, however this one ends.
         shmctl(segment.pointee.shmid, IPC_RMID, nil)
+        guard attached, cast_x11_error_count() == errors else {
+            image.pointee.data = nil
+            cast_x11_destroy_image(image)
+            shmdt(segment.pointee.shmaddr)
+            segment.deallocate()
+            return nil
+        }
         return (image, segment)
     }
 
     private static func free(
-        _ display: OpaquePointer, _ image: UnsafeMutablePointer<XImage>,
-        _ segment: UnsafeMutablePointer<XShmSegmentInfo>
+        _ display: OpaquePointer,
+        _ shared: (image: UnsafeMutablePointer<XImage>, segment: UnsafeMutablePointer<XShmSegmentInfo>)
     ) {
-        XShmDetach(display, segment)
-        image.pointee.data = nil
-        cast_x11_destroy_image(image)
-        shmdt(segment.pointee.shmaddr)
-        segment.deallocate()
+        XShmDetach(display, shared.segment)
+        shared.image.pointee.data = nil
+        cast_x11_destroy_image(shared.image)
+        shmdt(shared.segment.pointee.shmaddr)
+        shared.segment.deallocate()
     }
 
     /// The rectangle of the screen to capture: the whole screen, or the window's place on it clipped to the screen
@@ -209,8 +235,8 @@ public final class ScreenCapture {
 
     /// Reads the rectangle again after the window moved or changed size or the screen's resolution changed; whether
     /// its size changed (the image then has the new size: an encoder of the old one must be opened again). Sets
-    /// `isClosed` when the window is gone.
-    /// - Throws: `MirrorError` when no image of the new size can be shared with the X server.
+    /// `isClosed` when the window is gone. When no image of the new size can be shared with the X server, the capture
+    /// goes on through `XGetImage`.
     public func followGeometry() throws(MirrorError) -> Bool {
         guard moved, !isClosed else { return false }
         moved = false
@@ -220,8 +246,10 @@ public final class ScreenCapture {
         }
         origin = (rectangle.x, rectangle.y)
         guard rectangle.width != width || rectangle.height != height else { return false }
-        Self.free(display, image, segment)
-        (image, segment) = try Self.sharedImage(display, width: rectangle.width, height: rectangle.height)
+        if let shared {
+            Self.free(display, shared)
+            self.shared = Self.sharedImage(display, width: rectangle.width, height: rectangle.height)
+        }
         (width, height) = (rectangle.width, rectangle.height)
         return true
     }
@@ -233,11 +261,27 @@ public final class ScreenCapture {
         // Subtracted before the pixels are read: a change during the read is reported again, never lost.
         XDamageSubtract(display, damage, 0, 0)
         dirty = false
-        guard XShmGetImage(display, root, image, Int32(origin.x), Int32(origin.y), cast_x11_all_planes()) != 0 else {
-            moved = true
-            throw MirrorError("the X server did not return the screen (did its size change?)", refusedCapture: true)
+        let refused = MirrorError("the X server did not return the screen (did its size change?)", refusedCapture: true)
+        guard let shared else {
+            // Through the socket: a new image each time (Xlib allocates it), its pixels handed on, then freed.
+            guard
+                let image = XGetImage(
+                    display, root, Int32(origin.x), Int32(origin.y), UInt32(width), UInt32(height),
+                    cast_x11_all_planes(), ZPixmap)
+            else {
+                moved = true
+                throw refused
+            }
+            defer { cast_x11_destroy_image(image) }
+            guard cast_x11_image_bpp(image) == 32 else { throw MirrorError("the X11 display's pixels are not 32-bit") }
+            return try body(UnsafeRawPointer(cast_x11_image_data(image)), Int(cast_x11_image_stride(image)))
         }
-        return try body(UnsafeRawPointer(cast_x11_image_data(image)), Int(cast_x11_image_stride(image)))
+        guard XShmGetImage(display, root, shared.image, Int32(origin.x), Int32(origin.y), cast_x11_all_planes()) != 0
+        else {
+            moved = true
+            throw refused
+        }
+        return try body(UnsafeRawPointer(cast_x11_image_data(shared.image)), Int(cast_x11_image_stride(shared.image)))
     }
 
     /// The window's id as `xwininfo` writes it.

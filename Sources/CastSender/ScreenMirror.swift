@@ -68,15 +68,23 @@ public final class ScreenMirror: Sendable {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     }
 
+    /// How the sound (`--audio`) travels: Opus packets (the default, about 128 kbit/s) or uncompressed PCM (1.5
+    /// Mbit/s, for a loopback or a fast LAN).
+    public enum SoundCodec: String, Sendable {
+        case opus
+        case pcm
+    }
+
     /// Starts capturing `display` (nil: `$DISPLAY`), or only its window `window` (an X11 window id), at `fps`
-    /// pictures a second, at most `maximumBitRate` megabits a second, and waits until the helper has the screen open.
+    /// pictures a second, at most `maximumBitRate` megabits a second, with the sound of the ALSA capture PCM `audio`
+    /// in `audioCodec` when given, and waits until the helper has the screen open.
     /// - Throws: `CastError` `.usage` when there is no display to capture (or no permission) or no such window shown,
     ///   `.playback` when the helper is missing or fails.
     /// With several `receivers`, one capture and encode is copied to each (`files`), not in step, at the bit rate of
     /// the slowest.
     public static func start(
         display: String?, window: UInt? = nil, fps: Int, maximumBitRate: Double?, audio: String? = nil,
-        receivers: Int = 1
+        audioCodec: SoundCodec = .opus, receivers: Int = 1
     ) throws(CastError) -> ScreenMirror {
         precondition((1...16).contains(receivers), "1 to 16 receivers")
         let program = URL(
@@ -87,7 +95,7 @@ public final class ScreenMirror: Sendable {
         if let display { arguments += ["--display", display] }
         if let window { arguments += ["--window", "\(window)"] }
         if let maximumBitRate { arguments += ["--max-bitrate", "\(maximumBitRate)"] }
-        if let audio { arguments += ["--audio", audio] }
+        if let audio { arguments += ["--audio", audio, "--audio-codec", audioCodec.rawValue] }
         var stream: [Int32] = [-1, -1]
         var errors: [Int32] = [-1, -1]
         guard pipe(&stream) == 0 else { throw CastError(.playback, "cannot start \(programName): no pipe") }

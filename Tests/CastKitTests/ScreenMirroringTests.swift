@@ -59,9 +59,9 @@ final class ScreenMirroringTests: XCTestCase {
         }
     }
 
-    private func mirroring(display: String? = nil) -> ScreenMirroring {
+    private func mirroring(display: String? = nil, audio: String? = nil) -> ScreenMirroring {
         ScreenMirroring(
-            display: display ?? screen!.display,
+            display: display ?? screen!.display, audio: audio,
             configuration: CastKitConfiguration(
                 configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
     }
@@ -127,5 +127,50 @@ final class ScreenMirroringTests: XCTestCase {
             XCTAssertNotEqual((error as? CastError)?.kind, .usage, "\(error)")
         }
         XCTAssertEqual(mirroring.currentState, .ended(.playbackError))
+    }
+
+    /// With a sound capture PCM (`audio`), the sound goes along (as Opus): a 440 Hz tone read from it reaches castd's
+    /// ALSA output at its pitch. A capture PCM that does not open is a usage error.
+    func testTheSoundGoesAlong() throws {
+        let (receiver, capture) = try GroupFixtures.capturingReceiver("Living Room", in: folder)
+        self.receiver = receiver
+        defer { capture.stop() }
+        // 30 s of the tone in a file the `castsource` PCM reads (then silence), as a capture would give it.
+        let tone = folder.appendingPathComponent("tone.raw").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ffmpeg.arguments = [
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-ac", "2", "-ar",
+            "48000", "-f", "s16le", tone,
+        ]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        XCTAssertEqual(ffmpeg.terminationStatus, 0, "ffmpeg made no tone")
+        let refused = mirroring(audio: "castkitnosuchpcm")
+        XCTAssertThrowsError(try refused.start(on: receiver.description)) { error in
+            XCTAssertEqual((error as? CastError)?.kind, .usage, "\(error)")
+            XCTAssertTrue("\(error)".contains("cannot open the sound capture castkitnosuchpcm"), "\(error)")
+        }
+
+        let mirroring = mirroring(audio: "castsource:FILE=\(tone)")
+        try mirroring.start(on: receiver.description)
+        defer { mirroring.stop() }
+        XCTAssertTrue(
+            waitUntil(timeout: 20) { mirroring.currentState == .mirroring },
+            "\(mirroring.currentState) \(receiver.output)")
+        // A second of sound at castd's output (48 kHz stereo S16), past the first: its left channel's zero crossings.
+        XCTAssertTrue(
+            waitUntil(timeout: 20) { capture.total > 48000 * 4 * 3 }, "castd wrote \(capture.total) bytes of sound")
+        let bytes = capture.bytes
+        let second = bytes.suffix(48000 * 4)
+        var crossings = 0
+        var last: Int16 = 0
+        for index in stride(from: second.startIndex, to: second.endIndex - 3, by: 4) {
+            let sample = Int16(bitPattern: UInt16(second[index]) | UInt16(second[index + 1]) << 8)
+            if (sample >= 0) != (last >= 0) { crossings += 1 }
+            last = sample
+        }
+        XCTAssertEqual(Double(crossings) / 2, 440, accuracy: 440 * 0.03, "the tone at its pitch")
+        XCTAssertTrue(receiver.output.contains { $0.contains("mirror: sound in Opus") }, "\(receiver.output.suffix(8))")
     }
 }

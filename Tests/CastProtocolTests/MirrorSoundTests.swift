@@ -42,7 +42,7 @@ final class MirrorSoundTests: XCTestCase {
         let good = MirrorSound(rate: 48000, channels: 2, samples: Fixtures.piece)!.encoded
         var otherFormat = good
         otherFormat[4] = 2
-        XCTAssertThrowsError(try MirrorSound(decoding: otherFormat), "an unknown format")
+        XCTAssertThrowsError(try MirrorSound(decoding: otherFormat), "another format (Opus: MirrorOpusSound)")
         var fast = good
         fast[6..<10] = [0xFF, 0xFF, 0xFF, 0xFF]
         XCTAssertThrowsError(try MirrorSound(decoding: fast), "a rate out of bounds")
@@ -51,5 +51,32 @@ final class MirrorSoundTests: XCTestCase {
         XCTAssertThrowsError(try MirrorSound(decoding: monoOdd), "no channels")
         XCTAssertThrowsError(try MirrorSound(decoding: Array(good.prefix(MirrorSound.headerLength))), "no samples")
         XCTAssertThrowsError(try MirrorSound(decoding: Array(good.dropLast())), "half a frame")
+    }
+
+    /// Format 2: an Opus packet, read back by `MirrorSoundUnit` beside PCM; out of bounds refused.
+    func testAnOpusUnitTravelsWholeAndOutOfBoundsIsRefused() throws {
+        let packet = (0..<160).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let sound = try XCTUnwrap(MirrorOpusSound(channels: 2, packet: packet))
+        let payload = sound.encoded
+        XCTAssertEqual(payload.count, MirrorSound.headerLength + packet.count)
+        XCTAssertTrue(MirrorSound.isSound(payload))
+        XCTAssertEqual(Array(payload[4..<10]), [2, 2, 0, 0, 0xBB, 0x80], "format 2, stereo, 48000")
+        XCTAssertEqual(try MirrorSoundUnit(decoding: payload), .opus(sound))
+        let pcm = MirrorSound(rate: 48000, channels: 2, samples: Fixtures.piece)!
+        XCTAssertEqual(try MirrorSoundUnit(decoding: pcm.encoded), .pcm(pcm))
+
+        XCTAssertNil(MirrorOpusSound(channels: 2, packet: []), "no packet")
+        XCTAssertNil(MirrorOpusSound(channels: 3, packet: packet), "3 channels")
+        XCTAssertNil(
+            MirrorOpusSound(channels: 1, packet: [UInt8](repeating: 0, count: MirrorOpusSound.maximumPacketLength + 1)),
+            "a packet over the longest")
+        var otherRate = payload
+        otherRate[6..<10] = [0, 0, 0x7D, 0]
+        XCTAssertThrowsError(try MirrorSoundUnit(decoding: otherRate), "Opus at 32 kHz")
+        var unknown = payload
+        unknown[4] = 3
+        XCTAssertThrowsError(try MirrorSoundUnit(decoding: unknown), "format 3")
+        XCTAssertThrowsError(
+            try MirrorSoundUnit(decoding: Array(payload.prefix(MirrorSound.headerLength))), "no packet")
     }
 }

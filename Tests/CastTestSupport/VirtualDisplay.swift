@@ -15,23 +15,45 @@ public final class VirtualDisplay {
     private let process: Process
     private let savedDisplay: String??
 
-    /// Starts Xvfb and waits (a hang bound of 10 s) until it listens; skips the test without Xvfb. With
-    /// `settingDISPLAY`, this process's DISPLAY names it until `stop`.
-    public static func start(settingDISPLAY: Bool = false, width: Int = 1280, height: Int = 720) throws
-        -> VirtualDisplay
-    {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb") else {
-            throw XCTSkip("Xvfb is not installed")
+    /// The X server to start: Xvfb, or TigerVNC's Xvnc (whose screen changes size: `xrandr -s WxH`; it listens for
+    /// no VNC viewer here).
+    public enum Server: Sendable {
+        case xvfb
+        case xvnc
+
+        var path: String { self == .xvfb ? "/usr/bin/Xvfb" : "/usr/bin/Xvnc" }
+
+        func arguments(width: Int, height: Int) -> [String] {
+            switch self {
+            case .xvfb: ["-screen", "0", "\(width)x\(height)x24"]
+            case .xvnc: ["-geometry", "\(width)x\(height)", "-depth", "24", "-rfbport", "-1", "-SecurityTypes", "None"]
+            }
         }
-        return try VirtualDisplay(settingDISPLAY: settingDISPLAY, width: width, height: height)
     }
 
-    private init(settingDISPLAY: Bool, width: Int, height: Int) throws {
+    /// Starts Xvfb (or `server`) and waits (a hang bound of 10 s) until it listens; skips the test without it. With
+    /// `settingDISPLAY`, this process's DISPLAY names it until `stop`. `extraArguments` go to the server (such as
+    /// `-auth FILE`, or `-extension MIT-SHM`).
+    public static func start(
+        settingDISPLAY: Bool = false, width: Int = 1280, height: Int = 720, server: Server = .xvfb,
+        extraArguments: [String] = []
+    ) throws -> VirtualDisplay {
+        guard FileManager.default.isExecutableFile(atPath: server.path) else {
+            throw XCTSkip("\(server.path) is not installed")
+        }
+        return try VirtualDisplay(
+            settingDISPLAY: settingDISPLAY, width: width, height: height, server: server, extraArguments: extraArguments
+        )
+    }
+
+    private init(settingDISPLAY: Bool, width: Int, height: Int, server: Server, extraArguments: [String]) throws {
         self.width = width
         self.height = height
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        process.arguments = ["-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp"]
+        process.executableURL = URL(fileURLWithPath: server.path)
+        process.arguments =
+            ["-displayfd", "1"] + server.arguments(width: width, height: height) + ["-nolisten", "tcp"]
+            + extraArguments
         let announced = Pipe()
         process.standardOutput = announced
         process.standardError = FileHandle.nullDevice
@@ -51,7 +73,7 @@ public final class VirtualDisplay {
         guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
-            throw StartError(description: "Xvfb did not start (it said \(text.debugDescription))")
+            throw StartError(description: "\(server.path) did not start (it said \(text.debugDescription))")
         }
         self.number = number
         if settingDISPLAY {

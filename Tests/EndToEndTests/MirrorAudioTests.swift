@@ -25,8 +25,9 @@ final class MirrorAudioTests: LabTestCase {
         super.tearDown()
     }
 
-    /// castd (full screen, its sound into `capture`) and `cast mirror --audio` reading `source`, playing.
-    private func startMirroring() throws -> (
+    /// castd (full screen, its sound into `capture`) and `cast mirror --audio` reading `source`, playing; the sound
+    /// as Opus (the default) or `--audio-codec codec`.
+    private func startMirroring(codec: String? = nil) throws -> (
         receiver: Daemon, mirror: Daemon, capture: FIFOCapture, source: SoundSource
     ) {
         let capture = try FIFOCapture(path: "\(work!)/castd-audio.fifo")
@@ -42,7 +43,8 @@ final class MirrorAudioTests: LabTestCase {
         let source = try SoundSource(path: "\(work!)/sender-audio.fifo")
         let mirror = try lab.start(
             on: .phone,
-            [Paths.cast, "mirror", "--to", "Living Room", "--json", "--audio", "castsource:FILE=\(source.path)"],
+            [Paths.cast, "mirror", "--to", "Living Room", "--json", "--audio", "castsource:FILE=\(source.path)"]
+                + (codec.map { ["--audio-codec", $0] } ?? []),
             environment: [
                 "XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen!.display,
                 "ALSA_CONFIG_PATH": Media.alsaConfig,
@@ -55,9 +57,22 @@ final class MirrorAudioTests: LabTestCase {
     }
 
     /// A tone of 440 Hz after silence, written to the sender's FIFO in real time: it reaches castd's ALSA output, at
-    /// its pitch, within a bounded delay.
+    /// its pitch, within a bounded delay; sent as Opus (castd says it decodes it).
     func testTheSendersSoundIsPlayedByTheReceiver() throws {
-        let (receiver, mirror, capture, source) = try startMirroring()
+        let receiver = try playsTheTone(codec: nil)
+        XCTAssertTrue(
+            receiver.output.contains { $0.contains("mirror: sound in Opus") }, "\(receiver.output.suffix(12))")
+    }
+
+    /// The same, uncompressed (`--audio-codec pcm`).
+    func testUncompressedSoundIsPlayedByTheReceiver() throws {
+        let receiver = try playsTheTone(codec: "pcm")
+        XCTAssertTrue(receiver.output.contains { $0.contains("mirror: sound in PCM") }, "\(receiver.output.suffix(12))")
+    }
+
+    /// Plays a tone from the sender and checks its pitch and delay at castd's output; castd.
+    private func playsTheTone(codec: String?) throws -> Daemon {
+        let (receiver, mirror, capture, source) = try startMirroring(codec: codec)
         defer { source.stop() }
         // The tone starts now; castd's output must carry it within a generous hang bound.
         let toneStart = source.startTone(at: MonotonicClock.nanoseconds())
@@ -84,6 +99,7 @@ final class MirrorAudioTests: LabTestCase {
         XCTAssertEqual(stop.status, 0, stop.stderr)
         XCTAssertEqual(mirror.waitForExit(timeout: 20), 0, "cast mirror: \(mirror.output.suffix(8))")
         capture.stop()
+        return receiver
     }
 
     /// Lip sync: the sender's screen turns white for 1 s every 2 s (ffplay) and a 100 ms tone sounds every second

@@ -63,6 +63,10 @@ public final class ScreenMirroring: Sendable {
     public let window: UInt?
     public let fps: Int
     public let maximumBitRate: Double?
+    /// The ALSA capture PCM whose sound goes along (`default`, `hw:1`, a loopback's; nil: no sound), and how it
+    /// travels.
+    public let audio: String?
+    public let audioCodec: SoundCodec
     private let configuration: CastKitConfiguration
     private let state = Mutex(Session())
 
@@ -79,14 +83,25 @@ public final class ScreenMirroring: Sendable {
         var generation = 0
     }
 
+    /// How the sound travels: Opus (about 128 kbit/s, the default) or uncompressed PCM (1.5 Mbit/s: a fast LAN).
+    public enum SoundCodec: String, Sendable {
+        case opus
+        case pcm
+    }
+
     /// Mirroring of `display`'s screen, or of its window `window`, at most `fps` (1...60) pictures and
-    /// `maximumBitRate` (0.5...100) megabits a second, as the sender `configuration` says.
+    /// `maximumBitRate` (0.5...100) megabits a second, with the sound of the ALSA capture PCM `audio` (in
+    /// `audioCodec`) when given, as the sender `configuration` says. A capture PCM that does not open makes `start`
+    /// throw a usage error.
     public init(
         display: String? = nil, window: UInt? = nil, fps: Int = 30, maximumBitRate: Double? = nil,
+        audio: String? = nil, audioCodec: SoundCodec = .opus,
         configuration: CastKitConfiguration = CastKitConfiguration()
     ) {
         self.display = display
         self.window = window
+        self.audio = audio
+        self.audioCodec = audioCodec
         self.fps = min(max(fps, 1), 60)
         self.maximumBitRate = maximumBitRate.map { min(max($0, 0.5), 100) }
         self.configuration = configuration
@@ -112,8 +127,8 @@ public final class ScreenMirroring: Sendable {
 
     /// Starts showing the screen on `receivers` (1 to 16), and returns once each accepted it (the state is
     /// `.starting` until the first picture shows).
-    /// - Throws: `CastError`: `.usage` while it mirrors already, with no receiver, no display to capture or no such
-    ///   window; `.notAuthorised` when a receiver requires pairing; `.noSuchReceiver`, `.connectionLost` when one
+    /// - Throws: `CastError`: `.usage` while it mirrors already, with no receiver, no display to capture, no such
+    ///   window or a sound capture PCM that does not open; `.notAuthorised` when a receiver requires pairing; `.noSuchReceiver`, `.connectionLost` when one
     ///   cannot be reached; `.playback` when the helper is missing or fails. The state is then `.ended(.playbackError)`.
     public func start(on receivers: [ReceiverDescription]) throws(CastError) {
         guard (1...16).contains(receivers.count) else {
@@ -131,8 +146,12 @@ public final class ScreenMirroring: Sendable {
         var playbacks: [RemotePlayback] = []
         let screen: ScreenMirror
         do throws(CastError) {
+            if let audio, !(1...256).contains(audio.utf8.count) || audio.contains(where: \.isNewline) {
+                throw CastError(.usage, "the sound capture takes an ALSA capture PCM's name, such as default or hw:1")
+            }
             screen = try ScreenMirror.start(
-                display: display, window: window, fps: fps, maximumBitRate: maximumBitRate, receivers: receivers.count)
+                display: display, window: window, fps: fps, maximumBitRate: maximumBitRate, audio: audio,
+                audioCodec: audioCodec == .opus ? .opus : .pcm, receivers: receivers.count)
             for (index, receiver) in receivers.enumerated() {
                 do throws(CastError) {
                     let connection = try ReceiverConnection.open(

@@ -91,6 +91,7 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
         // The sender's sound, when it sends any (`cast mirror --audio`): opened with its first unit.
         var sound: MirrorSoundOutput?
         defer { sound?.close() }
+        var soundDecoder = MirrorSoundUnits()
         var reader = MirrorStream.Reader()
         // A whole intra picture in one read where the sender's pipe has it (a read is at most 1 MiB).
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: MediaRead.maximumLength, alignment: 16)
@@ -111,13 +112,14 @@ public final class MirrorPlayer: PlaybackDriver, Sendable {
                     continue
                 }
                 if MirrorSound.isSound(unit.payload) {
-                    // A malformed piece of sound is skipped as a damaged picture is.
-                    guard let piece = try? MirrorSound(decoding: unit.payload),
-                        case .alsa(let name) = configuration.audio
+                    // A malformed or damaged piece of sound is skipped as a damaged picture is.
+                    guard case .alsa(let name) = configuration.audio,
+                        let piece = try? soundDecoder.piece(of: unit.payload)
                     else { continue }
                     if sound == nil {
                         sound = MirrorSoundOutput(
                             deviceName: name, clock: configuration.audioClock, log: configuration.log)
+                        configuration.log("mirror: sound in \(soundDecoder.format)")
                         // Before the first picture, its announcement says both.
                         if shown > 0 { emit(.mediaTypes([.video, .audio])) }
                     }

@@ -3,7 +3,8 @@
 /// cursor's with "CUR1", so none mix up). The unit's capture time is the time its first sample was captured, on the
 /// same clock as the pictures', so that the receiver can play it in line with them.
 ///
-/// Layout: `magic` (4 bytes); the format (1 byte: 1, signed 16-bit little-endian PCM, interleaved); the channel count
+/// Layout: `magic` (4 bytes); the format (1 byte: 1, signed 16-bit little-endian PCM, interleaved; 2 is Opus,
+/// `MirrorOpusSound`, and `MirrorSoundUnit` reads either); the channel count
 /// (1 byte, 1...2); the rate (UInt32 big-endian, 8000...96000 frames a second); then the samples, 1 to
 /// `maximumDuration` of frames. docs/protocol.md, "The mirror session".
 public struct MirrorSound: Sendable, Equatable {
@@ -11,7 +12,7 @@ public struct MirrorSound: Sendable, Equatable {
     public static let magic: [UInt8] = Array("SND1".utf8)
     /// The bytes before the samples.
     public static let headerLength = 10
-    /// The only format today: signed 16-bit little-endian PCM, interleaved.
+    /// Uncompressed: signed 16-bit little-endian PCM, interleaved.
     public static let pcmS16 = UInt8(1)
     /// The longest piece, in microseconds: a tenth of a second (the sender sends about 10 ms a unit).
     public static let maximumDuration = 100_000
@@ -63,7 +64,7 @@ public struct MirrorSound: Sendable, Equatable {
             throw MirrorStream.Malformed(description: "a sound unit of \(payload.count) bytes")
         }
         guard payload[4] == Self.pcmS16 else {
-            throw MirrorStream.Malformed(description: "a sound unit in format \(payload[4]) (1 known)")
+            throw MirrorStream.Malformed(description: "a sound unit in format \(payload[4]) (1 and 2 known)")
         }
         let rate = payload[6..<10].reduce(0) { $0 << 8 | Int($1) }
         guard let sound = Self(rate: rate, channels: Int(payload[5]), samples: Array(payload[Self.headerLength...]))

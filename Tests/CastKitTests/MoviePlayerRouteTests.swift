@@ -5,27 +5,12 @@ import Foundation
 import XCTest
 
 /// The movie player moving between local output and a real castd on loopback (no discovery, `--auth none`).
-final class MoviePlayerRouteTests: XCTestCase {
-    private var folder: URL!
-    private var receiver: LoopbackReceiver?
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-        try MovieFixtures.requireCastd()
-    }
-
-    override func tearDown() {
-        CastRoute.selected = nil
-        receiver?.kill()
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class MoviePlayerRouteTests: LoopbackReceiversTestCase {
     private func startReceiver(port: UInt16 = 0) throws -> LoopbackReceiver {
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent("state").path,
             videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path, port: port)
-        self.receiver = receiver
+        receivers.append(receiver)
         return receiver
     }
 
@@ -230,7 +215,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent("paired-state").path,
             videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path, auth: "pin")
-        self.receiver = receiver
+        receivers.append(receiver)
         _ = try Pairing.pair(
             receiver.description, configDirectory: folder.appendingPathComponent("sender").path,
             senderName: "castkit-tests"
@@ -329,7 +314,6 @@ final class MoviePlayerRouteTests: XCTestCase {
             MovieFixtures.frameTimes(folder.appendingPathComponent("local.md5").path).isEmpty,
             "nothing played here in between")
         XCTAssertEqual(try XCTUnwrap(MovieFixtures.frameTimes(remoteMD5).last), 7.96, accuracy: 0.05)
-        receiver = second
     }
 
     /// An audio player on a receiver that dies: its delegate hears the interruption begin and end (should resume),

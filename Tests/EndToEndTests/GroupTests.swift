@@ -95,14 +95,6 @@ final class GroupTests: LabTestCase {
         ].map(ready)
     }
 
-    /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
-    func beeps(seconds: Int) throws -> String {
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
-        return clip
-    }
-
     /// When each beep of a capture was written on this test's clock (s): its onset's byte b, placed by the reads around
     /// it (half a second each side: `least(arrival − bytes / rate) + b / rate`, as `streamStart` does for a whole
     /// stream, but local, since a member keeping in step writes a little faster or slower than the nominal rate).
@@ -236,23 +228,7 @@ final class GroupTests: LabTestCase {
     }
 
     private func spread(_ members: [Member], between from: Int64, and to: Int64) throws -> Double {
-        var heard: [Double] = []
-        for member in members {
-            let reads = member.capture.reads.filter { $0.arrival > from && $0.arrival < to }
-            // The last stretch: after the last silence of 200 ms or more.
-            let gap = reads.indices.dropFirst().last { reads[$0].arrival - reads[$0 - 1].arrival > 200_000_000 }
-            let stretch = Array(reads[(gap ?? 0)...])
-            let first = (gap.map { reads[$0 - 1].total } ?? stretch.first?.total ?? 0) + Int(rate) / 2
-            let onset = try XCTUnwrap(
-                Capture.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
-            // Placed by the reads that carried it and the next 0.3 s (one stretch: no pause among them).
-            let near = stretch.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
-            XCTAssertGreaterThan(near.count, 5, "\(member.name): the beep at \(onset) came at the end of the stretch")
-            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min() ?? 0
-            heard.append(start + Double(onset) / rate)
-        }
-        let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
-        return apart.max()! - apart.min()!
+        try Capture.beepSpread(members.map { ($0.name, $0.capture) }, between: from, and: to, bytesPerSecond: rate)
     }
 
     /// Two members whose clocks run 200 ppm apart (the kitchen's 100 ppm fast, the living room's 100 ppm slow:
@@ -265,7 +241,7 @@ final class GroupTests: LabTestCase {
         // That each castd's clock really runs skewed is not read from its log: the status replies below carry it (a
         // member that did not skew would trim by 0 ppm, not by about its skew).
         let members = try startGroup(drifting: true)
-        let clip = try beeps(seconds: length)
+        let clip = try self.beeps(seconds: length)
         let sender = try send(clip, to: members)
         // Each member says how it keeps in step (`cast status`: its offset from the group, its trim): the kitchen,
         // whose clock runs 100 ppm fast, slows its clock by about that much, and the living room speeds its up.

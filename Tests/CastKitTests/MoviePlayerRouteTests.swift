@@ -23,6 +23,17 @@ final class MoviePlayerRouteTests: LoopbackReceiversTestCase {
                 storedCredentialsOverPlainHTTP: credentialsOverPlainHTTP))
     }
 
+    /// A movie of `seconds` played on a receiver of its own, selected as the route before `play()`.
+    private func playOnAReceiver(seconds: Int) throws -> (LoopbackReceiver, MoviePlayerController, MoviePlayerLog) {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: seconds, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        CastRoute.selected = receiver.description
+        player.play()
+        return (receiver, player, log)
+    }
+
     /// The access log across moves (issue 29): an entry per playback, as iOS adds them. Playing here, the entry shows
     /// while the movie plays; moved to the receiver, the local entry is kept with what it watched and the receiver's
     /// entry is added and brought up to date while it plays there; back here, a third.
@@ -59,12 +70,7 @@ final class MoviePlayerRouteTests: LoopbackReceiversTestCase {
     /// Remote → local → remote mid-movie: each move continues within 0.5 s of where the movie was, with
     /// `isAirPlayVideoActive` and its notification following; the movie then plays to its end.
     func testTogglingAllowsAirPlayMovesPlaybackAndBack() throws {
-        let receiver = try startReceiver()
-        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
-        let player = makePlayer(clip)
-        let log = MoviePlayerLog(player)
-        CastRoute.selected = receiver.description
-        player.play()
+        let (receiver, player, log) = try playOnAReceiver(seconds: 6)
         XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
         XCTAssertTrue(waitUntil(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 1 })
         XCTAssertEqual(player.activeRoute, receiver.description)
@@ -114,12 +120,7 @@ final class MoviePlayerRouteTests: LoopbackReceiversTestCase {
 
     /// A paused movie stays paused, at its position, through moves both ways.
     func testMoveKeepsThePausedState() throws {
-        let receiver = try startReceiver()
-        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
-        let player = makePlayer(clip)
-        let log = MoviePlayerLog(player)
-        CastRoute.selected = receiver.description
-        player.play()
+        let (receiver, player, log) = try playOnAReceiver(seconds: 6)
         XCTAssertTrue(waitUntil(timeout: 10) { player.currentPlaybackTime >= 1.5 }, "\(receiver.output)")
         player.pause()
         XCTAssertTrue(waitUntil(timeout: 3) { log.states.last == .paused })
@@ -347,12 +348,7 @@ final class MoviePlayerRouteTests: LoopbackReceiversTestCase {
         retried: Bool = false, file: StaticString = #filePath, line: UInt = #line,
         after end: (LoopbackReceiver) -> Void
     ) throws {
-        let receiver = try startReceiver()
-        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
-        let player = makePlayer(clip)
-        let log = MoviePlayerLog(player)
-        CastRoute.selected = receiver.description
-        player.play()
+        let (receiver, player, log) = try playOnAReceiver(seconds: 6)
         XCTAssertTrue(
             waitUntil(timeout: 10) { player.currentPlaybackTime >= 1.5 && player.isAirPlayVideoActive },
             file: file, line: line)

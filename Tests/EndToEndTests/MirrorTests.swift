@@ -5,17 +5,8 @@ import XCTest
 
 /// `cast mirror` in the lab with the real programs: the phone's screen is one Xvfb, castd's full-screen window is on
 /// another; a picture put on the phone's screen (by ffplay) is read back from castd's screen (x11grab) and compared.
-final class MirrorTests: ScreenLabTestCase {
+final class MirrorTests: SenderAndReceiverScreensTestCase {
     override class var labPrefix: String { "e2mi" }
-
-    private var senderScreen: VirtualDisplay?
-    private var receiverScreen: VirtualDisplay?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        receiverScreen = try startDisplay()
-        senderScreen = try startDisplay()
-    }
 
     private enum Fixtures {
         /// Four coloured quarters under a grid of thin lines: flat areas and sharp edges.

@@ -33,10 +33,7 @@ final class MoveTests: LabTestCase {
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 3 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        kitchen.capture.waitForTotal(Int(rate) * 3)
         let unknown = try castOnPhone(["move", "Kitchen", "--to", "Attic", "--timeout", "1"])
         XCTAssertEqual(unknown.status, 3, unknown.stderr)
 
@@ -85,10 +82,7 @@ final class MoveTests: LabTestCase {
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        kitchen.capture.waitForTotal(Int(rate) * 2)
         let moved = try castOnPhone(["move", "Kitchen", "--to", "Study"])
         XCTAssertEqual(moved.status, 0, moved.stderr)
         XCTAssertEqual(moved.stdout, "Study plays what Kitchen played\n")

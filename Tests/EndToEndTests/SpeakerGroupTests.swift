@@ -124,10 +124,7 @@ final class SpeakerGroupTests: SpeakerGroupTestCase {
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (castCapture.reads.last?.total ?? 0) < Int(castRate) * 6 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        castCapture.waitForTotal(Int(castRate) * 6)
         XCTAssertEqual(try castOnPhone(["pause", "Kitchen"]).status, 0)
         Thread.sleep(forTimeInterval: 1.5)
         let before = (castCapture.reads.last?.total ?? 0, speakerCapture.reads.last?.total ?? 0)

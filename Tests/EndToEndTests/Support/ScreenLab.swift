@@ -38,3 +38,16 @@ class ScreenLabTestCase: LabTestCase {
         return screen
     }
 }
+
+/// A mirroring test's two screens, started before each test: the sender's (the phone's, which `cast mirror` reads)
+/// and the receiver's (where castd shows its full-screen window).
+class SenderAndReceiverScreensTestCase: ScreenLabTestCase {
+    private(set) var senderScreen: VirtualDisplay?
+    private(set) var receiverScreen: VirtualDisplay?
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        receiverScreen = try startDisplay()
+        senderScreen = try startDisplay()
+    }
+}

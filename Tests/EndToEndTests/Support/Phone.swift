@@ -13,11 +13,13 @@ extension LabTestCase {
     }
 
     /// A file `name` in the work folder of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence
-    /// otherwise (FLAC, 48 kHz).
-    func beeps(seconds: Int, name: String = "beeps.flac") throws -> String {
+    /// otherwise (FLAC, 48 kHz); a failure of ffmpeg is reported at the caller's line.
+    func beeps(seconds: Int, name: String = "beeps.flac", file: StaticString = #filePath, line: UInt = #line) throws
+        -> String
+    {
         let clip = "\(work!)/\(name)"
         let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertEqual(made.status, 0, made.stderr, file: file, line: line)
         return clip
     }
 

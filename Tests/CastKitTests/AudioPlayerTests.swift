@@ -6,6 +6,20 @@ import XCTest
 
 /// AudioPlayer playing locally, checked by what reached ALSA (the `castcapture` file PCM).
 final class AudioPlayerTests: LocalPlaybackTestCase {
+    /// A player of a copy of `file` named `name` in the folder, told to play once the copy is removed (opened, then
+    /// unreadable: a decode error); `delegate` is told what happens, and the caller keeps both alive.
+    private func playRemovedCopy(of file: URL, named name: String, telling delegate: any AudioPlayerDelegate) throws
+        -> AudioPlayer
+    {
+        let doomed = folder.appendingPathComponent(name)
+        try FileManager.default.copyItem(at: file, to: doomed)
+        let player = try AudioPlayer(contentsOf: doomed, outputs: MovieFixtures.outputs())
+        player.delegate = delegate
+        try FileManager.default.removeItem(at: doomed)
+        player.play()
+        return player
+    }
+
     func testDefaultsAndAFileThatCannotBeOpened() throws {
         let tone = try AudioFixtures.tone("a.m4a", seconds: 1, in: folder)
         let player = try AudioPlayer(contentsOf: tone, outputs: MovieFixtures.outputs())
@@ -94,14 +108,11 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
         player.stop()
         XCTAssertEqual(log.calls, [], "stop is not a finish")
 
-        let doomed = folder.appendingPathComponent("doomed.m4a")
-        try FileManager.default.copyItem(at: tone, to: doomed)
-        let broken = try AudioPlayer(contentsOf: doomed, outputs: MovieFixtures.outputs())
         let brokenLog = DelegateLog()
-        broken.delegate = brokenLog
-        try FileManager.default.removeItem(at: doomed)
-        broken.play()
-        XCTAssertTrue(waitUntil(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        let broken = try playRemovedCopy(of: tone, named: "doomed.m4a", telling: brokenLog)
+        withExtendedLifetime(broken) {
+            XCTAssertTrue(waitUntil(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        }
         XCTAssertEqual(brokenLog.calls, ["decodeError", "finish false"])
     }
 
@@ -109,14 +120,11 @@ final class AudioPlayerTests: LocalPlaybackTestCase {
     /// an interruption without options), is called, once per event.
     func testTheSeedsDelegateSpellingsAreCalled() throws {
         let tone = try AudioFixtures.tone("seed.m4a", seconds: 5, in: folder)
-        let doomed = folder.appendingPathComponent("doomed-seed.m4a")
-        try FileManager.default.copyItem(at: tone, to: doomed)
-        let broken = try AudioPlayer(contentsOf: doomed, outputs: MovieFixtures.outputs())
         let brokenLog = SeedSpellingDelegateLog()
-        broken.delegate = brokenLog
-        try FileManager.default.removeItem(at: doomed)
-        broken.play()
-        XCTAssertTrue(waitUntil(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        let broken = try playRemovedCopy(of: tone, named: "doomed-seed.m4a", telling: brokenLog)
+        withExtendedLifetime(broken) {
+            XCTAssertTrue(waitUntil(timeout: 5) { brokenLog.calls.count == 2 }, "\(brokenLog.calls)")
+        }
         XCTAssertEqual(brokenLog.calls, ["decodeError true", "finish false"])
 
         // Interrupted by another player starting, released when it stops: once with each spelling of the end.

@@ -47,22 +47,7 @@ enum GroupFixtures {
     /// a pause between `from` and `to` (CLOCK_MONOTONIC ns), on this process's clock (s). The beeps are a second
     /// apart: compared within one.
     static func spread(_ captures: [FIFOCapture], between from: Int64, and to: Int64) throws -> Double {
-        var heard: [Double] = []
-        for capture in captures {
-            let reads = capture.reads.filter { $0.arrival > from && $0.arrival < to }
-            // The last stretch: after the last silence of 200 ms or more.
-            let gap = reads.indices.dropFirst().last { reads[$0].arrival - reads[$0 - 1].arrival > 200_000_000 }
-            let stretch = Array(reads[(gap ?? 0)...])
-            let first = (gap.map { reads[$0 - 1].total } ?? stretch.first?.total ?? 0) + Int(rate) / 2
-            let onset = try XCTUnwrap(Capture.beepOnset(in: capture.bytes, from: first), "\(capture.path): no beep")
-            // Placed by the reads that carried it and the next 0.3 s.
-            let near = stretch.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
-            XCTAssertGreaterThan(near.count, 5, "\(capture.path): the beep at \(onset) came at the end of the stretch")
-            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min() ?? 0
-            heard.append(start + Double(onset) / rate)
-        }
-        let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
-        return apart.max()! - apart.min()!
+        try Capture.beepSpread(captures.map { ($0.path, $0) }, between: from, and: to, bytesPerSecond: rate)
     }
 
 }
@@ -70,24 +55,20 @@ enum GroupFixtures {
 /// A test of CastKit players routed to real castd on loopback (no discovery, `--auth none`), each writing its sound
 /// into a FIFO this test reads: the folder, the receivers and their captures, started and cleaned up alike for every
 /// such class (GroupRouteTests, RouteMoveTests, GroupURLTests, GroupQueueRouteTests).
-class CapturingReceiversTestCase: XCTestCase {
-    var folder: URL!
-    var receivers: [LoopbackReceiver] = []
+class CapturingReceiversTestCase: LoopbackReceiversTestCase {
     var captures: [FIFOCapture] = []
 
     override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selection = []
-        try MovieFixtures.requireCastd()
+        try super.setUpWithError()
         // castd finds the capture PCM through the environment it inherits.
         _ = MovieFixtures.alsa
     }
 
     override func tearDown() {
-        CastRoute.selection = []
-        for receiver in receivers { receiver.kill() }
+        // The receivers first: none writes into a capture once it stops.
+        super.tearDown()
         for capture in captures { capture.stop() }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
+        captures = []
     }
 
     /// castd named `name` on loopback, its sound written into a FIFO this test reads.

@@ -16,9 +16,7 @@ extension GroupRouteTests {
         let port = receivers[1].port
         receivers[1].kill(signal: SIGKILL)
         let length = 14
-        let song = try MediaItem(url: try GroupFixtures.beeps(seconds: length, in: folder))
-        let player = makePlayer()
-        player.setQueue(with: [song])
+        let player = try makePlayer(queueingBeeps: length)
         CastRoute.selection = [kitchen, livingRoom]
         player.play()
         XCTAssertTrue(waitForSound(kitchenSound, seconds: 2), "\(receivers[0].output.suffix(5))")

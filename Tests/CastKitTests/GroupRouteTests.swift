@@ -18,6 +18,14 @@ final class GroupRouteTests: CapturingReceiversTestCase {
                 configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
     }
 
+    /// A player whose queue is one song: `seconds` of beeps (`GroupFixtures.beeps`).
+    func makePlayer(queueingBeeps seconds: Int) throws -> MusicPlayerController {
+        let song = try MediaItem(url: try GroupFixtures.beeps(seconds: seconds, in: folder))
+        let player = makePlayer()
+        player.setQueue(with: [song])
+        return player
+    }
+
     /// Starts the living room's castd (again: its state folder and capture kept) on `port` and waits until it writes
     /// sound; when it was started and when its first sample arrived (CLOCK_MONOTONIC, ns).
     func startLivingRoom(on port: UInt16, into sound: FIFOCapture, _ what: String) throws -> (
@@ -47,9 +55,7 @@ final class GroupRouteTests: CapturingReceiversTestCase {
         let (livingRoom, livingRoomSound) = try startReceiver("Living Room")
         let (study, studySound) = try startReceiver("Study")
         let length = 14
-        let song = try MediaItem(url: try GroupFixtures.beeps(seconds: length, in: folder))
-        let player = makePlayer()
-        player.setQueue(with: [song])
+        let player = try makePlayer(queueingBeeps: length)
 
         // Two receivers.
         CastRoute.selection = [kitchen, livingRoom]
@@ -217,9 +223,7 @@ final class GroupRouteTests: CapturingReceiversTestCase {
         let (kitchen, kitchenSound) = try startReceiver("Kitchen")
         let (livingRoom, livingRoomSound) = try startReceiver("Living Room")
         let length = 14
-        let song = try MediaItem(url: try GroupFixtures.beeps(seconds: length, in: folder))
-        let player = makePlayer()
-        player.setQueue(with: [song])
+        let player = try makePlayer(queueingBeeps: length)
         CastRoute.selection = [kitchen, livingRoom]
         player.play()
         XCTAssertTrue(waitForSound(livingRoomSound, seconds: 2), "\(receivers[1].output.suffix(5))")

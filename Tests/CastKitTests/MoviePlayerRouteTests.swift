@@ -5,27 +5,12 @@ import Foundation
 import XCTest
 
 /// The movie player moving between local output and a real castd on loopback (no discovery, `--auth none`).
-final class MoviePlayerRouteTests: XCTestCase {
-    private var folder: URL!
-    private var receiver: LoopbackReceiver?
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-        try MovieFixtures.requireCastd()
-    }
-
-    override func tearDown() {
-        CastRoute.selected = nil
-        receiver?.kill()
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class MoviePlayerRouteTests: LoopbackReceiversTestCase {
     private func startReceiver(port: UInt16 = 0) throws -> LoopbackReceiver {
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent("state").path,
             videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path, port: port)
-        self.receiver = receiver
+        receivers.append(receiver)
         return receiver
     }
 
@@ -36,6 +21,17 @@ final class MoviePlayerRouteTests: XCTestCase {
             configuration: CastKitConfiguration(
                 configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests",
                 storedCredentialsOverPlainHTTP: credentialsOverPlainHTTP))
+    }
+
+    /// A movie of `seconds` played on a receiver of its own, selected as the route before `play()`.
+    private func playOnAReceiver(seconds: Int) throws -> (LoopbackReceiver, MoviePlayerController, MoviePlayerLog) {
+        let receiver = try startReceiver()
+        let clip = try MovieFixtures.clip(seconds: seconds, in: folder)
+        let player = makePlayer(clip)
+        let log = MoviePlayerLog(player)
+        CastRoute.selected = receiver.description
+        player.play()
+        return (receiver, player, log)
     }
 
     /// The access log across moves (issue 29): an entry per playback, as iOS adds them. Playing here, the entry shows
@@ -74,12 +70,7 @@ final class MoviePlayerRouteTests: XCTestCase {
     /// Remote → local → remote mid-movie: each move continues within 0.5 s of where the movie was, with
     /// `isAirPlayVideoActive` and its notification following; the movie then plays to its end.
     func testTogglingAllowsAirPlayMovesPlaybackAndBack() throws {
-        let receiver = try startReceiver()
-        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
-        let player = makePlayer(clip)
-        let log = MoviePlayerLog(player)
-        CastRoute.selected = receiver.description
-        player.play()
+        let (receiver, player, log) = try playOnAReceiver(seconds: 6)
         XCTAssertTrue(waitUntil(timeout: 10) { player.isAirPlayVideoActive }, "\(receiver.output)")
         XCTAssertTrue(waitUntil(timeout: 2) { log.count(.moviePlayerIsAirPlayVideoActiveDidChange) == 1 })
         XCTAssertEqual(player.activeRoute, receiver.description)
@@ -129,12 +120,7 @@ final class MoviePlayerRouteTests: XCTestCase {
 
     /// A paused movie stays paused, at its position, through moves both ways.
     func testMoveKeepsThePausedState() throws {
-        let receiver = try startReceiver()
-        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
-        let player = makePlayer(clip)
-        let log = MoviePlayerLog(player)
-        CastRoute.selected = receiver.description
-        player.play()
+        let (receiver, player, log) = try playOnAReceiver(seconds: 6)
         XCTAssertTrue(waitUntil(timeout: 10) { player.currentPlaybackTime >= 1.5 }, "\(receiver.output)")
         player.pause()
         XCTAssertTrue(waitUntil(timeout: 3) { log.states.last == .paused })
@@ -230,7 +216,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         let receiver = try LoopbackReceiver(
             stateDirectory: folder.appendingPathComponent("paired-state").path,
             videoOut: "framemd5:" + folder.appendingPathComponent("remote.md5").path, auth: "pin")
-        self.receiver = receiver
+        receivers.append(receiver)
         _ = try Pairing.pair(
             receiver.description, configDirectory: folder.appendingPathComponent("sender").path,
             senderName: "castkit-tests"
@@ -329,7 +315,6 @@ final class MoviePlayerRouteTests: XCTestCase {
             MovieFixtures.frameTimes(folder.appendingPathComponent("local.md5").path).isEmpty,
             "nothing played here in between")
         XCTAssertEqual(try XCTUnwrap(MovieFixtures.frameTimes(remoteMD5).last), 7.96, accuracy: 0.05)
-        receiver = second
     }
 
     /// An audio player on a receiver that dies: its delegate hears the interruption begin and end (should resume),
@@ -363,12 +348,7 @@ final class MoviePlayerRouteTests: XCTestCase {
         retried: Bool = false, file: StaticString = #filePath, line: UInt = #line,
         after end: (LoopbackReceiver) -> Void
     ) throws {
-        let receiver = try startReceiver()
-        let clip = try MovieFixtures.clip(seconds: 6, in: folder)
-        let player = makePlayer(clip)
-        let log = MoviePlayerLog(player)
-        CastRoute.selected = receiver.description
-        player.play()
+        let (receiver, player, log) = try playOnAReceiver(seconds: 6)
         XCTAssertTrue(
             waitUntil(timeout: 10) { player.currentPlaybackTime >= 1.5 && player.isAirPlayVideoActive },
             file: file, line: line)

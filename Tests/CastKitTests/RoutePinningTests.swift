@@ -8,22 +8,7 @@ import XCTest
 /// CastKit's routes pin like `cast` does (issue #13): paired with "Living Room" on loopback, the library refuses an
 /// impostor (another key, `--auth none`) at its address, under "Living Room " or picked as "Living Room 2" for what
 /// the user asked to be "Living Room". Nothing is sent to it: no file, no URL with credentials.
-final class RoutePinningTests: XCTestCase {
-    private var folder: URL!
-    private var receivers: [LoopbackReceiver] = []
-
-    override func setUpWithError() throws {
-        folder = try MovieFixtures.folder()
-        CastRoute.selected = nil
-        try MovieFixtures.requireCastd()
-    }
-
-    override func tearDown() {
-        CastRoute.selected = nil
-        for receiver in receivers { receiver.kill() }
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
+final class RoutePinningTests: LoopbackReceiversTestCase {
     private var configuration: CastKitConfiguration {
         CastKitConfiguration(configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests")
     }

@@ -145,6 +145,14 @@ func play(
     return (log, try playToEnd(player, timeout: timeout))
 }
 
+/// Stops `player` and waits until it finished; returns the wall time that took (seconds).
+func stopAndWait(_ player: Player) -> Double {
+    let stopping = Date()
+    player.stop()
+    player.waitUntilFinished()
+    return Date().timeIntervalSince(stopping)
+}
+
 /// Starts `player` and waits until it finished; returns the wall time it took (seconds).
 /// - Throws: when it has not finished after `timeout` seconds (a hang bound; the player is stopped).
 func playToEnd(_ player: Player, timeout: Double) throws -> Double {

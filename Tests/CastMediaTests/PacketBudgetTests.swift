@@ -49,25 +49,28 @@ final class PacketBudgetTests: XCTestCase {
         wait(for: [waited], timeout: 5)
     }
 
+    /// An expectation fulfilled once a thread of its own, waiting in `budget.waitUntilShort()` as the demux thread
+    /// does, goes on.
+    private func waiterWoken(from budget: PacketBudget, _ description: String) -> XCTestExpectation {
+        let woken = expectation(description: description)
+        Thread {
+            _ = budget.waitUntilShort()
+            woken.fulfill()
+        }.start()
+        return woken
+    }
+
     func testASeekFlushAndTheShutdownWakeTheDemuxThread() {
         let budget = PacketBudget(minimumSeconds: 3)
         let queue = BoundedQueue<Int>(maxCount: 4096, budget: budget)
         for n in 0..<40 { queue.put(.item(n), serial: 0, seconds: 0.1) }
-        let flushed = expectation(description: "woken by the flush")
-        Thread {
-            _ = budget.waitUntilShort()
-            flushed.fulfill()
-        }.start()
+        let flushed = waiterWoken(from: budget, "woken by the flush")
         Thread.sleep(forTimeInterval: 0.05)
         queue.flush(serial: 1)
         wait(for: [flushed], timeout: 5)
 
         for n in 0..<40 { queue.put(.item(n), serial: 1, seconds: 0.1) }
-        let aborted = expectation(description: "woken by the shutdown")
-        Thread {
-            _ = budget.waitUntilShort()
-            aborted.fulfill()
-        }.start()
+        let aborted = waiterWoken(from: budget, "woken by the shutdown")
         Thread.sleep(forTimeInterval: 0.05)
         budget.abort()
         wait(for: [aborted], timeout: 5)

@@ -116,10 +116,7 @@ final class PlayerTests: XCTestCase {
         ) { log.append($0) }
         player.start()
         Thread.sleep(forTimeInterval: 0.7)
-        let stopping = Date()
-        player.stop()
-        player.waitUntilFinished()
-        let took = Date().timeIntervalSince(stopping)
+        let took = stopAndWait(player)
         print("stop took \(took) s")
         XCTAssertLessThan(took, 1)
         XCTAssertEqual(log.finish?.reason, .userExited)

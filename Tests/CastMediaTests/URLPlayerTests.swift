@@ -53,6 +53,31 @@ final class URLPlayerTests: XCTestCase {
         return log
     }
 
+    /// `url` played to its end, seeked to 1.5 s half a second after it started (`exact`: to that frame).
+    private func playSeekingAfterHalfASecond(_ url: String, exact: Bool) -> EventLog {
+        let log = EventLog()
+        let player = Player(url: url, configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)) {
+            log.append($0)
+        }
+        player.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        player.seek(to: 1.5, exact: exact)
+        player.waitUntilFinished()
+        return log
+    }
+
+    /// An HLS playlist `index.m3u8` in `folder` of `clip`'s streams copied into segments of about a second.
+    private func hlsPlaylist(of clip: String, in folder: URL) throws -> String {
+        let playlist = folder.appendingPathComponent("index.m3u8").path
+        try Fixtures.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
+                playlist,
+            ])
+        return playlist
+    }
+
     func testHTTPURLPlaysBitExactAndSeeks() throws {
         let folder = try Fixtures.folder()
         let clip = try Fixtures.h264AAC(in: folder)
@@ -73,13 +98,7 @@ final class URLPlayerTests: XCTestCase {
     func testHLSPlaylistPlaysBitExact() throws {
         let folder = try Fixtures.folder()
         let clip = try Fixtures.h264AAC(in: folder)
-        let playlist = folder.appendingPathComponent("index.m3u8").path
-        try Fixtures.run(
-            "ffmpeg",
-            [
-                "-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
-                playlist,
-            ])
+        let playlist = try hlsPlaylist(of: clip, in: folder)
         let port = try serve(folder)
         let md5 = folder.appendingPathComponent("out.framemd5").path
         let log = try play("http://127.0.0.1:\(port)/index.m3u8", video: .framemd5(path: md5))
@@ -90,15 +109,7 @@ final class URLPlayerTests: XCTestCase {
         XCTAssertTrue(log.events.contains(.mediaTypes([.audio, .video])), "\(log.events)")
 
         // A VOD playlist seeks (the demuxer moves between segments).
-        let seeking = EventLog()
-        let player = Player(
-            url: "http://127.0.0.1:\(port)/index.m3u8",
-            configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
-        ) { seeking.append($0) }
-        player.start()
-        Thread.sleep(forTimeInterval: 0.5)
-        player.seek(to: 1.5, exact: false)
-        player.waitUntilFinished()
+        let seeking = playSeekingAfterHalfASecond("http://127.0.0.1:\(port)/index.m3u8", exact: false)
         XCTAssertEqual(seeking.finish?.reason, .playbackEnded, "\(seeking.events)")
         XCTAssertTrue(seeking.events.contains(.playbackState(.seekingForward)), "\(seeking.events)")
     }
@@ -106,13 +117,7 @@ final class URLPlayerTests: XCTestCase {
     func testCredentialsNeverReachFFmpegsLog() throws {
         let folder = try Fixtures.folder()
         let clip = try Fixtures.h264AAC(in: folder)
-        let playlist = folder.appendingPathComponent("index.m3u8").path
-        try Fixtures.run(
-            "ffmpeg",
-            [
-                "-v", "error", "-y", "-i", clip, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
-                playlist,
-            ])
+        _ = try hlsPlaylist(of: clip, in: folder)
         let port = try serve(folder, auth: "alice:Sesame42")
         // FFmpeg's HLS demuxer logs "Opening 'URL' for reading" for every segment (at info level): every line routed.
         let lines = Mutex<[String]>([])
@@ -129,15 +134,7 @@ final class URLPlayerTests: XCTestCase {
         let folder = try Fixtures.folder()
         _ = try Fixtures.h264AAC(in: folder)
         let port = try serve(folder)
-        let log = EventLog()
-        let player = Player(
-            url: "http://127.0.0.1:\(port)/clip.mp4",
-            configuration: PlayerConfiguration(audio: .alsa(device: "null"), video: .none)
-        ) { log.append($0) }
-        player.start()
-        Thread.sleep(forTimeInterval: 0.5)
-        player.seek(to: 1.5, exact: true)
-        player.waitUntilFinished()
+        let log = playSeekingAfterHalfASecond("http://127.0.0.1:\(port)/clip.mp4", exact: true)
         XCTAssertEqual(log.finish?.reason, .playbackEnded, "\(log.events)")
         XCTAssertTrue(log.events.contains(.playbackState(.seekingForward)), "\(log.events)")
     }
@@ -222,10 +219,7 @@ final class URLPlayerTests: XCTestCase {
         player.start()
         Thread.sleep(forTimeInterval: 1)
         XCTAssertNil(log.finish)
-        let stopping = Date()
-        player.stop()
-        player.waitUntilFinished()
-        let took = Date().timeIntervalSince(stopping)
+        let took = stopAndWait(player)
         print("stop during a hung open took \(took) s")
         XCTAssertLessThan(took, 1)
         XCTAssertEqual(log.finish?.reason, .userExited)

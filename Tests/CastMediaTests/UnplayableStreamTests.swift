@@ -11,6 +11,15 @@ final class UnplayableStreamTests: XCTestCase {
     override func setUpWithError() throws { folder = try Fixtures.folder() }
     override func tearDown() { if let folder { try? FileManager.default.removeItem(at: folder) } }
 
+    /// Plays `path`, which must end in a playbackError; its message (printed).
+    private func playbackError(playing path: String, line: UInt = #line) throws -> String {
+        let (finish, _) = try playCapturing(path)
+        XCTAssertEqual(finish?.reason, .playbackError, line: line)
+        let message = finish?.error ?? ""
+        print("error: \(message)")
+        return message
+    }
+
     /// Plays `path` with audio to a capture file and video (if any) to framemd5; the finish and the captured audio.
     private func playCapturing(_ path: String) throws
         -> (finish: (reason: FinishReason, error: String?)?, audio: Capture)
@@ -54,10 +63,7 @@ final class UnplayableStreamTests: XCTestCase {
     }
 
     func testTheOnlyAudioTrackWithoutADecoderIsAnErrorNamingIt() throws {
-        let (finish, _) = try playCapturing(try twoTracks(unknownFirst: true, only: true))
-        XCTAssertEqual(finish?.reason, .playbackError)
-        let message = finish?.error ?? ""
-        print("error: \(message)")
+        let message = try playbackError(playing: try twoTracks(unknownFirst: true, only: true))
         XCTAssertTrue(message.hasPrefix("audio stream #0 (unknown codec"), message)
         XCTAssertTrue(message.hasSuffix("Decoder not found"), message)
     }
@@ -68,10 +74,7 @@ final class UnplayableStreamTests: XCTestCase {
         try Fixtures.run(
             "ffmpeg",
             ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "sonic", "-strict", "-2", path])
-        let (finish, _) = try playCapturing(path)
-        XCTAssertEqual(finish?.reason, .playbackError)
-        let message = finish?.error ?? ""
-        print("error: \(message)")
+        let message = try playbackError(playing: path)
         XCTAssertTrue(message.hasPrefix("audio stream #0 (sonic"), message)
         XCTAssertTrue(message.contains("avcodec_open2"), message)
     }
@@ -90,10 +93,7 @@ final class UnplayableStreamTests: XCTestCase {
         // The noise filter changes every byte of every audio packet: no AC-3 frame survives.
         let bad = folder.appendingPathComponent("bad.mkv").path
         try Fixtures.run("ffmpeg", ["-v", "error", "-y", "-i", good, "-c", "copy", "-bsf:a", "noise=amount=1", bad])
-        let (finish, _) = try playCapturing(bad)
-        XCTAssertEqual(finish?.reason, .playbackError)
-        let message = finish?.error ?? ""
-        print("error: \(message)")
+        let message = try playbackError(playing: bad)
         XCTAssertTrue(message.hasPrefix("audio stream #1 (ac3"), message)
         XCTAssertTrue(message.contains("failed to decode"), message)
     }

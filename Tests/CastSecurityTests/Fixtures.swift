@@ -61,3 +61,17 @@ enum Fixtures {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 }
+
+/// Checks that `body` throws a `SecurityError` of `kind` whose description contains each of `parts` (the path, the
+/// fix: what the user reads).
+func assertThrows(
+    _ kind: SecurityError.Kind, containing parts: [String], line: UInt = #line, _ body: () throws -> Void
+) {
+    XCTAssertThrowsError(try body(), line: line) { error in
+        let error = error as? SecurityError
+        XCTAssertEqual(error?.kind, kind, "\(String(describing: error))", line: line)
+        for part in parts {
+            XCTAssertTrue(error?.description.contains(part) ?? false, "\(String(describing: error))", line: line)
+        }
+    }
+}

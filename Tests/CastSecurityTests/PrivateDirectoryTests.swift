@@ -81,18 +81,6 @@ final class PrivateDirectoryTests: XCTestCase {
         assertThrows(.keyFile, containing: [keyFile, "not a regular file"]) { try outcome.key?.get() }
         assertThrows(.trustStore, containing: [store, "not a regular file"]) { try outcome.store?.get() }
     }
-
-    private func assertThrows(
-        _ kind: SecurityError.Kind, containing parts: [String], line: UInt = #line, _ body: () throws -> Void
-    ) {
-        XCTAssertThrowsError(try body(), line: line) { error in
-            let error = error as? SecurityError
-            XCTAssertEqual(error?.kind, kind, "\(String(describing: error))", line: line)
-            for part in parts {
-                XCTAssertTrue(error?.description.contains(part) ?? false, "\(String(describing: error))", line: line)
-            }
-        }
-    }
 }
 
 /// What the loading thread found, handed to the test's thread.

@@ -320,16 +320,4 @@ final class TrustStoreTests: XCTestCase {
         defer { _ = setfsuid(0) }
         try body()
     }
-
-    private func assertThrows(
-        _ kind: SecurityError.Kind, containing parts: [String], line: UInt = #line, _ body: () throws -> Void
-    ) {
-        XCTAssertThrowsError(try body(), line: line) { error in
-            let error = error as? SecurityError
-            XCTAssertEqual(error?.kind, kind, "\(String(describing: error))", line: line)
-            for part in parts {
-                XCTAssertTrue(error?.description.contains(part) ?? false, "\(String(describing: error))", line: line)
-            }
-        }
-    }
 }

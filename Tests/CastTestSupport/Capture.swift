@@ -143,3 +143,11 @@ func stopReader(fd: Int32, done: DispatchSemaphore, reached: () -> Bool, markSto
         close(fd)
     }
 }
+
+extension FIFOCapture {
+    /// Waits until `bytes` have been read (at most `timeout` seconds); whether they were.
+    @discardableResult
+    public func waitForTotal(_ bytes: Int, timeout: Double = 30) -> Bool {
+        waitUntil(timeout: timeout) { total >= bytes }
+    }
+}

@@ -21,9 +21,7 @@ final class GroupAdmissionTests: LabTestCase {
         let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
         let attic = try startCapturingRoom("Attic", on: .room3, folder: "attic", advertised: false)
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: 6, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: 6)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room"],
             environment: senderEnvironment)

@@ -14,38 +14,10 @@ final class GroupQueueTests: LabTestCase {
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
     private let rate = 192_000.0
 
-    private struct Member {
-        let name: String
-        let daemon: Daemon
-        let capture: FIFOCapture
-    }
-
     /// castd named `name` on `host`, its monotonic clock `shift` s ahead, playing into a FIFO this test reads; returns
     /// once it listens and is advertised.
-    private func startMember(_ name: String, on host: Lab.Host, shift: Int) throws -> Member {
-        let folder = "\(work!)/\(shift)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let capture = try FIFOCapture(path: "\(folder)/audio.fifo")
-        let daemon = try lab.start(
-            on: host,
-            [
-                "unshare", "--time", "--monotonic", "\(shift)", "--kill-child=SIGTERM", Paths.castd, "--name", name,
-                "--auth", "none", "--port", "0", "--state-dir", "\(folder)/state", "--audio-device",
-                "castcapture:FILE=\(capture.path),CHANNELS=2", "--events", "\(folder)/events.jsonl", "--video-out",
-                "none",
-            ],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
-        _ = try daemon.listeningPort()
-        XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)")
-        return Member(name: name, daemon: daemon, capture: capture)
-    }
-
-    /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
-    private func beeps(seconds: Int, name: String) throws -> String {
-        let clip = "\(work!)/\(name)"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
-        return clip
+    private func startMember(_ name: String, on host: Lab.Host, shift: Int) throws -> CapturingRoom {
+        try startCapturingRoom(name, on: host, folder: "\(shift)", shift: shift)
     }
 
     /// The stretches a capture was written in (split where nothing came for 200 ms or more: castd closes its device

@@ -5,7 +5,7 @@ import Foundation
 import XCTest
 
 /// The rest of groups with an AirPlay speaker (issue 31): a group with a speaker resumes and seeks as fast as one
-/// without, and a speaker joins a group that already plays. Real shairport-sync on the lab's box (`-o stdout` into a
+/// without, a speaker joins a group that already plays, and one lost while it plays rejoins. Real shairport-sync on the lab's box (`-o stdout` into a
 /// FIFO this test reads) beside a castd on a room host in a time namespace of its own (3 s ahead), as
 /// SpeakerGroupTests sets them up; what is timed is castd's ALSA output (another FIFO) and the speaker's, stamped by
 /// this test on arrival, and placed as SpeakerGroupTests places them.
@@ -13,77 +13,8 @@ import XCTest
 /// shairport-sync writes a frame to a backend without a delay function (stdout) `audio_backend_buffer_desired_length`
 /// before it is heard; the resume test sets it to 0.15 s, shairport-sync's default for its ALSA backend, so that the
 /// speaker needs its audio as early as a real one does.
-final class GroupSpeakerTests: LabTestCase {
+final class GroupSpeakerTests: SpeakerGroupTestCase {
     override class var labPrefix: String { "gqs" }
-    override class var labRooms: Int { 1 }
-
-    private let speakerName = "Patio Speaker"
-    /// Bytes per second: castd's capture (S16 stereo at 48 kHz), shairport-sync's output (S16 stereo at 44.1 kHz).
-    private let castRate = 192_000.0
-    private let speakerRate = 176_400.0
-    /// shairport-sync's `audio_backend_buffer_desired_length_in_seconds` (s): how long before a frame is heard it is
-    /// written to its stdout (`startSpeaker`).
-    private var speakerBuffer = 1.0
-    /// shairport-sync releases a packet (352 frames) when its first frame is due (SpeakerGroupTests).
-    private let speakerPacket = 352 / 44_100.0
-
-    private var castd: Daemon!
-    private var castCapture: FIFOCapture!
-    private var speaker: Daemon!
-    private var speakerCapture: FIFOCapture!
-    /// How many times this test started shairport-sync (each start writes into a FIFO of its own).
-    private var speakerStarts = 0
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/shairport-sync") else {
-            throw XCTSkip("shairport-sync is not installed (scripts/setup installs it)")
-        }
-        try requireTimeNamespaces()
-        castCapture = try FIFOCapture(path: "\(work!)/castd.fifo")
-        castd = try lab.start(
-            on: .room1,
-            [
-                "unshare", "--time", "--monotonic", "3", "--kill-child=SIGTERM", Paths.castd, "--name", "Kitchen",
-                "--auth", "none", "--port", "0", "--state-dir", "\(work!)/castd-state", "--audio-device",
-                "castcapture:FILE=\(castCapture.path),CHANNELS=2", "--video-out", "none", "--events",
-                "\(work!)/castd-events.jsonl",
-            ],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
-        _ = try castd.listeningPort()
-        XCTAssertNotNil(castd.waitForLine(containing: "advertised as"), "\(castd.output)")
-
-    }
-
-    /// shairport-sync on the lab's box, writing into a FIFO this test reads `buffer` seconds before each frame is
-    /// heard; returns once `cast list` sees it.
-    private func startSpeaker(buffer: Double) throws {
-        speakerBuffer = buffer
-        speakerStarts += 1
-        speakerCapture = try FIFOCapture(path: "\(work!)/speaker-\(speakerStarts).fifo")
-        let config = "\(work!)/shairport-sync.conf"
-        try """
-        general = { name = "\(speakerName)"; port = 5000; audio_backend_buffer_desired_length_in_seconds = \(speakerBuffer); };
-
-        """.write(toFile: config, atomically: true, encoding: .utf8)
-        speaker = try lab.start(
-            on: .box,
-            ["sh", "-c", "exec shairport-sync -c \"$0\" -u -v -o stdout > \"$1\"", config, speakerCapture.path])
-        let deadline = Date().addingTimeInterval(20)
-        var seen = ""
-        repeat {
-            seen = (try? cast(["list", "--json"]).stdout) ?? ""
-            if seen.contains(#""kind":"raop""#) && seen.contains("Kitchen") { break }
-            Thread.sleep(forTimeInterval: 0.2)
-        } while Date() < deadline && speaker.isRunning
-        XCTAssertTrue(
-            seen.contains(#""kind":"raop""#), "no speaker in cast list: \(seen); shairport: \(speaker.output)")
-    }
-
-    private func cast(_ arguments: [String], timeout: Double = 60) throws -> CommandResult {
-        try lab.run(
-            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
-    }
 
     /// The first read of the last stretch `capture` wrote without a pause of 200 ms or more among the reads that
     /// arrived between `from` and `to` (CLOCK_MONOTONIC ns), or the first of them when there is no such pause (it was
@@ -101,26 +32,24 @@ final class GroupSpeakerTests: LabTestCase {
     func testAGroupWithASpeakerResumesAndSeeksAsFastAsOneWithout() throws {
         // Its ALSA default: the speaker needs its audio as early as a real one does.
         try startSpeaker(buffer: 0.15)
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: 30, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: 30)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(
             waitUntil(timeout: 30) { (self.castCapture.reads.last?.total ?? 0) >= Int(self.castRate) * 4 },
             "castd did not play: \(sender.output)")
-        XCTAssertEqual(try cast(["pause", "Kitchen"]).status, 0)
+        XCTAssertEqual(try castOnPhone(["pause", "Kitchen"]).status, 0)
         Thread.sleep(forTimeInterval: 1.5)
         let paused = (castCapture.reads.last?.total ?? 0, speakerCapture.reads.last?.total ?? 0)
 
         let resumed = MonotonicClock.nanoseconds()
-        XCTAssertEqual(try cast(["resume", "Kitchen"]).status, 0)
+        XCTAssertEqual(try castOnPhone(["resume", "Kitchen"]).status, 0)
         Thread.sleep(forTimeInterval: 5)
         XCTAssertGreaterThan(castCapture.reads.last?.total ?? 0, paused.0 + Int(castRate) * 2, "castd resumed")
         XCTAssertGreaterThan(speakerCapture.reads.last?.total ?? 0, paused.1 + Int(speakerRate), "the speaker resumed")
         let seeked = MonotonicClock.nanoseconds()
-        XCTAssertEqual(try cast(["seek", "Kitchen", "20"]).status, 0)
+        XCTAssertEqual(try castOnPhone(["seek", "Kitchen", "20"]).status, 0)
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         _ = castCapture.stop(atLeast: 0)
         _ = speakerCapture.stop(atLeast: 0)
@@ -143,27 +72,10 @@ final class GroupSpeakerTests: LabTestCase {
         XCTAssertGreaterThan(Double(speakerBytes) / speakerRate, 9, "the speaker after the seek")
     }
 
-    /// When each beep of a capture was written, on this test's clock (s): placed by the reads that carry it and the
-    /// 0.3 s after it, as SpeakerGroupTests places them.
-    private func beepWrites(_ capture: FIFOCapture, bytesPerSecond rate: Double) -> [Double] {
-        let bytes = capture.bytes
-        let reads = capture.reads
-        var times: [Double] = []
-        var at = reads.first?.total ?? 0
-        while let onset = Capture.beepOnset(in: bytes, from: at) {
-            at = onset + Int(rate) / 2
-            let near = reads.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
-            guard near.count >= 5 else { continue }
-            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min()!
-            times.append(start + Double(onset) / rate)
-        }
-        return times
-    }
-
     /// How far from the instant it was told castd's stream began (s; negative: before): its first scheduled start (its
     /// events, in its clock 3 s ahead) against the steady reads of its FIFO.
     private func castdLead() throws -> Double {
-        let instant = try XCTUnwrap(EventFile.scheduledStarts(at: "\(work!)/castd-events.jsonl").first)
+        let instant = try XCTUnwrap(EventFile.scheduledStarts(at: castdEvents).first)
         let reads = castCapture.reads
         let (begin, end) = (reads.first?.total ?? 0, reads.last?.total ?? 0)
         let steady = reads.filter { $0.total > begin + 48_000 && $0.total < end - 48_000 }
@@ -178,9 +90,7 @@ final class GroupSpeakerTests: LabTestCase {
     /// not be added to a playing group: it was given up on ("is not a Cast receiver").
     func testAnAirPlaySpeakerJoinsAGroupThatAlreadyPlays() throws {
         let length = 20
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: length, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: length)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName, "--timeout", "1"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
@@ -234,9 +144,7 @@ final class GroupSpeakerTests: LabTestCase {
     /// ended on the kitchen alone.
     func testALostSpeakerIsLookedForAndRejoinsInStep() throws {
         let length = 30
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: length, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: length)
         try startSpeaker(buffer: 1)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],

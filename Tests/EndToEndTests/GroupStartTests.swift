@@ -41,20 +41,9 @@ final class GroupStartTests: LabTestCase {
             .map { try startCapturingRoom($0.0, on: $0.1, folder: "\($0.2)", shift: $0.2, skew: $1) }
         let targets = try zip(rooms, [Lab.Host.room1, .room2, .room3]).enumerated().map { index, pair in
             let target = "\(lab.address(pair.1)):\(pair.0.port)"
-            guard jitter else { return target }
-            let relay = try lab.start(
-                on: .phone,
-                [
-                    "python3", Paths.jitterRelay, "--listen", "127.0.0.1:0", "--to", target, "--up", "1-8", "--down",
-                    "1-8", "--seed", "\(index + 1)",
-                ])
-            let line = try XCTUnwrap(relay.waitForLine(containing: "listening on port", timeout: 20), "\(relay.output)")
-            let port = try XCTUnwrap(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first, line)
-            return "127.0.0.1:\(port)"
+            return jitter ? try startJitterRelay(to: target, seed: index + 1) : target
         }
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: length, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: length)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip] + targets.flatMap { ["--to", $0] },
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])

@@ -19,17 +19,9 @@ extension GroupTests {
         var relays: [String] = []
         for (index, (member, host)) in zip(members, [Lab.Host.room1, .room2, .room3]).enumerated() {
             let target = "\(lab.address(host)):\(try member.daemon.listeningPort())"
-            let relay = try lab.start(
-                on: .phone,
-                [
-                    "python3", Paths.jitterRelay, "--listen", "127.0.0.1:0", "--to", target, "--up", "1-8", "--down",
-                    "1-8", "--seed", "\(index + 1)",
-                ])
-            let line = try XCTUnwrap(relay.waitForLine(containing: "listening on port", timeout: 20), "\(relay.output)")
-            let port = try XCTUnwrap(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first, line)
-            relays.append("127.0.0.1:\(port)")
+            relays.append(try startJitterRelay(to: target, seed: index + 1))
         }
-        let clip = try beeps(seconds: length)
+        let clip = try self.beeps(seconds: length)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip] + relays.flatMap { ["--to", $0] },
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])

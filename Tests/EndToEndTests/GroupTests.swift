@@ -95,14 +95,6 @@ final class GroupTests: LabTestCase {
         ].map(ready)
     }
 
-    /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
-    func beeps(seconds: Int) throws -> String {
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
-        return clip
-    }
-
     /// When each beep of a capture was written on this test's clock (s): its onset's byte b, placed by the reads around
     /// it (half a second each side: `least(arrival − bytes / rate) + b / rate`, as `streamStart` does for a whole
     /// stream, but local, since a member keeping in step writes a little faster or slower than the nominal rate).
@@ -186,10 +178,7 @@ final class GroupTests: LabTestCase {
         let members = try startGroup()
         let clip = try beeps(seconds: 12)
         let sender = try send(clip, to: members)
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 3 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        members[0].capture.waitForTotal(Int(rate) * 3)
         try verb(["pause", "Kitchen"])
         // Every member stops: nothing more arrives over a second, once the pause had time to reach them all.
         Thread.sleep(forTimeInterval: 1)
@@ -215,10 +204,18 @@ final class GroupTests: LabTestCase {
         XCTAssertLessThan(afterSeek, 0.001)
     }
 
+    /// Where each of the members `names` says it is in the file (`cast status NAME --json`, its `position`, s).
+    private func reportedPositions(of names: [String]) throws -> [Double] {
+        try names.map { name -> Double in
+            let result = try castOnPhone(["status", name, "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            return try XCTUnwrap(object?["position"] as? Double, "\(name): \(result.stdout) \(result.stderr)")
+        }
+    }
+
     /// `cast VERB…` from the phone, as another terminal would; it must succeed.
     private func verb(_ arguments: [String]) throws {
-        let result = try lab.run(
-            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let result = try castOnPhone(arguments)
         XCTAssertEqual(result.status, 0, "cast \(arguments): \(result.stderr)")
     }
 
@@ -236,23 +233,7 @@ final class GroupTests: LabTestCase {
     }
 
     private func spread(_ members: [Member], between from: Int64, and to: Int64) throws -> Double {
-        var heard: [Double] = []
-        for member in members {
-            let reads = member.capture.reads.filter { $0.arrival > from && $0.arrival < to }
-            // The last stretch: after the last silence of 200 ms or more.
-            let gap = reads.indices.dropFirst().last { reads[$0].arrival - reads[$0 - 1].arrival > 200_000_000 }
-            let stretch = Array(reads[(gap ?? 0)...])
-            let first = (gap.map { reads[$0 - 1].total } ?? stretch.first?.total ?? 0) + Int(rate) / 2
-            let onset = try XCTUnwrap(
-                Capture.beepOnset(in: member.capture.bytes, from: first), "\(member.name): no beep")
-            // Placed by the reads that carried it and the next 0.3 s (one stretch: no pause among them).
-            let near = stretch.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
-            XCTAssertGreaterThan(near.count, 5, "\(member.name): the beep at \(onset) came at the end of the stretch")
-            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min() ?? 0
-            heard.append(start + Double(onset) / rate)
-        }
-        let apart = heard.map { (($0 - heard[0]) + 0.5).truncatingRemainder(dividingBy: 1) - 0.5 }
-        return apart.max()! - apart.min()!
+        try Capture.beepSpread(members.map { ($0.name, $0.capture) }, between: from, and: to, bytesPerSecond: rate)
     }
 
     /// Two members whose clocks run 200 ppm apart (the kitchen's 100 ppm fast, the living room's 100 ppm slow:
@@ -265,14 +246,11 @@ final class GroupTests: LabTestCase {
         // That each castd's clock really runs skewed is not read from its log: the status replies below carry it (a
         // member that did not skew would trim by 0 ppm, not by about its skew).
         let members = try startGroup(drifting: true)
-        let clip = try beeps(seconds: length)
+        let clip = try self.beeps(seconds: length)
         let sender = try send(clip, to: members)
         // Each member says how it keeps in step (`cast status`: its offset from the group, its trim): the kitchen,
         // whose clock runs 100 ppm fast, slows its clock by about that much, and the living room speeds its up.
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 15 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        members[0].capture.waitForTotal(Int(rate) * 15)
         for (member, expected) in [(members[0], -100.0), (members[1], 100.0)] {
             let (object, sync, stdout) = try memberStatus(member.name)
             print("group member \(member.name) at 15 s: \(sync)")
@@ -280,8 +258,7 @@ final class GroupTests: LabTestCase {
             XCTAssertEqual(sync["trimPPM"] ?? 0, expected, accuracy: 30, member.name)
             XCTAssertLessThan(abs(sync["offsetSeconds"] ?? 1), 0.001, member.name)
         }
-        let text = try lab.run(
-            on: .phone, [Paths.cast, "status", "Study"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let text = try castOnPhone(["status", "Study"])
         let line = text.stdout.split(separator: "\n").first { $0.hasPrefix("group: ") }.map(String.init) ?? ""
         XCTAssertTrue(
             line.hasPrefix("group: Kitchen + Living Room + Study; ") && line.contains(" of the group, rate trimmed "),
@@ -334,10 +311,7 @@ final class GroupTests: LabTestCase {
         let members = Array(try startGroup().prefix(2))
         let clip = try Media.clip("group-tone.m4a", seconds: seconds, video: false, extra: ["-ar", "48000"])
         let sender = try send(clip, to: members)
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        members[0].capture.waitForTotal(Int(rate) * 2)
         try verb(["stop", "Kitchen"])
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         XCTAssertTrue(
@@ -383,10 +357,7 @@ final class GroupTests: LabTestCase {
         let lost = try startMember("Living Room", on: .room2, shift: 7)
         let clip = try beeps(seconds: 16)
         let sender = try send(clip, to: [kitchen, lost])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        kitchen.capture.waitForTotal(Int(rate) * 2)
         XCTAssertEqual(kill(try XCTUnwrap(Processes.castd(under: lost.daemon.pid)), SIGKILL), 0)
         XCTAssertNotNil(sender.waitForLine(containing: "Living Room left the group", timeout: 20), "\(sender.output)")
         XCTAssertNotNil(lost.daemon.waitForExit(timeout: 10))
@@ -402,12 +373,7 @@ final class GroupTests: LabTestCase {
                 Double(first.arrival - advertised) / 1e6))
         // At the same place in the file, which the beeps (a second apart) cannot tell: the positions castd reports.
         Thread.sleep(forTimeInterval: 1.5)
-        let positions = try ["Kitchen", "Living Room"].map { name -> Double in
-            let result = try lab.run(
-                on: .phone, [Paths.cast, "status", name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-            return try XCTUnwrap(object?["position"] as? Double, "\(name): \(result.stdout) \(result.stderr)")
-        }
+        let positions = try reportedPositions(of: ["Kitchen", "Living Room"])
         XCTAssertEqual(positions[0], positions[1], accuracy: 0.25, "the members play different parts of the file")
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         _ = kitchen.capture.stop(atLeast: Int(rate) * 16)
@@ -424,9 +390,7 @@ final class GroupTests: LabTestCase {
     func testAMemberNotReachedAtTheStartJoinsInStepWhenItAppears() throws {
         try requireTimeNamespaces()
         let clip = try beeps(seconds: 16)
-        let nobody = try lab.run(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room", "--timeout", "1"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let nobody = try castOnPhone(["send", clip, "--to", "Kitchen", "--to", "Living Room", "--timeout", "1"])
         XCTAssertEqual(nobody.status, 3, nobody.stderr)
         XCTAssertTrue(nobody.stderr.contains("Kitchen"), nobody.stderr)
 
@@ -437,10 +401,7 @@ final class GroupTests: LabTestCase {
         XCTAssertNotNil(
             sender.waitForLine(containing: "Living Room is left out of the group", timeout: 20), "\(sender.output)")
         XCTAssertNotNil(sender.waitForLine(containing: "it joins when it can be reached", timeout: 1))
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        kitchen.capture.waitForTotal(Int(rate) * 2)
         XCTAssertGreaterThanOrEqual(kitchen.capture.reads.last?.total ?? 0, Int(rate) * 2, "the kitchen did not play")
 
         let livingRoom = try startMember("Living Room", on: .room2, shift: 7)
@@ -469,14 +430,9 @@ final class GroupTests: LabTestCase {
         let members = try startGroup()
         let clip = try beeps(seconds: 14)
         let sender = try send(clip, to: Array(members.prefix(2)))
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        members[0].capture.waitForTotal(Int(rate) * 2)
         let asked = MonotonicClock.nanoseconds()
-        let joined = try lab.run(
-            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let joined = try castOnPhone(["join", "Study", "--to", "Kitchen"])
         XCTAssertEqual(joined.status, 0, joined.stderr)
         XCTAssertEqual(joined.stdout, "Study plays in the group of Kitchen\n")
         XCTAssertNotNil(sender.waitForLine(containing: "cast: Study joined the group", timeout: 10), "\(sender.output)")
@@ -489,18 +445,11 @@ final class GroupTests: LabTestCase {
                 format: "join: cast join spawned → the study's first samples in %.0f ms",
                 Double(first.arrival - asked) / 1e6))
         // The same request again is refused: it plays in the group already.
-        let again = try lab.run(
-            on: .phone, [Paths.cast, "join", "Study", "--to", "Kitchen"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let again = try castOnPhone(["join", "Study", "--to", "Kitchen"])
         XCTAssertEqual(again.status, 2, again.stderr)
         XCTAssertTrue(again.stderr.contains("Study is in the group already"), again.stderr)
         Thread.sleep(forTimeInterval: 1.5)
-        let positions = try ["Kitchen", "Study"].map { name -> Double in
-            let result = try lab.run(
-                on: .phone, [Paths.cast, "status", name, "--json"], environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-            return try XCTUnwrap(object?["position"] as? Double, "\(name): \(result.stdout) \(result.stderr)")
-        }
+        let positions = try reportedPositions(of: ["Kitchen", "Study"])
         XCTAssertEqual(positions[0], positions[1], accuracy: 0.25, "the study plays another part of the file")
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         for member in members { _ = member.capture.stop(atLeast: 0) }
@@ -576,10 +525,7 @@ final class GroupTests: LabTestCase {
         let members = Array(try startGroup().prefix(2))
         let clip = try beeps(seconds: 8)
         let sender = try send(clip, to: members)
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (members[0].capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        members[0].capture.waitForTotal(Int(rate) * 2)
         let changed = MonotonicClock.nanoseconds()
         try verb(["volume", "Kitchen", "0.25"])
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")

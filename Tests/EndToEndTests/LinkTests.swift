@@ -11,36 +11,32 @@ final class LinkTests: LabTestCase {
 
     // A link of 8 Mbit/s: about six times the clips' rate, so nothing stalls.
 
+    /// `path` played over the link: fetched once, without a stall, every frame as ffmpeg decodes it.
+    private func assertCrossesTheLinkOnce(_ path: String, line: UInt = #line) throws {
+        let played = try playOverLink(path, rate: "8mbit")
+        assertFetchedOnce(played, line: line)
+        XCTAssertEqual(played.stalls, 0, line: line)
+        try assertFramesBitExact(path, line: line)
+    }
+
     func testMP4WithItsIndexAtTheEndCrossesTheLinkOnce() throws {
         let path = try linkClip("moov-last.mp4")
-        let played = try playOverLink(path, rate: "8mbit")
-        assertFetchedOnce(played)
-        XCTAssertEqual(played.stalls, 0)
-        try assertFramesBitExact(path)
+        try assertCrossesTheLinkOnce(path)
     }
 
     func testMP4WithItsIndexFirstCrossesTheLinkOnce() throws {
         let path = try linkClip("moov-first.mp4", ["-movflags", "+faststart"])
-        let played = try playOverLink(path, rate: "8mbit")
-        assertFetchedOnce(played)
-        XCTAssertEqual(played.stalls, 0)
-        try assertFramesBitExact(path)
+        try assertCrossesTheLinkOnce(path)
     }
 
     func testMatroskaCrossesTheLinkOnce() throws {
         let path = try linkClip("clip.mkv")
-        let played = try playOverLink(path, rate: "8mbit")
-        assertFetchedOnce(played)
-        XCTAssertEqual(played.stalls, 0)
-        try assertFramesBitExact(path)
+        try assertCrossesTheLinkOnce(path)
     }
 
     func testMPEGTSCrossesTheLinkOnce() throws {
         let path = try linkClip("clip.ts")
-        let played = try playOverLink(path, rate: "8mbit")
-        assertFetchedOnce(played)
-        XCTAssertEqual(played.stalls, 0)
-        try assertFramesBitExact(path)
+        try assertCrossesTheLinkOnce(path)
     }
 
     func testFLACCrossesTheLinkOnceAndPlaysEverySample() throws {

@@ -6,24 +6,8 @@ import XCTest
 /// `cast mirror --audio PCM` in the lab with the real programs: the sender's sound comes from an ALSA `file` PCM whose
 /// infile is a FIFO this test writes (`castsource` in scripts/asound.conf), castd's goes into the FIFO its `file`
 /// PCM writes (`FIFOCapture`); the sender's screen is one Xvfb, castd's full-screen window another.
-final class MirrorAudioTests: LabTestCase {
+final class MirrorAudioTests: SenderAndReceiverScreensTestCase {
     override class var labPrefix: String { "ma" }
-
-    private var senderScreen: VirtualDisplay?
-    private var receiverScreen: VirtualDisplay?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        receiverScreen = try VirtualDisplay.start()
-        senderScreen = try VirtualDisplay.start()
-    }
-
-    override func tearDown() {
-        lab?.tearDown()
-        senderScreen?.stop()
-        receiverScreen?.stop()
-        super.tearDown()
-    }
 
     /// castd (full screen, its sound into `capture`) and `cast mirror --audio` reading `source`, playing; the sound
     /// as Opus (the default) or `--audio-codec codec`.

@@ -5,24 +5,9 @@ import XCTest
 /// `cast mirror`'s features in the lab with the real programs (issue 32): one window instead of the screen, a window
 /// that changes size and then closes, and several receivers. The sender's screen is one Xvfb; each castd shows its
 /// picture full screen on an Xvfb of its own, read back with x11grab.
-final class MirrorFeatureTests: LabTestCase {
+final class MirrorFeatureTests: ScreenLabTestCase {
     override class var labPrefix: String { "mf" }
     override class var labRooms: Int { 1 }
-
-    private var displays: [VirtualDisplay] = []
-
-    override func tearDown() {
-        // The programs first (they hold X connections), then the X servers, each by pid.
-        lab?.tearDown()
-        for display in displays { display.stop() }
-        super.tearDown()
-    }
-
-    private func display() throws -> VirtualDisplay {
-        let display = try VirtualDisplay.start()
-        displays.append(display)
-        return display
-    }
 
     private enum Fixtures {
         /// A picture of `width`×`height`, red on the left half and blue on the right.
@@ -58,19 +43,6 @@ final class MirrorFeatureTests: LabTestCase {
                 "-x", "\(width)", "-y", "\(height)", "-f", "lavfi", "-i", graph,
             ],
             environment: ["DISPLAY": screen.display])
-    }
-
-    /// Captures `display` until `ready` holds (at most `timeout` seconds); the last capture.
-    private func capture(_ display: VirtualDisplay, timeout: Double = 30, until ready: (Screenshot) -> Bool) throws
-        -> Screenshot
-    {
-        let deadline = Date().addingTimeInterval(timeout)
-        var screen = try display.capture()
-        while !ready(screen) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
-            screen = try display.capture()
-        }
-        return screen
     }
 
     /// The id of the window titled `title` on `screen`, as xwininfo gives it (waits for it: at most 20 s).
@@ -148,8 +120,8 @@ final class MirrorFeatureTests: LabTestCase {
     /// The cursor (XFixes) travels beside the pictures and castd draws it: the sender's pointer, moved (XWarpPointer),
     /// appears at its new place on castd's screen and is gone from the old one, over a screen that does not change.
     func testThePointerMovesOnTheReceiversScreen() throws {
-        let receiverScreen = try display()
-        let senderScreen = try display()
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay()
         _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
         _ = try fill(senderScreen, pixel: 0x00A000)
         _ = try capture(senderScreen, timeout: 20) { $0.fraction(of: .green, x: 0..<1280, y: 0..<720) > 0.95 }
@@ -180,8 +152,8 @@ final class MirrorFeatureTests: LabTestCase {
     /// `--window`: only the window shows (not the black screen around it), the stream follows the window's new size,
     /// and closing the window ends mirroring with a word and exit 0.
     func testAWindowIsMirroredFollowsItsSizeAndEndsWhenItCloses() throws {
-        let receiverScreen = try display()
-        let senderScreen = try display()
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay()
         _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
         let painter = try paint(
             Fixtures.halves(width: 640, height: 360), on: senderScreen, title: "mfwindow", at: 200, 150, width: 640,
@@ -228,7 +200,7 @@ final class MirrorFeatureTests: LabTestCase {
     /// `--window` with no such window, or a malformed id, and a receiver named twice: a usage error (exit 2) that says
     /// so.
     func testNoSuchWindowIsAUsageError() throws {
-        let senderScreen = try display()
+        let senderScreen = try startDisplay()
         let environment = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
         let missing = try lab.run(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--window", "0x1ffffff"],
@@ -248,8 +220,8 @@ final class MirrorFeatureTests: LabTestCase {
     /// A receiver that cannot decode H.264 (a castd whose FFmpeg lacks the decoder, as `CAST_TEST_NO_H264` makes it
     /// act): `cast mirror` ends with exit 1 and says why, in castd's words.
     func testAReceiverWithoutH264SaysSo() throws {
-        let receiverScreen = try display()
-        let senderScreen = try display()
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay()
         _ = try startReceiver(
             "Living Room", on: .box, screen: receiverScreen, environment: ["CAST_TEST_NO_H264": "1"])
         let mirror = try lab.run(
@@ -264,8 +236,8 @@ final class MirrorFeatureTests: LabTestCase {
     /// The sender's X server ends while it is mirrored: `cast mirror` ends with exit 1 and says so (Xlib's own
     /// handler would have ended the helper with its words on a pipe nobody shows, and `cast` with 0).
     func testTheSendersDisplayEndingIsAnError() throws {
-        let receiverScreen = try display()
-        let senderScreen = try display()
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay()
         _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
         let mirror = try lab.start(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
@@ -281,9 +253,9 @@ final class MirrorFeatureTests: LabTestCase {
     /// Several `--to`: one capture and encode, the same picture on each receiver; each receiver's events carry its
     /// name; `cast stop` on one leaves the other mirroring; stopping the second ends `cast mirror` with 0.
     func testSeveralReceiversShowTheSamePicture() throws {
-        let livingRoomScreen = try display()
-        let kitchenScreen = try display()
-        let senderScreen = try display()
+        let livingRoomScreen = try startDisplay()
+        let kitchenScreen = try startDisplay()
+        let senderScreen = try startDisplay()
         _ = try startReceiver("Living Room", on: .box, screen: livingRoomScreen)
         _ = try startReceiver("Kitchen", on: .room1, screen: kitchenScreen)
         let painter = try paint(Fixtures.halves(width: 1280, height: 720), on: senderScreen)

@@ -5,25 +5,8 @@ import XCTest
 
 /// `cast mirror` in the lab with the real programs: the phone's screen is one Xvfb, castd's full-screen window is on
 /// another; a picture put on the phone's screen (by ffplay) is read back from castd's screen (x11grab) and compared.
-final class MirrorTests: LabTestCase {
+final class MirrorTests: SenderAndReceiverScreensTestCase {
     override class var labPrefix: String { "e2mi" }
-
-    private var senderScreen: VirtualDisplay?
-    private var receiverScreen: VirtualDisplay?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        receiverScreen = try VirtualDisplay.start()
-        senderScreen = try VirtualDisplay.start()
-    }
-
-    override func tearDown() {
-        // The programs first (they hold X connections), then the X servers, each by pid.
-        lab?.tearDown()
-        senderScreen?.stop()
-        receiverScreen?.stop()
-        super.tearDown()
-    }
 
     private enum Fixtures {
         /// Four coloured quarters under a grid of thin lines: flat areas and sharp edges.
@@ -72,19 +55,6 @@ final class MirrorTests: LabTestCase {
             ],
             environment: ["DISPLAY": senderScreen!.display])
         return painter
-    }
-
-    /// Captures `display` until `ready` holds (at most `timeout` seconds); the last capture.
-    private func capture(_ display: VirtualDisplay, timeout: Double = 30, until ready: (Screenshot) -> Bool) throws
-        -> Screenshot
-    {
-        let deadline = Date().addingTimeInterval(timeout)
-        var screen = try display.capture()
-        while !ready(screen) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
-            screen = try display.capture()
-        }
-        return screen
     }
 
     /// The sender's screen once ffplay's picture is whole and stays: each quarter's centre of the colour given (top

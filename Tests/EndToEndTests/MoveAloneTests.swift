@@ -14,12 +14,6 @@ final class MoveAloneTests: LabTestCase {
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
     let rate = 192_000.0
 
-    private func cast(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try lab.run(
-            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        return (result.status, result.stdout, result.stderr)
-    }
-
     /// When a stretch of sound began on this process's clock: the earliest of `arrival − bytes before it / rate` over
     /// its reads (a read arrives no earlier than its bytes were played), `from` being the stretch's first byte.
     private func origin(of reads: ArraySlice<FIFOCapture.Read>, from: Int) -> Double {
@@ -33,21 +27,19 @@ final class MoveAloneTests: LabTestCase {
         let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
         let seconds = 12
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: seconds)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 3 * self.rate }, "\(sender.output)")
 
-        let kept = try cast(["move", "Kitchen", "--to", "Living Room", "--keep"])
+        let kept = try castOnPhone(["move", "Kitchen", "--to", "Living Room", "--keep"])
         XCTAssertEqual(kept.status, 0, kept.stderr)
         XCTAssertEqual(kept.stdout, "Living Room plays in the group of Kitchen\n")
         XCTAssertNotNil(
             sender.waitForLine(containing: "cast: Living Room joins: Kitchen and Living Room play as a group from"),
             "\(sender.output)")
-        let status = try cast(["status", "Kitchen", "--json"])
+        let status = try castOnPhone(["status", "Kitchen", "--json"])
         let object = try XCTUnwrap(
             JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
         XCTAssertEqual(object["state"] as? String, "playing", status.stdout)
@@ -89,17 +81,15 @@ final class MoveAloneTests: LabTestCase {
     func testJoiningAReceiverThatPlaysAloneMakesAGroupOfTwo() throws {
         let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: 8, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: 8)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
         XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 2 * self.rate }, "\(sender.output)")
-        let itself = try cast(["join", "Kitchen", "--to", "Kitchen"])
+        let itself = try castOnPhone(["join", "Kitchen", "--to", "Kitchen"])
         XCTAssertEqual(itself.status, 2, itself.stderr)
 
-        let joined = try cast(["join", "Living Room", "--to", "Kitchen"])
+        let joined = try castOnPhone(["join", "Living Room", "--to", "Kitchen"])
         XCTAssertEqual(joined.status, 0, joined.stderr)
         XCTAssertEqual(joined.stdout, "Living Room plays in the group of Kitchen\n")
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")

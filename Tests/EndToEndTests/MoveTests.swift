@@ -18,37 +18,26 @@ final class MoveTests: LabTestCase {
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
     let rate = 192_000.0
 
-    private func cast(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try lab.run(
-            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        return (result.status, result.stdout, result.stderr)
-    }
-
     /// `cast send clip --to Kitchen`, then `cast move Kitchen --to "Living Room"` 3 s in: the living room plays the
     /// rest of the clip from where the kitchen was, the kitchen stops, and `cast send` ends with playbackEnded, exit 0.
     func testWhatPlaysMovesToAnotherRoomAtItsPosition() throws {
         let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
         let seconds = 10
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: seconds)
         // Nothing plays yet: exit 1; a receiver nobody sees: exit 3.
-        let idle = try cast(["move", "Kitchen", "--to", "Living Room"])
+        let idle = try castOnPhone(["move", "Kitchen", "--to", "Living Room"])
         XCTAssertEqual(idle.status, 1, idle.stderr)
         XCTAssertTrue(idle.stderr.contains("nothing plays on Kitchen"), idle.stderr)
 
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 3 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        let unknown = try cast(["move", "Kitchen", "--to", "Attic", "--timeout", "1"])
+        kitchen.capture.waitForTotal(Int(rate) * 3)
+        let unknown = try castOnPhone(["move", "Kitchen", "--to", "Attic", "--timeout", "1"])
         XCTAssertEqual(unknown.status, 3, unknown.stderr)
 
-        let moved = try cast(["move", "Kitchen", "--to", "Living Room"])
+        let moved = try castOnPhone(["move", "Kitchen", "--to", "Living Room"])
         XCTAssertEqual(moved.status, 0, moved.stderr)
         XCTAssertTrue(moved.stdout.hasPrefix("Living Room plays what Kitchen played, from "), moved.stdout)
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
@@ -89,23 +78,18 @@ final class MoveTests: LabTestCase {
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
         let study = try startCapturingRoom("Study", on: .room3, folder: "study")
         let seconds = 12
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try beeps(seconds: seconds)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", "Living Room"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (kitchen.capture.reads.last?.total ?? 0) < Int(rate) * 2 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        let moved = try cast(["move", "Kitchen", "--to", "Study"])
+        kitchen.capture.waitForTotal(Int(rate) * 2)
+        let moved = try castOnPhone(["move", "Kitchen", "--to", "Study"])
         XCTAssertEqual(moved.status, 0, moved.stderr)
         XCTAssertEqual(moved.stdout, "Study plays what Kitchen played\n")
         XCTAssertNotNil(sender.waitForLine(containing: "cast: Study joined the group", timeout: 10), "\(sender.output)")
         // --keep: the kitchen joins back and the study plays on with it.
         let keepAsked = MonotonicClock.nanoseconds()
-        let kept = try cast(["move", "Study", "--to", "Kitchen", "--keep"])
+        let kept = try castOnPhone(["move", "Study", "--to", "Kitchen", "--keep"])
         XCTAssertEqual(kept.status, 0, kept.stderr)
         XCTAssertEqual(kept.stdout, "Kitchen plays in the group of Study\n")
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")

@@ -75,9 +75,7 @@ final class PacedCardGroupTests: LabTestCase {
             try startMember("Kitchen", on: .room1, shift: 3, skew: 100, ppm: 150),
             try startMember("Living Room", on: .room2, shift: 7, skew: -100, ppm: -150),
         ]
-        let clip = "\(work!)/beeps.flac"
-        let made = try runCommand(Capture.beepFileCommand(seconds: length, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
+        let clip = try self.beeps(seconds: length)
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip] + members.flatMap { ["--to", $0.name] },
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])

@@ -20,101 +20,17 @@ import XCTest
 /// frame is heard at that time only on a device that does report its delay (ALSA); it releases whole packets of 352
 /// frames, each when its first frame is due. So the speaker's frame is heard at its write + 1 s + one packet, castd's at
 /// its write − (its start − its instant); the difference of the two is the sync between them.
-final class SpeakerGroupTests: LabTestCase {
+final class SpeakerGroupTests: SpeakerGroupTestCase {
     override class var labPrefix: String { "sgr" }
-    override class var labRooms: Int { 1 }
-
-    private let speakerName = "Patio Speaker"
-    /// shairport-sync's `audio_backend_buffer_desired_length_in_seconds`, set in its configuration: how long before a
-    /// frame is heard it is written to a backend without a delay function.
-    private let speakerBuffer = 1.0
-    /// shairport-sync releases a packet (352 frames) when its first frame is due, so the bytes a read ends with run one
-    /// packet ahead of the time: a write placed by `least(arrival − bytes / rate)` is that much early (s).
-    private let speakerPacket = 352 / 44_100.0
-    /// Bytes per second: castd's capture (S16 stereo at 48 kHz), shairport-sync's output (S16 stereo at 44.1 kHz).
-    private let castRate = 192_000.0
-    private let speakerRate = 176_400.0
-
-    private var castd: Daemon!
-    private var castCapture: FIFOCapture!
-    private var speaker: Daemon!
-    private var speakerCapture: FIFOCapture!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/shairport-sync") else {
-            throw XCTSkip("shairport-sync is not installed (scripts/setup installs it)")
-        }
-        try requireTimeNamespaces()
-        castCapture = try FIFOCapture(path: "\(work!)/castd.fifo")
-        castd = try lab.start(
-            on: .room1,
-            [
-                "unshare", "--time", "--monotonic", "3", "--kill-child=SIGTERM", Paths.castd, "--name", "Kitchen",
-                "--auth", "none", "--port", "0", "--state-dir", "\(work!)/castd-state", "--audio-device",
-                "castcapture:FILE=\(castCapture.path),CHANNELS=2", "--video-out", "none", "--events",
-                "\(work!)/castd-events.jsonl",
-            ],
-            environment: ["ALSA_CONFIG_PATH": Media.alsaConfig])
-        _ = try castd.listeningPort()
-        XCTAssertNotNil(castd.waitForLine(containing: "advertised as"), "\(castd.output)")
-
-        speakerCapture = try FIFOCapture(path: "\(work!)/speaker.fifo")
-        let config = "\(work!)/shairport-sync.conf"
-        try """
-        general = { name = "\(speakerName)"; port = 5000; audio_backend_buffer_desired_length_in_seconds = \(speakerBuffer); };
-
-        """.write(toFile: config, atomically: true, encoding: .utf8)
-        speaker = try lab.start(
-            on: .box,
-            ["sh", "-c", "exec shairport-sync -c \"$0\" -u -v -o stdout > \"$1\"", config, speakerCapture.path])
         // Both in sight of the phone before anything is sent.
-        let deadline = Date().addingTimeInterval(20)
-        var seen = ""
-        repeat {
-            seen = (try? cast(["list", "--json"]).stdout) ?? ""
-            if seen.contains(#""kind":"raop""#) && seen.contains("Kitchen") { break }
-            Thread.sleep(forTimeInterval: 0.2)
-        } while Date() < deadline && speaker.isRunning
-        XCTAssertTrue(
-            seen.contains(#""kind":"raop""#), "no speaker in cast list: \(seen); shairport: \(speaker.output)")
-    }
-
-    private func cast(_ arguments: [String], timeout: Double = 60) throws -> CommandResult {
-        try lab.run(
-            on: .phone, [Paths.cast] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: timeout)
-    }
-
-    /// A file of `seconds` whose every second begins with a 10 ms beep at 1 kHz, silence otherwise (FLAC, 48 kHz).
-    private func beeps(seconds: Int, name: String = "beeps.flac") throws -> String {
-        let clip = "\(work!)/\(name)"
-        let made = try runCommand(Capture.beepFileCommand(seconds: seconds, path: clip))
-        XCTAssertEqual(made.status, 0, made.stderr)
-        return clip
-    }
-
-    /// When each beep of a capture was written, on this test's clock (s), with its byte offset; only reads that
-    /// arrived between `from` and `to` (CLOCK_MONOTONIC ns) count.
-    private func beepWrites(
-        _ capture: FIFOCapture, bytesPerSecond rate: Double, from: Int64 = 0, to: Int64 = .max
-    ) -> [Double] {
-        let bytes = capture.bytes
-        let reads = capture.reads.filter { $0.arrival > from && $0.arrival < to }
-        guard let first = reads.first?.total else { return [] }
-        var times: [Double] = []
-        var at = first
-        while let onset = Capture.beepOnset(in: bytes, from: at) {
-            at = onset + Int(rate) / 2
-            let near = reads.filter { $0.total > onset && $0.total < onset + Int(rate * 0.3) }
-            guard near.count >= 5 else { continue }
-            let start = near.map { Double($0.arrival) / 1e9 - Double($0.total) / rate }.min()!
-            times.append(start + Double(onset) / rate)
-        }
-        return times
+        try startSpeaker(buffer: 1)
     }
 
     /// castd's scheduled starts (its `scheduledStart` events), in its clock (ns).
-    private var castdScheduledStarts: [Int64] { EventFile.scheduledStarts(at: "\(work!)/castd-events.jsonl") }
+    private var castdScheduledStarts: [Int64] { EventFile.scheduledStarts(at: castdEvents) }
 
     /// How far from the instant it was told castd's stream began (s; negative: before), from its events (the `start`th
     /// scheduled start, counted from 0) and the reads of its FIFO that arrived between `from` and `to`.
@@ -208,11 +124,8 @@ final class SpeakerGroupTests: LabTestCase {
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        let playing = Date(timeIntervalSinceNow: 30)
-        while (castCapture.reads.last?.total ?? 0) < Int(castRate) * 6 && Date() < playing {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        XCTAssertEqual(try cast(["pause", "Kitchen"]).status, 0)
+        castCapture.waitForTotal(Int(castRate) * 6)
+        XCTAssertEqual(try castOnPhone(["pause", "Kitchen"]).status, 0)
         Thread.sleep(forTimeInterval: 1.5)
         let before = (castCapture.reads.last?.total ?? 0, speakerCapture.reads.last?.total ?? 0)
         Thread.sleep(forTimeInterval: 2)
@@ -223,12 +136,12 @@ final class SpeakerGroupTests: LabTestCase {
         XCTAssertEqual(after.1, before.1, "the speaker plays on after the pause")
 
         let resumed = MonotonicClock.nanoseconds()
-        XCTAssertEqual(try cast(["resume", "Kitchen"]).status, 0)
+        XCTAssertEqual(try castOnPhone(["resume", "Kitchen"]).status, 0)
         // The group pauses the kitchen, which resumed on its own, seeks both to where it stopped, and starts them 0.5 s
         // ahead (the speaker's resume lead): five beeps or more after that.
         Thread.sleep(forTimeInterval: 9)
         let seeked = MonotonicClock.nanoseconds()
-        XCTAssertEqual(try cast(["seek", "Kitchen", "20"]).status, 0)
+        XCTAssertEqual(try castOnPhone(["seek", "Kitchen", "20"]).status, 0)
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         _ = castCapture.stop(atLeast: 0)
         _ = speakerCapture.stop(atLeast: 0)

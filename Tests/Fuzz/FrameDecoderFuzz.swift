@@ -42,15 +42,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var thrown: ProtocolError?
     var fed = 0
     feeding: while fed < stream.count {
-        let piece: Int
-        // Long (repeated) streams mostly in big pieces: a 96 KiB stream byte by byte would be slow.
-        switch stream.count > 4096 ? 4 + random.below(4) : random.below(8) {
-        case 0: piece = 0
-        case 1...4: piece = 1 + random.below(8)
-        case 5, 6: piece = 1 + random.below(300)
-        default: piece = 1 + random.below(4096)
-        }
-        let end = min(stream.count, fed + piece)
+        let end = min(stream.count, fed + random.pieceLength(of: stream.count))
         decoder.feed(stream[fed..<end])
         fed = end
         while true {

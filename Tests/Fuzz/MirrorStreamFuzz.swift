@@ -43,14 +43,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var failed = false
     var fed = 0
     feeding: while fed < stream.count {
-        let piece: Int
-        switch stream.count > 4096 ? 4 + random.below(4) : random.below(8) {
-        case 0: piece = 0
-        case 1...4: piece = 1 + random.below(8)
-        case 5, 6: piece = 1 + random.below(300)
-        default: piece = 1 + random.below(4096)
-        }
-        let end = min(stream.count, fed + piece)
+        let end = min(stream.count, fed + random.pieceLength(of: stream.count))
         stream[fed..<end].withUnsafeBytes { reader.append($0) }
         fed = end
         while true {

@@ -5,6 +5,8 @@ import XCTest
 /// A castd in a room of the lab (`--auth none`, no video) whose sound goes into a FIFO the test reads, each read
 /// stamped with its CLOCK_MONOTONIC on arrival (`FIFOCapture`): what it played, and when, measured from outside.
 struct CapturingRoom {
+    /// The name castd is told (`--name`).
+    let name: String
     let daemon: Daemon
     let capture: FIFOCapture
     /// The port castd listens on.
@@ -34,6 +36,6 @@ extension LabTestCase {
             ) { $1 })
         let port = try daemon.listeningPort()
         if advertised { XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)") }
-        return CapturingRoom(daemon: daemon, capture: capture, port: port)
+        return CapturingRoom(name: name, daemon: daemon, capture: capture, port: port)
     }
 }

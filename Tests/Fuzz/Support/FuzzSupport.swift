@@ -70,4 +70,15 @@ struct InputRandom {
     }
 
     mutating func below(_ bound: Int) -> Int { bound <= 1 ? 0 : Int(next() % UInt64(bound)) }
+
+    /// How many bytes of a stream of `count` to feed a parser next, as a network delivers them: nothing, a few, a few
+    /// hundred or up to 4 KiB; a long (repeated) stream mostly in big pieces, since 96 KiB byte by byte would be slow.
+    mutating func pieceLength(of count: Int) -> Int {
+        switch count > 4096 ? 4 + below(4) : below(8) {
+        case 0: return 0
+        case 1...4: return 1 + below(8)
+        case 5, 6: return 1 + below(300)
+        default: return 1 + below(4096)
+        }
+    }
 }

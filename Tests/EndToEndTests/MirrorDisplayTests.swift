@@ -6,25 +6,8 @@ import XCTest
 /// refuses this user, one without MIT-SHM, one whose screen changes resolution (TigerVNC's Xvnc: Xvfb's cannot), and
 /// a second sender taking the receiver over per castd's `--takeover`. castd shows its picture full screen on an Xvfb
 /// of its own, read back with x11grab.
-final class MirrorDisplayTests: LabTestCase {
+final class MirrorDisplayTests: ScreenLabTestCase {
     override class var labPrefix: String { "mr3" }
-
-    private var displays: [VirtualDisplay] = []
-
-    override func tearDown() {
-        // The programs first (they hold X connections), then the X servers, each by pid.
-        lab?.tearDown()
-        for display in displays { display.stop() }
-        super.tearDown()
-    }
-
-    private func display(_ server: VirtualDisplay.Server = .xvfb, _ extraArguments: [String] = []) throws
-        -> VirtualDisplay
-    {
-        let display = try VirtualDisplay.start(server: server, extraArguments: extraArguments)
-        displays.append(display)
-        return display
-    }
 
     private func startReceiver(on screen: VirtualDisplay, _ extra: [String] = []) throws -> Daemon {
         let receiver = try lab.start(
@@ -51,19 +34,6 @@ final class MirrorDisplayTests: LabTestCase {
             environment: environment.merging(["DISPLAY": screen.display]) { $1 })
     }
 
-    /// Captures `display` until `ready` holds (at most `timeout` seconds); the last capture.
-    private func capture(_ display: VirtualDisplay, timeout: Double = 30, until ready: (Screenshot) -> Bool) throws
-        -> Screenshot
-    {
-        let deadline = Date().addingTimeInterval(timeout)
-        var screen = try display.capture()
-        while !ready(screen) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
-            screen = try display.capture()
-        }
-        return screen
-    }
-
     /// The fraction of castd's screen in `colour`, once it reaches 0.9 (at most 30 s).
     private func shown(_ colour: Screenshot.Colour, on screen: VirtualDisplay) throws -> Double {
         try capture(screen) { $0.fraction(of: colour, x: 0..<1280, y: 0..<720) > 0.9 }
@@ -86,8 +56,8 @@ final class MirrorDisplayTests: LabTestCase {
         let authority = "\(work!)/server.xauth"
         try writeAuthority(authority, cookie: "0123456789abcdef0123456789abcdef")
         try writeAuthority("\(work!)/wrong.xauth", cookie: "fedcba9876543210fedcba9876543210")
-        let receiverScreen = try display()
-        let senderScreen = try display(.xvfb, ["-auth", authority])
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay(.xvfb, ["-auth", authority])
         _ = try startReceiver(on: receiverScreen)
         let sender = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
         for (file, why) in [("\(work!)/none.xauth", "no cookie"), ("\(work!)/wrong.xauth", "a wrong cookie")] {
@@ -119,8 +89,8 @@ final class MirrorDisplayTests: LabTestCase {
     /// An X server without MIT-SHM (as a display reached over the network): the screen comes through the socket
     /// (XGetImage), and castd shows it, then its change.
     func testADisplayWithoutSharedMemoryIsCapturedThroughItsSocket() throws {
-        let receiverScreen = try display()
-        let senderScreen = try display(.xvfb, ["-extension", "MIT-SHM"])
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay(.xvfb, ["-extension", "MIT-SHM"])
         _ = try startReceiver(on: receiverScreen)
         let green = try paint("green", on: senderScreen)
         let mirror = try lab.start(
@@ -139,9 +109,9 @@ final class MirrorDisplayTests: LabTestCase {
     private func mirrorFirst(policy: String) throws -> (
         receiverScreen: VirtualDisplay, first: Daemon, second: [String: String]
     ) {
-        let receiverScreen = try display()
-        let firstScreen = try display()
-        let secondScreen = try display()
+        let receiverScreen = try startDisplay()
+        let firstScreen = try startDisplay()
+        let secondScreen = try startDisplay()
         _ = try startReceiver(on: receiverScreen, ["--takeover", policy])
         _ = try paint("green", on: firstScreen)
         _ = try paint("blue", on: secondScreen)
@@ -188,8 +158,8 @@ final class MirrorDisplayTests: LabTestCase {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/xrandr") else {
             throw XCTSkip("xrandr is not installed (x11-xserver-utils: scripts/setup)")
         }
-        let receiverScreen = try display()
-        let senderScreen = try display(.xvnc)
+        let receiverScreen = try startDisplay()
+        let senderScreen = try startDisplay(.xvnc)
         _ = try startReceiver(on: receiverScreen)
         _ = try paint("green", on: senderScreen)
         let mirror = try lab.start(

@@ -10,9 +10,11 @@ import XCTest
 class ScreenLabTestCase: LabTestCase {
     private var displays: [VirtualDisplay] = []
 
-    /// A new X screen (1280×720), stopped after the test.
-    func startDisplay() throws -> VirtualDisplay {
-        let display = try VirtualDisplay.start()
+    /// A new X screen (1280×720) of `server` started with `extraArguments`, stopped after the test.
+    func startDisplay(_ server: VirtualDisplay.Server = .xvfb, _ extraArguments: [String] = []) throws
+        -> VirtualDisplay
+    {
+        let display = try VirtualDisplay.start(server: server, extraArguments: extraArguments)
         displays.append(display)
         return display
     }

@@ -132,6 +132,32 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertLessThan(early, 1.5)
     }
 
+    /// With the bytes still to arrive known, the rule judges with them (`M`, in media seconds at the media's average
+    /// byte rate) instead of the media time not buffered (`R − A`): a 12 s film at 60 % of its rate needs
+    /// `M ≤ 0.6·11.5 ÷ 1.03 = 6.70 s`. The demuxer's view undercounts what arrived where the first frames are heavy (a
+    /// keyframe's bytes for its 0.04 s) and by the index read first, and waited a second longer for this film; a rest
+    /// heavier than the average waits longer.
+    func testTheBytesLeftStandForTheMediaStillToArrive() {
+        var rule = Fixtures.probed()
+        func measurement(ahead: Double, left: Double?) -> BufferingRule.Measurement {
+            var m = Fixtures.measurement(ahead: ahead, rate: 75_000, remaining: 12, playing: false)
+            m.bytesLeft = left.map { $0 * 125_000 }
+            return m
+        }
+        XCTAssertTrue(rule.waitsToStart(measurement(ahead: 0.5, left: 11)))
+        // A heavier rest: 7 s of media at the average rate still to come, though 6 s are buffered (R − A = 6).
+        XCTAssertNil(rule.update(measurement(ahead: 6, left: 7)))
+        XCTAssertEqual(rule.expectedWait(measurement(ahead: 6, left: 7)) ?? 0, 0.50, accuracy: 0.01)
+        // 4.5 s demuxed: not enough in the demuxer's view (R − A = 7.5 > 6.70) ...
+        XCTAssertNil(rule.update(measurement(ahead: 4.5, left: nil)))
+        // ... but only 6.5 s of media still to arrive.
+        XCTAssertEqual(rule.update(measurement(ahead: 4.5, left: 6.5)), .recovered([.playable, .playthroughOK]))
+        // Kept while the rest arrives in time without the reserve and margin (0.6·12 ≥ 6.6) ...
+        XCTAssertNil(rule.update(measurement(ahead: 4, left: 6.6)))
+        // ... lost once it would not.
+        XCTAssertEqual(rule.update(measurement(ahead: 4, left: 7.5)), .loadState(.playable))
+    }
+
     /// The rate the rule judges with: the distinct bytes over the reading time since the first read, whatever the last
     /// two seconds' swing (answers arriving in steps); the last two seconds only once they fall below half of it.
     func testTheJudgedRateIsTheAverageSinceTheFirstReadUnlessTheLinkFell() throws {

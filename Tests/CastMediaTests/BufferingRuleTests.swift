@@ -174,6 +174,35 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertNil(Player.judgedRate(recent: nil, distinct: 0, readingTime: 0))
     }
 
+    /// The steady rate is measured between the ends of two reads at most `window` (4 s) of reading time apart: a link
+    /// of 90 000 B/s delivering a read of 22 500 bytes every quarter second, after a gap of 1.3 s while starting (TCP's
+    /// retransmissions), is judged at 90 000 once the gap is more than 4 s back, where the average since the first read
+    /// stays 13 % lower after 10 s; before 4 s the average since the first read.
+    func testTheSteadyRateLeavesOutAGapLongPast() {
+        var deliveries = Deliveries()
+        XCTAssertEqual(deliveries.steady.time, 0)
+        var (elapsed, distinct): (Double, Int64) = (0.3, 16_384)
+        deliveries.record(elapsed: elapsed, distinct: distinct)
+        func deliver(for seconds: Double) {
+            for _ in 0..<Int((seconds / 0.25).rounded()) {
+                elapsed += 0.25
+                distinct += 22_500
+                deliveries.record(elapsed: elapsed, distinct: distinct)
+            }
+        }
+        deliver(for: 1)
+        XCTAssertEqual(Double(deliveries.steady.bytes) / deliveries.steady.time, 90_000, accuracy: 1)
+        // The gap: one read takes 1.3 s more.
+        elapsed += 1.3
+        deliver(for: 2)
+        let early = Double(deliveries.steady.bytes) / deliveries.steady.time
+        XCTAssertLessThan(early, 0.75 * 90_000, "the gap is within the window")
+        deliver(for: 6)
+        XCTAssertEqual(Double(deliveries.steady.bytes) / deliveries.steady.time, 90_000, accuracy: 1)
+        XCTAssertEqual(deliveries.steady.time, 4, accuracy: 0.3)
+        XCTAssertLessThan(Double(distinct - 16_384) / (elapsed - 0.3), 0.9 * 90_000, "the average since the first")
+    }
+
     func testAFastLinkAStreamOrAFullBufferStartAtOnce() {
         // Playthrough is OK at once: no wait.
         var rule = Fixtures.probed()

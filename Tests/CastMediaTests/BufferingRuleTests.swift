@@ -179,8 +179,8 @@ final class BufferingRuleTests: XCTestCase {
     /// retransmissions), is judged at 90 000 once the gap is more than 4 s back, where the average since the first read
     /// stays 13 % lower after 10 s; before 4 s the average since the first read.
     func testTheSteadyRateLeavesOutAGapLongPast() {
-        var deliveries = Deliveries()
-        XCTAssertEqual(deliveries.steady.time, 0)
+        var deliveries = SteadyRate()
+        XCTAssertEqual(deliveries.span.time, 0)
         var (elapsed, distinct): (Double, Int64) = (0.3, 16_384)
         deliveries.record(elapsed: elapsed, distinct: distinct)
         func deliver(for seconds: Double) {
@@ -191,15 +191,15 @@ final class BufferingRuleTests: XCTestCase {
             }
         }
         deliver(for: 1)
-        XCTAssertEqual(Double(deliveries.steady.bytes) / deliveries.steady.time, 90_000, accuracy: 1)
+        XCTAssertEqual(Double(deliveries.span.bytes) / deliveries.span.time, 90_000, accuracy: 1)
         // The gap: one read takes 1.3 s more.
         elapsed += 1.3
         deliver(for: 2)
-        let early = Double(deliveries.steady.bytes) / deliveries.steady.time
+        let early = Double(deliveries.span.bytes) / deliveries.span.time
         XCTAssertLessThan(early, 0.75 * 90_000, "the gap is within the window")
         deliver(for: 6)
-        XCTAssertEqual(Double(deliveries.steady.bytes) / deliveries.steady.time, 90_000, accuracy: 1)
-        XCTAssertEqual(deliveries.steady.time, 4, accuracy: 0.3)
+        XCTAssertEqual(Double(deliveries.span.bytes) / deliveries.span.time, 90_000, accuracy: 1)
+        XCTAssertEqual(deliveries.span.time, 4, accuracy: 0.3)
         XCTAssertLessThan(Double(distinct - 16_384) / (elapsed - 0.3), 0.9 * 90_000, "the average since the first")
     }
 

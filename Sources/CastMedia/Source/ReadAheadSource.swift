@@ -108,11 +108,10 @@ public final class ReadAheadSource: MediaSource {
         var atEnd: Bool
         /// Seconds spent inside upstream reads.
         var readingTime: Double
-        /// The distinct bytes delivered over the last `steadyWindow` seconds of reading time, measured from the end of
-        /// one read to the end of the last (from the first read that delivered any while there were fewer): the steady
-        /// rate, which neither the first bytes' latency (the request's way through castd and the sender), nor a read
-        /// in progress, nor a gap long past (the retransmissions of a TCP that overshot the link's queue while
-        /// starting) lowers.
+        /// The distinct bytes delivered over the last seconds of reading time (`SteadyRate`), from one read's end to
+        /// the last's: the steady rate, which neither the first bytes' latency (the request's way through castd and the
+        /// sender), nor a read in progress, nor a gap long past (the retransmissions of a TCP that overshot the link's
+        /// queue while starting) lowers.
         var steadyBytes: Int64
         var steadyTime: Double
         /// Whether the reader waits for room: it reads nothing more until the consumer takes some.
@@ -164,9 +163,8 @@ extension ReadAheadSource {
         /// index at the end, read once); a later one drops them, as what was delivered before may have to come again.
         private var deliveredSinceSeek = DeliveredRanges()
         private var meter = RateMeter(window: 2)
-        /// At the end of each read that delivered bytes, over the last `steadyWindow` seconds of reading time (and the
-        /// one just before them): the reading time and the distinct bytes, where the steady rate is measured.
-        private var deliveries = Deliveries()
+        /// The steady rate: the reading time and the distinct bytes at the ends of the reads that delivered bytes.
+        private var steadyRate = SteadyRate()
         /// Until the consumer probed the input, reads ask for at most `probeRead` bytes.
         private var probing = true
         /// When the upstream read in progress began (seconds of the monotonic clock), nil between reads.
@@ -244,7 +242,7 @@ extension ReadAheadSource {
                     buffered: Int(windowEnd - position), received: received, distinct: delivered.count,
                     rate: meter.rate(now: now, readStarted: readStarted), atEnd: atEnd,
                     readingTime: meter.elapsed + max(now - (readStarted ?? now), 0),
-                    steadyBytes: deliveries.steady.bytes, steadyTime: deliveries.steady.time, full: hasNoRoom,
+                    steadyBytes: steadyRate.span.bytes, steadyTime: steadyRate.span.time, full: hasNoRoom,
                     failed: failure != nil,
                     bytesLeft: size.map { size in
                         max(size - position - deliveredSinceSeek.count(in: position..<max(size, position)), 0)
@@ -299,7 +297,7 @@ extension ReadAheadSource {
                     deliveredSinceSeek.insert(offset..<(offset + Int64(count)))
                 }
                 meter.record(bytes: count, duration: ended - started)
-                if count > 0 { deliveries.record(elapsed: meter.elapsed, distinct: delivered.count) }
+                if count > 0 { steadyRate.record(elapsed: meter.elapsed, distinct: delivered.count) }
                 guard serial == readSerial else { continue }
                 switch outcome {
                 case .success(0): atEnd = true
@@ -366,35 +364,6 @@ extension ReadAheadSource {
             let index = Int(offset % Int64(storage.count))
             return UnsafeMutableRawBufferPointer(rebasing: storage[index..<(index + min(count, storage.count - index))])
         }
-    }
-}
-
-/// The reading time and distinct bytes at the end of each read that delivered any, for the steady rate: the bytes
-/// between two of those ends over the reading time between them, the later the last, the earlier the last one at least
-/// `window` seconds before it (or the first), so that the bytes arriving in steps (a read's worth at a time) neither
-/// raise nor lower it.
-struct Deliveries {
-    private var ends: [(elapsed: Double, distinct: Int64)] = []
-    let window: Double
-    /// The most ends kept (many short reads from castd's cache): past it the oldest go, and the window is shorter.
-    static let limit = 256
-
-    init(window: Double = 4) { self.window = window }
-
-    mutating func record(elapsed: Double, distinct: Int64) {
-        ends.append((elapsed, distinct))
-        // Keep the last end at least `window` before the newest, and what follows it; the first stays while it is the
-        // only one that old or older.
-        if let base = ends.lastIndex(where: { $0.elapsed <= elapsed - window }), base > 0 {
-            ends.removeFirst(base)
-        }
-        if ends.count > Self.limit { ends.removeFirst(ends.count - Self.limit) }
-    }
-
-    /// The distinct bytes and the reading time between the base end and the last; zeros before two ends.
-    var steady: (bytes: Int64, time: Double) {
-        guard let first = ends.first, let last = ends.last else { return (0, 0) }
-        return (last.distinct - first.distinct, last.elapsed - first.elapsed)
     }
 }
 

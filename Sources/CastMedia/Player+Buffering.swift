@@ -183,7 +183,8 @@ extension Player {
 
     /// The input's measured delivery rate over the last seconds (bytes/s), its total bytes, its distinct bytes (a
     /// range read again after a seek counted once) and reading time, and the steady part of those (the read-ahead's
-    /// `steadyBytes` and `steadyTime`: from the first delivery to the last). Call inside the monitor, with its state.
+    /// `steadyBytes` and `steadyTime`, `SteadyRate`; all of them for an input FFmpeg reads itself). Call inside the
+    /// monitor, with its state.
     func inputStatisticsLocked(_ state: State) -> (
         rate: Double?, bytes: Int64, distinct: Int64, readingTime: Double, steady: (bytes: Int64, time: Double)
     ) {
@@ -236,13 +237,13 @@ extension Player {
         return (measurement, duration.map { min(playable, $0) } ?? playable)
     }
 
-    /// The input rate the buffering rule judges with (bytes/s): the input's distinct bytes over its reading time once
-    /// the bytes flow (from the end of the first read that delivered any to the end of the last, so that neither the
-    /// first bytes' latency nor a read in progress, whose bytes are not counted yet, lowers it: a steady under-estimate
-    /// makes a wait on a slow link end late), which a burst (a read served from castd's cache, a range read again after
-    /// a seek) does not inflate, and which answers arriving in steps do not shake as they do the last seconds' rate;
-    /// the last seconds' rate once it falls below `linkFallRatio` of that (the link fell: a stall is judged from what
-    /// arrives now). Nil before the first read.
+    /// The input rate the buffering rule judges with (bytes/s): the input's steady rate, its distinct bytes over its
+    /// reading time between the ends of two reads a few seconds apart (`SteadyRate`: neither the first bytes' latency,
+    /// nor a read in progress whose bytes are not counted yet, nor a gap long past lowers it, and a steady
+    /// under-estimate makes a wait on a slow link end late), which a burst (a read served from castd's cache, a range
+    /// read again after a seek) does not inflate, and which answers arriving in steps do not shake as they do the last
+    /// seconds' rate; the last seconds' rate once it falls below `linkFallRatio` of that (the link fell: a stall is
+    /// judged from what arrives now). Nil before the first read.
     static func judgedRate(recent: Double?, distinct: Int64, readingTime: Double) -> Double? {
         guard readingTime > 0.5, distinct > 0 else { return recent }
         let average = Double(distinct) / readingTime

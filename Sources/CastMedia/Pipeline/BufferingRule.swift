@@ -10,8 +10,8 @@ import CastProtocol
 ///   seconds per second), `ρ` the playback rate, `R` the media seconds to the end and `A` those buffered, the buffer
 ///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`. When the
 ///   bytes still to arrive are known (`Measurement.bytesLeft`), the rest is those bytes in media seconds (`M`, at the
-///   media's average byte rate) rather than `R − A`: what arrived and is no media (an MP4's index read first) or is
-///   held beyond what was demuxed is not waited for again.
+///   media's average byte rate) rather than `R − A`: what arrived and is no media (an MP4's index read first) is not
+///   waited for again, and media whose bytes are not spread evenly (keyframes) is judged by its bytes.
 ///   It is gained with a reserve and a margin: the rest arrives `Thresholds.playthroughReserve` seconds before it is
 ///   needed at a rate `Thresholds.playthroughMargin` times the measured one, `s·(R − ρ·c) ≥ m·ρ·(R − A)`, and lost
 ///   without either, so that a noisy rate does not flap. Both are small (AVPlayer's `likelyToKeepUp` judges with the
@@ -38,7 +38,8 @@ struct BufferingRule: Sendable, Equatable {
         var stallBelow = 0.1
         /// A stall ends once this much is buffered: with playthrough OK when it can be judged, alone when it cannot.
         var refill = 2.0
-        /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
+        /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·M`, lost when `s·R < ρ·M` (`M`: the media
+        /// seconds still to arrive, `missingMedia`).
         /// The margin covers the error of a rate measured over seconds of a steady link (a few percent), the reserve
         /// (seconds) the steps in which bytes arrive (a read of about a quarter second) and the decoding of the last.
         var playthroughMargin = 1.03
@@ -190,11 +191,11 @@ struct BufferingRule: Sendable, Equatable {
         return arriving >= thresholds.playthroughMargin * playback * missing
     }
 
-    /// The media seconds still to arrive, at the media's average byte rate: the bytes left over it when they are
+    /// The media seconds still to arrive (`M`), at the media's average byte rate: the bytes left over it when they are
     /// known, the media time not buffered otherwise (`R − A`). The bytes left are what must cross the link before the
-    /// end, the index read first and every byte held left out; `R − A` counts the bytes that arrived and are not media
-    /// (the index) or not demuxed yet beyond the read-ahead's window as still to come (for a 12 s film at 60 % of its
-    /// rate, about a second of waiting). Nil without a duration or a media byte rate.
+    /// end, the index read first and every byte held left out; `R − A` counts as still to come the bytes that arrived
+    /// and are no media (the index), and misjudges media whose bytes are not spread evenly (heavy keyframes first: the
+    /// wait on a slow link ended late). Nil without a duration or a media byte rate.
     func missingMedia(_ m: Measurement) -> Double? {
         guard let remaining = m.remaining, let byteRate = m.mediaByteRate, byteRate > 0 else { return nil }
         if let left = m.bytesLeft { return min(max(left, 0) / byteRate, remaining) }

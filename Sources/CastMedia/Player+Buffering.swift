@@ -182,18 +182,26 @@ extension Player {
     }
 
     /// The input's measured delivery rate over the last seconds (bytes/s), its total bytes, its distinct bytes (a
-    /// range read again after a seek counted once) and reading time. Call inside the monitor, with its state.
-    func inputStatisticsLocked(_ state: State) -> (rate: Double?, bytes: Int64, distinct: Int64, readingTime: Double) {
+    /// range read again after a seek counted once) and reading time, and the steady part of those (the read-ahead's
+    /// `steadyBytes` and `steadyTime`, `SteadyRate`; all of them for an input FFmpeg reads itself). Call inside the
+    /// monitor, with its state.
+    func inputStatisticsLocked(_ state: State) -> (
+        rate: Double?, bytes: Int64, distinct: Int64, readingTime: Double, steady: (bytes: Int64, time: Double)
+    ) {
         if let readAhead {
             let snapshot = readAhead.snapshot
-            return (snapshot.rate, snapshot.received, snapshot.distinct, snapshot.readingTime)
+            return (
+                snapshot.rate, snapshot.received, snapshot.distinct, snapshot.readingTime,
+                (snapshot.steadyBytes, snapshot.steadyTime)
+            )
         }
         let now = Double(Monotonic.now()) / 1e9
         let started = state.buffering.readStarted.map { Double($0) / 1e9 }
         let meter = state.buffering.readMeter
+        let readingTime = meter.elapsed + max(now - (started ?? now), 0)
         return (
             meter.rate(now: now, readStarted: started), state.buffering.bytesRead, state.buffering.bytesRead,
-            meter.elapsed + max(now - (started ?? now), 0)
+            readingTime, (state.buffering.bytesRead, readingTime)
         )
     }
 
@@ -218,10 +226,10 @@ extension Player {
         if ended, let duration { upTo = max(upTo, duration) }
         if let duration { upTo = min(upTo, duration) }
         let ahead = max(upTo - position, 0)
-        let rate = Self.judgedRate(recent: input.rate, distinct: input.distinct, readingTime: input.readingTime)
+        let rate = Self.judgedRate(recent: input.rate, distinct: input.steady.bytes, readingTime: input.steady.time)
         let measurement = BufferingRule.Measurement(
             ahead: ahead, remaining: duration.map { max($0 - position, 0) }, inputRate: rate,
-            mediaByteRate: buffering.byteRate, inputEnded: ended,
+            mediaByteRate: buffering.byteRate, bytesLeft: readAhead?.bytesLeft.map(Double.init), inputEnded: ended,
             playing: state.clockStarted && !state.seeking && control.current == .playing, rate: clock.rate,
             canGrow: canGrow)
         // The clock may stand past the end (the last frame held for its duration): playable stops at the end.
@@ -229,11 +237,13 @@ extension Player {
         return (measurement, duration.map { min(playable, $0) } ?? playable)
     }
 
-    /// The input rate the buffering rule judges with (bytes/s): the input's distinct bytes over its reading time since
-    /// the bytes began to flow (the play request's first read), which a burst (a read served from castd's cache, a
-    /// range read again after a seek) does not inflate, and which answers arriving in steps do not shake as they do
-    /// the last seconds' rate (±30 % for a 12 s film at 60 % of its rate); the last seconds' rate once it falls below
-    /// `linkFallRatio` of that (the link fell: a stall is judged from what arrives now). Nil before the first read.
+    /// The input rate the buffering rule judges with (bytes/s): the input's steady rate, its distinct bytes over its
+    /// reading time between the ends of two reads a few seconds apart (`SteadyRate`: neither the first bytes' latency,
+    /// nor a read in progress whose bytes are not counted yet, nor a gap long past lowers it, and a steady
+    /// under-estimate makes a wait on a slow link end late), which a burst (a read served from castd's cache, a range
+    /// read again after a seek) does not inflate, and which answers arriving in steps do not shake as they do the last
+    /// seconds' rate; the last seconds' rate once it falls below `linkFallRatio` of that (the link fell: a stall is
+    /// judged from what arrives now). Nil before the first read.
     static func judgedRate(recent: Double?, distinct: Int64, readingTime: Double) -> Double? {
         guard readingTime > 0.5, distinct > 0 else { return recent }
         let average = Double(distinct) / readingTime

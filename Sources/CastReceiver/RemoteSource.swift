@@ -137,8 +137,10 @@ final class RemoteSource: MediaSource, Sendable {
         /// every later read fails the same way, instead of taking the rest of a refused frame for the next one.
         private var broken: MediaLost?
 
-        /// Reads sent ahead of a sequential reader, each at most `MediaRead.maximumLength`.
-        static let readsAhead = 3
+        /// Reads sent ahead of a sequential reader, each at most `MediaRead.maximumLength`. Two: with three, the
+        /// sender's TCP, handed four reads' worth at once on a slow link, overshot a shaped link's queue while it started
+        /// and lost a second to retransmission timeouts in every play (docs/performance.md); two keep the link as busy.
+        static let readsAhead = 2
         /// The most bytes of the media kept: what the demuxer may come back to (an index at the end of the file,
         /// MP4 interleaving, a seek back) without a byte crossing the link again.
         static let cacheCapacity = 12 << 20

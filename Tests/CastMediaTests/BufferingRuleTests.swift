@@ -132,6 +132,32 @@ final class BufferingRuleTests: XCTestCase {
         XCTAssertLessThan(early, 1.5)
     }
 
+    /// With the bytes still to arrive known, the rule judges with them (`M`, in media seconds at the media's average
+    /// byte rate) instead of the media time not buffered (`R − A`): a 12 s film at 60 % of its rate needs
+    /// `M ≤ 0.6·11.5 ÷ 1.03 = 6.70 s`. The demuxer's view undercounts what arrived where the first frames are heavy (a
+    /// keyframe's bytes for its 0.04 s) and by the index read first, and waited a second longer for this film; a rest
+    /// heavier than the average waits longer.
+    func testTheBytesLeftStandForTheMediaStillToArrive() {
+        var rule = Fixtures.probed()
+        func measurement(ahead: Double, left: Double?) -> BufferingRule.Measurement {
+            var m = Fixtures.measurement(ahead: ahead, rate: 75_000, remaining: 12, playing: false)
+            m.bytesLeft = left.map { $0 * 125_000 }
+            return m
+        }
+        XCTAssertTrue(rule.waitsToStart(measurement(ahead: 0.5, left: 11)))
+        // A heavier rest: 7 s of media at the average rate still to come, though 6 s are buffered (R − A = 6).
+        XCTAssertNil(rule.update(measurement(ahead: 6, left: 7)))
+        XCTAssertEqual(rule.expectedWait(measurement(ahead: 6, left: 7)) ?? 0, 0.50, accuracy: 0.01)
+        // 4.5 s demuxed: not enough in the demuxer's view (R − A = 7.5 > 6.70) ...
+        XCTAssertNil(rule.update(measurement(ahead: 4.5, left: nil)))
+        // ... but only 6.5 s of media still to arrive.
+        XCTAssertEqual(rule.update(measurement(ahead: 4.5, left: 6.5)), .recovered([.playable, .playthroughOK]))
+        // Kept while the rest arrives in time without the reserve and margin (0.6·12 ≥ 6.6) ...
+        XCTAssertNil(rule.update(measurement(ahead: 4, left: 6.6)))
+        // ... lost once it would not.
+        XCTAssertEqual(rule.update(measurement(ahead: 4, left: 7.5)), .loadState(.playable))
+    }
+
     /// The rate the rule judges with: the distinct bytes over the reading time since the first read, whatever the last
     /// two seconds' swing (answers arriving in steps); the last two seconds only once they fall below half of it.
     func testTheJudgedRateIsTheAverageSinceTheFirstReadUnlessTheLinkFell() throws {
@@ -146,6 +172,35 @@ final class BufferingRuleTests: XCTestCase {
         // Before half a second of reading, the last seconds' rate (or none).
         XCTAssertEqual(Player.judgedRate(recent: 50_000, distinct: 10_000, readingTime: 0.2), 50_000)
         XCTAssertNil(Player.judgedRate(recent: nil, distinct: 0, readingTime: 0))
+    }
+
+    /// The steady rate is measured between the ends of two reads at most `window` (4 s) of reading time apart: a link
+    /// of 90 000 B/s delivering a read of 22 500 bytes every quarter second, after a gap of 1.3 s while starting (TCP's
+    /// retransmissions), is judged at 90 000 once the gap is more than 4 s back, where the average since the first read
+    /// stays 13 % lower after 10 s; before 4 s the average since the first read.
+    func testTheSteadyRateLeavesOutAGapLongPast() {
+        var deliveries = SteadyRate()
+        XCTAssertEqual(deliveries.span.time, 0)
+        var (elapsed, distinct): (Double, Int64) = (0.3, 16_384)
+        deliveries.record(elapsed: elapsed, distinct: distinct)
+        func deliver(for seconds: Double) {
+            for _ in 0..<Int((seconds / 0.25).rounded()) {
+                elapsed += 0.25
+                distinct += 22_500
+                deliveries.record(elapsed: elapsed, distinct: distinct)
+            }
+        }
+        deliver(for: 1)
+        XCTAssertEqual(Double(deliveries.span.bytes) / deliveries.span.time, 90_000, accuracy: 1)
+        // The gap: one read takes 1.3 s more.
+        elapsed += 1.3
+        deliver(for: 2)
+        let early = Double(deliveries.span.bytes) / deliveries.span.time
+        XCTAssertLessThan(early, 0.75 * 90_000, "the gap is within the window")
+        deliver(for: 6)
+        XCTAssertEqual(Double(deliveries.span.bytes) / deliveries.span.time, 90_000, accuracy: 1)
+        XCTAssertEqual(deliveries.span.time, 4, accuracy: 0.3)
+        XCTAssertLessThan(Double(distinct - 16_384) / (elapsed - 0.3), 0.9 * 90_000, "the average since the first")
     }
 
     func testAFastLinkAStreamOrAFullBufferStartAtOnce() {

@@ -241,6 +241,36 @@ final class ReadAheadSourceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(distinct, 20_000 + 100)
     }
 
+    /// The bytes still to arrive (what the buffering rule judges with): from the position to the end, less what was
+    /// delivered there, the end read while probing (an MP4's index) included; a seek outside the buffer after probing
+    /// forgets what was delivered before it, which may have to come again.
+    func testBytesLeftLeaveOutWhatArrivedAheadUntilASeekAfterProbing() throws {
+        let size: Int64 = 10 << 20
+        let (capacity, chunk) = (256 << 10, 64 << 10)
+        let source = ReadAheadSource(ScriptedSource(size: size), capacity: capacity, chunk: chunk, backBuffer: 0)
+        /// Waits until the reader stops for want of room (less than a chunk left).
+        func waitUntilFull() {
+            let deadline = Date().addingTimeInterval(10)
+            while source.bufferedBytes + chunk <= capacity && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            XCTAssertGreaterThan(source.bufferedBytes + chunk, capacity, "the reader fills the buffer")
+        }
+        // Probing: the start, the index at the end (100 000 bytes), the start again.
+        XCTAssertEqual(try source.read(count: 100).count, 100)
+        try source.seek(to: size - 100_000)
+        XCTAssertEqual(try source.read(exactly: 100_000).count, 100_000)
+        try source.seek(to: 0)
+        XCTAssertEqual(try source.read(exactly: 20_000).count, 20_000)
+        source.probed()
+        waitUntilFull()
+        XCTAssertEqual(source.bytesLeft, size - (20_000 + Int64(source.bufferedBytes)) - 100_000)
+        // A seek after probing, outside the buffer: the end counts again.
+        try source.seek(to: 5 << 20)
+        XCTAssertEqual(try source.read(exactly: 1000).count, 1000)
+        waitUntilFull()
+        XCTAssertEqual(source.bytesLeft, size - ((5 << 20) + 1000 + Int64(source.bufferedBytes)))
+        source.cancel()
+    }
+
     func testReleasingTheSourceEndsTheReaderThread() throws {
         weak var released: ScriptedSource?
         do {

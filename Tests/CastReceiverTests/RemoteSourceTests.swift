@@ -34,23 +34,21 @@ final class RemoteSourceTests: XCTestCase {
         let lab = try Fixtures.Lab(seekable: true)
         defer { lab.close() }
         let first = Fixtures.read(lab.source, reads: 1, chunk: 1000)
-        // The read and the three ranges after it, 1000 bytes each, answered.
-        for _ in 0..<4 { try lab.answer(try lab.nextRead()) }
+        // The read and the two ranges after it, 1000 bytes each, answered.
+        for _ in 0..<3 { try lab.answer(try lab.nextRead()) }
         XCTAssertEqual(try first.value(), Array(Fixtures.bytes[..<1000]))
-        // 2500 bytes at 1000: three ranges that arrived, the last one in part.
-        let longer = try Fixtures.read(lab.source, reads: 1, chunk: 2500).value()
-        XCTAssertEqual(longer.count, 2500, "answered whole")
+        // 1500 bytes at 1000: two ranges that arrived, the last one in part.
+        let longer = try Fixtures.read(lab.source, reads: 1, chunk: 1500).value()
+        XCTAssertEqual(longer.count, 1500, "answered whole")
         XCTAssertTrue(longer == Array(Fixtures.bytes[1000..<(1000 + longer.count)]))
-        // 2500 more: the rest of the range at 3000, and a read asked for the rest now.
+        // 2500 more: the rest of the range at 2000, and the ranges after it, asked ahead of the read before.
         let more = Fixtures.read(lab.source, reads: 1, chunk: 2500)
         var asked: [MediaRead] = []
-        while !asked.contains(where: { $0.offset <= 4000 && $0.offset + Int64($0.length) > 4000 }) {
-            asked.append(try lab.nextRead())
-        }
+        while (asked.map { $0.offset + Int64($0.length) }.max() ?? 0) < 5000 { asked.append(try lab.nextRead()) }
         for read in asked { try lab.answer(read) }
         let rest = try more.value()
         XCTAssertEqual(rest.count, 2500, "answered whole")
-        XCTAssertTrue(rest == Array(Fixtures.bytes[3500..<(3500 + rest.count)]))
+        XCTAssertTrue(rest == Array(Fixtures.bytes[2500..<(2500 + rest.count)]))
     }
 
     func testAnAnswerOutOfOrderIsRefusedWithAClearError() throws {

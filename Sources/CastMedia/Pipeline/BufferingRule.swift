@@ -8,7 +8,10 @@ import CastProtocol
 /// - `playthroughOK`: the whole input is read, or what is buffered plus what arrives at the measured input rate
 ///   reaches the end without running dry. With `s` the arrival speed (input rate ÷ the media's byte rate, media
 ///   seconds per second), `ρ` the playback rate, `R` the media seconds to the end and `A` those buffered, the buffer
-///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`.
+///   never runs dry iff `A + s·t ≥ ρ·t` until the rest (`R − A`) has arrived, i.e. iff `s·R ≥ ρ·(R − A)`. When the
+///   bytes still to arrive are known (`Measurement.bytesLeft`), the rest is those bytes in media seconds (`M`, at the
+///   media's average byte rate) rather than `R − A`: what arrived and is no media (an MP4's index read first) is not
+///   waited for again, and media whose bytes are not spread evenly (keyframes) is judged by its bytes.
 ///   It is gained with a reserve and a margin: the rest arrives `Thresholds.playthroughReserve` seconds before it is
 ///   needed at a rate `Thresholds.playthroughMargin` times the measured one, `s·(R − ρ·c) ≥ m·ρ·(R − A)`, and lost
 ///   without either, so that a noisy rate does not flap. Both are small (AVPlayer's `likelyToKeepUp` judges with the
@@ -35,7 +38,8 @@ struct BufferingRule: Sendable, Equatable {
         var stallBelow = 0.1
         /// A stall ends once this much is buffered: with playthrough OK when it can be judged, alone when it cannot.
         var refill = 2.0
-        /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·(R − A)`, lost when `s·R < ρ·(R − A)`.
+        /// `playthroughOK` is gained when `s·(R − ρ·reserve) ≥ margin·ρ·M`, lost when `s·R < ρ·M` (`M`: the media
+        /// seconds still to arrive, `missingMedia`).
         /// The margin covers the error of a rate measured over seconds of a steady link (a few percent), the reserve
         /// (seconds) the steps in which bytes arrive (a read of about a quarter second) and the decoding of the last.
         var playthroughMargin = 1.03
@@ -52,6 +56,10 @@ struct BufferingRule: Sendable, Equatable {
         var inputRate: Double?
         /// The media's bytes per media second (its size over its duration, or the container's bit rate ÷ 8).
         var mediaByteRate: Double?
+        /// The input's bytes still to arrive before the end: from the reading position to the end, less what arrived
+        /// there already (an MP4's index at the end, read first; what the read-ahead holds). Nil when unknown (no
+        /// size, a stream): then the media time not buffered stands for them, at the media's average byte rate.
+        var bytesLeft: Double?
         /// Whether the whole input has been read: nothing more can stall.
         var inputEnded: Bool
         /// Whether playback would advance now (started, playing or stalled, not seeking, not paused by the user).
@@ -145,14 +153,16 @@ struct BufferingRule: Sendable, Equatable {
         else { return nil }
         // Media seconds that arrive each second.
         let speed = rate / byteRate
-        var needed = min(thresholds.refill, m.remaining ?? .infinity)
-        if let remaining = m.remaining {
-            // Playthrough (with its reserve and margin) needs A ≥ R − s·(R − ρ·reserve) ÷ (margin·ρ).
+        // Until the refill is buffered ...
+        var wait = max(min(thresholds.refill, m.remaining ?? .infinity) - max(m.ahead, 0), 0) / speed
+        if let remaining = m.remaining, let missing = missingMedia(m) {
+            // ... and until playthrough (with its reserve and margin) holds: what is still missing, M, falls to
+            // s·(R − ρ·reserve) ÷ (margin·ρ), at s media seconds a second.
             let rate = max(m.rate, 0.01)
             let arriving = speed * max(remaining - rate * thresholds.playthroughReserve, 0)
-            needed = max(needed, remaining - arriving / (thresholds.playthroughMargin * rate))
+            wait = max(wait, (missing - arriving / (thresholds.playthroughMargin * rate)) / speed)
         }
-        return max(needed - max(m.ahead, 0), 0) / speed
+        return wait
     }
 
     /// The media time up to which every played stream is demuxed, from how far each one is: the stream read least
@@ -170,15 +180,25 @@ struct BufferingRule: Sendable, Equatable {
     /// last measurement (no margin to keep it).
     func playthrough(_ m: Measurement, had: Bool) -> Bool {
         if m.inputEnded { return true }
-        guard let remaining = m.remaining, let rate = m.inputRate, let byteRate = m.mediaByteRate, byteRate > 0
+        guard let remaining = m.remaining, let rate = m.inputRate, let byteRate = m.mediaByteRate,
+            let missing = missingMedia(m)
         else { return false }
-        let ahead = min(max(m.ahead, 0), remaining)
-        let missing = remaining - ahead
         if missing <= 0 { return true }
         let speed = rate / byteRate
         let playback = max(m.rate, 0.01)
         if had { return speed * remaining >= playback * missing }
         let arriving = speed * max(remaining - playback * thresholds.playthroughReserve, 0)
         return arriving >= thresholds.playthroughMargin * playback * missing
+    }
+
+    /// The media seconds still to arrive (`M`), at the media's average byte rate: the bytes left over it when they are
+    /// known, the media time not buffered otherwise (`R − A`). The bytes left are what must cross the link before the
+    /// end, the index read first and every byte held left out; `R − A` counts as still to come the bytes that arrived
+    /// and are no media (the index), and misjudges media whose bytes are not spread evenly (heavy keyframes first: the
+    /// wait on a slow link ended late). Nil without a duration or a media byte rate.
+    func missingMedia(_ m: Measurement) -> Double? {
+        guard let remaining = m.remaining, let byteRate = m.mediaByteRate, byteRate > 0 else { return nil }
+        if let left = m.bytesLeft { return min(max(left, 0) / byteRate, remaining) }
+        return remaining - min(max(m.ahead, 0), remaining)
     }
 }

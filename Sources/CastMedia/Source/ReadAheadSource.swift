@@ -85,6 +85,10 @@ public final class ReadAheadSource: MediaSource {
     public var inputRate: Double? { core.statistics.rate }
     /// Whether the upstream reached its end (at the position the reader was reading from).
     public var isAtEnd: Bool { core.statistics.atEnd }
+    /// The input's bytes still to arrive: from the consumer's position to the end, less those delivered since it
+    /// probed or last seeked outside the buffer after that (an MP4's index at the end, read while probing, is not
+    /// read again; what a seek after probing left behind may be); nil when the upstream's size is unknown.
+    public var bytesLeft: Int64? { core.statistics.bytesLeft }
     /// Seconds spent inside upstream reads in total (waits for room in a full buffer do not count).
     public var readingTime: Double { core.statistics.readingTime }
     /// Every statistic at one instant, read under one lock.
@@ -104,10 +108,20 @@ public final class ReadAheadSource: MediaSource {
         var atEnd: Bool
         /// Seconds spent inside upstream reads.
         var readingTime: Double
+        /// The distinct bytes delivered over the last seconds of reading time (`SteadyRate`), from one read's end to
+        /// the last's: the steady rate, which neither the first bytes' latency (the request's way through castd and the
+        /// sender), nor a read in progress, nor a gap long past (the retransmissions of a TCP that overshot the link's
+        /// queue while starting) lowers.
+        var steadyBytes: Int64
+        var steadyTime: Double
         /// Whether the reader waits for room: it reads nothing more until the consumer takes some.
         var full: Bool
         /// Whether the upstream failed where the reader reads: nothing more arrives until a seek.
         var failed: Bool
+        /// The input's bytes from the consumer's position to its end that the upstream has not delivered since the
+        /// consumer probed it or last moved away after that (what is still to arrive: an index at the end that was
+        /// read while probing is not read again); nil without a size.
+        var bytesLeft: Int64?
     }
 }
 
@@ -124,6 +138,7 @@ extension ReadAheadSource {
         private let upstream: any MediaSource
         private let capacity: Int
         private let chunk: Int
+        private let size: Int64?
         private var ring: Ring
 
         /// Bumped by every seek that drops the buffer; bytes read under an older serial are discarded.
@@ -143,7 +158,13 @@ extension ReadAheadSource {
         private var received: Int64 = 0
         /// The input's ranges the upstream delivered, for `distinct`.
         private var delivered = DeliveredRanges()
+        /// The ranges delivered since the consumer's last seek that dropped the buffer after probing (or since the
+        /// start), for `bytesLeft`: what the consumer will not ask for again. The seeks while probing keep them (an MP4's
+        /// index at the end, read once); a later one drops them, as what was delivered before may have to come again.
+        private var deliveredSinceSeek = DeliveredRanges()
         private var meter = RateMeter(window: 2)
+        /// The steady rate: the reading time and the distinct bytes at the ends of the reads that delivered bytes.
+        private var steadyRate = SteadyRate()
         /// Until the consumer probed the input, reads ask for at most `probeRead` bytes.
         private var probing = true
         /// When the upstream read in progress began (seconds of the monotonic clock), nil between reads.
@@ -153,6 +174,7 @@ extension ReadAheadSource {
             self.upstream = upstream
             self.capacity = capacity
             self.chunk = chunk
+            self.size = upstream.size
             self.ring = Ring(count: capacity + backBuffer)
         }
 
@@ -190,6 +212,7 @@ extension ReadAheadSource {
             }
             guard upstream.isSeekable else { throw MediaError.other("the source cannot seek outside its buffer") }
             serial += 1
+            if !probing { deliveredSinceSeek = DeliveredRanges() }
             windowStart = offset
             windowEnd = offset
             position = offset
@@ -218,8 +241,12 @@ extension ReadAheadSource {
                 Statistics(
                     buffered: Int(windowEnd - position), received: received, distinct: delivered.count,
                     rate: meter.rate(now: now, readStarted: readStarted), atEnd: atEnd,
-                    readingTime: meter.elapsed + max(now - (readStarted ?? now), 0), full: hasNoRoom,
-                    failed: failure != nil)
+                    readingTime: meter.elapsed + max(now - (readStarted ?? now), 0),
+                    steadyBytes: steadyRate.span.bytes, steadyTime: steadyRate.span.time, full: hasNoRoom,
+                    failed: failure != nil,
+                    bytesLeft: size.map { size in
+                        max(size - position - deliveredSinceSeek.count(in: position..<max(size, position)), 0)
+                    })
             }
         }
 
@@ -265,8 +292,12 @@ extension ReadAheadSource {
                 readStarted = nil
                 let count = (try? outcome.get()) ?? 0
                 received += Int64(count)
-                if count > 0 { delivered.insert(offset..<(offset + Int64(count))) }
+                if count > 0 {
+                    delivered.insert(offset..<(offset + Int64(count)))
+                    deliveredSinceSeek.insert(offset..<(offset + Int64(count)))
+                }
                 meter.record(bytes: count, duration: ended - started)
+                if count > 0 { steadyRate.record(elapsed: meter.elapsed, distinct: delivered.count) }
                 guard serial == readSerial else { continue }
                 switch outcome {
                 case .success(0): atEnd = true
@@ -363,5 +394,12 @@ private struct DeliveredRanges {
         kept.sort { $0.lowerBound < $1.lowerBound }
         if kept.count > Self.limit { kept.removeFirst(kept.count - Self.limit) }
         ranges = kept
+    }
+
+    /// How many of the bytes in `range` were delivered.
+    func count(in range: Range<Int64>) -> Int64 {
+        ranges.reduce(0) { sum, kept in
+            sum + max(min(kept.upperBound, range.upperBound) - max(kept.lowerBound, range.lowerBound), 0)
+        }
     }
 }

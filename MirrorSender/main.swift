@@ -132,7 +132,7 @@ while true {
         exit(0)
     }
     do {
-        if try capture.followGeometry() {
+        if capture.followGeometry() {
             // A new size: a new encoder, whose first picture carries the new parameter sets and is a key picture.
             encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
             pacing.changed(at: now())

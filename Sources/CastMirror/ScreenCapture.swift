@@ -237,7 +237,7 @@ public final class ScreenCapture {
     /// its size changed (the image then has the new size: an encoder of the old one must be opened again). Sets
     /// `isClosed` when the window is gone. When no image of the new size can be shared with the X server, the capture
     /// goes on through `XGetImage`.
-    public func followGeometry() throws(MirrorError) -> Bool {
+    public func followGeometry() -> Bool {
         guard moved, !isClosed else { return false }
         moved = false
         guard let rectangle = Self.rectangle(display, root: root, window: window) else {
@@ -261,26 +261,23 @@ public final class ScreenCapture {
         // Subtracted before the pixels are read: a change during the read is reported again, never lost.
         XDamageSubtract(display, damage, 0, 0)
         dirty = false
-        let refused = MirrorError("the X server did not return the screen (did its size change?)", refusedCapture: true)
+        func refused() -> MirrorError {
+            moved = true
+            return MirrorError("the X server did not return the screen (did its size change?)", refusedCapture: true)
+        }
         guard let shared else {
             // Through the socket: a new image each time (Xlib allocates it), its pixels handed on, then freed.
             guard
                 let image = XGetImage(
                     display, root, Int32(origin.x), Int32(origin.y), UInt32(width), UInt32(height),
                     cast_x11_all_planes(), ZPixmap)
-            else {
-                moved = true
-                throw refused
-            }
+            else { throw refused() }
             defer { cast_x11_destroy_image(image) }
             guard cast_x11_image_bpp(image) == 32 else { throw MirrorError("the X11 display's pixels are not 32-bit") }
             return try body(UnsafeRawPointer(cast_x11_image_data(image)), Int(cast_x11_image_stride(image)))
         }
         guard XShmGetImage(display, root, shared.image, Int32(origin.x), Int32(origin.y), cast_x11_all_planes()) != 0
-        else {
-            moved = true
-            throw refused
-        }
+        else { throw refused() }
         return try body(UnsafeRawPointer(cast_x11_image_data(shared.image)), Int(cast_x11_image_stride(shared.image)))
     }
 

@@ -13,10 +13,9 @@ internal import CFFmpeg
 ///
 /// Thread-safety: one thread uses it.
 public final class ScreenEncoder {
-    private var context: UnsafeMutablePointer<AVCodecContext>
+    private let encoder: EncoderHandles
+    private var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
     private let scaler: OpaquePointer
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
     private let fps: Int
     /// The screen's height: the rows swscale reads.
     private let sourceHeight: Int32
@@ -35,22 +34,21 @@ public final class ScreenEncoder {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw MirrorError("this FFmpeg has no libx264 encoder")
         }
-        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else { throw MirrorError("out of memory") }
-        self.frame = frame
-        self.packet = packet
         self.fps = fps
         self.bitRate = bitRate
         self.sourceHeight = Int32(height)
         // Even sizes: 4:2:0 halves both.
         let evenWidth = width & ~1
         let evenHeight = height & ~1
-        self.context = try Self.open(codec, width: evenWidth, height: evenHeight, fps: fps, bitRate: bitRate)
+        encoder = try EncoderHandles(
+            try Self.open(codec, width: evenWidth, height: evenHeight, fps: fps, bitRate: bitRate), name: "libx264")
         guard
             let scaler = sws_getContext(
                 Int32(width), Int32(height), AV_PIX_FMT_BGR0, Int32(evenWidth), Int32(evenHeight), AV_PIX_FMT_YUV420P,
                 SWS_POINT, nil, nil, nil)
         else { throw MirrorError("swscale cannot convert the screen's pixels") }
         self.scaler = scaler
+        let frame = encoder.frame
         // RGB as the X server gives it (full range) to BT.709 limited range, as the stream is flagged.
         let bt709 = sws_getCoefficients(SWS_CS_ITU709)
         sws_setColorspaceDetails(scaler, bt709, 1, bt709, 0, 0, 1 << 16, 1 << 16)
@@ -92,9 +90,8 @@ public final class ScreenEncoder {
         av_opt_set(context.pointee.priv_data, "x264-params", "sliced-threads=1:aud=0:repeat-headers=1", 0)
         let opened = avcodec_open2(context, codec, nil)
         guard opened >= 0 else {
-            var freed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&freed)
-            throw MirrorError("libx264 did not open: \(Self.message(opened))")
+            EncoderHandles.free(context)
+            throw MirrorError("libx264 did not open: \(EncoderHandles.message(opened))")
         }
         return context
     }
@@ -108,21 +105,11 @@ public final class ScreenEncoder {
         let fresh = try Self.open(
             codec, width: Int(context.pointee.width), height: Int(context.pointee.height), fps: fps, bitRate: bitRate,
             relaxed: relaxed)
-        var old: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&old)
-        context = fresh
+        encoder.replaceContext(with: fresh)
         isRelaxed = relaxed
     }
 
-    deinit {
-        sws_freeContext(scaler)
-        var frame: UnsafeMutablePointer<AVFrame>? = self.frame
-        av_frame_free(&frame)
-        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
-        av_packet_free(&packet)
-        var context: UnsafeMutablePointer<AVCodecContext>? = self.context
-        avcodec_free_context(&context)
-    }
+    deinit { sws_freeContext(scaler) }
 
     /// Whether pictures may take a quarter of a second at the bit rate rather than a frame's time: for the pictures
     /// of a still screen that sharpen a change (nothing waits behind them, and a VBV of one frame at a low rate starves
@@ -149,6 +136,7 @@ public final class ScreenEncoder {
     public func encode(
         _ pixels: UnsafeRawPointer, stride: Int, captured: UInt64, _ unit: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
+        let frame = encoder.frame
         guard av_frame_make_writable(frame) >= 0 else { throw MirrorError("out of memory for a picture") }
         var source: [UnsafePointer<UInt8>?] = [pixels.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
         var strides: [Int32] = [Int32(stride), 0, 0, 0]
@@ -160,13 +148,7 @@ public final class ScreenEncoder {
         }
         sws_scale(scaler, &source, &strides, 0, sourceHeight, planes, lines)
         frame.pointee.pts = Int64(captured)
-        var status = avcodec_send_frame(context, frame)
-        guard status >= 0 else { throw MirrorError("libx264: \(Self.message(status))") }
-        while true {
-            status = avcodec_receive_packet(context, packet)
-            if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return }
-            guard status >= 0 else { throw MirrorError("libx264: \(Self.message(status))") }
-            defer { av_packet_unref(packet) }
+        try encoder.encodeFrame { packet in
             lastQuantiser = Self.quantiser(of: packet)
             try unit(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
         }
@@ -181,11 +163,5 @@ public final class ScreenEncoder {
         }
         let quality = Int(stats[0]) | Int(stats[1]) << 8 | Int(stats[2]) << 16 | Int(stats[3]) << 24
         return quality / Int(FF_QP2LAMBDA)
-    }
-
-    private static func message(_ status: Int32) -> String {
-        var text = [CChar](repeating: 0, count: 256)
-        _ = av_strerror(status, &text, text.count)
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

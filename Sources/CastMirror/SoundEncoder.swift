@@ -9,9 +9,7 @@ public import CastProtocol
 ///
 /// Thread-safety: one thread (cast-mirror's sound thread) uses it.
 public final class SoundEncoder {
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let encoder: EncoderHandles
     private let channels: Int
     /// The look-ahead in microseconds: what the stamps move back by.
     private let lookAhead: UInt64
@@ -24,9 +22,7 @@ public final class SoundEncoder {
             throw MirrorError(
                 "this FFmpeg has no libopus encoder: send the sound uncompressed (--audio-codec pcm)", usage: true)
         }
-        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(),
-            let packet = av_packet_alloc()
-        else { throw MirrorError("out of memory") }
+        guard let context = avcodec_alloc_context3(codec) else { throw MirrorError("out of memory") }
         context.pointee.sample_rate = Int32(MirrorOpusSound.rate)
         context.pointee.sample_fmt = AV_SAMPLE_FMT_S16
         av_channel_layout_default(&context.pointee.ch_layout, Int32(channels))
@@ -36,15 +32,14 @@ public final class SoundEncoder {
         av_opt_set(context.pointee.priv_data, "frame_duration", "\(pieceFrames * 1000 / MirrorOpusSound.rate)", 0)
         let opened = avcodec_open2(context, codec, nil)
         guard opened >= 0, Int(context.pointee.frame_size) == pieceFrames else {
-            var freed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&freed)
-            throw MirrorError("libopus did not open for \(pieceFrames)-frame packets (\(opened))")
+            EncoderHandles.free(context)
+            throw MirrorError(
+                "libopus did not open for \(pieceFrames)-frame packets (\(EncoderHandles.message(opened)))")
         }
-        self.context = context
-        self.frame = frame
-        self.packet = packet
+        encoder = try EncoderHandles(context, name: "libopus")
         self.channels = channels
         lookAhead = UInt64(max(context.pointee.initial_padding, 0)) * 1_000_000 / UInt64(MirrorOpusSound.rate)
+        let frame = encoder.frame
         frame.pointee.format = AV_SAMPLE_FMT_S16.rawValue
         frame.pointee.nb_samples = Int32(pieceFrames)
         frame.pointee.sample_rate = Int32(MirrorOpusSound.rate)
@@ -52,35 +47,19 @@ public final class SoundEncoder {
         guard av_frame_get_buffer(frame, 0) >= 0 else { throw MirrorError("out of memory for sound") }
     }
 
-    deinit {
-        var frame: UnsafeMutablePointer<AVFrame>? = self.frame
-        av_frame_free(&frame)
-        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
-        av_packet_free(&packet)
-        var context: UnsafeMutablePointer<AVCodecContext>? = self.context
-        avcodec_free_context(&context)
-    }
-
     /// Encodes `piece` (its frames exactly the piece size given at init), captured at `captured` (microseconds), and
     /// hands each packet that comes out to `unit` with its capture time.
-    /// - Throws: `MirrorError` when libopus fails.
-    public func encode(_ piece: MirrorSound, captured: UInt64, _ unit: (UInt64, MirrorOpusSound) -> Void)
-        throws(MirrorError)
-    {
+    /// - Throws: `MirrorError` for a piece of another shape, or when libopus fails.
+    public func encode(_ piece: MirrorSound, captured: UInt64, _ unit: (UInt64, MirrorOpusSound) -> Void) throws {
+        let frame = encoder.frame
         guard piece.channels == channels, piece.frames == Int(frame.pointee.nb_samples),
             av_frame_make_writable(frame) >= 0, let data = frame.pointee.data.0
         else { throw MirrorError("a piece of sound the Opus encoder does not take") }
         piece.samples.withUnsafeBytes { data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: $0.count) }
         frame.pointee.pts = samplesIn
         samplesIn += Int64(piece.frames)
-        var status = avcodec_send_frame(context, frame)
-        guard status >= 0 else { throw MirrorError("libopus: error \(status)") }
         let stamp = captured > lookAhead ? captured - lookAhead : 0
-        while true {
-            status = avcodec_receive_packet(context, packet)
-            if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return }
-            guard status >= 0 else { throw MirrorError("libopus: error \(status)") }
-            defer { av_packet_unref(packet) }
+        try encoder.encodeFrame { packet in
             let bytes = Array(UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
             if let sound = MirrorOpusSound(channels: channels, packet: bytes) { unit(stamp, sound) }
         }

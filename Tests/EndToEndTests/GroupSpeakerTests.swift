@@ -33,9 +33,7 @@ final class GroupSpeakerTests: SpeakerGroupTestCase {
         // Its ALSA default: the speaker needs its audio as early as a real one does.
         try startSpeaker(buffer: 0.15)
         let clip = try beeps(seconds: 30)
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let sender = try sendToKitchenAndSpeaker(clip)
         XCTAssertTrue(
             waitUntil(timeout: 30) { (self.castCapture.reads.last?.total ?? 0) >= Int(self.castRate) * 4 },
             "castd did not play: \(sender.output)")
@@ -91,9 +89,7 @@ final class GroupSpeakerTests: SpeakerGroupTestCase {
     func testAnAirPlaySpeakerJoinsAGroupThatAlreadyPlays() throws {
         let length = 20
         let clip = try beeps(seconds: length)
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName, "--timeout", "1"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let sender = try sendToKitchenAndSpeaker(clip, ["--timeout", "1"])
         XCTAssertNotNil(
             sender.waitForLine(containing: "\(speakerName) is left out of the group", timeout: 20), "\(sender.output)")
         XCTAssertTrue(
@@ -146,9 +142,7 @@ final class GroupSpeakerTests: SpeakerGroupTestCase {
         let length = 30
         let clip = try beeps(seconds: length)
         try startSpeaker(buffer: 1)
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let sender = try sendToKitchenAndSpeaker(clip)
         XCTAssertTrue(
             waitUntil(timeout: 30) { (self.speakerCapture.reads.last?.total ?? 0) >= Int(self.speakerRate) * 2 },
             "the speaker did not play: \(sender.output)")

@@ -79,9 +79,7 @@ final class SpeakerGroupTests: SpeakerGroupTestCase {
         let length = 24
         let clip = try beeps(seconds: length)
         let spawned = MonotonicClock.nanoseconds()
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let sender = try sendToKitchenAndSpeaker(clip)
         XCTAssertEqual(sender.waitForExit(timeout: Double(length) + 60), 0, "\(sender.output)")
         XCTAssertTrue(sender.output.contains("finished: playbackEnded"), "\(sender.output)")
         _ = castCapture.stop(atLeast: Int(castRate) * length)
@@ -121,9 +119,7 @@ final class SpeakerGroupTests: SpeakerGroupTestCase {
     func testThePausesAndSeeksOfTheGroupReachTheSpeakerInStep() throws {
         let length = 30
         let clip = try beeps(seconds: length)
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        let sender = try sendToKitchenAndSpeaker(clip)
         castCapture.waitForTotal(Int(castRate) * 6)
         XCTAssertEqual(try castOnPhone(["pause", "Kitchen"]).status, 0)
         Thread.sleep(forTimeInterval: 1.5)

@@ -68,6 +68,13 @@ class SpeakerGroupTestCase: LabTestCase {
             seen.contains(#""kind":"raop""#), "no speaker in cast list: \(seen); shairport: \(speaker.output)")
     }
 
+    /// `cast send clip --to Kitchen --to "Patio Speaker"` (and `extra`) started on the phone, stopped with the lab.
+    func sendToKitchenAndSpeaker(_ clip: String, _ extra: [String] = []) throws -> Daemon {
+        try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen", "--to", speakerName] + extra,
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+    }
+
     /// When each beep of a capture was written, on this test's clock (s): placed by the reads that carry it and the
     /// 0.3 s after it (`least(arrival − bytes / rate) + onset / rate`: steady writes only, never a burst of lead-in
     /// silence); only reads that arrived between `from` and `to` (CLOCK_MONOTONIC ns) count.

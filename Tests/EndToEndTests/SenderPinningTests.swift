@@ -39,17 +39,18 @@ final class SenderPinningTests: LabTestCase {
     /// connect to it: `cast list` would ask an open receiver its status). A receiver just started is advertised once
     /// avahi has probed its name, and the phone's avahi may take a moment more on a loaded machine; the sends below
     /// look for the paired name for their usual 2 s, and where the impostor was not yet in sight they would reach
-    /// nothing (exit 5) instead of being refused (exit 4): safe, but not what is tested here.
+    /// nothing (exit 5) instead of being refused (exit 4): safe, but not what is tested here. The browse is followed
+    /// as it happens, not polled with `-t`: `-t` waits for every resolver, and one still trying a record of the
+    /// receiver stopped a moment before can hold it past any timeout (it did once in CI, 20 s).
     private func waitUntilResolved(_ name: String) throws {
-        let deadline = Date(timeIntervalSinceNow: 15)
-        while Date() < deadline {
-            let browse = try lab.run(on: .phone, ["avahi-browse", "-p", "-r", "-t", "_castd._tcp"], timeout: 20)
-            let names = browse.stdout.split(separator: "\n").filter { $0.hasPrefix("=") }.compactMap { line in
-                line.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first.map(unescaped)
-            }
-            if names.contains(name) { return }
+        let browse = try lab.start(on: .phone, ["avahi-browse", "-p", "-r", "_castd._tcp"])
+        defer { browse.stop() }
+        let resolved = browse.waitForLine(timeout: 15) { line in
+            line.hasPrefix("=")
+                && line.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first.map(unescaped)
+                    == name
         }
-        XCTFail("the phone's avahi never resolved \"\(name)\"")
+        XCTAssertNotNil(resolved, "the phone's avahi never resolved \"\(name)\": \(browse.output)")
     }
 
     /// avahi-browse's escaping undone: `\DDD` is the byte DDD (decimal), `\c` the character c.

@@ -124,6 +124,18 @@ final class VideoTransformTests: XCTestCase {
         XCTAssertNil(VideoTransform.toneMapSize(width: 640, height: 360))
     }
 
+    /// libavfilter is opened when a graph is first made; where it cannot be, making one is an error that says why
+    /// (the loader's words), not a crash: here asked for a version that does not exist.
+    func testALibavfilterThatCannotBeOpenedIsAnErrorWithTheLoadersWords() throws {
+        XCTAssertThrowsError(try FilterLibrary.load(soname: "libavfilter.so.999")) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("libavfilter could not be loaded"), text)
+            XCTAssertTrue(text.contains("libavfilter.so.999"), text)
+        }
+        XCTAssertNoThrow(try FilterLibrary.load())
+        XCTAssertTrue(FilterLibrary.isLoaded)
+    }
+
     private func listing(_ clip: String, forDisplay: Bool, in folder: URL) throws -> [String] {
         let output = folder.appendingPathComponent("transform-\(forDisplay).md5").path
         try VideoTransform.writeFrameMD5(ofVideoIn: clip, forDisplay: forDisplay, to: output)

@@ -35,6 +35,13 @@ final class DecoderIsolationTests: LabTestCase {
         XCTAssertEqual(limits["Max address space"], "4294967296", "\(limits)")
         XCTAssertEqual(limits["Max open files"], "64", "\(limits)")
         XCTAssertEqual(limits["Max core file size"], "0", "\(limits)")
+        // A film that needs no filter maps no libavfilter, in castd or in its worker: it is opened when a picture or a
+        // tempo first needs one (CFFmpeg's avfilter.h), not paid for by every session (issue 30's memory).
+        for pid in [castd, worker] {
+            let maps = Processes.maps(of: pid)
+            XCTAssertTrue(maps.contains("libavcodec"), "\(pid) maps no FFmpeg at all?")
+            XCTAssertFalse(maps.contains("libavfilter"), "\(pid) maps libavfilter for a film that needs no filter")
+        }
         let spares = Processes.workers(of: castd).filter { $0 != worker }
             .map { "\($0) VmRSS \(Processes.residentKilobytes($0)) kB" }
         print(

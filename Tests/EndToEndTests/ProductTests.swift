@@ -97,7 +97,8 @@ final class ProductTests: XCTestCase {
     }
 
     /// The helpers link no OpenSSL of their own: cast-decode moves frames over its socket with CastSystem's
-    /// `FramedStream` and cast-mirror writes a pipe, neither needs CastSecurity (docs/architecture.md, "Layers").
+    /// `FramedStream` and cast-mirror writes a pipe, neither needs CastSecurity (docs/architecture.md, "Layers"); and
+    /// no program links libavfilter.
     ///
     /// Read from the programs' own `NEEDED` entries, not from `ldd`: Debian's libavformat brings libssl and libcrypto
     /// in itself (through librabbitmq, FFmpeg's AMQP protocol), so ldd's closure lists them for any FFmpeg program.
@@ -111,6 +112,11 @@ final class ProductTests: XCTestCase {
             for library in ["libssl", "libcrypto"] {
                 XCTAssertFalse(needed.contains { $0.contains(library) }, "\(helper) links \(library):\n\(needed)")
             }
+        }
+        // libavfilter is opened when a filter is first needed (CFFmpeg's avfilter.h), so no program links it.
+        for program in ["castd", "cast-decode", "cast-mirror"] {
+            let dynamic = try runCommand(["readelf", "--dynamic", Paths.binaries.appendingPathComponent(program).path])
+            XCTAssertFalse(dynamic.stdout.contains("[libavfilter"), "\(program) links libavfilter:\n\(dynamic.stdout)")
         }
         // `cast` itself does: TLS is CastSecurity's.
         let cast = try runCommand(["readelf", "--dynamic", Paths.cast])

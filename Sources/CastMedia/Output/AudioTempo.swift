@@ -17,7 +17,8 @@ final class AudioTempo {
         self.tempo = tempo
         self.rate = rate
         self.channels = channels
-        guard let graph = avfilter_graph_alloc() else {
+        try FilterLibrary.load()
+        guard let graph = cast_avfilter_graph_alloc() else {
             throw MediaError.ffmpeg("avfilter_graph_alloc", status: cast_averror(ENOMEM))
         }
         self.graph = graph
@@ -32,18 +33,18 @@ final class AudioTempo {
             let source = try Self.create(graph, "abuffer", name: "in", arguments: arguments)
             let atempo = try Self.create(graph, "atempo", name: "tempo", arguments: "tempo=\(tempo)")
             let sink = try Self.create(graph, "abuffersink", name: "out", arguments: nil)
-            try checkFFmpeg("avfilter_link", avfilter_link(source, 0, atempo, 0))
-            try checkFFmpeg("avfilter_link", avfilter_link(atempo, 0, sink, 0))
-            try checkFFmpeg("avfilter_graph_config", avfilter_graph_config(graph, nil))
+            try checkFFmpeg("avfilter_link", cast_avfilter_link(source, 0, atempo, 0))
+            try checkFFmpeg("avfilter_link", cast_avfilter_link(atempo, 0, sink, 0))
+            try checkFFmpeg("avfilter_graph_config", cast_avfilter_graph_config(graph, nil))
             self.source = source
             self.sink = sink
         } catch {
-            avfilter_graph_free(&self.graph)
+            cast_avfilter_graph_free(&self.graph)
             throw error
         }
     }
 
-    deinit { avfilter_graph_free(&graph) }
+    deinit { cast_avfilter_graph_free(&graph) }
 
     private static func create(
         _ graph: UnsafeMutablePointer<AVFilterGraph>, _ filter: String, name: String, arguments: String?
@@ -51,7 +52,7 @@ final class AudioTempo {
         var context: UnsafeMutablePointer<AVFilterContext>?
         try checkFFmpeg(
             "avfilter_graph_create_filter(\(filter))",
-            avfilter_graph_create_filter(&context, avfilter_get_by_name(filter), name, arguments, nil, graph))
+            cast_avfilter_graph_create_filter(&context, cast_avfilter_get_by_name(filter), name, arguments, nil, graph))
         guard let context else { throw MediaError.other("avfilter_graph_create_filter(\(filter)): no context") }
         return context
     }
@@ -71,12 +72,12 @@ final class AudioTempo {
             try checkFFmpeg("av_frame_get_buffer", av_frame_get_buffer(f, 0))
             f.pointee.data.0!.update(
                 from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: samples * frameBytes)
-            try checkFFmpeg("av_buffersrc_add_frame", av_buffersrc_add_frame(source, f))
+            try checkFFmpeg("av_buffersrc_add_frame", cast_av_buffersrc_add_frame(source, f))
         } else {
-            try checkFFmpeg("av_buffersrc_add_frame", av_buffersrc_add_frame(source, nil))
+            try checkFFmpeg("av_buffersrc_add_frame", cast_av_buffersrc_add_frame(source, nil))
         }
         while true {
-            let status = av_buffersink_get_frame(sink, output.pointer)
+            let status = cast_av_buffersink_get_frame(sink, output.pointer)
             if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return }
             try checkFFmpeg("av_buffersink_get_frame", status)
             defer { av_frame_unref(output.pointer) }

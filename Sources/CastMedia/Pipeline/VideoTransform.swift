@@ -63,10 +63,10 @@ final class VideoTransform: @unchecked Sendable {
         if shape != madeFor { try makeGraph(for: f, shape: shape) }
         guard let source, let sink else { return deliver(frame) }
         try checkFFmpeg(
-            "\(streamName): av_buffersrc_add_frame", av_buffersrc_add_frame(source, frame.pointer))
+            "\(streamName): av_buffersrc_add_frame", cast_av_buffersrc_add_frame(source, frame.pointer))
         while true {
             let picture = Frame()
-            let status = av_buffersink_get_frame(sink, picture.pointer)
+            let status = cast_av_buffersink_get_frame(sink, picture.pointer)
             if status == cast_averror(EAGAIN) || status == cast_averror_eof() { return true }
             try checkFFmpeg("\(streamName): av_buffersink_get_frame", status)
             if !deliver(picture) { return false }
@@ -133,7 +133,8 @@ final class VideoTransform: @unchecked Sendable {
 
     private func makeGraph(for frame: AVFrame, shape: Shape) throws {
         freeGraph()
-        guard let graph = avfilter_graph_alloc() else {
+        try FilterLibrary.load()
+        guard let graph = cast_avfilter_graph_alloc() else {
             throw MediaError.ffmpeg("avfilter_graph_alloc", status: cast_averror(ENOMEM))
         }
         self.graph = graph
@@ -148,13 +149,13 @@ final class VideoTransform: @unchecked Sendable {
         var inputs: UnsafeMutablePointer<AVFilterInOut>?
         var outputs: UnsafeMutablePointer<AVFilterInOut>?
         defer {
-            avfilter_inout_free(&inputs)
-            avfilter_inout_free(&outputs)
+            cast_avfilter_inout_free(&inputs)
+            cast_avfilter_inout_free(&outputs)
         }
         let description = "\(buffer),\(shape.filters),buffersink"
         try checkFFmpeg(
             "\(streamName): avfilter_graph_parse_ptr(\(shape.filters))",
-            avfilter_graph_parse_ptr(graph, description, &inputs, &outputs, nil))
+            cast_avfilter_graph_parse_ptr(graph, description, &inputs, &outputs, nil))
         for index in 0..<Int(graph.pointee.nb_filters) {
             guard let context = graph.pointee.filters[index], let filter = context.pointee.filter else {
                 continue
@@ -166,7 +167,7 @@ final class VideoTransform: @unchecked Sendable {
             }
         }
         try checkFFmpeg(
-            "\(streamName): avfilter_graph_config(\(shape.filters))", avfilter_graph_config(graph, nil))
+            "\(streamName): avfilter_graph_config(\(shape.filters))", cast_avfilter_graph_config(graph, nil))
         madeFor = shape
     }
 
@@ -175,7 +176,7 @@ final class VideoTransform: @unchecked Sendable {
     }
 
     private func freeGraph() {
-        avfilter_graph_free(&graph)
+        cast_avfilter_graph_free(&graph)
         source = nil
         sink = nil
         madeFor = nil

@@ -16,6 +16,14 @@ enum Processes {
         return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// What `pid` maps (/proc/PID/maps), read to its end: the file says its size is 0, and a plain read of it stops
+    /// after the first page.
+    static func maps(of pid: Int32) -> String {
+        guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return "" }
+        defer { try? handle.close() }
+        return String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+    }
+
     /// castd itself, below the lab's wrapper processes that started it.
     static func castd(under root: Int32) -> Int32? {
         var queue = [root]

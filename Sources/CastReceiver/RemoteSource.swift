@@ -141,9 +141,13 @@ final class RemoteSource: MediaSource, Sendable {
         /// sender's TCP, handed four reads' worth at once on a slow link, overshot a shaped link's queue while it started
         /// and lost a second to retransmission timeouts in every play (docs/performance.md); two keep the link as busy.
         static let readsAhead = 2
-        /// The most bytes of the media kept: what the demuxer may come back to (an index at the end of the file,
-        /// MP4 interleaving, a seek back) without a byte crossing the link again.
-        static let cacheCapacity = 12 << 20
+        /// The most bytes of the media kept: what the demuxer may come back to (the start of the file after an
+        /// index read at its end, MP4 interleaving, a seek back past the worker's own 256 KiB behind its position)
+        /// without a byte crossing the link again. Six, not the twelve of before: the worker's read-ahead ring (8
+        /// MiB ahead) holds the same bytes ahead of the position, and twelve made castd + its worker hold a 15 MB
+        /// film's bytes about twice over, beyond issue 30's memory budget (docs/performance.md); the least recently
+        /// used out first keeps the reads ahead and what was read last.
+        static let cacheCapacity = 6 << 20
 
         init(tls: TLSConnection, descriptor: MediaDescriptor) {
             self.tls = tls

@@ -54,7 +54,7 @@ public enum MirrorEncoderChoice: Sendable, Equatable {
 
     /// Opens the encoder `preference` asks for, for `width`×`height` pictures at about `fps` a second from
     /// `bitRate` bits per second. VA-API on `device` (nil: the first render node in `renderNodes`), probed by opening
-    /// it: the probe's encoder is the one returned. The note is `auto`'s reason for libx264.
+    /// it (`VAAPIProbe`, bounded in time): the probe's encoder is the one returned. The note is `auto`'s reason for libx264.
     /// - Throws: `MirrorError` (`isUsage`) when `vaapi` is asked for and cannot run, or when libx264 fails to open.
     public static func open(
         _ preference: Preference, device: String?, renderNodes: String = VAAPIDevice.renderNodes, width: Int,
@@ -62,13 +62,13 @@ public enum MirrorEncoderChoice: Sendable, Equatable {
     ) throws(MirrorError) -> (encoder: any PictureEncoder, note: String?) {
         var opened: VAAPIScreenEncoder?
         let choice = choose(preference) {
-            do throws(MirrorError) {
-                let device = try VAAPIDevice(path: device, renderNodes: renderNodes)
-                opened = try VAAPIScreenEncoder(
-                    device: device, width: width, height: height, fps: fps, bitRate: bitRate)
+            switch VAAPIProbe.open(
+                device: device, renderNodes: renderNodes, width: width, height: height, fps: fps, bitRate: bitRate)
+            {
+            case .success(let encoder):
+                opened = encoder
                 return nil
-            } catch {
-                return error.description
+            case .failure(let error): return error.description
             }
         }
         switch choice {

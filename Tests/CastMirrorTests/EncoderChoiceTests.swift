@@ -128,3 +128,26 @@ final class EncoderChoiceTests: XCTestCase {
         XCTAssertTrue(VAAPIScreenEncoder.reopens(from: 4_000_000, to: 5_000_000))
     }
 }
+
+/// The probe's bound: a driver that hangs costs the helper the timeout, not forever.
+final class VAAPIProbeTests: XCTestCase {
+    func testAProbeThatHangsIsGivenUpAfterItsTimeoutWithWords() {
+        let start = Date()
+        let result = VAAPIProbe.bounded(timeout: 0.2, what: "VA-API device /dev/dri/renderD128") {
+            () throws(MirrorError) -> Int in
+            Thread.sleep(forTimeInterval: 3)
+            return 1
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2.5, "given up, not waited for")
+        guard case .failure(let error) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(error.description, "VA-API device /dev/dri/renderD128 did not answer within 0.2 s")
+    }
+
+    func testAProbeThatAnswersInTimeIsHandedOver() {
+        let result = VAAPIProbe.bounded(timeout: 20, what: "the device") { () throws(MirrorError) -> [Int] in [1, 2] }
+        XCTAssertEqual(try? result.get(), [1, 2])
+        let failed = VAAPIProbe.open(device: "/dev/null", width: 320, height: 240, fps: 30, bitRate: 1_000_000)
+        guard case .failure(let error) = failed else { return XCTFail("/dev/null opened") }
+        XCTAssertTrue(error.description.hasPrefix("VA-API device /dev/null did not open: "), error.description)
+    }
+}

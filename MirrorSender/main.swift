@@ -3,7 +3,7 @@
 // `MirrorStream` (H.264 access units with their capture times), and on standard error one `ready WxH` line, then a
 // `encoder NAME[: NOTE]` line (libx264 or h264_vaapi, as `--encoder auto|software|vaapi` and the VA-API probe chose;
 // the note: auto's reason for libx264), a `stats` line a second (pictures and bits per second, the rate asked, the
-// size now), or `error: …` before it exits (2: the display cannot be opened, the window is not there, or `--encoder
+// size and the encoder now), or `error: …` before it exits (2: the display cannot be opened, the window is not there, or `--encoder
 // vaapi` cannot run here). With `--window ID` it captures that window and
 // follows its size (as it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends
 // the stream. With `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the
@@ -146,8 +146,10 @@ while true {
     do {
         if capture.followGeometry() {
             // A new size: a new encoder, whose first picture carries the new parameter sets and is a key picture.
-            encoder = try MirrorEncoderChoice.reopen(
+            let reopened = try MirrorEncoderChoice.reopen(
                 like: encoder, width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+            encoder = reopened.encoder
+            if let note = reopened.note { say("note: \(note)") }
             pacing.changed(at: now())
             say("size \(capture.width)x\(capture.height)")
         }
@@ -203,7 +205,7 @@ while true {
         let seconds = Double(captured - second.start) / 1e6
         say(
             "stats \(Double(second.pictures) / seconds) \(Int(Double(second.bytes * 8) / seconds)) \(rate.bitRate) "
-                + "\(capture.width)x\(capture.height)")
+                + "\(capture.width)x\(capture.height) \(encoder.name)")
         second = (captured, 0, 0)
     }
 }

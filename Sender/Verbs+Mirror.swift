@@ -132,13 +132,13 @@ private func showFigures(_ screen: ScreenMirror, json: Bool, live: Bool) {
             output(
                 "{\"event\":\"mirror\",\"width\":\(figures.width),\"height\":\(figures.height),\"fps\":\(fixed(figures.fps, digits: 1)),"
                     + "\"bitRate\":\(figures.bitRate),\"targetBitRate\":\(figures.targetBitRate),"
-                    + "\"encoder\":\(CastCommandLine.json(screen.encoder))"
+                    + "\"encoder\":\(CastCommandLine.json(figures.encoder))"
                     + (screen.encoderNote.map { ",\"encoderNote\":\(CastCommandLine.json($0))" } ?? "") + "}")
         } else if live {
             let text =
                 "\(figures.width)x\(figures.height)  \(fixed(figures.fps, digits: 1)) fps  "
                 + "\(fixed(Double(figures.bitRate) / 1e6, digits: 2)) Mbit/s (at most \(fixed(Double(figures.targetBitRate) / 1e6, digits: 1)))  "
-                + printable(screen.encoder)
+                + printable(figures.encoder)
             write("\r\u{1B}[2K" + text, to: STDOUT_FILENO)
         }
     }

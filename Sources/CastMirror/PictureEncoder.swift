@@ -81,14 +81,22 @@ public enum MirrorEncoderChoice: Sendable, Equatable {
         }
     }
 
-    /// An encoder of the same kind as `encoder` for pictures of a new size (the screen's or window's changed).
+    /// An encoder of the same kind as `encoder` for pictures of a new size (the screen's or window's changed); libx264
+    /// with a note that says why when VA-API does not take the new size (larger than the GPU encodes).
     public static func reopen(
         like encoder: any PictureEncoder, width: Int, height: Int, fps: Int, bitRate: Int
-    ) throws(MirrorError) -> any PictureEncoder {
+    ) throws(MirrorError) -> (encoder: any PictureEncoder, note: String?) {
+        var note: String?
         if let vaapi = encoder as? VAAPIScreenEncoder {
-            return try VAAPIScreenEncoder(
-                device: vaapi.device, width: width, height: height, fps: fps, bitRate: bitRate)
+            do {
+                return (
+                    try VAAPIScreenEncoder(
+                        device: vaapi.device, width: width, height: height, fps: fps, bitRate: bitRate), nil
+                )
+            } catch {
+                note = "VA-API does not take \(width)x\(height) (\(error)): encoding with libx264"
+            }
         }
-        return try ScreenEncoder(width: width, height: height, fps: fps, bitRate: bitRate)
+        return (try ScreenEncoder(width: width, height: height, fps: fps, bitRate: bitRate), note)
     }
 }

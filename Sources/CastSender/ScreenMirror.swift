@@ -55,6 +55,9 @@ public final class ScreenMirror: Sendable {
         /// The size of the pictures now: the window's or the screen's (it follows theirs).
         public var width: Int
         public var height: Int
+        /// The encoder in use now: `libx264` or `h264_vaapi` (the helper falls back to libx264 when VA-API cannot
+        /// take a new size).
+        public var encoder: String
     }
 
     private init(
@@ -195,12 +198,15 @@ public final class ScreenMirror: Sendable {
                 end.withLock { $0.word = line.hasPrefix("ended") ? .closed(word) : .failed(word) }
                 continue
             }
+            // stats FPS BITS TARGET WxH ENCODER
             let parts = line.split(separator: " ")
-            let size = parts.count == 5 ? parts[4].split(separator: "x").compactMap { Int($0) } : []
-            guard parts.count == 5, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
+            let size = parts.count == 6 ? parts[4].split(separator: "x").compactMap { Int($0) } : []
+            guard parts.count == 6, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
                 let target = Int(parts[3]), size.count == 2
             else { continue }
-            return Figures(fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1])
+            return Figures(
+                fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1],
+                encoder: String(parts[5].prefix(32)))
         }
         end.withLock { $0.over = true }
         return nil

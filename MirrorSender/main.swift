@@ -1,13 +1,14 @@
 // cast-mirror: the screen capture and encoder of `cast mirror`. `cast` links no X11 or FFmpeg, so that it starts in
 // milliseconds; to mirror it starts this helper with its standard output a pipe: the helper writes the screen as a
-// `MirrorStream` (H.264 access units with their capture times), and on standard error one `ready WxH` line, then a
-// `encoder NAME[: NOTE]` line (libx264 or h264_vaapi, as `--encoder auto|software|vaapi` and the VA-API probe chose;
-// the note: auto's reason for libx264), a `stats` line a second (pictures and bits per second, the rate asked, the
-// size and the encoder now), or `error: …` before it exits (2: the display cannot be opened, the window is not there, or `--encoder
-// vaapi` cannot run here). With `--window ID` it captures that window and
-// follows its size (as it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends
-// the stream. With `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the
-// pictures' clock: Opus packets, or uncompressed with `--audio-codec pcm`. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+// `MirrorStream` (H.264 access units with their capture times), and on standard error an `encoder NAME[: NOTE]` line
+// (libx264 or h264_vaapi, as `--encoder auto|software|vaapi` and the VA-API probe chose; the note: auto's reason for
+// libx264), one `ready WxH` line, then a `stats` line a second (pictures and bits per second, the rate asked, the
+// size and the encoder now), or `error: …` before it exits (2: the display cannot be opened, the window is not
+// there, or `--encoder vaapi` cannot run here). With `--window ID` it captures that window and follows its size (as
+// it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends the stream. With
+// `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the pictures' clock: Opus
+// packets, or uncompressed with `--audio-codec pcm`. It ends when `cast` closes the pipe. Not a command for people:
+// run by `cast` only.
 import CastBase
 import CastMirror
 import CastProtocol

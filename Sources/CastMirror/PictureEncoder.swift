@@ -54,7 +54,8 @@ public enum MirrorEncoderChoice: Sendable, Equatable {
 
     /// Opens the encoder `preference` asks for, for `width`×`height` pictures at about `fps` a second from
     /// `bitRate` bits per second. VA-API on `device` (nil: the first render node in `renderNodes`), probed by opening
-    /// it (`VAAPIProbe`, bounded in time): the probe's encoder is the one returned. The note is `auto`'s reason for libx264.
+    /// it (`VAAPIProbe`, bounded in time): the probe's encoder is the one returned. The note is `auto`'s reason for
+    /// libx264.
     /// - Throws: `MirrorError` (`isUsage`) when `vaapi` is asked for and cannot run, or when libx264 fails to open.
     public static func open(
         _ preference: Preference, device: String?, renderNodes: String = VAAPIDevice.renderNodes, width: Int,

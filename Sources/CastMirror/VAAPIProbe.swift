@@ -14,8 +14,10 @@ public enum VAAPIProbe {
         device: String?, renderNodes: String = VAAPIDevice.renderNodes, width: Int, height: Int, fps: Int,
         bitRate: Int, timeout: Double = VAAPIProbe.timeout
     ) -> Result<VAAPIScreenEncoder, MirrorError> {
-        bounded(timeout: timeout, what: "VA-API device \(device ?? VAAPIDevice.firstRenderNode(in: renderNodes) ?? "")")
-        {
+        bounded(
+            timeout: timeout,
+            what: "VA-API device \(device ?? VAAPIDevice.firstRenderNode(in: renderNodes) ?? renderNodes)"
+        ) {
             () throws(MirrorError) -> VAAPIScreenEncoder in
             let opened = try VAAPIDevice(path: device, renderNodes: renderNodes)
             return try VAAPIScreenEncoder(device: opened, width: width, height: height, fps: fps, bitRate: bitRate)

@@ -1,11 +1,14 @@
 // cast-mirror: the screen capture and encoder of `cast mirror`. `cast` links no X11 or FFmpeg, so that it starts in
 // milliseconds; to mirror it starts this helper with its standard output a pipe: the helper writes the screen as a
-// `MirrorStream` (H.264 access units with their capture times), and on standard error one `ready WxH` line, then a
-// `stats` line a second (pictures and bits per second, the rate asked, the size now), or `error: …` before it exits
-// (2: the display cannot be opened, or the window is not there). With `--window ID` it captures that window and
-// follows its size (as it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends
-// the stream. With `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the
-// pictures' clock: Opus packets, or uncompressed with `--audio-codec pcm`. It ends when `cast` closes the pipe. Not a command for people: run by `cast` only.
+// `MirrorStream` (H.264 access units with their capture times), and on standard error an `encoder NAME[: NOTE]` line
+// (libx264 or h264_vaapi, as `--encoder auto|software|vaapi` and the VA-API probe chose; the note: auto's reason for
+// libx264), one `ready WxH` line, then a `stats` line a second (pictures and bits per second, the rate asked, the
+// size and the encoder now), or `error: …` before it exits (2: the display cannot be opened, the window is not
+// there, or `--encoder vaapi` cannot run here). With `--window ID` it captures that window and follows its size (as
+// it follows the screen's); when the window closes it writes `ended: …` and exits 0, which ends the stream. With
+// `--audio PCM` it also reads that ALSA capture PCM and sends it as sound units, stamped on the pictures' clock: Opus
+// packets, or uncompressed with `--audio-codec pcm`. It ends when `cast` closes the pipe. Not a command for people:
+// run by `cast` only.
 import CastBase
 import CastMirror
 import CastProtocol
@@ -29,6 +32,8 @@ var fps = 30
 var maximumBitRate = 20_000_000
 var soundName: String?
 var soundCodec = "opus"
+var preference = MirrorEncoderChoice.Preference.auto
+var vaapiDevice: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     let value = arguments.popFirst()
@@ -37,20 +42,24 @@ while let argument = arguments.popFirst() {
     case ("--audio", let name?) where (1...256).contains(name.utf8.count): soundName = name
     case ("--audio-codec", let name?) where ["pcm", "opus"].contains(name): soundCodec = name
     case ("--window", let text?) where MirrorWindow.id(text) != nil: window = MirrorWindow.id(text)
+    case ("--encoder", let name?) where MirrorEncoderChoice.Preference(rawValue: name) != nil:
+        preference = MirrorEncoderChoice.Preference(rawValue: name)!
+    case ("--vaapi-device", let path?) where (1...4096).contains(path.utf8.count): vaapiDevice = path
     case ("--fps", let text?) where Int(text).map({ (1...120).contains($0) }) == true: fps = Int(text)!
     case ("--max-bitrate", let text?) where Double(text).map({ (0.1...200).contains($0) }) == true:
         maximumBitRate = Int(Double(text)! * 1_000_000)
     default:
         say(
             "error: usage: cast-mirror [--display :N] [--window ID] [--fps 1...120] [--max-bitrate MBPS] "
-                + "[--audio PCM] [--audio-codec pcm|opus] (run by cast mirror)")
+                + "[--audio PCM] [--audio-codec pcm|opus] [--encoder auto|software|vaapi] [--vaapi-device PATH] "
+                + "(run by cast mirror)")
         exit(2)
     }
 }
 signal(SIGPIPE, SIG_IGN)
 
 let capture: ScreenCapture
-var encoder: ScreenEncoder
+var encoder: any PictureEncoder
 var sound: SoundCapture?
 var soundEncoder: SoundEncoder?
 // About 0.1 bit per pixel and picture to start with: 6 Mbit/s at 1080p30, within the maximum.
@@ -59,7 +68,11 @@ do {
     capture = try ScreenCapture(displayName: displayName, window: window)
     rate = MirrorRate(
         start: capture.width * capture.height * fps / 10, minimum: 500_000, maximum: maximumBitRate, fps: fps)
-    encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+    let opened = try MirrorEncoderChoice.open(
+        preference, device: vaapiDevice, width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+    encoder = opened.encoder
+    // The encoder in use, and when auto fell back to libx264 why, for `cast` to show.
+    say("encoder \(encoder.name)" + (opened.note.map { ": \($0)" } ?? ""))
     sound = try soundName.map { name throws(MirrorError) in try SoundCapture(name: name) }
     if sound != nil && soundCodec == "opus" {
         soundEncoder = try SoundEncoder(channels: SoundCapture.channels, pieceFrames: SoundCapture.pieceFrames)
@@ -134,7 +147,10 @@ while true {
     do {
         if capture.followGeometry() {
             // A new size: a new encoder, whose first picture carries the new parameter sets and is a key picture.
-            encoder = try ScreenEncoder(width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+            let reopened = try MirrorEncoderChoice.reopen(
+                like: encoder, width: capture.width, height: capture.height, fps: fps, bitRate: rate.bitRate)
+            encoder = reopened.encoder
+            if let note = reopened.note { say("note: \(note)") }
             pacing.changed(at: now())
             say("size \(capture.width)x\(capture.height)")
         }
@@ -155,11 +171,11 @@ while true {
     if decision == .encode {
         do {
             if pacing.isSharpening && pacing.wantsFreshStart {
-                if encoder.bitRate != rate.bitRate { encoder.setBitRate(rate.bitRate) }
+                if encoder.bitRate != rate.bitRate { try encoder.setBitRate(rate.bitRate, relaxed: false) }
                 try encoder.restart(relaxed: true)
                 pacing.startedAfresh()
             } else if encoder.bitRate != rate.bitRate || encoder.isRelaxed != pacing.isSharpening {
-                encoder.setBitRate(rate.bitRate, relaxed: pacing.isSharpening)
+                try encoder.setBitRate(rate.bitRate, relaxed: pacing.isSharpening)
             }
             try capture.capture { pixels, stride in
                 try encoder.encode(pixels, stride: stride, captured: captured) { unit in
@@ -190,7 +206,7 @@ while true {
         let seconds = Double(captured - second.start) / 1e6
         say(
             "stats \(Double(second.pictures) / seconds) \(Int(Double(second.bytes * 8) / seconds)) \(rate.bitRate) "
-                + "\(capture.width)x\(capture.height)")
+                + "\(capture.width)x\(capture.height) \(encoder.name)")
         second = (captured, 0, 0)
     }
 }

@@ -52,10 +52,26 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
         guard audio != nil else { throw CastError(.usage, "--audio-codec goes with --audio PCM") }
         return codec
     }
-    // The screen first: no display is a usage error, found before any receiver is looked for.
+    let encoder = try arguments.options["encoder"].map { name throws(CastError) -> ScreenMirror.Encoder in
+        guard let encoder = ScreenMirror.Encoder(rawValue: name) else {
+            throw CastError(.usage, "--encoder takes auto, software or vaapi")
+        }
+        return encoder
+    }
+    let vaapiDevice = try arguments.options["vaapi-device"].map { path throws(CastError) -> String in
+        guard (2...4096).contains(path.utf8.count), path.hasPrefix("/"), !path.contains(where: \.isNewline) else {
+            throw CastError(.usage, "--vaapi-device takes a render node's path, such as /dev/dri/renderD128")
+        }
+        guard encoder != .software else { throw CastError(.usage, "--vaapi-device goes with --encoder auto or vaapi") }
+        return path
+    }
+    // The screen first: no display (or `--encoder vaapi` on a machine without it) is a usage error, found before any
+    // receiver is looked for.
     let screen = try ScreenMirror.start(
         display: arguments.options["display"], window: window, fps: fps, maximumBitRate: maximumBitRate,
-        audio: audio, audioCodec: audioCodec ?? .opus, receivers: targets.count)
+        audio: audio, audioCodec: audioCodec ?? .opus, encoder: encoder ?? .auto, vaapiDevice: vaapiDevice,
+        receivers: targets.count)
+    if let note = screen.encoderNote { writeError("cast: note: \(printable(note))\n") }
     var playbacks: [RemotePlayback] = []
     defer { for playback in playbacks { playback.close() } }
     for (index, given) in targets.enumerated() {
@@ -115,11 +131,14 @@ private func showFigures(_ screen: ScreenMirror, json: Bool, live: Bool) {
         if json {
             output(
                 "{\"event\":\"mirror\",\"width\":\(figures.width),\"height\":\(figures.height),\"fps\":\(fixed(figures.fps, digits: 1)),"
-                    + "\"bitRate\":\(figures.bitRate),\"targetBitRate\":\(figures.targetBitRate)}")
+                    + "\"bitRate\":\(figures.bitRate),\"targetBitRate\":\(figures.targetBitRate),"
+                    + "\"encoder\":\(CastCommandLine.json(figures.encoder))"
+                    + (screen.encoderNote.map { ",\"encoderNote\":\(CastCommandLine.json($0))" } ?? "") + "}")
         } else if live {
             let text =
                 "\(figures.width)x\(figures.height)  \(fixed(figures.fps, digits: 1)) fps  "
-                + "\(fixed(Double(figures.bitRate) / 1e6, digits: 2)) Mbit/s (at most \(fixed(Double(figures.targetBitRate) / 1e6, digits: 1)))"
+                + "\(fixed(Double(figures.bitRate) / 1e6, digits: 2)) Mbit/s (at most \(fixed(Double(figures.targetBitRate) / 1e6, digits: 1)))  "
+                + printable(figures.encoder)
             write("\r\u{1B}[2K" + text, to: STDOUT_FILENO)
         }
     }

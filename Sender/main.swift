@@ -150,7 +150,7 @@ let verbs: [Verb] = [
     Verb(
         name: "mirror",
         synopsis:
-            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--audio PCM] [--audio-codec opus|pcm] [--json]",
+            "cast mirror [--to RECEIVER]... [--display :N] [--window ID] [--fps N] [--max-bitrate MBPS] [--audio PCM] [--audio-codec opus|pcm] [--encoder auto|software|vaapi] [--vaapi-device PATH] [--json]",
         abstract: "Show this X11 screen, or one window, on receivers, live, until q or Ctrl-C (or a take-over).",
         options: [
             OptionSpec(
@@ -170,6 +170,14 @@ let verbs: [Verb] = [
             OptionSpec(
                 "audio-codec", value: "CODEC",
                 help: "the sound as opus (default: 128 kbit/s) or pcm (uncompressed, 1.5 Mbit/s: a fast LAN)"),
+            OptionSpec(
+                "encoder", value: "ENCODER",
+                help:
+                    "auto (default: the GPU's through VA-API when it opens, else libx264 with a note why), software "
+                    + "(libx264) or vaapi (VA-API or exit 2)"),
+            OptionSpec(
+                "vaapi-device", value: "PATH",
+                help: "the VA-API render node (default: the first /dev/dri/renderD*)"),
             jsonOption, timeoutOption, helpOption,
         ],
         examples: [

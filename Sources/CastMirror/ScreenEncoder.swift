@@ -12,7 +12,8 @@ internal import CFFmpeg
 /// high for seconds after it: the receiver's picture stayed blurred.)
 ///
 /// Thread-safety: one thread uses it.
-public final class ScreenEncoder {
+public final class ScreenEncoder: PictureEncoder {
+    public let name = MirrorEncoderChoice.Kind.software.rawValue
     private let encoder: EncoderHandles
     private var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
     private let scaler: OpaquePointer

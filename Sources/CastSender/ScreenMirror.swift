@@ -27,6 +27,10 @@ public final class ScreenMirror: Sendable {
     /// The captured screen's (or window's) size in pixels when mirroring started (`Figures` has it now).
     public let width: Int
     public let height: Int
+    /// The encoder the helper uses: `libx264` or `h264_vaapi`.
+    public let encoder: String
+    /// Why the helper encodes with libx264 when `.auto` was asked for (VA-API is not there, or did not open).
+    public let encoderNote: String?
     private let pid: pid_t
     private let lines: HelperLines
     /// Whether the helper ended (its figures' pipe closed), and the word it ended with.
@@ -51,10 +55,18 @@ public final class ScreenMirror: Sendable {
         /// The size of the pictures now: the window's or the screen's (it follows theirs).
         public var width: Int
         public var height: Int
+        /// The encoder in use now: `libx264` or `h264_vaapi` (the helper falls back to libx264 when VA-API cannot
+        /// take a new size).
+        public var encoder: String
     }
 
-    private init(files: [MediaFile], fanOut: MirrorFanOut?, width: Int, height: Int, pid: pid_t, lines: HelperLines) {
+    private init(
+        files: [MediaFile], fanOut: MirrorFanOut?, width: Int, height: Int, encoder: (name: String, note: String?),
+        pid: pid_t, lines: HelperLines
+    ) {
         self.files = files
+        self.encoder = encoder.name
+        self.encoderNote = encoder.note
         self.fanOut = fanOut
         self.width = width
         self.height = height
@@ -75,16 +87,27 @@ public final class ScreenMirror: Sendable {
         case pcm
     }
 
+    /// Which encoder the helper uses (`cast mirror --encoder`).
+    public enum Encoder: String, Sendable, CaseIterable {
+        /// The GPU's through VA-API when the helper's probe opens it, otherwise libx264 (`encoderNote` says why).
+        case auto
+        /// libx264, without probing.
+        case software
+        /// The GPU's through VA-API, or a usage error that says why not.
+        case vaapi
+    }
+
     /// Starts capturing `display` (nil: `$DISPLAY`), or only its window `window` (an X11 window id), at `fps`
     /// pictures a second, at most `maximumBitRate` megabits a second, with the sound of the ALSA capture PCM `audio`
-    /// in `audioCodec` when given, and waits until the helper has the screen open.
-    /// - Throws: `CastError` `.usage` when there is no display to capture (or no permission) or no such window shown,
-    ///   `.playback` when the helper is missing or fails.
+    /// in `audioCodec` when given, encoded as `encoder` asks (VA-API on `vaapiDevice`, nil: the first render node),
+    /// and waits until the helper has the screen open.
+    /// - Throws: `CastError` `.usage` when there is no display to capture (or no permission), no such window shown,
+    ///   or `.vaapi` asked for and VA-API cannot run here; `.playback` when the helper is missing or fails.
     /// With several `receivers`, one capture and encode is copied to each (`files`), not in step, at the bit rate of
     /// the slowest.
     public static func start(
         display: String?, window: UInt? = nil, fps: Int, maximumBitRate: Double?, audio: String? = nil,
-        audioCodec: SoundCodec = .opus, receivers: Int = 1
+        audioCodec: SoundCodec = .opus, encoder: Encoder = .auto, vaapiDevice: String? = nil, receivers: Int = 1
     ) throws(CastError) -> ScreenMirror {
         precondition((1...16).contains(receivers), "1 to 16 receivers")
         let program = URL(
@@ -96,6 +119,8 @@ public final class ScreenMirror: Sendable {
         if let window { arguments += ["--window", "\(window)"] }
         if let maximumBitRate { arguments += ["--max-bitrate", "\(maximumBitRate)"] }
         if let audio { arguments += ["--audio", audio, "--audio-codec", audioCodec.rawValue] }
+        arguments += ["--encoder", encoder.rawValue]
+        if let vaapiDevice { arguments += ["--vaapi-device", vaapiDevice] }
         var stream: [Int32] = [-1, -1]
         var errors: [Int32] = [-1, -1]
         guard pipe(&stream) == 0 else { throw CastError(.playback, "cannot start \(programName): no pipe") }
@@ -131,6 +156,7 @@ public final class ScreenMirror: Sendable {
             while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
             return status
         }
+        var encoderInUse = (name: "libx264", note: String?.none)
         while true {
             guard let line = lines.next() else {
                 _ = reaped()
@@ -142,11 +168,17 @@ public final class ScreenMirror: Sendable {
                 let usage = (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 2
                 throw CastError(usage ? .usage : .playback, String(line.dropFirst(7)))
             }
+            if line.hasPrefix("encoder ") {
+                let words = line.dropFirst(8).split(separator: ":", maxSplits: 1)
+                encoderInUse.name = words.first.map(String.init) ?? "libx264"
+                encoderInUse.note = words.count == 2 ? String(words[1].drop { $0 == " " }) : nil
+            }
             if line.hasPrefix("ready ") {
                 let size = line.dropFirst(6).split(separator: "x").compactMap { Int($0) }
                 guard size.count == 2 else { continue }
                 return ScreenMirror(
-                    files: files, fanOut: fanOut, width: size[0], height: size[1], pid: pid, lines: lines)
+                    files: files, fanOut: fanOut, width: size[0], height: size[1], encoder: encoderInUse, pid: pid,
+                    lines: lines)
             }
         }
     }
@@ -166,12 +198,15 @@ public final class ScreenMirror: Sendable {
                 end.withLock { $0.word = line.hasPrefix("ended") ? .closed(word) : .failed(word) }
                 continue
             }
+            // stats FPS BITS TARGET WxH ENCODER
             let parts = line.split(separator: " ")
-            let size = parts.count == 5 ? parts[4].split(separator: "x").compactMap { Int($0) } : []
-            guard parts.count == 5, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
+            let size = parts.count == 6 ? parts[4].split(separator: "x").compactMap { Int($0) } : []
+            guard parts.count == 6, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
                 let target = Int(parts[3]), size.count == 2
             else { continue }
-            return Figures(fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1])
+            return Figures(
+                fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1],
+                encoder: String(parts[5].prefix(32)))
         }
         end.withLock { $0.over = true }
         return nil

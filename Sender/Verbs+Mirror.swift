@@ -72,6 +72,7 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
         audio: audio, audioCodec: audioCodec ?? .opus, encoder: encoder ?? .auto, vaapiDevice: vaapiDevice,
         receivers: targets.count)
     if let note = screen.encoderNote { writeError("cast: note: \(printable(note))\n") }
+    for note in screen.notes { writeError("cast: note: \(printable(note))\n") }
     var playbacks: [RemotePlayback] = []
     defer { for playback in playbacks { playback.close() } }
     for (index, given) in targets.enumerated() {
@@ -128,6 +129,9 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
 /// The helper's figures, once a second: a status line on a terminal, a JSON line with `--json`.
 private func showFigures(_ screen: ScreenMirror, json: Bool, live: Bool) {
     while let figures = screen.nextFigures() {
+        for note in figures.notes {
+            writeError((live ? "\r\u{1B}[2K" : "") + "cast: note: \(printable(note))\n")
+        }
         if json {
             output(
                 "{\"event\":\"mirror\",\"width\":\(figures.width),\"height\":\(figures.height),\"fps\":\(fixed(figures.fps, digits: 1)),"

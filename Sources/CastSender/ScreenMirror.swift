@@ -31,6 +31,9 @@ public final class ScreenMirror: Sendable {
     public let encoder: String
     /// Why the helper encodes with libx264 when `.auto` was asked for (VA-API is not there, or did not open).
     public let encoderNote: String?
+    /// What the helper noted while it opened the screen (a display without MIT-SHM, read through its socket): for the
+    /// user, as said. Later notes come with the figures (`Figures.notes`).
+    public let notes: [String]
     private let pid: pid_t
     private let lines: HelperLines
     /// Whether the helper ended (its figures' pipe closed), and the word it ended with.
@@ -58,15 +61,19 @@ public final class ScreenMirror: Sendable {
         /// The encoder in use now: `libx264` or `h264_vaapi` (the helper falls back to libx264 when VA-API cannot
         /// take a new size).
         public var encoder: String
+        /// What the helper noted since the figures before (the pointer cannot be followed, the sound stopped, VA-API
+        /// did not take a new size): for the user, as said.
+        public var notes: [String] = []
     }
 
     private init(
         files: [MediaFile], fanOut: MirrorFanOut?, width: Int, height: Int, encoder: (name: String, note: String?),
-        pid: pid_t, lines: HelperLines
+        notes: [String], pid: pid_t, lines: HelperLines
     ) {
         self.files = files
         self.encoder = encoder.name
         self.encoderNote = encoder.note
+        self.notes = notes
         self.fanOut = fanOut
         self.width = width
         self.height = height
@@ -157,6 +164,7 @@ public final class ScreenMirror: Sendable {
             return status
         }
         var encoderInUse = (name: "libx264", note: String?.none)
+        var notes: [String] = []
         while true {
             guard let line = lines.next() else {
                 _ = reaped()
@@ -173,12 +181,13 @@ public final class ScreenMirror: Sendable {
                 encoderInUse.name = words.first.map(String.init) ?? "libx264"
                 encoderInUse.note = words.count == 2 ? String(words[1].drop { $0 == " " }) : nil
             }
+            if let note = Self.note(in: line), notes.count < Self.notesKept { notes.append(note) }
             if line.hasPrefix("ready ") {
                 let size = line.dropFirst(6).split(separator: "x").compactMap { Int($0) }
                 guard size.count == 2 else { continue }
                 return ScreenMirror(
-                    files: files, fanOut: fanOut, width: size[0], height: size[1], encoder: encoderInUse, pid: pid,
-                    lines: lines)
+                    files: files, fanOut: fanOut, width: size[0], height: size[1], encoder: encoderInUse,
+                    notes: notes, pid: pid, lines: lines)
             }
         }
     }
@@ -190,9 +199,23 @@ public final class ScreenMirror: Sendable {
     /// The receiver of `files[index]` left: its copy is no longer written, so it does not hold back the others.
     public func receiverLeft(_ index: Int) { fanOut?.drop(index) }
 
-    /// The helper's next figures; nil once it ended (then `ending` knows why).
+    /// The most notes kept between two figures (a helper that notes without end is not echoed without end).
+    static let notesKept = 8
+
+    /// The text of a `note: …` line of the helper, nil for any other line.
+    static func note(in line: String) -> String? {
+        line.hasPrefix("note: ") ? String(line.dropFirst(6)) : nil
+    }
+
+    /// The helper's next figures, with what it noted since the figures before; nil once it ended (then `ending`
+    /// knows why).
     public func nextFigures() -> Figures? {
+        var notes: [String] = []
         while let line = lines.next() {
+            if let note = Self.note(in: line) {
+                if notes.count < Self.notesKept { notes.append(note) }
+                continue
+            }
             if line.hasPrefix("ended: ") || line.hasPrefix("error: ") {
                 let word = String(line.dropFirst(7))
                 end.withLock { $0.word = line.hasPrefix("ended") ? .closed(word) : .failed(word) }
@@ -206,7 +229,7 @@ public final class ScreenMirror: Sendable {
             else { continue }
             return Figures(
                 fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1],
-                encoder: String(parts[5].prefix(32)))
+                encoder: String(parts[5].prefix(32)), notes: notes)
         }
         end.withLock { $0.over = true }
         return nil

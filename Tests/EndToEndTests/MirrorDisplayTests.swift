@@ -87,7 +87,7 @@ final class MirrorDisplayTests: ScreenLabTestCase {
     }
 
     /// An X server without MIT-SHM (as a display reached over the network): the screen comes through the socket
-    /// (XGetImage), and castd shows it, then its change.
+    /// (XGetImage), `cast` says so, and castd shows it, then its change.
     func testADisplayWithoutSharedMemoryIsCapturedThroughItsSocket() throws {
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay(.xvfb, ["-extension", "MIT-SHM"])
@@ -98,6 +98,14 @@ final class MirrorDisplayTests: ScreenLabTestCase {
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
         XCTAssertNotNil(mirror.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(mirror.output)")
         XCTAssertGreaterThan(try shown(.green, on: receiverScreen), 0.9, "\(mirror.output.suffix(6))")
+        // The user is told, once, where the helper said it (it was lost before: `cast` read past its notes).
+        let notes = mirror.output.filter { $0.hasPrefix("cast: note: the X11 display") }
+        XCTAssertEqual(
+            notes,
+            [
+                "cast: note: the X11 display shares no memory with this process (no MIT-SHM): the screen comes "
+                    + "through its socket"
+            ], "\(mirror.output.prefix(6))")
         green.stop()
         _ = try paint("blue", on: senderScreen)
         XCTAssertGreaterThan(try shown(.blue, on: receiverScreen), 0.9, "the change: \(mirror.output.suffix(6))")

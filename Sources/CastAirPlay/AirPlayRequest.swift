@@ -9,6 +9,7 @@
 /// | `POST /scrub?position=S` | seek to S seconds |
 /// | `POST /stop` | stop |
 /// | `GET /server-info` | the device's description as a property list |
+/// | `POST /reverse` | turn the connection around for events (`Upgrade: PTTH/1.0`; ``AirPlayEvent``) |
 ///
 /// Any other path is 404; a known path with another method is 405.
 public enum AirPlayRequest: Sendable, Equatable {
@@ -26,11 +27,14 @@ public enum AirPlayRequest: Sendable, Equatable {
     case stop
     /// `GET /server-info`.
     case serverInfo
+    /// `POST /reverse` with `Upgrade: PTTH/1.0`: castd sends the events of the session `sessionID` on this connection
+    /// from now on (`X-Apple-Purpose: event`; no other purpose is served).
+    case reverse(sessionID: String)
 
     /// The methods each path answers to.
     public static let routes: [String: Set<String>] = [
         "/play": ["POST"], "/playback-info": ["GET"], "/rate": ["POST"], "/scrub": ["GET", "POST"],
-        "/stop": ["POST"], "/server-info": ["GET"],
+        "/stop": ["POST"], "/server-info": ["GET"], "/reverse": ["POST"],
     ]
 
     /// The rates the engine plays at besides 0 (pause).
@@ -69,6 +73,20 @@ public enum AirPlayRequest: Sendable, Equatable {
             self = .stop
         case ("GET", "/server-info"):
             self = .serverInfo
+        case ("POST", "/reverse"):
+            guard request.header("Upgrade")?.lowercased() == "ptth/1.0" else {
+                throw HTTPRequestError(.badRequest, "/reverse needs Upgrade: PTTH/1.0")
+            }
+            let purpose = request.header("X-Apple-Purpose") ?? "event"
+            guard purpose.lowercased() == "event" else {
+                throw HTTPRequestError(
+                    .badRequest, "/reverse serves X-Apple-Purpose: event only (not photos or slideshows)")
+            }
+            guard let id = request.header("X-Apple-Session-ID"),
+                (1...AirPlayPlayRequest.maximumSessionIDLength).contains(id.utf8.count),
+                id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+            else { throw HTTPRequestError(.badRequest, "/reverse needs an X-Apple-Session-ID") }
+            self = .reverse(sessionID: id)
         default:
             preconditionFailure("a route in the table without a case: \(request.method) \(request.path)")
         }

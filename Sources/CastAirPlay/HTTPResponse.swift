@@ -26,6 +26,10 @@ public struct HTTPResponse: Sendable, Equatable {
         HTTPResponse(status: .ok, headers: [("Content-Type", "application/x-apple-binary-plist")], body: bytes)
     }
 
+    /// The answer to `POST /reverse`: the connection is castd's to send `POST /event` requests on from now on.
+    public static let reverse = HTTPResponse(
+        status: .switchingProtocols, headers: [("Upgrade", "PTTH/1.0"), ("Connection", "Upgrade")])
+
     /// The answer to a request that was refused: its status and the reason as text.
     public static func refusal(_ error: HTTPRequestError) -> HTTPResponse {
         HTTPResponse(
@@ -40,7 +44,8 @@ public struct HTTPResponse: Sendable, Equatable {
             precondition(!(name + value).contains(where: { $0 == "\r" || $0 == "\n" }), "a header with a line break")
             head += "\(name): \(value)\r\n"
         }
-        head += "Content-Length: \(body.count)\r\n"
+        // A 1xx answer has no body and says no length (RFC 9110, 8.6).
+        if status.code >= 200 { head += "Content-Length: \(body.count)\r\n" }
         if closing { head += "Connection: close\r\n" }
         head += "\r\n"
         return Array(head.utf8) + body

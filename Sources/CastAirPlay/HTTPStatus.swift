@@ -11,6 +11,8 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
         self.reason = reason
     }
 
+    /// 101: the connection turns around (`POST /reverse`: castd sends requests on it from now on).
+    public static let switchingProtocols = HTTPStatus(101, "Switching Protocols")
     /// 200: done.
     public static let ok = HTTPStatus(200, "OK")
     /// 400: the request is malformed (syntax, a missing or bad parameter).

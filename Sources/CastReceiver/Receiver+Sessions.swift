@@ -35,6 +35,7 @@ extension Receiver {
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.watchers.tell(.event(event), except: session)
+                if let id = session.airPlaySessionID { self?.airPlayEvents.publish(event, sessionID: id) }
                 if case .finished(let reason, let error, _) = event {
                     self?.state.withLock { $0.rules.finished(session.token) }
                     logger.info(

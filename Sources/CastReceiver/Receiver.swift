@@ -43,6 +43,8 @@ public final class Receiver: Sendable {
     let revocations: RevocationWatch
     /// Connections that asked to be told every event (`cast watch`).
     let watchers = Watchers()
+    /// AirPlay clients' reverse connections, told their sessions' events.
+    let airPlayEvents = AirPlayEventChannels()
     let state: Mutex<State>
 
     struct State: ~Copyable {
@@ -187,6 +189,7 @@ public final class Receiver: Sendable {
         }
         advertisements.stop()
         airPlay?.stop()
+        airPlayEvents.closeAll()
         listener.stop()
         revocations.stop()
         // A code beside the reason: senders that know it retry this receiver (it may be restarting); others see an

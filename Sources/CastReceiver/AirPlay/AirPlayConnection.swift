@@ -4,8 +4,10 @@ import CastSecurity
 import CastSystem
 import Foundation
 
-/// One AirPlay client's connection: HTTP/1.1 requests in, one response for each, until either side closes.
-/// Nothing is ever written that was not asked for. When it ends, a session it started still playing stops.
+/// One AirPlay client's connection: HTTP/1.1 requests in, one response for each, until either side closes, or until
+/// the client turns it around (`POST /reverse`): then castd sends the events of the client's session on it, as `POST
+/// /event` requests the client answers (`runEvents`), and reads nothing else. When it ends, a session it started
+/// still playing stops.
 ///
 /// Runs on its own thread and is not shared: no synchronisation needed inside.
 final class AirPlayConnection {
@@ -18,6 +20,8 @@ final class AirPlayConnection {
     private var session: PlaybackSession?
     /// The address this connection arrived at, which a request's `Host` may name.
     private let localAddress: String?
+    /// The session ID whose events this connection carries once it answered `POST /reverse`.
+    private var reversedFor: String?
 
     init(stream: TCPStream, peer: String, service: AirPlayVideoService, logger: Logger) {
         self.stream = stream
@@ -83,6 +87,7 @@ final class AirPlayConnection {
                 guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else {
                     return
                 }
+                if let sessionID = reversedFor { return runEvents(of: sessionID) }
             }
             requestDeadline =
                 parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil
@@ -146,6 +151,53 @@ final class AirPlayConnection {
             return HTTPResponse(status: .ok)
         case .serverInfo:
             return .plist(service.device.serverInfoBody())
+        case .reverse(let sessionID):
+            reversedFor = sessionID
+            return .reverse
+        }
+    }
+
+    /// The connection turned around for the events of `sessionID` (an iPhone's event channel): each event the
+    /// session's state makes (`AirPlayEvent`: loading, playing, paused, stopped with why) is sent as a `POST /event`
+    /// request when it happens, and the client's answer is read before the next (each within 10 s, bounded by
+    /// `AirPlayEventAnswerReader`); a client that stops answering or reading is closed. The session may start later
+    /// (the client opens this before its `/play`) and there may be several in turn. The connection idles as a request
+    /// connection does: closed after `airPlayIdleTimeout` with nothing to send and no session of this ID playing.
+    private func runEvents(of sessionID: String) {
+        let channel = receiver.airPlayEvents.open(sessionID: sessionID)
+        defer { receiver.airPlayEvents.remove(channel) }
+        logger.info("AirPlay client \(client.peer) listens for the events of session \(sessionID.prefix(64))")
+        let idle = receiver.configuration.limits.airPlayIdleTimeout
+        var answers = AirPlayEventAnswerReader()
+        while !channel.isClosed {
+            let events = channel.next(timeout: idle.timeInterval)
+            if events.isEmpty {
+                if let session = receiver.airPlaySession(withID: sessionID), !session.isFinished { continue }
+                if !channel.isClosed {
+                    logger.info("AirPlay client \(client.peer)'s event channel idle for \(idle); closing")
+                }
+                return
+            }
+            for event in events {
+                do {
+                    try stream.write(event.request(sessionID: sessionID), timeout: .seconds(10))
+                    var status: Int?
+                    while status == nil {
+                        let bytes = try stream.read(maxCount: 16 * 1024, timeout: .seconds(10))
+                        guard !bytes.isEmpty else {
+                            logger.info("AirPlay client \(client.peer) closed its event channel")
+                            return
+                        }
+                        status = try answers.feed(bytes).first
+                    }
+                    if let status, !(200...299).contains(status) {
+                        logger.info("AirPlay client \(client.peer) answered an event \(status)")
+                    }
+                } catch {
+                    logger.info("AirPlay client \(client.peer)'s event channel ended: \(error)")
+                    return
+                }
+            }
         }
     }
 

@@ -1,0 +1,97 @@
+import Foundation
+import XCTest
+
+/// An AirPlay client's event channel, as iOS opens it: `POST /reverse` (PTTH/1.0) on a connection of its own before
+/// its `/play`, then castd's `POST /event` requests on it as the session's state changes, each answered by the client.
+/// The client is a python program on the phone host (the lab has no iPhone), castd `--airplay-video` on the box.
+final class AirPlayEventChannelTests: LabTestCase {
+    override class var labPrefix: String { "e2ev" }
+
+    /// Plays a 4 s clip from the phone's server with the session ID the reverse connection named, pauses it once
+    /// playing, resumes it, and lets it end: the events arrive in that order, each a `POST /event` of an XML property
+    /// list, and the channel is closed by nobody before the end.
+    func testTheReverseConnectionHearsPlayingPausedAndTheEnd() throws {
+        let clip = try Media.clip("events.mp4", seconds: 4)
+        let (receiver, _) = try lab.startRecordingReceiver(
+            work: work, extra: ["--airplay-video", "--airplay-port", "0"])
+        let line = try XCTUnwrap(receiver.waitForLine(containing: "AirPlay video on port"), "\(receiver.output)")
+        let port = try XCTUnwrap(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first, line)
+        let server = try lab.start(on: .phone, ["python3", URLTests.serverScript, Media.folder.path, "0"])
+        let served = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
+        let url =
+            "http://\(lab.address(.phone)):\(try XCTUnwrap(served.split(separator: " ").last))/"
+            + URL(fileURLWithPath: clip).lastPathComponent
+        let script = """
+            import socket, sys, threading, time
+            host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+            sid = "9F3E5C2A-0000-4000-8000-00000000AB01"
+            r = socket.create_connection((host, port), timeout=40)
+            r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nConnection: Upgrade\\r\\n"
+                "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n" % sid).encode())
+            rf = r.makefile("rb")
+            print("reverse:", rf.readline().decode().strip(), flush=True)
+            while rf.readline().strip(): pass
+            states = []
+            def events():
+                while True:
+                    line = rf.readline()
+                    if not line:
+                        print("closed", flush=True); return
+                    length = 0
+                    while True:
+                        header = rf.readline().decode().strip()
+                        if not header: break
+                        if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
+                    body = rf.read(length).decode()
+                    state = body.split("<key>state</key><string>")[1].split("<")[0]
+                    reason = body.split("<key>reason</key><string>")[1].split("<")[0] if "reason" in body else "-"
+                    print("event:", line.decode().strip(), state, reason, flush=True)
+                    states.append(state)
+                    r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
+                    if state == "stopped": return
+            listener = threading.Thread(target=events); listener.start()
+            c = socket.create_connection((host, port), timeout=40)
+            cf = c.makefile("rb")
+            def request(head, body=b""):
+                c.sendall(head.encode() + body)
+                status = cf.readline().decode().strip()
+                length = 0
+                while True:
+                    header = cf.readline().decode().strip()
+                    if not header: break
+                    if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
+                cf.read(length)
+                return status
+            def wait_for(state, count):
+                deadline = time.monotonic() + 20
+                while states.count(state) < count and time.monotonic() < deadline: time.sleep(0.05)
+            body = ("Content-Location: %s\\nStart-Position: 0\\n" % url).encode()
+            print("play:", request("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\n"
+                "X-Apple-Session-ID: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (sid, len(body)), body), flush=True)
+            wait_for("playing", 1)
+            print("pause:", request("POST /rate?value=0 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid), flush=True)
+            wait_for("paused", 1)
+            print("resume:", request("POST /rate?value=1 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid), flush=True)
+            listener.join(30)
+            print("done", flush=True)
+            """
+        let result = try runCommand(
+            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(port), url],
+            timeout: 90)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "reverse: HTTP/1.1 101 Switching Protocols", "\(result.stdout)\(result.stderr)")
+        let events = lines.filter { $0.hasPrefix("event: ") }
+        XCTAssertTrue(events.allSatisfy { $0.hasPrefix("event: POST /event HTTP/1.1 ") }, "\(events)")
+        // A stall or the wait before the first frame may say loading; the rest is the order the client caused.
+        let states = events.map { $0.split(separator: " ").suffix(2).joined(separator: " ") }.filter {
+            !$0.hasPrefix("loading")
+        }
+        XCTAssertEqual(
+            states, ["playing -", "paused -", "playing -", "stopped ended"],
+            "\(result.stdout)\(result.stderr)\n\(receiver.output.suffix(12))")
+        XCTAssertFalse(lines.contains("closed"), "castd closed the channel: \(result.stdout)")
+        XCTAssertTrue(lines.contains("done"), "\(result.stdout)\(result.stderr)")
+        XCTAssertNotNil(
+            receiver.output.first { $0.contains("listens for the events of session 9F3E5C2A") }, "\(receiver.output)")
+    }
+}

@@ -10,8 +10,9 @@ final class AirPlayEventChannelTests: LabTestCase {
     /// Plays a 4 s clip from the phone's server with the session ID the reverse connection named, pauses it once
     /// playing, resumes it, and lets it end: the events arrive in that order, each a `POST /event` of an XML property
     /// list, and the channel is closed by nobody before the end.
-    func testTheReverseConnectionHearsPlayingPausedAndTheEnd() throws {
-        let clip = try Media.clip("events.mp4", seconds: 4)
+    /// castd with AirPlay video on a free port, and the URL of a `seconds` clip served from the phone.
+    private func startReceiverAndServe(seconds: Int) throws -> (receiver: Daemon, port: Substring, url: String) {
+        let clip = try Media.clip("events-\(seconds).mp4", seconds: seconds)
         let (receiver, _) = try lab.startRecordingReceiver(
             work: work, extra: ["--airplay-video", "--airplay-port", "0"])
         let line = try XCTUnwrap(receiver.waitForLine(containing: "AirPlay video on port"), "\(receiver.output)")
@@ -21,6 +22,11 @@ final class AirPlayEventChannelTests: LabTestCase {
         let url =
             "http://\(lab.address(.phone)):\(try XCTUnwrap(served.split(separator: " ").last))/"
             + URL(fileURLWithPath: clip).lastPathComponent
+        return (receiver, port, url)
+    }
+
+    func testTheReverseConnectionHearsPlayingPausedAndTheEnd() throws {
+        let (receiver, port, url) = try startReceiverAndServe(seconds: 4)
         let script = """
             import socket, sys, threading, time
             host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -93,5 +99,50 @@ final class AirPlayEventChannelTests: LabTestCase {
         XCTAssertTrue(lines.contains("done"), "\(result.stdout)\(result.stderr)")
         XCTAssertNotNil(
             receiver.output.first { $0.contains("listens for the events of session 9F3E5C2A") }, "\(receiver.output)")
+    }
+
+    /// A client that turns a connection around and then never reads or answers (a stranger holding a channel open)
+    /// holds up nothing: its session plays to the end (the other connection's `/playback-info` says so), and castd
+    /// ends the channel, once the event it sent was not answered within 10 s, with a word in its log.
+    func testAChannelThatNeverAnswersHoldsUpNothing() throws {
+        let (receiver, port, url) = try startReceiverAndServe(seconds: 3)
+        let script = """
+            import socket, sys, time
+            host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+            sid = "silent-client-1"
+            r = socket.create_connection((host, port), timeout=40)
+            r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid).encode())
+            c = socket.create_connection((host, port), timeout=40)
+            cf = c.makefile("rb")
+            def request(head, body=b""):
+                c.sendall(head.encode() + body)
+                status = cf.readline().decode().strip()
+                length = 0
+                while True:
+                    header = cf.readline().decode().strip()
+                    if not header: break
+                    if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
+                return status, cf.read(length)
+            body = ("Content-Location: %s\\nStart-Position: 0\\n" % url).encode()
+            print("play:", request("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\n"
+                "X-Apple-Session-ID: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (sid, len(body)), body)[0], flush=True)
+            seen, deadline = False, time.monotonic() + 30
+            while time.monotonic() < deadline:
+                _, info = request("GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)
+                if b"duration" in info: seen = True
+                elif seen:
+                    print("ended", flush=True); break
+                time.sleep(0.2)
+            """
+        let started = Date()
+        let result = try runCommand(
+            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(port), url],
+            timeout: 60)
+        XCTAssertTrue(result.stdout.contains("play: HTTP/1.1 200 OK"), "\(result.stdout)\(result.stderr)")
+        XCTAssertTrue(result.stdout.contains("ended"), "\(result.stdout)\(result.stderr)\n\(receiver.output)")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "the session was held up")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "event channel ended", timeout: 20), "\(receiver.output.suffix(10))")
+        XCTAssertNotNil(receiver.output.first { $0.contains("finished: playbackEnded") }, "\(receiver.output)")
     }
 }

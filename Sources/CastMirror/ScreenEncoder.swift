@@ -16,10 +16,8 @@ public final class ScreenEncoder: PictureEncoder {
     public let name = MirrorEncoderChoice.Kind.software.rawValue
     private let encoder: EncoderHandles
     private var context: UnsafeMutablePointer<AVCodecContext> { encoder.context }
-    private let scaler: OpaquePointer
+    private let converter: ScreenConverter
     private let fps: Int
-    /// The screen's height: the rows swscale reads.
-    private let sourceHeight: Int32
     /// The bit rate asked of the encoder now, bits per second.
     public private(set) var bitRate: Int
     /// The quantiser of the last picture that came out (0...51, lower is sharper); nil before the first.
@@ -37,30 +35,12 @@ public final class ScreenEncoder: PictureEncoder {
         }
         self.fps = fps
         self.bitRate = bitRate
-        self.sourceHeight = Int32(height)
-        // Even sizes: 4:2:0 halves both.
-        let evenWidth = width & ~1
-        let evenHeight = height & ~1
-        encoder = try EncoderHandles(
-            try Self.open(codec, width: evenWidth, height: evenHeight, fps: fps, bitRate: bitRate), name: "libx264")
-        guard
-            let scaler = sws_getContext(
-                Int32(width), Int32(height), AV_PIX_FMT_BGR0, Int32(evenWidth), Int32(evenHeight), AV_PIX_FMT_YUV420P,
-                SWS_POINT, nil, nil, nil)
-        else { throw MirrorError("swscale cannot convert the screen's pixels") }
-        self.scaler = scaler
-        let frame = encoder.frame
         // RGB as the X server gives it (full range) to BT.709 limited range, as the stream is flagged.
-        let bt709 = sws_getCoefficients(SWS_CS_ITU709)
-        sws_setColorspaceDetails(scaler, bt709, 1, bt709, 0, 0, 1 << 16, 1 << 16)
-        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        frame.pointee.width = Int32(evenWidth)
-        frame.pointee.height = Int32(evenHeight)
-        frame.pointee.color_range = AVCOL_RANGE_MPEG
-        frame.pointee.colorspace = AVCOL_SPC_BT709
-        frame.pointee.color_primaries = AVCOL_PRI_BT709
-        frame.pointee.color_trc = AVCOL_TRC_BT709
-        guard av_frame_get_buffer(frame, 0) >= 0 else { throw MirrorError("out of memory for a picture") }
+        converter = try ScreenConverter(width: width, height: height, format: AV_PIX_FMT_YUV420P)
+        encoder = try EncoderHandles(
+            try Self.open(codec, width: converter.width, height: converter.height, fps: fps, bitRate: bitRate),
+            name: "libx264")
+        try converter.prepare(encoder.frame)
     }
 
     /// A libx264 context for `width`×`height` (even) pictures, its rate control fresh.
@@ -110,8 +90,6 @@ public final class ScreenEncoder: PictureEncoder {
         isRelaxed = relaxed
     }
 
-    deinit { sws_freeContext(scaler) }
-
     /// Whether pictures may take a quarter of a second at the bit rate rather than a frame's time: for the pictures
     /// of a still screen that sharpen a change (nothing waits behind them, and a VBV of one frame at a low rate starves
     /// them to a few bytes of skipped blocks each).
@@ -138,16 +116,7 @@ public final class ScreenEncoder: PictureEncoder {
         _ pixels: UnsafeRawPointer, stride: Int, captured: UInt64, _ unit: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let frame = encoder.frame
-        guard av_frame_make_writable(frame) >= 0 else { throw MirrorError("out of memory for a picture") }
-        var source: [UnsafePointer<UInt8>?] = [pixels.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
-        var strides: [Int32] = [Int32(stride), 0, 0, 0]
-        let planes = withUnsafeMutablePointer(to: &frame.pointee.data) {
-            $0.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { $0 }
-        }
-        let lines = withUnsafeMutablePointer(to: &frame.pointee.linesize) {
-            $0.withMemoryRebound(to: Int32.self, capacity: 8) { $0 }
-        }
-        sws_scale(scaler, &source, &strides, 0, sourceHeight, planes, lines)
+        try converter.convert(pixels, stride: stride, into: frame)
         frame.pointee.pts = Int64(captured)
         try encoder.encodeFrame { packet in
             lastQuantiser = Self.quantiser(of: packet)

@@ -41,7 +41,7 @@ public final class VAAPIScreenEncoder: PictureEncoder {
         surfaces = try HardwareFrames(device: device, width: evenWidth, height: evenHeight)
         encoder = try EncoderHandles(
             try Self.open(codec, surfaces: surfaces, fps: fps, bitRate: bitRate), name: name)
-        converter = try NV12Converter(width: width, height: height, evenWidth: evenWidth, evenHeight: evenHeight)
+        converter = try NV12Converter(width: width, height: height)
     }
 
     /// An h264_vaapi context on `surfaces`, its rate control fresh.
@@ -157,56 +157,29 @@ final class HardwareFrames {
     }
 }
 
-/// swscale from the screen's BGRX (full range) to an NV12 picture in memory (BT.709 limited range, as flagged), the
-/// picture the upload copies from; both freed with this object.
+/// The NV12 picture in memory that a screen's picture is converted into (`ScreenConverter`, BT.709 limited range, as
+/// `ScreenEncoder`'s) and uploaded from; freed with this object.
 ///
 /// Thread-safety: one thread uses it.
 final class NV12Converter {
-    private let scaler: OpaquePointer
+    private let converter: ScreenConverter
     private let frame: UnsafeMutablePointer<AVFrame>
-    private let sourceHeight: Int32
 
-    init(width: Int, height: Int, evenWidth: Int, evenHeight: Int) throws(MirrorError) {
-        guard
-            let scaler = sws_getContext(
-                Int32(width), Int32(height), AV_PIX_FMT_BGR0, Int32(evenWidth), Int32(evenHeight), AV_PIX_FMT_NV12,
-                SWS_POINT, nil, nil, nil)
-        else { throw MirrorError("swscale cannot convert the screen's pixels") }
-        guard let frame = av_frame_alloc() else {
-            sws_freeContext(scaler)
-            throw MirrorError("out of memory for a picture")
-        }
-        self.scaler = scaler
+    init(width: Int, height: Int) throws(MirrorError) {
+        converter = try ScreenConverter(width: width, height: height, format: AV_PIX_FMT_NV12)
+        guard let frame = av_frame_alloc() else { throw MirrorError("out of memory for a picture") }
         self.frame = frame
-        self.sourceHeight = Int32(height)
-        let bt709 = sws_getCoefficients(SWS_CS_ITU709)
-        sws_setColorspaceDetails(scaler, bt709, 1, bt709, 0, 0, 1 << 16, 1 << 16)
-        frame.pointee.format = AV_PIX_FMT_NV12.rawValue
-        frame.pointee.width = Int32(evenWidth)
-        frame.pointee.height = Int32(evenHeight)
-        frame.pointee.color_range = AVCOL_RANGE_MPEG
-        frame.pointee.colorspace = AVCOL_SPC_BT709
-        guard av_frame_get_buffer(frame, 0) >= 0 else { throw MirrorError("out of memory for a picture") }
+        try converter.prepare(frame)
     }
 
     deinit {
-        sws_freeContext(scaler)
         var frame: UnsafeMutablePointer<AVFrame>? = self.frame
         av_frame_free(&frame)
     }
 
     /// The picture at `pixels` (`stride` bytes a row) in NV12, valid until the next call.
     func convert(_ pixels: UnsafeRawPointer, stride: Int) throws(MirrorError) -> UnsafeMutablePointer<AVFrame> {
-        guard av_frame_make_writable(frame) >= 0 else { throw MirrorError("out of memory for a picture") }
-        var source: [UnsafePointer<UInt8>?] = [pixels.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
-        var strides: [Int32] = [Int32(stride), 0, 0, 0]
-        let planes = withUnsafeMutablePointer(to: &frame.pointee.data) {
-            $0.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { $0 }
-        }
-        let lines = withUnsafeMutablePointer(to: &frame.pointee.linesize) {
-            $0.withMemoryRebound(to: Int32.self, capacity: 8) { $0 }
-        }
-        sws_scale(scaler, &source, &strides, 0, sourceHeight, planes, lines)
+        try converter.convert(pixels, stride: stride, into: frame)
         return frame
     }
 }

@@ -10,6 +10,32 @@ final class AirPlayEventChannelTests: LabTestCase {
     /// Plays a 4 s clip from the phone's server with the session ID the reverse connection named, pauses it once
     /// playing, resumes it, and lets it end: the events arrive in that order, each a `POST /event` of an XML property
     /// list, and the channel is closed by nobody before the end.
+    /// What both clients share (python3 on the phone: the lab has no curl): the arguments (castd's address and AirPlay
+    /// port, the URL), the session ID, a head read from a file (its first line and `Content-Length`), one request
+    /// and its answer on a control connection of its own, and the `/play` of the URL in that session.
+    private static let client = """
+        import socket, sys, threading, time
+        host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+        sid = "9F3E5C2A-0000-4000-8000-00000000AB01"
+        def read_head(f):
+            first, length = f.readline().decode().strip(), 0
+            while True:
+                header = f.readline().decode().strip()
+                if not header: return first, length
+                if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
+        c = socket.create_connection((host, port), timeout=40)
+        cf = c.makefile("rb")
+        def request(head, body=b""):
+            c.sendall(head.encode() + body)
+            status, length = read_head(cf)
+            return status, cf.read(length)
+        def play():
+            body = ("Content-Location: %s\\nStart-Position: 0\\n" % url).encode()
+            return request("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\n"
+                "X-Apple-Session-ID: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (sid, len(body)), body)[0]
+
+        """
+
     /// castd with AirPlay video on a free port, and the URL of a `seconds` clip served from the phone.
     private func startReceiverAndServe(seconds: Int) throws -> (receiver: Daemon, port: Substring, url: String) {
         let clip = try Media.clip("events-\(seconds).mp4", seconds: seconds)
@@ -27,60 +53,38 @@ final class AirPlayEventChannelTests: LabTestCase {
 
     func testTheReverseConnectionHearsPlayingPausedAndTheEnd() throws {
         let (receiver, port, url) = try startReceiverAndServe(seconds: 4)
-        let script = """
-            import socket, sys, threading, time
-            host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-            sid = "9F3E5C2A-0000-4000-8000-00000000AB01"
-            r = socket.create_connection((host, port), timeout=40)
-            r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nConnection: Upgrade\\r\\n"
-                "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n" % sid).encode())
-            rf = r.makefile("rb")
-            print("reverse:", rf.readline().decode().strip(), flush=True)
-            while rf.readline().strip(): pass
-            states = []
-            def events():
-                while True:
-                    line = rf.readline()
-                    if not line:
-                        print("closed", flush=True); return
-                    length = 0
+        let script =
+            Self.client + """
+                r = socket.create_connection((host, port), timeout=40)
+                r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nConnection: Upgrade\\r\\n"
+                    "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n" % sid).encode())
+                rf = r.makefile("rb")
+                print("reverse:", read_head(rf)[0], flush=True)
+                states = []
+                def events():
                     while True:
-                        header = rf.readline().decode().strip()
-                        if not header: break
-                        if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
-                    body = rf.read(length).decode()
-                    state = body.split("<key>state</key><string>")[1].split("<")[0]
-                    reason = body.split("<key>reason</key><string>")[1].split("<")[0] if "reason" in body else "-"
-                    print("event:", line.decode().strip(), state, reason, flush=True)
-                    states.append(state)
-                    r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
-                    if state == "stopped": return
-            listener = threading.Thread(target=events); listener.start()
-            c = socket.create_connection((host, port), timeout=40)
-            cf = c.makefile("rb")
-            def request(head, body=b""):
-                c.sendall(head.encode() + body)
-                status = cf.readline().decode().strip()
-                length = 0
-                while True:
-                    header = cf.readline().decode().strip()
-                    if not header: break
-                    if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
-                cf.read(length)
-                return status
-            def wait_for(state, count):
-                deadline = time.monotonic() + 20
-                while states.count(state) < count and time.monotonic() < deadline: time.sleep(0.05)
-            body = ("Content-Location: %s\\nStart-Position: 0\\n" % url).encode()
-            print("play:", request("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\n"
-                "X-Apple-Session-ID: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (sid, len(body)), body), flush=True)
-            wait_for("playing", 1)
-            print("pause:", request("POST /rate?value=0 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid), flush=True)
-            wait_for("paused", 1)
-            print("resume:", request("POST /rate?value=1 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid), flush=True)
-            listener.join(30)
-            print("done", flush=True)
-            """
+                        line, length = read_head(rf)
+                        if not line:
+                            print("closed", flush=True); return
+                        body = rf.read(length).decode()
+                        state = body.split("<key>state</key><string>")[1].split("<")[0]
+                        reason = body.split("<key>reason</key><string>")[1].split("<")[0] if "reason" in body else "-"
+                        print("event:", line, state, reason, flush=True)
+                        states.append(state)
+                        r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
+                        if state == "stopped": return
+                listener = threading.Thread(target=events); listener.start()
+                def wait_for(state, count):
+                    deadline = time.monotonic() + 20
+                    while states.count(state) < count and time.monotonic() < deadline: time.sleep(0.05)
+                print("play:", play(), flush=True)
+                wait_for("playing", 1)
+                print("pause:", request("POST /rate?value=0 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
+                wait_for("paused", 1)
+                print("resume:", request("POST /rate?value=1 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
+                listener.join(30)
+                print("done", flush=True)
+                """
         let result = try runCommand(
             [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(port), url],
             timeout: 90)
@@ -106,34 +110,19 @@ final class AirPlayEventChannelTests: LabTestCase {
     /// ends the channel, once the event it sent was not answered within 10 s, with a word in its log.
     func testAChannelThatNeverAnswersHoldsUpNothing() throws {
         let (receiver, port, url) = try startReceiverAndServe(seconds: 3)
-        let script = """
-            import socket, sys, time
-            host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-            sid = "silent-client-1"
-            r = socket.create_connection((host, port), timeout=40)
-            r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid).encode())
-            c = socket.create_connection((host, port), timeout=40)
-            cf = c.makefile("rb")
-            def request(head, body=b""):
-                c.sendall(head.encode() + body)
-                status = cf.readline().decode().strip()
-                length = 0
-                while True:
-                    header = cf.readline().decode().strip()
-                    if not header: break
-                    if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
-                return status, cf.read(length)
-            body = ("Content-Location: %s\\nStart-Position: 0\\n" % url).encode()
-            print("play:", request("POST /play HTTP/1.1\\r\\nContent-Type: text/parameters\\r\\n"
-                "X-Apple-Session-ID: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (sid, len(body)), body)[0], flush=True)
-            seen, deadline = False, time.monotonic() + 30
-            while time.monotonic() < deadline:
-                _, info = request("GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)
-                if b"duration" in info: seen = True
-                elif seen:
-                    print("ended", flush=True); break
-                time.sleep(0.2)
-            """
+        let script =
+            Self.client + """
+                r = socket.create_connection((host, port), timeout=40)
+                r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid).encode())
+                print("play:", play(), flush=True)
+                seen, deadline = False, time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    _, info = request("GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)
+                    if b"duration" in info: seen = True
+                    elif seen:
+                        print("ended", flush=True); break
+                    time.sleep(0.2)
+                """
         let started = Date()
         let result = try runCommand(
             [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(port), url],

@@ -55,6 +55,27 @@ final class EncoderHandles {
     }
 
     /// Frees an encoder context that no `EncoderHandles` holds (one that did not open).
+    /// A context of `codec` for screen pictures of `width`×`height` in `format`, as both screen encoders open theirs:
+    /// microsecond times (each picture's is when it was captured, so the rate control follows the real spacing), about
+    /// `fps` a second, no B-frames, a key picture every `keySeconds`, BT.709 limited range.
+    static func screenContext(
+        _ codec: UnsafePointer<AVCodec>, width: Int, height: Int, format: AVPixelFormat, fps: Int, keySeconds: Int
+    ) throws(MirrorError) -> UnsafeMutablePointer<AVCodecContext> {
+        guard let context = avcodec_alloc_context3(codec) else { throw MirrorError("out of memory") }
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = format
+        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
+        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
+        context.pointee.max_b_frames = 0
+        context.pointee.gop_size = Int32(fps * keySeconds)
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = AVCOL_PRI_BT709
+        context.pointee.color_trc = AVCOL_TRC_BT709
+        return context
+    }
+
     static func free(_ context: UnsafeMutablePointer<AVCodecContext>) {
         var context: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&context)

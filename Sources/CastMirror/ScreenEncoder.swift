@@ -47,19 +47,8 @@ public final class ScreenEncoder: PictureEncoder {
     private static func open(
         _ codec: UnsafePointer<AVCodec>, width: Int, height: Int, fps: Int, bitRate: Int, relaxed: Bool = false
     ) throws(MirrorError) -> UnsafeMutablePointer<AVCodecContext> {
-        guard let context = avcodec_alloc_context3(codec) else { throw MirrorError("out of memory") }
-        context.pointee.width = Int32(width)
-        context.pointee.height = Int32(height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        // Microseconds: each picture's time is when it was captured; the rate control follows the real spacing.
-        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
-        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
-        context.pointee.max_b_frames = 0
-        context.pointee.gop_size = Int32(fps * 2)
-        context.pointee.color_range = AVCOL_RANGE_MPEG
-        context.pointee.colorspace = AVCOL_SPC_BT709
-        context.pointee.color_primaries = AVCOL_PRI_BT709
-        context.pointee.color_trc = AVCOL_TRC_BT709
+        let context = try EncoderHandles.screenContext(
+            codec, width: width, height: height, format: AV_PIX_FMT_YUV420P, fps: fps, keySeconds: 2)
         context.pointee.thread_count = 2
         Self.setRate(context, bitRate: bitRate, fps: relaxed ? 4 : fps)
         av_opt_set(context.pointee.priv_data, "preset", "ultrafast", 0)

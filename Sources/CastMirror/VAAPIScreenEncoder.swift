@@ -48,20 +48,9 @@ public final class VAAPIScreenEncoder: PictureEncoder {
     private static func open(
         _ codec: UnsafePointer<AVCodec>, surfaces: HardwareFrames, fps: Int, bitRate: Int
     ) throws(MirrorError) -> UnsafeMutablePointer<AVCodecContext> {
-        guard let context = avcodec_alloc_context3(codec) else { throw MirrorError("out of memory") }
-        context.pointee.width = Int32(surfaces.width)
-        context.pointee.height = Int32(surfaces.height)
-        context.pointee.pix_fmt = AV_PIX_FMT_VAAPI
+        let context = try EncoderHandles.screenContext(
+            codec, width: surfaces.width, height: surfaces.height, format: AV_PIX_FMT_VAAPI, fps: fps, keySeconds: 10)
         context.pointee.hw_frames_ctx = av_buffer_ref(surfaces.reference)
-        // Microseconds: each picture's time is when it was captured.
-        context.pointee.time_base = AVRational(num: 1, den: 1_000_000)
-        context.pointee.framerate = AVRational(num: Int32(fps), den: 1)
-        context.pointee.max_b_frames = 0
-        context.pointee.gop_size = Int32(fps * 10)
-        context.pointee.color_range = AVCOL_RANGE_MPEG
-        context.pointee.colorspace = AVCOL_SPC_BT709
-        context.pointee.color_primaries = AVCOL_PRI_BT709
-        context.pointee.color_trc = AVCOL_TRC_BT709
         context.pointee.bit_rate = Int64(bitRate)
         context.pointee.rc_max_rate = Int64(bitRate)
         // A VBV of about one frame: no picture may take much longer than a frame's time to leave.

@@ -9,18 +9,6 @@ import XCTest
 final class MirrorDisplayTests: ScreenLabTestCase {
     override class var labPrefix: String { "mr3" }
 
-    private func startReceiver(on screen: VirtualDisplay, _ extra: [String] = []) throws -> Daemon {
-        let receiver = try lab.start(
-            on: .box,
-            [
-                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state", "--video-out",
-                "fullscreen", "--audio-device", "none", "--auth", "none",
-            ] + extra,
-            environment: ["DISPLAY": screen.display])
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
-        return receiver
-    }
-
     /// The screen `screen` painted one colour (ffplay's lavfi `color`, full screen) until the lab stops it.
     private func paint(_ colour: String, on screen: VirtualDisplay, environment: [String: String] = [:]) throws
         -> Daemon
@@ -58,7 +46,7 @@ final class MirrorDisplayTests: ScreenLabTestCase {
         try writeAuthority("\(work!)/wrong.xauth", cookie: "fedcba9876543210fedcba9876543210")
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay(.xvfb, ["-auth", authority])
-        _ = try startReceiver(on: receiverScreen)
+        _ = try startFullscreenReceiver(screen: receiverScreen)
         let sender = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]
         for (file, why) in [("\(work!)/none.xauth", "no cookie"), ("\(work!)/wrong.xauth", "a wrong cookie")] {
             let refused = try lab.run(
@@ -91,7 +79,7 @@ final class MirrorDisplayTests: ScreenLabTestCase {
     func testADisplayWithoutSharedMemoryIsCapturedThroughItsSocket() throws {
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay(.xvfb, ["-extension", "MIT-SHM"])
-        _ = try startReceiver(on: receiverScreen)
+        _ = try startFullscreenReceiver(screen: receiverScreen)
         let green = try paint("green", on: senderScreen)
         let mirror = try lab.start(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
@@ -120,7 +108,7 @@ final class MirrorDisplayTests: ScreenLabTestCase {
         let receiverScreen = try startDisplay()
         let firstScreen = try startDisplay()
         let secondScreen = try startDisplay()
-        _ = try startReceiver(on: receiverScreen, ["--takeover", policy])
+        _ = try startFullscreenReceiver(screen: receiverScreen, ["--takeover", policy])
         _ = try paint("green", on: firstScreen)
         _ = try paint("blue", on: secondScreen)
         let first = try lab.start(
@@ -168,7 +156,7 @@ final class MirrorDisplayTests: ScreenLabTestCase {
         }
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay(.xvnc)
-        _ = try startReceiver(on: receiverScreen)
+        _ = try startFullscreenReceiver(screen: receiverScreen)
         _ = try paint("green", on: senderScreen)
         let mirror = try lab.start(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],

@@ -9,18 +9,6 @@ import XCTest
 final class MirrorEncoderTests: ScreenLabTestCase {
     override class var labPrefix: String { "e2va" }
 
-    private func startReceiver(on screen: VirtualDisplay) throws -> Daemon {
-        let receiver = try lab.start(
-            on: .box,
-            [
-                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state", "--video-out",
-                "fullscreen", "--audio-device", "none", "--auth", "none",
-            ],
-            environment: ["DISPLAY": screen.display])
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
-        return receiver
-    }
-
     /// The sender's screen painted green (ffplay's lavfi `color`, full screen) until the lab stops it.
     private func paintGreen(on screen: VirtualDisplay) throws {
         _ = try lab.start(
@@ -37,7 +25,7 @@ final class MirrorEncoderTests: ScreenLabTestCase {
         guard VAAPIFree.holds else { throw XCTSkip("this machine has a /dev/dri render node: the refusal cannot show") }
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay()
-        let receiver = try startReceiver(on: receiverScreen)
+        let receiver = try startFullscreenReceiver(screen: receiverScreen)
         try paintGreen(on: senderScreen)
         return (receiver, receiverScreen, ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
     }

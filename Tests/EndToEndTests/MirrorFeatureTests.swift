@@ -16,20 +16,6 @@ final class MirrorFeatureTests: ScreenLabTestCase {
         }
     }
 
-    private func startReceiver(
-        _ name: String, on host: Lab.Host, screen: VirtualDisplay, environment: [String: String] = [:]
-    ) throws -> Daemon {
-        let receiver = try lab.start(
-            on: host,
-            [
-                Paths.castd, "--name", name, "--port", "0", "--state-dir", "\(work!)/state-\(host.rawValue)",
-                "--video-out", "fullscreen", "--audio-device", "none", "--auth", "none",
-            ],
-            environment: environment.merging(["DISPLAY": screen.display]) { $1 })
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
-        return receiver
-    }
-
     /// ffplay showing the lavfi picture `graph` in a borderless window titled `title` of `width`×`height` at (`x`,
     /// `y`) on `screen` (there is no window manager: the window is where it is asked to be).
     private func paint(
@@ -122,7 +108,7 @@ final class MirrorFeatureTests: ScreenLabTestCase {
     func testThePointerMovesOnTheReceiversScreen() throws {
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay()
-        _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
+        _ = try startFullscreenReceiver("Living Room", on: .box, screen: receiverScreen)
         _ = try fill(senderScreen, pixel: 0x00A000)
         _ = try capture(senderScreen, timeout: 20) { $0.fraction(of: .green, x: 0..<1280, y: 0..<720) > 0.95 }
         try senderScreen.movePointer(to: 400, 300)
@@ -154,7 +140,7 @@ final class MirrorFeatureTests: ScreenLabTestCase {
     func testAWindowIsMirroredFollowsItsSizeAndEndsWhenItCloses() throws {
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay()
-        _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
+        _ = try startFullscreenReceiver("Living Room", on: .box, screen: receiverScreen)
         let painter = try paint(
             Fixtures.halves(width: 640, height: 360), on: senderScreen, title: "mfwindow", at: 200, 150, width: 640,
             height: 360)
@@ -222,7 +208,7 @@ final class MirrorFeatureTests: ScreenLabTestCase {
     func testAReceiverWithoutH264SaysSo() throws {
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay()
-        _ = try startReceiver(
+        _ = try startFullscreenReceiver(
             "Living Room", on: .box, screen: receiverScreen, environment: ["CAST_TEST_NO_H264": "1"])
         let mirror = try lab.run(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room"],
@@ -238,7 +224,7 @@ final class MirrorFeatureTests: ScreenLabTestCase {
     func testTheSendersDisplayEndingIsAnError() throws {
         let receiverScreen = try startDisplay()
         let senderScreen = try startDisplay()
-        _ = try startReceiver("Living Room", on: .box, screen: receiverScreen)
+        _ = try startFullscreenReceiver("Living Room", on: .box, screen: receiverScreen)
         let mirror = try lab.start(
             on: .phone, [Paths.cast, "mirror", "--to", "Living Room", "--json"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display])
@@ -256,8 +242,8 @@ final class MirrorFeatureTests: ScreenLabTestCase {
         let livingRoomScreen = try startDisplay()
         let kitchenScreen = try startDisplay()
         let senderScreen = try startDisplay()
-        _ = try startReceiver("Living Room", on: .box, screen: livingRoomScreen)
-        _ = try startReceiver("Kitchen", on: .room1, screen: kitchenScreen)
+        _ = try startFullscreenReceiver("Living Room", on: .box, screen: livingRoomScreen)
+        _ = try startFullscreenReceiver("Kitchen", on: .room1, screen: kitchenScreen)
         let painter = try paint(Fixtures.halves(width: 1280, height: 720), on: senderScreen)
         _ = try capture(senderScreen, timeout: 20) { Screenshot.Colour.blue.matches($0.pixel(1000, 300)) }
         let sender = ["XDG_CONFIG_HOME": "\(work!)/sender", "DISPLAY": senderScreen.display]

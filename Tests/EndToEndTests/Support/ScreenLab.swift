@@ -19,6 +19,22 @@ class ScreenLabTestCase: LabTestCase {
         return display
     }
 
+    /// castd named `name` on `host`, full screen on `screen`, without sound or pairing, once it is advertised.
+    func startFullscreenReceiver(
+        _ name: String = "Living Room", on host: Lab.Host = .box, screen: VirtualDisplay, _ extra: [String] = [],
+        environment: [String: String] = [:]
+    ) throws -> Daemon {
+        let receiver = try lab.start(
+            on: host,
+            [
+                Paths.castd, "--name", name, "--port", "0", "--state-dir", "\(work!)/state-\(host.rawValue)",
+                "--video-out", "fullscreen", "--audio-device", "none", "--auth", "none",
+            ] + extra,
+            environment: environment.merging(["DISPLAY": screen.display]) { $1 })
+        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        return receiver
+    }
+
     override func tearDown() {
         // The programs first (they hold X connections), then the X servers, the last started first.
         lab?.tearDown()

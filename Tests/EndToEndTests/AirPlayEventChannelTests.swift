@@ -8,8 +8,9 @@ final class AirPlayEventChannelTests: LabTestCase {
     override class var labPrefix: String { "e2ev" }
 
     /// Plays a 4 s clip from the phone's server with the session ID the reverse connection named, pauses it once
-    /// playing, resumes it, and lets it end: the events arrive in that order, each a `POST /event` of an XML property
-    /// list, and the channel is closed by nobody before the end.
+    /// playing, resumes it, makes it play twice as fast, and lets it end: the events arrive in that order, each a
+    /// `POST /event` of an XML property list, and the channel is closed by nobody before the end. (Twice as fast, the
+    /// sandboxed worker opens libavfilter for the tempo: a worker that could not would end with `error`.)
     /// What both clients share (python3 on the phone: the lab has no curl): the arguments (castd's address and AirPlay
     /// port, the URL), the session ID, a head read from a file (its first line and `Content-Length`), one request
     /// and its answer on a control connection of its own, and the `/play` of the URL in that session.
@@ -82,6 +83,8 @@ final class AirPlayEventChannelTests: LabTestCase {
                 print("pause:", request("POST /rate?value=0 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
                 wait_for("paused", 1)
                 print("resume:", request("POST /rate?value=1 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
+                wait_for("playing", 2)
+                print("faster:", request("POST /rate?value=2 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
                 listener.join(30)
                 print("done", flush=True)
                 """
@@ -99,6 +102,7 @@ final class AirPlayEventChannelTests: LabTestCase {
         XCTAssertEqual(
             states, ["playing -", "paused -", "playing -", "stopped ended"],
             "\(result.stdout)\(result.stderr)\n\(receiver.output.suffix(12))")
+        XCTAssertTrue(lines.contains("faster: HTTP/1.1 200 OK"), "\(result.stdout)")
         XCTAssertFalse(lines.contains("closed"), "castd closed the channel: \(result.stdout)")
         XCTAssertTrue(lines.contains("done"), "\(result.stdout)\(result.stderr)")
         XCTAssertNotNil(

@@ -141,6 +141,14 @@ extension Playlist {
         return .adopted(group)
     }
 
+    /// The receiver that joined what played on alone here (`adopt`), once: the next source plays on the group.
+    func takeAdopted() -> ReceiverDescription? {
+        controls.withLock { c in
+            defer { c.adopted = nil }
+            return c.adopted
+        }
+    }
+
     /// Why what plays alone cannot become a group (what `checkGroup` refuses for several `--to`), nil when it can.
     private func groupRefusal() -> String? {
         if sources.contains(where: Self.isURL) || sources.contains("-") {

@@ -78,8 +78,7 @@ final class Playlist: Sendable {
         var positionDate: Double?
         /// The group a source that played on one hands on to the next (`GroupPlayback.carryOver`).
         var carried: GroupPlayback.Carried?
-        /// The receiver that joined what played alone here, which played on into a group of the two (`adopt`): the
-        /// next source plays on that group.
+        /// The receiver that joined what played on alone here into a group of the two (`adopt`).
         var adopted: ReceiverDescription?
     }
     let controls: Mutex<Controls>
@@ -211,12 +210,7 @@ final class Playlist: Sendable {
                 return (c.stopping, c.move, c.relocation)
             }
             // What played alone here played on into a group: the next source starts on the group it hands on.
-            if let adopted = controls.withLock({ c in
-                defer { c.adopted = nil }
-                return c.adopted
-            }), members.isEmpty {
-                members = [receiver, adopted]
-            }
+            if let adopted = takeAdopted(), members.isEmpty { members = [receiver, adopted] }
             movedFrom = nil
             if let relocation, !stopping, move == nil, outcome == .userExited {
                 movedFrom = relocation.position

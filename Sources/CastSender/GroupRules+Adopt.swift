@@ -36,9 +36,9 @@ extension GroupRules {
     mutating func adoptStep(_ index: Int, _ operation: Operation, now: Now) -> [Action] {
         switch operation.phase {
         case .begin:
-            guard isActive(index), intent == .playing, members[index].snapshot.state == .playing else {
-                return adopted()
-            }
+            guard isActive(index), intent == .playing else { return adopted() }
+            // Stalled or seeking: its clock stands, no anchor would come.
+            guard members[index].snapshot.state == .playing else { return regroupInstead(operation) }
             members[index].reportedAnchor = nil
             members[index].awaiting = .anchor
             running?.phase = .ready
@@ -53,11 +53,16 @@ extension GroupRules {
                 intent = .playing
                 return adopted()
             }
-            // No anchor (an older castd, a member that stands): paused, seeked and resumed in step, as a resume is.
-            intent = .paused
-            running = Operation(ticket: operation.ticket, kind: .resume)
-            return []
+            return regroupInstead(operation)
         }
+    }
+
+    /// No anchor (a castd that gave none in time, a member whose clock stands): it is paused, seeked to where it is
+    /// and resumed at one instant, as a resume of the group is; the adoption's ticket completes with that.
+    private mutating func regroupInstead(_ operation: Operation) -> [Action] {
+        intent = .paused
+        running = Operation(ticket: operation.ticket, kind: .resume)
+        return []
     }
 
     /// The adoption is done.

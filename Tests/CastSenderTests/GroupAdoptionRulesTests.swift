@@ -132,6 +132,17 @@ final class GroupAdoptionRulesTests: XCTestCase {
         XCTAssertEqual(sent(actions).map(\.1), [.seek(position: 42, exact: true)], "where it said it was: \(actions)")
     }
 
+    /// A member stalled (or seeking) when it is adopted has a clock that stands: it is not asked, but regrouped at
+    /// once (a member added later must find a timeline, or it would wait paused for good).
+    func testAStalledMemberIsRegroupedAtOnce() throws {
+        var snapshot = Self.playing()
+        _ = snapshot.apply(.playbackState(.interrupted))
+        var rules = GroupRules(adopting: Self.kitchen, playing: snapshot, canReach: true)
+        let actions = rules.adopt(ticket: 0, now: Self.now(1000))
+        XCTAssertEqual(sent(actions).map(\.1), [.pause], "\(actions)")
+        XCTAssertNil(rules.timeline)
+    }
+
     /// A paused member has no timeline to anchor: the adoption completes at once and a member added waits paused
     /// at its position.
     func testAPausedMemberIsAdoptedPaused() {

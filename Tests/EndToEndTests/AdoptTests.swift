@@ -45,6 +45,18 @@ final class AdoptTests: LabTestCase {
             JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
         XCTAssertEqual(object["state"] as? String, "playing", status.stdout)
         XCTAssertEqual(Set(object["group"] as? [String] ?? []), ["Kitchen", "Living Room"], status.stdout)
+        // The kitchen is aligned to the timeline its anchor began (its `sync` in `status`, once a second).
+        var sync: [String: Double] = [:]
+        XCTAssertTrue(
+            waitUntil(timeout: 10) {
+                guard let status = try? self.castOnPhone(["status", "Kitchen", "--json"]),
+                    let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+                else { return false }
+                sync = object["sync"] as? [String: Double] ?? [:]
+                return !sync.isEmpty
+            }, "the kitchen was never aligned")
+        print("adopt: the kitchen's sync \(sync)")
+        XCTAssertLessThan(abs(sync["offsetSeconds"] ?? 1), 0.001, "the kitchen is off its own anchor's timeline")
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         XCTAssertTrue(sender.output.contains("finished: playbackEnded"), "\(sender.output)")
 
@@ -84,5 +96,37 @@ final class AdoptTests: LabTestCase {
         XCTAssertEqual(joined, 3.6, accuracy: 2, "the living room began far from where the kitchen was")
         // In step (how close is printed; a start on its own would be tens of milliseconds off or more).
         XCTAssertEqual(apart, 0, accuracy: 0.01, "the two do not play in step")
+    }
+
+    /// `cast queue a.flac b.flac --to Kitchen` and `cast join "Living Room" --to Kitchen` during the first: the kitchen
+    /// plays on into the group, and the second file starts on the group (the living room plays it too, over the
+    /// connection it joined with), the kitchen playing each file once.
+    func testAQueueGoesOnOnTheGroupItsFirstReceiverPlayedOnInto() throws {
+        let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen", shift: 3)
+        let living = try startCapturingRoom("Living Room", on: .room2, folder: "living", shift: 7)
+        let first = try beeps(seconds: 6, name: "a.flac")
+        let second = try beeps(seconds: 4, name: "b.flac")
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "queue", first, second, "--to", "Kitchen"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 2 * self.rate }, "\(sender.output)")
+        let joined = try castOnPhone(["join", "Living Room", "--to", "Kitchen"])
+        XCTAssertEqual(joined.status, 0, joined.stderr)
+        // `cast join` connected to the living room, and the sender did: no one after them.
+        func connections() -> Int { living.daemon.output.filter { $0.contains("connected from") }.count }
+        let afterJoin = connections()
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        XCTAssertEqual(
+            sender.output.filter { $0.hasPrefix("track ") }, ["track 1/2: \(first)", "track 2/2: \(second)"])
+        XCTAssertTrue(sender.output.contains { $0.hasSuffix("(Kitchen plays on)") }, "\(sender.output)")
+        let kitchenPlayed = Double(kitchen.capture.stop(atLeast: Int(rate) * 10).last?.total ?? 0) / rate
+        let livingPlayed = Double(living.capture.stop(atLeast: Int(rate) * 4).last?.total ?? 0) / rate
+        print(
+            String(
+                format: "adopt queue: the kitchen played %.3f s, the living room %.3f s", kitchenPlayed, livingPlayed))
+        XCTAssertEqual(kitchenPlayed, 10, accuracy: 0.05, "the kitchen played each file once")
+        // Part of the first file, then the whole second one.
+        XCTAssertGreaterThan(livingPlayed, 4.5, "the living room did not play the second file")
+        XCTAssertEqual(connections(), afterJoin, "the second file came to the living room over a new connection")
     }
 }

@@ -76,11 +76,13 @@ extension Player {
     /// instant, as if a scheduled resume had started it there. Its `align`s count from it from now on (a new baseline
     /// for the rate), and it is reported as a scheduled start is (`scheduledStart`). Nothing is reported while the
     /// clock stands (paused, seeking, stalled, before its start, a scheduled resume still ahead): the sender then
-    /// falls back to pausing and resuming it in step. Call from any thread.
+    /// falls back to pausing and resuming it in step. Nor while it follows a timeline already (a group's scheduled
+    /// start, an earlier anchor): another anchor would move its origin under the group's `align`s, which any paired
+    /// sender could otherwise do to a group's member. Call from any thread.
     func anchor() {
         shared.withLock { state in
             guard control.current == .playing, state.clockStarted, clock.isRunning, !state.seeking,
-                !state.buffering.rule.isStalled, state.resumeAt == nil
+                !state.buffering.rule.isStalled, state.resumeAt == nil, state.alignment == nil
             else { return }
             let now = Monotonic.now()
             let position = clock.position(at: now)

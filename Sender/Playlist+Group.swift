@@ -94,37 +94,10 @@ extension Playlist {
         group: (members: [ReceiverDescription], reached: [ReachedReceiver]?, absent: [String]), startTime: Double?,
         volume: Double?, queue: QueuePlace?, live: Bool
     ) throws(CastError) -> GroupPlayback {
-        let live = live
         let (configDirectory, sender) = (senderConfigDirectory(), senderName())
-        let speakerAudio = { @Sendable (_: ReceiverDescription) throws(CastError) -> any PCMSource in
-            do throws(CastError) {
-                return try PCMDecoderProcess.open(source)
-            } catch {
-                throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
-            }
-        }
-        // A lost member by its id (wherever it is now: a restarted castd may have a new port), a receiver not reached
-        // at the start, or one someone asked to add by its name: a Cast receiver, its key checked as for any send, or
-        // an AirPlay speaker, fed the file's audio decoded here.
-        let joining = { @Sendable (receiver: String) throws(CastError) -> GroupPlayback.Destination in
-            switch try ReceiverConnection.reach(
-                receiver, browseTimeout: .seconds(1), includingSpeakers: true, configDirectory: configDirectory,
-                senderName: sender)
-            {
-            case .connected(let connection): return .receiver(connection)
-            case .speaker(let speaker): return .speaker(speaker, source: try speakerAudio(speaker))
-            }
-        }
-        let onMemberChange = { @Sendable (change: GroupPlayback.MemberChange) in
-            let line: String
-            switch change {
-            case .joined(let name): line = "\(name) joined the group"
-            case .rejoined(let name): line = "\(name) rejoined the group"
-            case .left(let name, let why): line = "\(name) left the group: \(why)"
-            case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
-            }
-            writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
-        }
+        let speakerAudio = speakerAudio(source)
+        let joining = joining(source)
+        let onMemberChange = memberChangeSayer(live: live)
         let carried = controls.withLock { c in
             defer { c.carried = nil }
             return c.carried
@@ -145,6 +118,48 @@ extension Playlist {
             leftOut: { member, error in sayLeftOut(member.name, error, lookedFor: true) },
             onMemberChange: onMemberChange
         ).group
+    }
+
+    /// What feeds an AirPlay speaker in a group `source`'s audio: a decoder of its own.
+    private func speakerAudio(_ source: String) -> @Sendable (ReceiverDescription) throws(CastError) -> any PCMSource {
+        { @Sendable (_: ReceiverDescription) throws(CastError) -> any PCMSource in
+            do throws(CastError) {
+                return try PCMDecoderProcess.open(source)
+            } catch {
+                throw CastError(.playback, "cannot play the audio of \(source): \(error.message)")
+            }
+        }
+    }
+
+    /// How a group playing `source` reaches a receiver: a lost member by its id (wherever it is now: a restarted castd
+    /// may have a new port), a receiver not reached at the start, or one someone asked to add by its name: a Cast
+    /// receiver, its key checked as for any send, or an AirPlay speaker, fed the file's audio decoded here.
+    func joining(_ source: String) -> GroupPlayback.ReachingAny {
+        let (configDirectory, sender) = (senderConfigDirectory(), senderName())
+        let speakerAudio = speakerAudio(source)
+        return { @Sendable (receiver: String) throws(CastError) -> GroupPlayback.Destination in
+            switch try ReceiverConnection.reach(
+                receiver, browseTimeout: .seconds(1), includingSpeakers: true, configDirectory: configDirectory,
+                senderName: sender)
+            {
+            case .connected(let connection): return .receiver(connection)
+            case .speaker(let speaker): return .speaker(speaker, source: try speakerAudio(speaker))
+            }
+        }
+    }
+
+    /// Says on standard error who joined, rejoined or left a group, and who could not be added.
+    func memberChangeSayer(live: Bool) -> @Sendable (GroupPlayback.MemberChange) -> Void {
+        { @Sendable (change: GroupPlayback.MemberChange) in
+            let line: String
+            switch change {
+            case .joined(let name): line = "\(name) joined the group"
+            case .rejoined(let name): line = "\(name) rejoined the group"
+            case .left(let name, let why): line = "\(name) left the group: \(why)"
+            case .notAdded(let name, let why): line = "could not add \(name) to the group: \(why)"
+            }
+            writeError("\(live ? "\r\u{1B}[2K" : "")cast: \(line)\n")
+        }
     }
 }
 

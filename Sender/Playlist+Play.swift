@@ -21,9 +21,11 @@ extension Playlist {
         json: Bool, live: Bool
     ) throws(CastError) -> Outcome {
         let queue = place.map { QueuePlace(number: $0.number, count: $0.count) }
-        let (playback, title) = try start(
+        let (started, title) = try start(
             source, on: receiver, over: connection, group: group, credentials: credentials, startTime: startTime,
             volume: volume, languages: languages, subtitles: subtitles, queue: queue, live: live)
+        // What is followed: what started, or the group it played on into (`adopt`).
+        var playback = started
         defer {
             controls.withLock { $0.playback = nil }
             playback.close()
@@ -68,8 +70,16 @@ extension Playlist {
             case .moveRequest(let other):
                 followMove(to: other, from: playback, keep: false, live: live)
             case .joinRequest(let other):
-                // Only what plays alone sees one (a group's rules take theirs): it becomes a group of two.
-                followMove(to: other, from: playback, keep: true, live: live)
+                // Only what plays alone sees one (a group's rules take theirs): it becomes a group of two, playing on
+                // when its receiver can (`adopt`), else started again with the other.
+                switch adopt(
+                    other, from: playback, source: source, snapshot: line.playback,
+                    features: receiver.record?.features, live: live)
+                {
+                case .adopted(let group): playback = group
+                case .refused: break
+                case .restart: followMove(to: other, from: playback, keep: true, live: live)
+                }
             case .finished(_, _, .receiverShutdown?):
                 // Not a playback failure: the receiver went away (exit 5, as for a lost connection).
                 if live { output("") }

@@ -78,6 +78,8 @@ final class Playlist: Sendable {
         var positionDate: Double?
         /// The group a source that played on one hands on to the next (`GroupPlayback.carryOver`).
         var carried: GroupPlayback.Carried?
+        /// The receiver that joined what played on alone here into a group of the two (`adopt`).
+        var adopted: ReceiverDescription?
     }
     let controls: Mutex<Controls>
 
@@ -207,6 +209,8 @@ final class Playlist: Sendable {
                 defer { (c.move, c.relocation) = (nil, nil) }
                 return (c.stopping, c.move, c.relocation)
             }
+            // What played alone here played on into a group: the next source starts on the group it hands on.
+            if let adopted = takeAdopted(), members.isEmpty { members = [receiver, adopted] }
             movedFrom = nil
             if let relocation, !stopping, move == nil, outcome == .userExited {
                 movedFrom = relocation.position

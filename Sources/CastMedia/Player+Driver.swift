@@ -9,6 +9,7 @@ extension Player: PlaybackDriver {
         case .resume: resume()
         case .resumeAt(let instant): resume(at: UInt64(max(instant, 0)))
         case .align(let elapsed, let instant): align(elapsed: elapsed, at: UInt64(max(instant, 0)))
+        case .anchor: anchor()
         case .stop: stop()
         case .seek(let position, let exact): seek(to: position, exact: exact)
         case .volume(let volume): setVolume(volume)

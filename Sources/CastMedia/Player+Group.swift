@@ -70,6 +70,28 @@ extension Player {
         emit(.scheduledStart(at: Int64(time), position: position))
     }
 
+    /// Anchors the group's timeline for this member where it plays now (the `anchor` control: a receiver that plays
+    /// alone becomes a member of a group without stopping, docs/multiroom.md): the instant now of its clock
+    /// (CLOCK_MONOTONIC, the clock `align` and a scheduled resume use) and the position its clock gives for that
+    /// instant, as if a scheduled resume had started it there. Its `align`s count from it from now on (a new baseline
+    /// for the rate), and it is reported as a scheduled start is (`scheduledStart`). Nothing is reported while the
+    /// clock stands (paused, seeking, stalled, before its start, a scheduled resume still ahead): the sender then
+    /// falls back to pausing and resuming it in step. Nor while it follows a timeline already (a group's scheduled
+    /// start, an earlier anchor): another anchor would move its origin under the group's `align`s, which any paired
+    /// sender could otherwise do to a group's member. Call from any thread.
+    func anchor() {
+        shared.withLock { state in
+            guard control.current == .playing, state.clockStarted, clock.isRunning, !state.seeking,
+                !state.buffering.rule.isStalled, state.resumeAt == nil, state.alignment == nil
+            else { return }
+            let now = Monotonic.now()
+            let position = clock.position(at: now)
+            guard position.isFinite, position >= 0 else { return }
+            state.alignment = GroupAlignment(media: position, time: now)
+            emit(.scheduledStart(at: Int64(now), position: position))
+        }
+    }
+
     /// Keeps this member in step with its group: at `instant` (CLOCK_MONOTONIC ns) `elapsed` seconds of the group's
     /// clock will have passed since the scheduled resume that began its timeline, so the position should then be where
     /// the timeline began plus `elapsed` × the rate. The clock's rate is trimmed by the rate of this box's clock

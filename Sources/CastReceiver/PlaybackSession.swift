@@ -272,7 +272,7 @@ final class PlaybackSession: Sendable {
                 return
             }
             player.perform(action)
-        case .pause, .resume, .resumeAt, .align, .seek, .subtitles, .audio: player?.perform(action)
+        case .pause, .resume, .resumeAt, .align, .anchor, .seek, .subtitles, .audio: player?.perform(action)
         case .join(let receiver):
             // For the sender that plays here alone: it keeps the group together (docs/multiroom.md).
             try? owner.writer?.send(.event(.joinRequest(receiver: receiver)))

@@ -108,7 +108,8 @@ public final class Receiver: Sendable {
     /// What a sender learns from the advertisement.
     public var serviceRecord: ServiceRecord {
         ServiceRecord(
-            id: id, friendlyName: name, features: [.audio, .video, .mediaConnection, .url], auth: configuration.auth)
+            id: id, friendlyName: name, features: [.audio, .video, .mediaConnection, .url, .anchor],
+            auth: configuration.auth)
     }
 
     /// The port it listens on, once started.

@@ -22,6 +22,8 @@ extension GroupRules {
             /// A member joins while the group plays (or waits paused with it); `lookout`: the receiver it was looked
             /// for as.
             case join(member: Int, purpose: Purpose, lookout: String?)
+            /// A member that plays already is made the group's timeline (`adopt`).
+            case adopt(member: Int)
         }
 
         enum Phase: Sendable, Equatable {
@@ -306,6 +308,10 @@ extension GroupRules {
                 members[index].awaiting = nil  // its position never came: the group stays where it is
                 continue
             }
+            if case .adopt(index) = operation.kind, members[index].awaiting == .anchor {
+                members[index].awaiting = nil  // no anchor came: it plays on, and is resumed in step instead
+                continue
+            }
             members[index].standing = .gone
             members[index].awaiting = nil
             let seconds = Int(timing.readyTimeout)
@@ -352,6 +358,8 @@ extension GroupRules {
             return []
         case .join(let index, _, _):
             return join(index, operation, now: now)
+        case .adopt(let index):
+            return adoptStep(index, operation, now: now)
         }
     }
 

@@ -55,6 +55,9 @@ struct GroupRules: Sendable {
         /// third quickest exchange: twice the exchanges in the 2 s a start waits bring it twice as close
         /// (GroupStartTests).
         var settlingAskInterval: Int64 = 50_000_000
+        /// How long a member that plays alone has to tell where its playback is anchored (`adopt`), seconds: castd
+        /// answers at once; one that does not is paused and resumed in step instead.
+        var anchorTimeout = 2.0
         /// The join requests waiting at once; more are refused.
         var maximumPendingJoins = 4
         /// The controls waiting behind the one under way; more are refused (`.busy`).
@@ -133,6 +136,8 @@ struct GroupRules: Sendable {
         case seek(sawSeeking: Bool)
         /// A seek the member made on its own: its next position.
         case ownSeek
+        /// Where its playback is anchored (`adopt`): a `scheduledStart`.
+        case anchor
     }
 
     /// Where a member is in the group.
@@ -172,6 +177,8 @@ struct GroupRules: Sendable {
         /// The instant (our clock) it was told to resume at last: where its `align`s count from; nil before its first
         /// scheduled start (`startLead` applies to that one, `resumeLead` to the next).
         var anchor: Int64?
+        /// The anchor it reported (`scheduledStart` to an `anchor`): an instant of its clock and the position then.
+        var reportedAnchor: (at: Int64, position: Double)?
     }
 
     /// Where the group is on the media: `position` at `instant` (our clock, ns), moving at `rate`; its answers stay
@@ -310,6 +317,11 @@ struct GroupRules: Sendable {
             members[index].awaiting = .seek(sawSeeking: true)
         case (.seek(true)?, .position) where paused: members[index].awaiting = nil
         case (.ownSeek?, .position): members[index].awaiting = nil
+        case (.anchor?, .scheduledStart(let at, let position)):
+            members[index].reportedAnchor = (at, position)
+            members[index].awaiting = nil
+        case (.anchor?, .playbackState(let state)) where state != .playing:
+            members[index].awaiting = nil  // it stands: no anchor comes
         default: break
         }
     }

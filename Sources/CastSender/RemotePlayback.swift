@@ -208,6 +208,9 @@ public final class RemotePlayback: Sendable {
     /// The receiver's name.
     public var receiverName: String { connection.welcome.name }
 
+    /// The receiver's id as its welcome gave it (what a group keys its members by).
+    var welcomeID: String { connection.welcome.id }
+
     /// How often the sender tells the receiver it is still there while playing (the receiver drops
     /// a session whose sender is silent for its sender timeout, 10 s by default).
     static let heartbeatInterval: Duration = .seconds(2)

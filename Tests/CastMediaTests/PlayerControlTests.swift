@@ -227,6 +227,53 @@ final class PlayerControlTests: XCTestCase {
         XCTAssertEqual(Double(session.capturedSamples().count / 2) / 48_000, 5, accuracy: 0.05)
     }
 
+    /// `anchor` while playing alone (a receiver becoming a group without stopping): the player reports the instant
+    /// it was asked and the position its clock gives for it (`scheduledStart`), and from then on counts `align`s
+    /// from there as from a scheduled resume: one second later, told that one second of the group's clock passed,
+    /// it finds itself on the timeline (a `sync` within 5 ms). Before the anchor an `align` is ignored (no timeline);
+    /// a second anchor reports nothing (it follows a timeline), nor one while paused (its clock stands).
+    func testAnAnchorWhilePlayingIsReportedAndAlignmentsCountFromIt() throws {
+        let (clip, _) = try ControlFixtures.keyFramesEverySecond(video: false)
+        let session = try Session(clip: clip, video: false)
+        try session.waitForPosition(beyond: 1)
+        func syncs() -> [Double] {
+            session.log.events.compactMap { if case .sync(let offset, _, _) = $0 { offset } else { nil } }
+        }
+        func anchors() -> [(at: Int64, position: Double)] {
+            session.log.events.compactMap { if case .scheduledStart(let at, let p) = $0 { (at, p) } else { nil } }
+        }
+        session.player.align(elapsed: 0.5, at: Monotonic.nanoseconds())
+        let before = Int64(Monotonic.nanoseconds())
+        session.player.perform(.anchor)
+        let after = Int64(Monotonic.nanoseconds())
+        func waitFor(_ done: () -> Bool) {
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while !done() && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        waitFor { !anchors().isEmpty }
+        let anchor = try XCTUnwrap(anchors().first, "no scheduledStart for the anchor: \(session.log.events)")
+        XCTAssertTrue((before...after).contains(anchor.at), "the anchor is the instant it was asked")
+        XCTAssertEqual(anchor.position, 1, accuracy: 0.5, "where it plays")
+        XCTAssertEqual(syncs(), [], "an align before the anchor belongs to no timeline")
+
+        Thread.sleep(forTimeInterval: 1)
+        session.player.align(elapsed: 1, at: UInt64(anchor.at) + 1_000_000_000)
+        waitFor { !syncs().isEmpty }
+        let offset = try XCTUnwrap(syncs().first, "the align after the anchor was ignored")
+        print(
+            String(
+                format: "anchor: at %.3f s of the file, 1 s later %.3f ms off the timeline", anchor.position,
+                offset * 1000))
+        XCTAssertEqual(offset, 0, accuracy: 0.005)
+        // It follows a timeline now: a second anchor would move it under the group's aligns.
+        session.player.perform(.anchor)
+
+        session.player.pause()
+        session.player.perform(.anchor)
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(anchors().count, 1, "an anchor while following a timeline, or while paused")
+    }
+
     // MARK: Rate
 
     func testDoubleRatePlaysInHalfTheTimeAtTheSamePitch() throws {

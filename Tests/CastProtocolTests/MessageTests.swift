@@ -43,7 +43,7 @@ final class MessageTests: XCTestCase {
             .control(PlaybackControl(.mute(true))), .control(PlaybackControl(.rate(1.5))),
             .event(.volume(0.5, muted: true)), .event(.rate(2)), .watch, .event(.sync(offset: -0.000036, trim: -92.5)),
             .control(PlaybackControl(.scaling(.aspectFill))), .control(PlaybackControl(.resumeAt(7_000_123_456_789))),
-            .control(PlaybackControl(.align(elapsed: 12.5, at: 7_000_123_456_789))),
+            .control(PlaybackControl(.align(elapsed: 12.5, at: 7_000_123_456_789))), .control(PlaybackControl(.anchor)),
             .thumbnailRequest(ThumbnailRequest(request: 7, times: [1.5, 30], exact: true, maxWidth: 640)),
             .thumbnailRequest(ThumbnailRequest(request: 8, times: [0], exact: false)), .thumbnailCancel,
             .thumbnail(ThumbnailPart(request: 7, index: 1, time: 30, error: "cancelled")),
@@ -409,6 +409,11 @@ final class ServiceRecordTests: XCTestCase {
         let record = ServiceRecord(id: "abcd", friendlyName: "Living Room", features: [.audio, .video], auth: .none)
         XCTAssertEqual(record.txt, ["v": "1", "id": "abcd", "fn": "Living Room", "ft": "0x3", "auth": "none"])
         XCTAssertEqual(ServiceRecord(txt: record.txt), record)
+        // castd's: bit 4 says it tells where a lone playback is anchored (`anchor`).
+        let castd = ServiceRecord(
+            id: "abcd", friendlyName: "x", features: [.audio, .video, .mediaConnection, .url, .anchor], auth: .none)
+        XCTAssertEqual(castd.txt["ft"], "0x1F")
+        XCTAssertEqual(ServiceRecord(txt: castd.txt)?.features.contains(.anchor), true)
     }
 
     func testIncompleteOrMalformedTXTIsNotAReceiver() {

@@ -14,15 +14,12 @@ final class MoveAloneTests: LabTestCase {
     /// Bytes per second of the capture: S16 stereo at 48 kHz.
     let rate = 192_000.0
 
-    /// When a stretch of sound began on this process's clock: the earliest of `arrival − bytes before it / rate` over
-    /// its reads (a read arrives no earlier than its bytes were played), `from` being the stretch's first byte.
-    private func origin(of reads: ArraySlice<FIFOCapture.Read>, from: Int) -> Double {
-        reads.map { Double($0.arrival) / 1e9 - Double($0.total - from) / rate }.min() ?? .nan
-    }
-
     /// The kitchen plays alone; `cast move Kitchen --to "Living Room" --keep` 3 s in: the living room joins and the two
-    /// play the rest of the file as a group, in step, from where the kitchen was (the kitchen starts again there with
-    /// the living room, after a pause: the figure is printed), and `cast send` ends with playbackEnded, exit 0.
+    /// play the rest of the file as a group, and `cast send` ends with playbackEnded, exit 0. The kitchen's castd
+    /// tells where its playback is anchored, so it plays on into the group (before the anchor it stopped and started
+    /// again with the living room, pausing 0.44-0.48 s): its sound has no pause and plays each part of the file once.
+    /// AdoptTests measures how close the two are and how still the kitchen's stream stays; a castd without the anchor
+    /// still gets the restart (`Playlist.followMove(keep:)`).
     func testAReceiverAloneBecomesAGroupOfTwoWithKeep() throws {
         let kitchen = try startCapturingRoom("Kitchen", on: .room1, folder: "kitchen")
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
@@ -39,41 +36,36 @@ final class MoveAloneTests: LabTestCase {
         XCTAssertNotNil(
             sender.waitForLine(containing: "cast: Living Room joins: Kitchen and Living Room play as a group from"),
             "\(sender.output)")
-        let status = try castOnPhone(["status", "Kitchen", "--json"])
-        let object = try XCTUnwrap(
-            JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
-        XCTAssertEqual(object["state"] as? String, "playing", status.stdout)
-        XCTAssertEqual(Set(object["group"] as? [String] ?? []), ["Kitchen", "Living Room"], status.stdout)
+        for room in ["Kitchen", "Living Room"] {
+            let status = try castOnPhone(["status", room, "--json"])
+            let object = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
+            XCTAssertEqual(object["state"] as? String, "playing", status.stdout)
+            // The group's names come with a member's `play`: the kitchen's was its own, alone.
+            if room == "Living Room" {
+                XCTAssertEqual(Set(object["group"] as? [String] ?? []), ["Kitchen", "Living Room"], status.stdout)
+            }
+        }
         XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
         XCTAssertTrue(sender.output.contains("finished: playbackEnded"), "\(sender.output)")
         XCTAssertFalse(sender.output.contains("finished: userExited"), "\(sender.output)")
 
         let kitchenReads = kitchen.capture.stop(atLeast: 0)
         let livingReads = living.capture.stop(atLeast: 0)
-        // The kitchen's pause: its longest silence between two reads.
-        let pause = try XCTUnwrap(
-            kitchenReads.indices.dropFirst().max {
-                kitchenReads[$0].arrival - kitchenReads[$0 - 1].arrival
-                    < kitchenReads[$1].arrival - kitchenReads[$1 - 1].arrival
-            }, "the kitchen wrote once")
-        let reached = Double(kitchenReads[pause - 1].total) / rate
-        let livingTotal = try XCTUnwrap(livingReads.last, "the living room wrote nothing").total
-        let started = Double(seconds) - Double(livingTotal) / rate
-        let restarted = Double(seconds) - Double(kitchenReads.last!.total - kitchenReads[pause - 1].total) / rate
-        let kitchenOrigin = origin(of: kitchenReads[pause...], from: kitchenReads[pause - 1].total)
-        let livingOrigin = origin(of: livingReads[...], from: 0)
-        let gap = Double(kitchenReads[pause].arrival - kitchenReads[pause - 1].arrival) / 1e9
+        let longest =
+            kitchenReads.indices.dropFirst().map {
+                Double(kitchenReads[$0].arrival - kitchenReads[$0 - 1].arrival) / 1e9
+            }.max() ?? .nan
+        let kitchenPlayed = Double(kitchenReads.last?.total ?? 0) / rate
+        let livingPlayed = Double(livingReads.last?.total ?? 0) / rate
         print(
             String(
                 format:
-                    "move --keep alone: the kitchen wrote up to %.3f s, then both played from %.3f s (the living room) "
-                    + "and %.3f s (the kitchen), %.2f ms apart; the kitchen paused %.0f ms",
-                reached, started, restarted, (livingOrigin - kitchenOrigin) * 1000, gap * 1000))
-        XCTAssertEqual(started, reached, accuracy: 0.5, "the group did not start where the kitchen was")
-        XCTAssertEqual(restarted, started, accuracy: 0.05, "the two did not play the same part of the file")
-        // In step: the same instant for the same place in the file (GroupTests measures how close; a restart of each
-        // on its own would be tens of milliseconds apart or more).
-        XCTAssertEqual(livingOrigin, kitchenOrigin, accuracy: 0.01, "the two do not play in step")
+                    "move --keep alone: the kitchen played %.3f s, its longest silence %.0f ms; the living room %.3f s",
+                kitchenPlayed, longest * 1000, livingPlayed))
+        XCTAssertEqual(kitchenPlayed, Double(seconds), accuracy: 0.05, "the kitchen played a part of the file twice")
+        XCTAssertLessThan(longest, 0.2, "the kitchen paused")
+        XCTAssertGreaterThan(livingPlayed, 5, "the living room played the rest of the file")
     }
 
     /// `cast join "Living Room" --to Kitchen` while the kitchen plays alone does the same (a group of two), and the

@@ -225,7 +225,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     func perform(_ action: PlaybackControl.Action) {
         switch action {
         case .stop: return stop()
-        case .scaling, .join, .skip, .move, .resumeAt, .align: return
+        case .scaling, .join, .skip, .move, .resumeAt, .align, .anchor: return
         case .pause:
             state.withLock { state in
                 state.playing = false

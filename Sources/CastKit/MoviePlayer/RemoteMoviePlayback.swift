@@ -186,7 +186,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
         switch action {
         case .stop: stop()
         case .scaling: break
-        case .join, .skip, .move: break  // a movie plays on one receiver, alone
+        case .join, .skip, .move, .anchor: break  // a movie plays on one receiver, alone
         case .pause, .resume, .resumeAt, .align, .seek, .rate, .volume, .mute, .accessLog, .subtitles, .audio:
             control(action)
         }

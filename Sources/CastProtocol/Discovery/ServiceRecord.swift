@@ -14,6 +14,9 @@ public struct Features: OptionSet, Sendable, Hashable {
     public static let mediaConnection = Features(rawValue: 1 << 2)
     /// Opens http(s) URLs itself.
     public static let url = Features(rawValue: 1 << 3)
+    /// Tells where its playback is anchored (the `anchor` control): a receiver that plays alone joins a group
+    /// without stopping.
+    public static let anchor = Features(rawValue: 1 << 4)
 }
 
 /// The TXT record of a receiver's advertisement: what a sender learns before connecting.

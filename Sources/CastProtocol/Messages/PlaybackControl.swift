@@ -21,6 +21,13 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         /// last scheduled resume (`resumeAt`). The receiver trims its clock's rate (at most ±0.1 %) so that its
         /// position follows the group's (docs/multiroom.md); ignored unless a scheduled resume started the playback.
         case align(elapsed: Double, at: Int64)
+        /// Asks a receiver that plays (alone) where its playback is anchored (wire: `anchor`, no field): it answers
+        /// with the event `scheduledStart` (an instant of its CLOCK_MONOTONIC and the media position it presents then,
+        /// at its rate), and from then on counts its `align`s from that instant, as if a scheduled resume had started
+        /// it there: how a receiver that plays alone becomes a group without stopping (docs/multiroom.md). Only a
+        /// receiver that advertises `Features.anchor` knows it; one that does not play, or stands (paused, seeking,
+        /// stalled), answers nothing.
+        case anchor
         /// Stop; the session finishes with `userExited`.
         case stop
         /// Seek to a position in seconds: `exact` shows the frame at that time (decoding forward
@@ -60,6 +67,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
             case .pause: "pause"
             case .resume, .resumeAt: "resume"
             case .align: "align"
+            case .anchor: "anchor"
             case .stop: "stop"
             case .seek: "seek"
             case .volume: "volume"
@@ -99,7 +107,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(action.word, forKey: .action)
         switch action {
-        case .pause, .resume, .stop, .accessLog: break
+        case .pause, .resume, .stop, .accessLog, .anchor: break
         case .resumeAt(let instant): try c.encode(instant, forKey: .at)
         case .align(let elapsed, let instant):
             try c.encode(elapsed, forKey: .elapsed)
@@ -144,6 +152,7 @@ public struct PlaybackControl: Codable, Sendable, Equatable {
                 throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "a negative instant")
             }
             action = .align(elapsed: try bounded(.elapsed, Self.positions), at: instant)
+        case "anchor": action = .anchor
         case "stop": action = .stop
         case "accessLog": action = .accessLog
         case "seek":

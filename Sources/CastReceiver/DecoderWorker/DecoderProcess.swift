@@ -136,7 +136,8 @@ final class DecoderProcess: PlaybackDriver, Sendable {
             }
             if !before { send(action) }
         case .stop: stop()
-        case .pause, .resume, .resumeAt, .align, .seek, .rate, .accessLog, .scaling, .subtitles, .audio: send(action)
+        case .pause, .resume, .resumeAt, .align, .anchor, .seek, .rate, .accessLog, .scaling, .subtitles, .audio:
+            send(action)
         case .join, .skip, .move: break  // the session passes it on to its sender; the worker has no group or queue
         }
     }

@@ -474,7 +474,7 @@ final class SpeakerStream: Sendable {
                     muted = on
                     if volume == nil { volume = 1 }
                     emitVolume()
-                case .rate, .accessLog, .scaling, .subtitles, .audio, .align, .join, .skip, .move:
+                case .rate, .accessLog, .scaling, .subtitles, .audio, .align, .anchor, .join, .skip, .move:
                     // A speaker has no engine access log, no picture to scale and no subtitles; it needs no `align`
                     // (its stream is paced by our clock, which is its timing server's) and passes on no joins.
                     continue

@@ -76,21 +76,28 @@ public struct AirPlayEventAnswerReader: Sendable {
     /// The most bytes of an answer's body (an Apple client sends none).
     public static let maximumBodyLength = 64 * 1024
 
+    /// The start of a head that has not ended yet (at most `maximumHeadLength` + 3 bytes).
     private var pending: [UInt8] = []
     /// The answer being read: its status, and the body bytes still to skip.
     private var current: (status: Int, bodyLeft: Int)?
 
     public init() {}
 
-    /// Takes `bytes` and returns the status codes of the answers they completed, in order.
+    /// The bytes held for a head not ended yet.
+    public var bufferedByteCount: Int { pending.count }
+
+    /// Takes `bytes` and returns the status codes of the answers they completed, in order. Each byte is looked at
+    /// about once: a body is skipped where it lies, and a head's end is looked for only in what arrived since.
     /// - Throws: ``HTTPRequestError`` when the bytes are not an HTTP/1.x answer, or one over the limits.
     public mutating func feed(_ bytes: [UInt8]) throws(HTTPRequestError) -> [Int] {
-        pending += bytes
         var completed: [Int] = []
+        var searchFrom = max(0, pending.count - 3)
+        var input = pending.isEmpty ? bytes[...] : (pending + bytes)[...]
+        pending = []
         while true {
             if var answer = current {
-                let skipped = min(answer.bodyLeft, pending.count)
-                pending.removeFirst(skipped)
+                let skipped = min(answer.bodyLeft, input.count)
+                input = input.dropFirst(skipped)
                 answer.bodyLeft -= skipped
                 guard answer.bodyLeft == 0 else {
                     current = answer
@@ -98,25 +105,30 @@ public struct AirPlayEventAnswerReader: Sendable {
                 }
                 completed.append(answer.status)
                 current = nil
+                searchFrom = 0
             }
-            guard let end = Self.headEnd(in: pending) else {
-                guard pending.count <= Self.maximumHeadLength else {
+            if input.isEmpty { return completed }
+            guard let end = Self.headEnd(in: input, from: input.startIndex + searchFrom) else {
+                guard input.count <= Self.maximumHeadLength + 3 else {
                     throw HTTPRequestError(.headerFieldsTooLarge, "an event answer's head is over 16 KiB")
                 }
+                pending = Array(input)
                 return completed
             }
-            guard end <= Self.maximumHeadLength else {
+            guard end - input.startIndex <= Self.maximumHeadLength else {
                 throw HTTPRequestError(.headerFieldsTooLarge, "an event answer's head is over 16 KiB")
             }
-            current = try Self.parseHead(pending[..<end])
-            pending.removeFirst(end + 4)
+            current = try Self.parseHead(input[input.startIndex..<end])
+            input = input[(end + 4)...]
+            searchFrom = 0
         }
     }
 
-    /// Where the head ends (the index of its CR LF CR LF), nil while it has not arrived.
-    private static func headEnd(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
+    /// Where the head ends in `bytes` (the index of its CR LF CR LF), looking from `start`; nil while it has not
+    /// arrived.
+    private static func headEnd(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        guard bytes.count >= 4, start <= bytes.endIndex - 4 else { return nil }
+        for index in start...(bytes.endIndex - 4)
         where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
             return index
         }

@@ -18,6 +18,11 @@ final class AirPlayEventChannelTests: LabTestCase {
         import socket, sys, threading, time
         host, port, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
         sid = "9F3E5C2A-0000-4000-8000-00000000AB01"
+        printing = threading.Lock()
+        def say(*words):
+            with printing:
+                sys.stdout.write(" ".join(str(w) for w in words) + "\\n")
+                sys.stdout.flush()
         def read_head(f):
             first, length = f.readline().decode().strip(), 0
             while True:
@@ -60,17 +65,17 @@ final class AirPlayEventChannelTests: LabTestCase {
                 r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nConnection: Upgrade\\r\\n"
                     "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n" % sid).encode())
                 rf = r.makefile("rb")
-                print("reverse:", read_head(rf)[0], flush=True)
+                say("reverse:", read_head(rf)[0])
                 states = []
                 def events():
                     while True:
                         line, length = read_head(rf)
                         if not line:
-                            print("closed", flush=True); return
+                            say("closed"); return
                         body = rf.read(length).decode()
                         state = body.split("<key>state</key><string>")[1].split("<")[0]
                         reason = body.split("<key>reason</key><string>")[1].split("<")[0] if "reason" in body else "-"
-                        print("event:", line, state, reason, flush=True)
+                        say("event:", line, state, reason)
                         states.append(state)
                         r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
                         if state == "stopped": return
@@ -78,15 +83,15 @@ final class AirPlayEventChannelTests: LabTestCase {
                 def wait_for(state, count):
                     deadline = time.monotonic() + 20
                     while states.count(state) < count and time.monotonic() < deadline: time.sleep(0.05)
-                print("play:", play(), flush=True)
+                say("play:", play())
                 wait_for("playing", 1)
-                print("pause:", request("POST /rate?value=0 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
+                say("pause:", request("POST /rate?value=0 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0])
                 wait_for("paused", 1)
-                print("resume:", request("POST /rate?value=1 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
+                say("resume:", request("POST /rate?value=1 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0])
                 wait_for("playing", 2)
-                print("faster:", request("POST /rate?value=2 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0], flush=True)
+                say("faster:", request("POST /rate?value=2 HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)[0])
                 listener.join(30)
-                print("done", flush=True)
+                say("done")
                 """
         let result = try runCommand(
             [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(port), url],
@@ -118,13 +123,13 @@ final class AirPlayEventChannelTests: LabTestCase {
             Self.client + """
                 r = socket.create_connection((host, port), timeout=40)
                 r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid).encode())
-                print("play:", play(), flush=True)
+                say("play:", play())
                 seen, deadline = False, time.monotonic() + 30
                 while time.monotonic() < deadline:
                     _, info = request("GET /playback-info HTTP/1.1\\r\\nX-Apple-Session-ID: %s\\r\\n\\r\\n" % sid)
                     if b"duration" in info: seen = True
                     elif seen:
-                        print("ended", flush=True); break
+                        say("ended"); break
                     time.sleep(0.2)
                 """
         let started = Date()

@@ -70,6 +70,18 @@ private func checkRoute(_ request: HTTPRequest) {
     case .rate(let r): invariant(r == 0 || AirPlayRequest.rates.contains(r), "rate \(r)")
     case .seek(let s): invariant(s.isFinite && s >= 0, "seek \(s)")
     case .playbackInfo, .scrubInfo, .stop, .serverInfo: break
+    case .reverse(let id):
+        invariant(request.path == "/reverse", "reverse from \(request.path)")
+        invariant(request.header("Upgrade")?.lowercased() == "ptth/1.0", "reverse without PTTH")
+        invariant(
+            (1...AirPlayPlayRequest.maximumSessionIDLength).contains(id.utf8.count)
+                && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "reverse for session \(id.debugDescription)")
+        // castd's events for it are requests our own parser reads back whole.
+        var parser = HTTPRequestParser()
+        parser.feed(AirPlayEvent(state: .playing).request(sessionID: id))
+        let event = try? parser.nextRequest()
+        invariant(
+            event?.path == "/event" && event?.header("X-Apple-Session-ID") == id, "an event that does not parse")
     }
 }
 

@@ -16,7 +16,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .buffered(let playable, let ahead, let linkRate, let wait):
         invariant(playable.isFinite && ahead.isFinite && playable >= 0 && ahead >= 0, "buffered \(playable) \(ahead)")
         invariant(
-            [linkRate, wait].allSatisfy { ($0 ?? 0).isFinite && ($0 ?? 0) >= 0 }, "link rate \(linkRate) wait \(wait)")
+            [linkRate, wait].allSatisfy { ($0 ?? 0).isFinite && ($0 ?? 0) >= 0 },
+            "link rate \(String(describing: linkRate)) wait \(String(describing: wait))")
     case .metadata(let metadata):
         invariant(metadata.items.count <= TimedMetadata.maximumItems, "\(metadata.items.count) metadata items")
         invariant(

@@ -24,12 +24,13 @@ final class ScreenMirroringTests: XCTestCase {
 
     /// What the delegate and the notifications said, in order.
     private final class Recorder: ScreenMirroringDelegate, @unchecked Sendable {
-        // Invariant: `lock` guards `states`, `errors` and `notified`; the observers are added in init and removed in
+        // Invariant: `lock` guards `states`, `errors`, `notified` and `notes`; the observers are added in init and removed in
         // deinit only.
         private let lock = NSLock()
         private var states: [ScreenMirroring.State] = []
         private var errors: [CastError] = []
         private var notified: [Notification.Name] = []
+        private var notes: [String] = []
         private var observers: [any NSObjectProtocol] = []
 
         init(_ mirroring: ScreenMirroring) {
@@ -53,6 +54,12 @@ final class ScreenMirroringTests: XCTestCase {
         func screenMirroring(_ mirroring: ScreenMirroring, didFailWithError error: CastError) {
             lock.withLock { errors.append(error) }
         }
+
+        func screenMirroring(_ mirroring: ScreenMirroring, didNote note: String) {
+            lock.withLock { notes.append(note) }
+        }
+
+        var noted: [String] { lock.withLock { notes } }
 
         var seen: (states: [ScreenMirroring.State], errors: [CastError], notified: [Notification.Name]) {
             lock.withLock { (states, errors, notified) }
@@ -96,6 +103,42 @@ final class ScreenMirroringTests: XCTestCase {
         XCTAssertTrue(
             receiver.output.contains { $0.contains("finished") }, "castd ends the session: \(receiver.output.suffix(5))"
         )
+    }
+
+    /// What the helper notes reaches the program: here a display without MIT-SHM, read through its socket (mirroring
+    /// goes on), told to the delegate and posted with its text; the figures name the encoder.
+    func testTheHelpersNotesReachTheDelegate() throws {
+        let receiver = try LoopbackReceiver(stateDirectory: folder.appendingPathComponent("state").path)
+        self.receiver = receiver
+        let unshared = try VirtualDisplay.start(extraArguments: ["-extension", "MIT-SHM"])
+        defer { unshared.stop() }
+        let mirroring = mirroring(display: unshared.display)
+        let recorder = Recorder(mirroring)
+        let posted = Flag()
+        let observer = NotificationCenter.default.addObserver(
+            forName: .screenMirroringDidNote, object: mirroring, queue: nil
+        ) { note in
+            if (note.userInfo?[ScreenMirroring.noteUserInfoKey] as? String)?.contains("no MIT-SHM") == true {
+                posted.set()
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try mirroring.start(on: receiver.description)
+        XCTAssertTrue(
+            waitUntil(timeout: 20) { mirroring.currentState == .mirroring },
+            "\(mirroring.currentState) \(receiver.output)")
+        XCTAssertTrue(
+            recorder.noted.contains(
+                "the X11 display shares no memory with this process (no MIT-SHM): the screen comes through its socket"),
+            "\(recorder.noted)")
+        XCTAssertTrue(posted.isSet)
+        XCTAssertTrue(waitUntil(timeout: 10) { mirroring.figures != nil })
+        XCTAssertTrue(
+            ["libx264", "h264_vaapi"].contains(mirroring.figures?.encoder ?? ""),
+            "\(String(describing: mirroring.figures))")
+        mirroring.stop()
+        XCTAssertTrue(
+            waitUntil(timeout: 20) { mirroring.currentState == .ended(.userExited) }, "\(mirroring.currentState)")
     }
 
     /// No display to capture: `start` throws a usage error, the delegate hears it, the state says it ended in error.

@@ -12,11 +12,16 @@ public protocol ScreenMirroringDelegate: AnyObject, Sendable {
     /// Mirroring failed on a receiver (the screen capture, the receiver's decoder, the connection); the state changes
     /// to `.ended(.playbackError)` once every receiver ended.
     func screenMirroring(_ mirroring: ScreenMirroring, didFailWithError error: CastError)
+    /// The capture or the encoder noted something the user may want to know, in words, as `cast mirror` prints it: a
+    /// display without MIT-SHM read through its socket, VA-API not used and why, the pointer not followed, the sound
+    /// capture that stopped. Mirroring goes on.
+    func screenMirroring(_ mirroring: ScreenMirroring, didNote note: String)
 }
 
 extension ScreenMirroringDelegate {
     public func screenMirroringDidChangeState(_ mirroring: ScreenMirroring) {}
     public func screenMirroring(_ mirroring: ScreenMirroring, didFailWithError error: CastError) {}
+    public func screenMirroring(_ mirroring: ScreenMirroring, didNote note: String) {}
 }
 
 /// Shows this X11 screen, or one window of it, on receivers, live, as `cast mirror` does (a presentation program puts
@@ -55,6 +60,8 @@ public final class ScreenMirroring: Sendable {
         public var picturesPerSecond: Double
         /// Bits a second sent.
         public var bitRate: Int
+        /// The encoder in use: `libx264`, or `h264_vaapi` on a GPU.
+        public var encoder: String
     }
 
     /// The display captured (nil: `$DISPLAY`), the window (an X11 window id; nil: the whole screen), pictures a
@@ -174,15 +181,17 @@ public final class ScreenMirroring: Sendable {
             session.screen = screen
             session.playbacks = playbacks
         }
+        noted(([screen.encoderNote].compactMap { $0 }) + screen.notes, generation: generation)
         startDetachedThread(name: "CastKit mirror figures") { [weak self] in
             while let figures = screen.nextFigures() {
                 self?.state.withLock { session in
                     if session.generation == generation {
                         session.figures = Figures(
                             width: figures.width, height: figures.height, picturesPerSecond: figures.fps,
-                            bitRate: figures.bitRate)
+                            bitRate: figures.bitRate, encoder: figures.encoder)
                     }
                 }
+                self?.noted(figures.notes, generation: generation)
             }
         }
         for (index, playback) in playbacks.enumerated() {
@@ -275,6 +284,18 @@ public final class ScreenMirroring: Sendable {
         changed()
     }
 
+    /// Tells the delegate and posts each of `notes`, while mirroring `generation` is the one under way.
+    private func noted(_ notes: [String], generation: Int) {
+        for note in notes {
+            guard let delegate = state.withLock({ $0.generation == generation ? Optional($0.delegate) : nil }) else {
+                return
+            }
+            delegate?.screenMirroring(self, didNote: note)
+            NotificationCenter.default.post(
+                name: .screenMirroringDidNote, object: self, userInfo: [Self.noteUserInfoKey: note])
+        }
+    }
+
     private func changed() {
         state.withLock { $0.delegate }?.screenMirroringDidChangeState(self)
         NotificationCenter.default.post(name: .screenMirroringStateDidChange, object: self)
@@ -282,6 +303,8 @@ public final class ScreenMirroring: Sendable {
 
     /// The key of a `.screenMirroringDidFail` notification's `CastError`.
     public static let errorUserInfoKey = "error"
+    /// The key of a `.screenMirroringDidNote` notification's text (a `String`).
+    public static let noteUserInfoKey = "note"
 }
 
 extension Notification.Name {
@@ -290,4 +313,7 @@ extension Notification.Name {
     /// Screen mirroring failed on a receiver. Object: the mirroring; userInfo: `ScreenMirroring.errorUserInfoKey` (a
     /// `CastError`).
     public static let screenMirroringDidFail = Notification.Name("ScreenMirroringDidFail")
+    /// The capture or the encoder noted something (`ScreenMirroringDelegate.screenMirroring(_:didNote:)`). Object:
+    /// the mirroring; userInfo: `ScreenMirroring.noteUserInfoKey` (a `String`).
+    public static let screenMirroringDidNote = Notification.Name("ScreenMirroringDidNote")
 }

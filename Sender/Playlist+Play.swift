@@ -214,3 +214,22 @@ extension GroupPlayback: FollowedPlayback {
     func lostMessage(_ error: CastError) -> String { "lost every receiver of the group: \(error.message)" }
     func carriedGroup() -> GroupPlayback.Carried? { carryOver() }
 }
+
+extension Playlist {
+    /// Carries out what a key (or a request from elsewhere) asks for on whatever plays now.
+    func carryOut(_ action: LiveViewRules.Action) {
+        let playback = controls.withLock { c -> (any FollowedPlayback)? in
+            switch action {
+            case .quit: c.stopping = true
+            case .skip(let move): c.move = move
+            case .control, .ignore: break
+            }
+            return c.playback
+        }
+        switch action {
+        case .control(let control): try? playback?.control(control)
+        case .quit, .skip: try? playback?.control(.stop)
+        case .ignore: break
+        }
+    }
+}

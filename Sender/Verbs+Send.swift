@@ -271,23 +271,6 @@ final class Playlist: Sendable {
         }
     }
 
-    /// Carries out what a key (or a request from elsewhere) asks for on whatever plays now.
-    func carryOut(_ action: LiveViewRules.Action) {
-        let playback = controls.withLock { c -> (any FollowedPlayback)? in
-            switch action {
-            case .quit: c.stopping = true
-            case .skip(let move): c.move = move
-            case .control, .ignore: break
-            }
-            return c.playback
-        }
-        switch action {
-        case .control(let control): try? playback?.control(control)
-        case .quit, .skip: try? playback?.control(.stop)
-        case .ignore: break
-        }
-    }
-
     private func credentials() throws(CastError) -> (username: String, password: String)? {
         guard let text = arguments.options["user"] else { return nil }
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {

@@ -27,18 +27,7 @@ final class AdoptTests: LabTestCase {
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living", shift: 7)
         let seconds = 12
         let clip = try beeps(seconds: seconds)
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 3 * self.rate }, "\(sender.output)")
-
-        let asked = Double(MonotonicClock.nanoseconds()) / 1e9
-        let kept = try castOnPhone(["move", "Kitchen", "--to", "Living Room", "--keep"])
-        XCTAssertEqual(kept.status, 0, kept.stderr)
-        XCTAssertEqual(kept.stdout, "Living Room plays in the group of Kitchen\n")
-        XCTAssertNotNil(
-            sender.waitForLine(containing: "cast: Living Room joins: Kitchen and Living Room play as a group from"),
-            "\(sender.output)")
+        let (sender, asked) = try playOnKitchenThenKeepItWithTheLivingRoom(kitchen, clip: clip)
         XCTAssertTrue(sender.output.contains { $0.hasSuffix("(Kitchen plays on)") }, "\(sender.output)")
         let status = try castOnPhone(["status", "Living Room", "--json"])
         let object = try XCTUnwrap(

@@ -25,17 +25,7 @@ final class MoveAloneTests: LabTestCase {
         let living = try startCapturingRoom("Living Room", on: .room2, folder: "living")
         let seconds = 12
         let clip = try beeps(seconds: seconds)
-        let sender = try lab.start(
-            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
-            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
-        XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 3 * self.rate }, "\(sender.output)")
-
-        let kept = try castOnPhone(["move", "Kitchen", "--to", "Living Room", "--keep"])
-        XCTAssertEqual(kept.status, 0, kept.stderr)
-        XCTAssertEqual(kept.stdout, "Living Room plays in the group of Kitchen\n")
-        XCTAssertNotNil(
-            sender.waitForLine(containing: "cast: Living Room joins: Kitchen and Living Room play as a group from"),
-            "\(sender.output)")
+        let (sender, _) = try playOnKitchenThenKeepItWithTheLivingRoom(kitchen, clip: clip)
         for room in ["Kitchen", "Living Room"] {
             let status = try castOnPhone(["status", room, "--json"])
             let object = try XCTUnwrap(

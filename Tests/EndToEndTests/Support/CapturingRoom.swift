@@ -1,3 +1,4 @@
+import CastBase
 import CastTestSupport
 import Foundation
 import XCTest
@@ -37,5 +38,29 @@ extension LabTestCase {
         let port = try daemon.listeningPort()
         if advertised { XCTAssertNotNil(daemon.waitForLine(containing: "advertised as"), "\(daemon.output)") }
         return CapturingRoom(name: name, daemon: daemon, capture: capture, port: port)
+    }
+}
+
+extension LabTestCase {
+    /// `clip` played on the kitchen alone (`cast send CLIP --to Kitchen` on the phone) until 3 s of it came out of its
+    /// capture, then `cast move Kitchen --to "Living Room" --keep` and the sender's word that the two play as a group:
+    /// where MoveAloneTests and AdoptTests begin. The sender (still playing), and when the move was asked
+    /// (CLOCK_MONOTONIC seconds).
+    func playOnKitchenThenKeepItWithTheLivingRoom(_ kitchen: CapturingRoom, clip: String) throws -> (
+        sender: Daemon, asked: Double
+    ) {
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Kitchen"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        // S16 stereo at 48 kHz: 192 000 bytes a second.
+        XCTAssertTrue(waitUntil(timeout: 30) { Double(kitchen.capture.total) >= 3 * 192_000 }, "\(sender.output)")
+        let asked = Double(MonotonicClock.nanoseconds()) / 1e9
+        let kept = try castOnPhone(["move", "Kitchen", "--to", "Living Room", "--keep"])
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertEqual(kept.stdout, "Living Room plays in the group of Kitchen\n")
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "cast: Living Room joins: Kitchen and Living Room play as a group from"),
+            "\(sender.output)")
+        return (sender, asked)
     }
 }

@@ -43,17 +43,10 @@ final class AirPlayEventChannelTests: LabTestCase {
         """
 
     /// castd with AirPlay video on a free port, and the URL of a `seconds` clip served from the phone.
-    private func startReceiverAndServe(seconds: Int) throws -> (receiver: Daemon, port: Substring, url: String) {
+    private func startReceiverAndServe(seconds: Int) throws -> (receiver: Daemon, port: UInt16, url: String) {
         let clip = try Media.clip("events-\(seconds).mp4", seconds: seconds)
-        let (receiver, _) = try lab.startRecordingReceiver(
-            work: work, extra: ["--airplay-video", "--airplay-port", "0"])
-        let line = try XCTUnwrap(receiver.waitForLine(containing: "AirPlay video on port"), "\(receiver.output)")
-        let port = try XCTUnwrap(line.split(separator: " ").drop { $0 != "port" }.dropFirst().first, line)
-        let server = try lab.start(on: .phone, ["python3", URLTests.serverScript, Media.folder.path, "0"])
-        let served = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
-        let url =
-            "http://\(lab.address(.phone)):\(try XCTUnwrap(served.split(separator: " ").last))/"
-            + URL(fileURLWithPath: clip).lastPathComponent
+        let (receiver, port, _) = try lab.startAirPlayReceiver(work: work)
+        let url = try lab.serveOnPhone() + "/" + URL(fileURLWithPath: clip).lastPathComponent
         return (receiver, port, url)
     }
 

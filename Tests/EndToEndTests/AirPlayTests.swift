@@ -25,14 +25,7 @@ final class AirPlayTests: XCTestCase {
 
     /// castd recording what it plays (see `startRecordingReceiver`), with AirPlay video on a free port.
     private func startReceiver(extra: [String] = []) throws {
-        (receiver, _) = try lab.startRecordingReceiver(
-            work: work, extra: ["--airplay-video", "--airplay-port", "0"] + extra)
-        let line = try XCTUnwrap(receiver.waitForLine(containing: "AirPlay video on port"), "\(receiver.output)")
-        let words = line.split(separator: " ")
-        airPlayPort = try XCTUnwrap(words.drop { $0 != "port" }.dropFirst().first.flatMap { UInt16($0) }, line)
-        deviceID = try XCTUnwrap(
-            words.drop { $0 != "(deviceid" }.dropFirst().first.map { String($0.dropLast(2)) }, line)
-        XCTAssertNotNil(receiver.waitForLine(containing: "(_airplay._tcp) on mDNS"), "\(receiver.output)")
+        (receiver, airPlayPort, deviceID) = try lab.startAirPlayReceiver(work: work, extra: extra)
     }
 
     /// The atvremote of the cached pyatv virtualenv (made on first use, from PyPI).
@@ -52,13 +45,6 @@ final class AirPlayTests: XCTestCase {
             "--protocol", "airplay", "--id", deviceID, "--service-properties", ";features=0x1;deviceid=\(deviceID)",
             "play_url=\(url)",
         ]
-    }
-
-    /// Starts the http server on the phone for the test clips; returns the base URL (`http://ADDR:PORT`).
-    private func serve() throws -> String {
-        let server = try lab.start(on: .phone, ["python3", URLTests.serverScript, Media.folder.path, "0"])
-        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
-        return "http://\(lab.address(.phone)):\(try XCTUnwrap(line.split(separator: " ").last))"
     }
 
     private func watch() throws -> Daemon {
@@ -346,7 +332,7 @@ final class AirPlayTests: XCTestCase {
         XCTAssertNotNil(receiver.waitForLine(containing: "this box's own address"), "\(receiver.output)")
 
         // A URL on the phone's LAN address plays, through the proxy.
-        let (playStatus, info) = try playAndPoll("\(try serve())/movie.mp4")
+        let (playStatus, info) = try playAndPoll("\(try lab.serveOnPhone())/movie.mp4")
         XCTAssertTrue(playStatus.hasPrefix("HTTP/1.1 200 "), playStatus)
         XCTAssertTrue(info.contains("duration"), info)
         XCTAssertFalse(info.contains("error"), info)
@@ -490,7 +476,7 @@ final class AirPlayTests: XCTestCase {
         _ = try Media.clip("long.mp4", seconds: 20)
         try startReceiver()
         let (listener, port) = try startBoxListener()
-        let url = "\(try serve())/long.mp4"
+        let url = "\(try lab.serveOnPhone())/long.mp4"
         let phonePort = try XCTUnwrap(url.split(separator: ":").last?.split(separator: "/").first)
         // The client keeps its connection (its session ends with it), polling as an iPhone does.
         let client = try lab.start(
@@ -540,7 +526,7 @@ final class AirPlayTests: XCTestCase {
         let clip = try Media.clip("movie.mp4")
         let atvremote = try atvremote()
         try startReceiver()
-        let url = "\(try serve())/movie.mp4"
+        let url = "\(try lab.serveOnPhone())/movie.mp4"
         let watcher = try watch()
 
         let result = try lab.run(on: .phone, playURLArguments(atvremote, url), timeout: 60)
@@ -603,7 +589,7 @@ final class AirPlayTests: XCTestCase {
         _ = try Media.clip("long.mp4", seconds: 20)
         let atvremote = try atvremote()
         try startReceiver()
-        let url = "\(try serve())/long.mp4"
+        let url = "\(try lab.serveOnPhone())/long.mp4"
         let watcher = try watch()
         let client = try lab.start(on: .phone, playURLArguments(atvremote, url))
         XCTAssertNotNil(watcher.waitForLine(containing: #""state":"playing""#, timeout: 15), "\(watcher.output)")
@@ -749,7 +735,7 @@ final class AirPlayTests: XCTestCase {
         _ = try Media.clip("long.mp4", seconds: 20)
         let atvremote = try atvremote()
         try startReceiver(extra: ["--takeover", "deny"])
-        let url = "\(try serve())/long.mp4"
+        let url = "\(try lab.serveOnPhone())/long.mp4"
         // deny: while a Cast sender plays, an AirPlay /play is answered 503 and nothing changes.
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"],

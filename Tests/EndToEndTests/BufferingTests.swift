@@ -155,12 +155,10 @@ final class BufferingTests: XCTestCase {
         let clip = try heavyClip()
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: clip)[.size] as? Int)
         _ = try lab.startRecordingReceiver(work: work)
-        let server = try lab.start(on: .phone, ["python3", URLTests.serverScript, Media.folder.path, "0"])
-        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
-        let serverPort = try XCTUnwrap(line.split(separator: " ").last.map(String.init))
+        let base = try lab.serveOnPhone()
         try lab.shape(.phone, rate: "600kbit")
 
-        let url = "http://\(lab.address(.phone)):\(serverPort)/heavy.mp4"
+        let url = "\(base)/heavy.mp4"
         let result = try lab.run(
             on: .phone, [Paths.cast, "send", url, "--to", "Living Room", "--json"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"], timeout: 60)
@@ -176,7 +174,7 @@ final class BufferingTests: XCTestCase {
             "\(sent)")
         assertStallsLogged(sent, log)
         XCTAssertEqual(log.uri, url)
-        XCTAssertEqual(log.serverAddress, "\(lab.address(.phone)):\(serverPort)")
+        XCTAssertEqual(log.serverAddress, String(base.dropFirst("http://".count)))
         // FFmpeg reads the file once from start to end (its index is first).
         XCTAssertEqual(log.bytesTransferred, Int64(size))
         XCTAssertEqual(log.durationWatched, 6, accuracy: 0.6)

@@ -102,11 +102,8 @@ final class GroupQueueTests: LabTestCase {
         _ = try beeps(seconds: length, name: "beeps.flac")
         let kitchen = try startMember("Kitchen", on: .room1, shift: 3)
         let livingRoom = try startMember("Living Room", on: .room2, shift: 7)
-        let server = try lab.start(on: .phone, ["python3", URLTests.serverScript, work!, "0"])
-        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
-        let port = try XCTUnwrap(line.split(separator: " ").last.map(String.init))
         let phone = lab.address(.phone)
-        let url = "http://\(phone):\(port)/beeps.flac"
+        let url = try lab.serveOnPhone(work!) + "/beeps.flac"
         // A room reaches the phone only on its own link (docs: scripts/lab): one URL for both needs a route to the
         // phone's address on the box's link, through the phone's end of the room's link (inside the lab only).
         for room in [Lab.Host.room1, .room2] {

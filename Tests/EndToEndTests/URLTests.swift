@@ -22,15 +22,6 @@ final class URLTests: XCTestCase {
         if let work { try? FileManager.default.removeItem(atPath: work) }
     }
 
-    /// Starts the http server on the phone for the test clips; returns the base URL (`http://ADDR:PORT`).
-    private func serve(auth: String? = nil) throws -> String {
-        let server = try lab.start(
-            on: .phone, ["python3", Self.serverScript, Media.folder.path, "0"] + (auth.map { [$0] } ?? []))
-        let line = try XCTUnwrap(server.waitForLine(containing: "port "), "\(server.output)")
-        let serverPort = try XCTUnwrap(line.split(separator: " ").last.map(String.init))
-        return "http://\(lab.address(.phone)):\(serverPort)"
-    }
-
     private func send(_ arguments: [String], timeout: Double = 60) throws -> CommandResult {
         try lab.run(
             on: .phone, [Paths.cast, "send"] + arguments, environment: ["XDG_CONFIG_HOME": "\(work!)/sender"],
@@ -68,7 +59,7 @@ final class URLTests: XCTestCase {
 
     func testHTTPURLPlaysBitExact() throws {
         let clip = try Media.clip("movie.mp4")
-        let base = try serve()
+        let base = try lab.serveOnPhone()
         let url = "\(base)/movie.mp4"
         let result = try send([url, "--to", "Living Room", "--json"])
         try assertPlayedBitExact(clip, result)
@@ -84,7 +75,7 @@ final class URLTests: XCTestCase {
     /// others can read is refused, exit 2) and the environment's `CAST_USER` play the protected URL as `--user` does.
     func testCredentialsFromAFileOrTheEnvironment() throws {
         let clip = try Media.clip("movie.mp4")
-        let url = "\(try serve(auth: "alice:s3cr:t@pw"))/movie.mp4"
+        let url = "\(try lab.serveOnPhone(auth: "alice:s3cr:t@pw"))/movie.mp4"
         let file = "\(work!)/credentials"
         try "alice:s3cr:t@pw\n".write(toFile: file, atomically: true, encoding: .utf8)
         XCTAssertEqual(chmod(file, 0o644), 0)
@@ -107,7 +98,7 @@ final class URLTests: XCTestCase {
 
     func testBasicAuthRightAndWrongCredentials() throws {
         let clip = try Media.clip("movie.mp4")
-        let base = try serve(auth: "alice:s3cr:t@pw")
+        let base = try lab.serveOnPhone(auth: "alice:s3cr:t@pw")
         let url = "\(base)/movie.mp4"
 
         // Right credentials with --user.
@@ -158,7 +149,7 @@ final class URLTests: XCTestCase {
 
     func testSenderVanishingStopsURLPlayback() throws {
         _ = try Media.clip("long.mp4", seconds: 20)
-        let base = try serve()
+        let base = try lab.serveOnPhone()
         let sender = try lab.start(
             on: .phone, [Paths.cast, "send", "\(base)/long.mp4", "--to", "Living Room", "--json"],
             environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])

@@ -95,21 +95,28 @@ final class GroupSpeakerTests: SpeakerGroupTestCase {
         XCTAssertTrue(
             waitUntil(timeout: 30) { (self.castCapture.reads.last?.total ?? 0) >= Int(self.castRate) * 2 },
             "castd did not play: \(sender.output)")
-        // As SpeakerGroupTests measures it: 1 s, the steadiest writes of its stdout (0.15 s read up to 4.7 ms off).
-        try startSpeaker(buffer: 1)
-        let appeared = MonotonicClock.nanoseconds()
-        XCTAssertNotNil(
-            sender.waitForLine(containing: "\(speakerName) joined the group", timeout: 20), "\(sender.output)")
-        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
-        print("what the sender said:", sender.output.filter { $0.hasPrefix("cast:") })
-        _ = castCapture.stop(atLeast: Int(castRate) * length)
-        _ = speakerCapture.stop(atLeast: 0)
+        let appeared = try startSpeakerAndPlayToTheEnd(sender, saying: "joined the group", length: length)
 
         try assertInStep(after: "the join", since: appeared)
     }
 
     /// Each beep the speaker (its last start) played after `what`, against the same beep on castd: heard at castd's
     /// write less its lead, and at the speaker's write plus its buffer and a packet; at least 5 beeps, within 3 ms.
+    /// The speaker started (a 1 s buffer, as SpeakerGroupTests measures it: the steadiest writes of its stdout; 0.15 s
+    /// read up to 4.7 ms off), the sender's word that it `saying` (joined, rejoined), then the `length` s file played
+    /// to its end and both captures stopped. When the speaker appeared (CLOCK_MONOTONIC ns).
+    private func startSpeakerAndPlayToTheEnd(_ sender: Daemon, saying: String, length: Int) throws -> Int64 {
+        try startSpeaker(buffer: 1)
+        let appeared = MonotonicClock.nanoseconds()
+        XCTAssertNotNil(
+            sender.waitForLine(containing: "\(speakerName) \(saying)", timeout: 20), "\(sender.output)")
+        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
+        print("what the sender said:", sender.output.filter { $0.hasPrefix("cast:") })
+        _ = castCapture.stop(atLeast: Int(castRate) * length)
+        _ = speakerCapture.stop(atLeast: 0)
+        return appeared
+    }
+
     private func assertInStep(after what: String, since appeared: Int64) throws {
         let speakerTimes = beepWrites(speakerCapture, bytesPerSecond: speakerRate)
         let castTimes = beepWrites(castCapture, bytesPerSecond: castRate)
@@ -150,14 +157,7 @@ final class GroupSpeakerTests: SpeakerGroupTestCase {
         XCTAssertNotNil(
             sender.waitForLine(containing: "\(speakerName) left the group: lost", timeout: 20), "\(sender.output)")
         let kitchenAtLoss = castCapture.total
-        try startSpeaker(buffer: 1)
-        let appeared = MonotonicClock.nanoseconds()
-        XCTAssertNotNil(
-            sender.waitForLine(containing: "\(speakerName) rejoined the group", timeout: 20), "\(sender.output)")
-        XCTAssertEqual(sender.waitForExit(timeout: 60), 0, "\(sender.output)")
-        print("what the sender said:", sender.output.filter { $0.hasPrefix("cast:") })
-        _ = castCapture.stop(atLeast: Int(castRate) * length)
-        _ = speakerCapture.stop(atLeast: 0)
+        let appeared = try startSpeakerAndPlayToTheEnd(sender, saying: "rejoined the group", length: length)
         XCTAssertGreaterThan(castCapture.total, kitchenAtLoss + Int(castRate) * 5, "the kitchen played on")
         try assertInStep(after: "its return", since: appeared)
     }

@@ -142,7 +142,11 @@ final class MirrorAudioTests: SenderAndReceiverScreensTestCase {
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         XCTAssertGreaterThanOrEqual(pictureDelays.count, 4, "mirror-watch: \(watched.stdout)")
-        XCTAssertGreaterThanOrEqual(soundDelays.count, 4, "castd wrote \(capture.total) bytes")
+        XCTAssertNil(source.failure, "the sender's sound source")
+        XCTAssertGreaterThanOrEqual(
+            soundDelays.count, 4,
+            "castd wrote \(capture.total) bytes, \(capture.total - from) in the test, loudest "
+                + "\(Capture.peak(bytes, from..<bytes.count))")
         guard pictureDelays.count >= 4, soundDelays.count >= 4 else { return }
         let figures = { (values: [Double]) in values.map { String(format: "%.0f", $0) }.joined(separator: " ") }
         print("lip sync: pictures took \(figures(pictureDelays)) ms, sound \(figures(soundDelays)) ms")
@@ -172,6 +176,10 @@ private final class SoundSource: @unchecked Sendable {
     private let lock = NSLock()
     private var tone: (from: Int64, length: Int64, period: Int64)?
     private var stopped = false
+    private var writeFailure: String?
+
+    /// Why the source stopped writing before `stop`, if it did.
+    var failure: String? { lock.withLock { writeFailure } }
 
     init(path: String) throws {
         self.path = path
@@ -220,8 +228,20 @@ private final class SoundSource: @unchecked Sendable {
                 piece[index * 2] = value.littleEndian
                 piece[index * 2 + 1] = value.littleEndian
             }
-            let written = piece.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard written == piece.count * 2 else { break }
+            // A signal (a child of this test process exiting) interrupts a write waiting on the full pipe: it is
+            // written again. Once, an interrupted write ended this thread and the sender sent silence from then on.
+            var written = 0
+            while written < piece.count * 2 {
+                let n = piece.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    let error = errno
+                    lock.withLock { writeFailure = "write to \(path): \(String(cString: strerror(error)))" }
+                    close(fd)
+                    return
+                }
+                written += n
+            }
             frame += 480
         }
         close(fd)

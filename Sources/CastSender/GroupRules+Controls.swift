@@ -51,6 +51,8 @@ extension GroupRules {
         var timeline: Timeline?
         /// A join: whether the group was muted, which the member is too once loaded.
         var muted = false
+        /// A join: the group's rate, which the member is set to once loaded (before it is scheduled).
+        var rate = 1.0
         /// Why it failed, when a report said so.
         var failure: CastError?
 
@@ -252,8 +254,10 @@ extension GroupRules {
         members[index].standing = .member
         members[index].awaiting = .load
         var actions: [Action] = []
-        if case .join(index, _, _)? = running?.kind, running?.muted == true {
-            actions.append(.send(member: index, .mute(true)))
+        if case .join(index, _, _)? = running?.kind {
+            if running?.muted == true { actions.append(.send(member: index, .mute(true))) }
+            // The group plays faster or slower: so does the member, from its scheduled start on.
+            if let rate = running?.rate, rate != 1 { actions.append(.send(member: index, .rate(rate))) }
         }
         return actions + advance(now: now)
     }
@@ -430,8 +434,17 @@ extension GroupRules {
             let timeline = intent == .playing ? self.timeline : nil
             let leading = leader.map { members[$0].snapshot }
             let position = timeline?.position(at: joinAt) ?? leading?.position?.seconds ?? 0
+            let rate = timeline?.rate ?? leading.map { $0.rate > 0 ? $0.rate : 1 } ?? 1
+            // An AirPlay speaker plays at normal speed only: it cannot follow a group that plays faster or slower
+            // (a lost one is looked for again, and rejoins once the group plays at 1×).
+            if members[index].isSpeaker && rate != 1 {
+                members[index].standing = .gone
+                let why = "an AirPlay speaker plays at normal speed only; the group plays at \(rate)×"
+                return [.close(member: index)] + finish(CastError(.usage, why))
+            }
             running?.timeline = timeline
             running?.muted = leading?.volume?.muted ?? false
+            running?.rate = rate
             members[index].standing = .loading
             wait(now: now, then: .loading)
             let names = activeMembers.map { members[$0].name } + [name]

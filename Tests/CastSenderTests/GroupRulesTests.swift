@@ -599,6 +599,46 @@ final class GroupRulesTests: XCTestCase {
         XCTAssertThrowsError(try rules.remove(receiverID: "l-id", now: Fixtures.now(1012)), "never empty")
     }
 
+    /// A group that plays at 1.5×: a receiver that joins is set to 1.5× once loaded, before its scheduled start (at
+    /// 1× it would drift off the group's timeline by half a second a second); a speaker, which plays at 1× only, is
+    /// not added, with the reason.
+    func testAMemberJoiningAGroupThatPlaysFasterPlaysAsFast() throws {
+        var rules = playingGroup()
+        var actions = try rules.control(.rate(1.5), ticket: 1, now: Fixtures.now(1010))
+        XCTAssertEqual(sent(.pause, in: actions), [0, 1])
+        actions = pausedAt(9.6, member: 0, &rules, at: 1010.1) + pausedAt(9.6, member: 1, &rules, at: 1010.1)
+        XCTAssertEqual(sent(.rate(1.5), in: actions), [0, 1])
+        for member in 0..<2 { _ = rules.received(.rate(1.5), from: member, now: Fixtures.now(1010.15)) }
+        actions = seekedTo(9.6, member: 0, &rules, at: 1010.2) + seekedTo(9.6, member: 1, &rules, at: 1010.2)
+        XCTAssertEqual(Set(resumes(actions).keys), [0, 1])
+        for member in 0..<2 { _ = rules.received(.playbackState(.playing), from: member, now: Fixtures.now(1010.8)) }
+        let timeline = try XCTUnwrap(rules.timeline)
+        XCTAssertEqual(timeline.rate, 1.5)
+
+        let (index, found) = rules.add(Fixtures.study, ticket: 2, now: Fixtures.now(1020))
+        let position = timeline.position(at: Fixtures.ns(1020.6))
+        XCTAssertEqual(
+            found, [.load(member: index, position: position, volume: nil, group: ["Kitchen", "Living Room", "Study"])])
+        actions = rules.loaded(index, now: Fixtures.now(1020.2))
+        XCTAssertEqual(sent(.rate(1.5), in: actions), [index], "set to the group's rate once loaded")
+        _ = rules.received(.rate(1.5), from: index, now: Fixtures.now(1020.25))
+        actions = loadedAt(position, member: index, &rules, at: 1020.3)
+        XCTAssertEqual(resumes(actions)[index].map { $0 - Fixtures.ns(11) }, timeline.instant(of: position))
+        XCTAssertEqual(actions.last, .completed(ticket: 2, error: nil))
+        XCTAssertEqual(rules.activeMembers, [0, 1, index])
+
+        let (speaker, refused) = rules.add(Fixtures.speaker, ticket: 3, now: Fixtures.now(1021))
+        XCTAssertEqual(
+            refused,
+            [
+                .close(member: speaker),
+                .completed(
+                    ticket: 3,
+                    error: CastError(.usage, "an AirPlay speaker plays at normal speed only; the group plays at 1.5×")),
+            ])
+        XCTAssertEqual(rules.activeMembers, [0, 1, index])
+    }
+
     func testARateOtherThanOneIsRefusedWithASpeaker() {
         var rules = GroupRules(members: [Fixtures.kitchen, Fixtures.speaker], canReach: true)
         XCTAssertThrowsError(try rules.control(.rate(2), ticket: 1, now: Fixtures.now(1))) { error in

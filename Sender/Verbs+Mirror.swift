@@ -128,10 +128,12 @@ func mirror(_ arguments: ParsedArguments) throws(CastError) {
 
 /// The helper's figures, once a second: a status line on a terminal, a JSON line with `--json`.
 private func showFigures(_ screen: ScreenMirror, json: Bool, live: Bool) {
+    func show(_ notes: [String]) {
+        for note in notes { writeError((live ? "\r\u{1B}[2K" : "") + "cast: note: \(printable(note))\n") }
+    }
+    defer { show(screen.lastNotes) }
     while let figures = screen.nextFigures() {
-        for note in figures.notes {
-            writeError((live ? "\r\u{1B}[2K" : "") + "cast: note: \(printable(note))\n")
-        }
+        show(figures.notes)
         if json {
             output(
                 "{\"event\":\"mirror\",\"width\":\(figures.width),\"height\":\(figures.height),\"fps\":\(fixed(figures.fps, digits: 1)),"

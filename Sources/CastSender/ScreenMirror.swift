@@ -2,7 +2,6 @@ import CastBase
 import CastSecurity
 import CastSystem
 import FoundationEssentials
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -35,9 +34,8 @@ public final class ScreenMirror: Sendable {
     /// user, as said. Later notes come with the figures (`Figures.notes`).
     public let notes: [String]
     private let pid: pid_t
-    private let lines: HelperLines
-    /// Whether the helper ended (its figures' pipe closed), and the word it ended with.
-    private let end = Monitor<(over: Bool, word: Ending?)>((false, nil))
+    /// The helper's lines after it opened the screen: its figures, notes and last word.
+    private let reports: MirrorHelperReports
 
     /// Why the helper ended the stream by itself.
     public enum Ending: Sendable, Equatable {
@@ -78,7 +76,7 @@ public final class ScreenMirror: Sendable {
         self.width = width
         self.height = height
         self.pid = pid
-        self.lines = lines
+        self.reports = MirrorHelperReports(lines: lines)
     }
 
     deinit {
@@ -181,7 +179,9 @@ public final class ScreenMirror: Sendable {
                 encoderInUse.name = words.first.map(String.init) ?? "libx264"
                 encoderInUse.note = words.count == 2 ? String(words[1].drop { $0 == " " }) : nil
             }
-            if let note = Self.note(in: line), notes.count < Self.notesKept { notes.append(note) }
+            if let note = MirrorHelperReports.note(in: line), notes.count < MirrorHelperReports.notesKept {
+                notes.append(note)
+            }
             if line.hasPrefix("ready ") {
                 let size = line.dropFirst(6).split(separator: "x").compactMap { Int($0) }
                 guard size.count == 2 else { continue }
@@ -199,77 +199,16 @@ public final class ScreenMirror: Sendable {
     /// The receiver of `files[index]` left: its copy is no longer written, so it does not hold back the others.
     public func receiverLeft(_ index: Int) { fanOut?.drop(index) }
 
-    /// The most notes kept between two figures (a helper that notes without end is not echoed without end).
-    static let notesKept = 8
-
-    /// The text of a `note: …` line of the helper, nil for any other line.
-    static func note(in line: String) -> String? {
-        line.hasPrefix("note: ") ? String(line.dropFirst(6)) : nil
-    }
-
     /// The helper's next figures, with what it noted since the figures before; nil once it ended (then `ending`
-    /// knows why).
-    public func nextFigures() -> Figures? {
-        var notes: [String] = []
-        while let line = lines.next() {
-            if let note = Self.note(in: line) {
-                if notes.count < Self.notesKept { notes.append(note) }
-                continue
-            }
-            if line.hasPrefix("ended: ") || line.hasPrefix("error: ") {
-                let word = String(line.dropFirst(7))
-                end.withLock { $0.word = line.hasPrefix("ended") ? .closed(word) : .failed(word) }
-                continue
-            }
-            // stats FPS BITS TARGET WxH ENCODER
-            let parts = line.split(separator: " ")
-            let size = parts.count == 6 ? parts[4].split(separator: "x").compactMap { Int($0) } : []
-            guard parts.count == 6, parts[0] == "stats", let fps = Double(parts[1]), let rate = Int(parts[2]),
-                let target = Int(parts[3]), size.count == 2
-            else { continue }
-            return Figures(
-                fps: fps, bitRate: rate, targetBitRate: target, width: size[0], height: size[1],
-                encoder: String(parts[5].prefix(32)), notes: notes)
-        }
-        end.withLock { $0.over = true }
-        return nil
-    }
+    /// knows why, and `lastNotes` has what it noted after its last figures).
+    public func nextFigures() -> Figures? { reports.nextFigures() }
 
-    /// Why the helper ended the stream by itself; nil when it did not (the receiver stopped). Waits at most `timeout` seconds for the helper's last words to be read by
-    /// `nextFigures` (which must be running on another thread): the receiver may report the stream's end first.
-    public func ending(timeout: Double = 2) -> Ending? {
-        _ = end.wait(until: { $0.over || $0.word != nil }, timeout: timeout)
-        return end.read { $0.word }
-    }
+    /// What the helper noted after its last figures, once `nextFigures` returned nil: its last words (the sound
+    /// capture ended) come just before it exits, with no figures after them.
+    public var lastNotes: [String] { reports.lastNotes }
 
-}
-
-/// The lines a helper writes to its standard error, one at a time (at most 4 KiB each; longer ones are cut).
-///
-/// Thread-safety: the descriptor and the bytes read ahead are used under the mutex only.
-private final class HelperLines: Sendable {
-    private let state: Mutex<(fd: Int32, pending: [UInt8])>
-
-    init(fd: Int32) { state = Mutex((fd, [])) }
-
-    deinit { state.withLock { _ = close($0.fd) } }
-
-    /// The next line; nil once the helper closed its end.
-    func next() -> String? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        return state.withLock { state -> String? in
-            while true {
-                if let end = state.pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: state.pending[..<end], as: UTF8.self)
-                    state.pending.removeFirst(end + 1)
-                    return line
-                }
-                if state.pending.count > 4096 { state.pending.removeAll() }
-                let n = read(state.fd, &chunk, chunk.count)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return nil }
-                state.pending.append(contentsOf: chunk[..<n])
-            }
-        }
-    }
+    /// Why the helper ended the stream by itself; nil when it did not (the receiver stopped). Waits at most `timeout`
+    /// seconds for the helper's last words to be read by `nextFigures` (which must be running on another thread): the
+    /// receiver may report the stream's end first.
+    public func ending(timeout: Double = 2) -> Ending? { reports.ending(timeout: timeout) }
 }

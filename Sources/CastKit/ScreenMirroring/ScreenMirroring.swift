@@ -193,6 +193,7 @@ public final class ScreenMirroring: Sendable {
                 }
                 self?.noted(figures.notes, generation: generation)
             }
+            self?.noted(screen.lastNotes, generation: generation)
         }
         for (index, playback) in playbacks.enumerated() {
             startDetachedThread(name: "CastKit mirror events") { [weak self] in

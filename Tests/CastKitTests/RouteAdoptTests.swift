@@ -120,33 +120,56 @@ final class RouteAdoptTests: CapturingReceiversTestCase {
     /// A receiver that does not tell its anchor (a castd from before it) still becomes a group by a move: the group
     /// starts afresh on both where the kitchen was (the kitchen stops a moment), and plays to the end.
     func testAReceiverWithoutTheAnchorBecomesAGroupByAMove() throws {
-        let (kitchenAddress, kitchenSound) = try startReceiver("Kitchen")
-        let (livingAddress, livingSound) = try startReceiver("Living Room")
-        let (kitchen, living) = (discovered(kitchenAddress, anchor: false), discovered(livingAddress))
-        let seconds = 8
-        let player = makePlayer(try GroupFixtures.beeps(seconds: seconds, in: folder))
+        let (kitchen, kitchenSound) = try startReceiver("Kitchen")
+        let (living, livingSound) = try startReceiver("Living Room")
+        let clip = try GroupFixtures.beeps(seconds: 8, in: folder)
+        try playAloneThenAddARoom(
+            clip, seconds: 8, on: (discovered(kitchen, anchor: false), kitchenSound),
+            adding: (discovered(living), livingSound), "a receiver without the anchor")
+    }
+
+    /// A URL the receiver opens itself becomes a group by a move, though the receiver tells its anchor: the
+    /// adoption takes files (as `cast`'s does).
+    func testAURLPlayingAloneBecomesAGroupByAMove() throws {
+        let (kitchen, kitchenSound) = try startReceiver("Kitchen")
+        let (living, livingSound) = try startReceiver("Living Room")
+        let clip = try GroupFixtures.beeps(seconds: 8, in: folder)
+        let server = try MediaServer(folder: folder)
+        defer { server.stop() }
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/\(clip.lastPathComponent)"))
+        try playAloneThenAddARoom(
+            url, seconds: 8, on: (discovered(kitchen), kitchenSound), adding: (discovered(living), livingSound),
+            "a URL")
+    }
+
+    /// Plays `content` (`seconds` long) on `alone`; 2.5 s in, selects it and `added`: a move, which the player does
+    /// not show, and both play to the end; the kitchen's sound stopped a moment.
+    func playAloneThenAddARoom(
+        _ content: URL, seconds: Int, on alone: (ReceiverDescription, FIFOCapture),
+        adding added: (ReceiverDescription, FIFOCapture), _ what: String
+    ) throws {
+        let player = makePlayer(content)
         let log = MoviePlayerLog(player)
-        CastRoute.selection = [kitchen]
+        CastRoute.selection = [alone.0]
         player.play()
-        XCTAssertTrue(
-            waitUntil(timeout: 20) { Double(kitchenSound.total) >= 2.5 * self.rate }, "the kitchen did not play")
-        CastRoute.selection = [kitchen, living]
-        XCTAssertTrue(waitUntil(timeout: 10) { livingSound.total > 0 }, "the living room did not play")
-        XCTAssertEqual(player.activeReceivers, [kitchen, living])
+        XCTAssertTrue(waitUntil(timeout: 20) { Double(alone.1.total) >= 2.5 * self.rate }, "it did not play")
+        CastRoute.selection = [alone.0, added.0]
+        XCTAssertTrue(waitUntil(timeout: 10) { added.1.total > 0 }, "the room added did not play")
+        XCTAssertEqual(player.activeReceivers, [alone.0, added.0])
         XCTAssertTrue(waitUntil(timeout: Double(seconds) + 20) { log.finishReason != nil }, "\(log.states)")
         XCTAssertEqual(log.finishReason, .playbackEnded)
         XCTAssertEqual(log.states, [.playing, .stopped], "a move does not show in the playback state")
 
-        let kitchenReads = kitchenSound.stop(atLeast: 0)
-        let livingReads = livingSound.stop(atLeast: 0)
-        let silence = longestSilence(kitchenReads)
-        let started = Double(seconds) - Double(try XCTUnwrap(livingReads.last).total) / rate
+        let aloneReads = alone.1.stop(atLeast: 0)
+        let addedReads = added.1.stop(atLeast: 0)
+        let silence = longestSilence(aloneReads)
+        let started = Double(seconds) - Double(try XCTUnwrap(addedReads.last).total) / rate
         print(
             String(
-                format: "castkit move into a group: the kitchen's longest silence %.0f ms; the group from %.3f s",
-                silence * 1000, started))
-        // The kitchen stopped and started again with the living room.
-        XCTAssertGreaterThan(silence, 0.1, "the kitchen played on: it was adopted")
-        XCTAssertEqual(started, 2.5, accuracy: 2, "the group did not start where the kitchen was")
+                format: "castkit move into a group (%@): the first receiver's longest silence %.0f ms; the group "
+                    + "from %.3f s", what, silence * 1000, started))
+        // The first receiver stopped and started again with the other.
+        XCTAssertGreaterThan(silence, 0.1, "the first receiver played on: it was adopted")
+        XCTAssertEqual(started, 2.5, accuracy: 2, "the group did not start where the first receiver was")
     }
 }

@@ -117,6 +117,53 @@ final class RouteAdoptTests: CapturingReceiversTestCase {
         XCTAssertLessThan(firstLiving - asked, 8, "the living room took long to join")
     }
 
+    /// A music queue of two songs (6 s and 4 s) on the kitchen; 2.5 s into the first, the living room is added: the
+    /// kitchen plays on through the join (each song once), the player stays `playing`, and the second song plays on
+    /// the group (the living room plays it too).
+    func testAMusicQueueOnOneReceiverGoesOnOnTheGroupItWasAdoptedInto() throws {
+        let (kitchenAddress, kitchenSound) = try startReceiver("Kitchen")
+        let (livingAddress, livingSound) = try startReceiver("Living Room")
+        let (kitchen, living) = (discovered(kitchenAddress), discovered(livingAddress))
+        // `beeps` writes one file name: each song is moved aside as it is made.
+        let firstSong = folder.appendingPathComponent("beeps-6.flac")
+        try FileManager.default.moveItem(at: try GroupFixtures.beeps(seconds: 6, in: folder), to: firstSong)
+        let second = folder.appendingPathComponent("beeps-4.flac")
+        try FileManager.default.moveItem(at: try GroupFixtures.beeps(seconds: 4, in: folder), to: second)
+        let player = MusicPlayerController(
+            outputs: MovieFixtures.outputs(),
+            configuration: CastKitConfiguration(
+                configDirectory: folder.appendingPathComponent("sender").path, senderName: "castkit-tests"))
+        player.setQueue(with: [try MediaItem(url: firstSong), try MediaItem(url: second)])
+        CastRoute.selection = [kitchen]
+        player.play()
+        XCTAssertTrue(
+            waitUntil(timeout: 20) { Double(kitchenSound.total) >= 2.5 * self.rate }, "the kitchen did not play")
+        CastRoute.selection = [kitchen, living]
+        var states: Set<String> = []
+        XCTAssertTrue(
+            waitUntil(timeout: 10) {
+                states.insert("\(player.playbackState)")
+                return Double(livingSound.total) >= 0.5 * self.rate
+            }, "the living room did not join")
+        XCTAssertEqual(states, ["\(PlaybackState.playing)"], "the player's state changed with the adoption")
+        XCTAssertTrue(
+            waitUntil(timeout: 30) { player.playbackState == .stopped && player.nowPlayingItem == nil },
+            "\(player.playbackState)")
+        let kitchenReads = kitchenSound.stop(atLeast: Int(rate) * 10)
+        let livingReads = livingSound.stop(atLeast: Int(rate) * 4)
+        let kitchenPlayed = Double(kitchenReads.last?.total ?? 0) / rate
+        let livingPlayed = Double(livingReads.last?.total ?? 0) / rate
+        // Within the first song (the second starts on the group by its own schedule).
+        let silence = longestSilence(kitchenReads.filter { Double($0.total) / rate < 5.5 })
+        print(
+            String(
+                format: "castkit adopt queue: the kitchen played %.3f s (its longest silence in the first song %.1f "
+                    + "ms), the living room %.3f s", kitchenPlayed, silence * 1000, livingPlayed))
+        XCTAssertEqual(kitchenPlayed, 10, accuracy: 0.05, "the kitchen played each song once")
+        XCTAssertLessThan(silence, 0.2, "the kitchen paused in the first song")
+        XCTAssertGreaterThan(livingPlayed, 4.5, "the living room did not play the second song")
+    }
+
     /// A receiver that does not tell its anchor (a castd from before it) still becomes a group by a move: the group
     /// starts afresh on both where the kitchen was (the kitchen stops a moment), and plays to the end.
     func testAReceiverWithoutTheAnchorBecomesAGroupByAMove() throws {

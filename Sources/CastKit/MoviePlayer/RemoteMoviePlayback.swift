@@ -182,6 +182,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
         state.withLock { state in
             guard state.handOverAsked, !state.stopped, let remote = state.adoptable else { return false }
             state.given = (remote, snapshot)
+            state.adoptable = nil
             state.stopped = true
             state.playback = nil
             return true
@@ -204,19 +205,21 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
     /// ended, it plays no file) or none came within `timeout`. Blocks: called once, on the group's queue.
     func handOver(within timeout: DispatchTimeInterval = .seconds(3)) -> (RemotePlayback, PlaybackSnapshot)? {
         // After the start (on `work`): the session exists and its reader runs, or it never will.
-        let nudge = work.sync {
-            state.withLock { state -> RemotePlayback? in
+        let asked = work.sync {
+            let remote = state.withLock { state -> RemotePlayback? in
                 guard !state.stopped, !state.handOverAsked, let remote = state.adoptable else { return nil }
                 state.handOverAsked = true
                 return remote
             }
+            try? remote?.control(.accessLog)
+            return remote != nil
         }
-        guard let nudge else { return nil }
-        try? nudge.control(.accessLog)
+        guard asked else { return nil }
         _ = handedOver.wait(timeout: .now() + timeout)
         return state.withLock { state in
-            // Too late: the reader keeps it and reports on.
+            // Not given in time: the reader keeps it and reports on (the group stops it for the player's move).
             state.handOverAsked = false
+            defer { state.given = nil }
             return state.given
         }
     }

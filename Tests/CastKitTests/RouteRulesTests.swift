@@ -1,3 +1,4 @@
+import CastProtocol
 import XCTest
 
 @testable import CastKit
@@ -174,10 +175,11 @@ final class RouteRulesTests: XCTestCase {
         XCTAssertEqual(rules.selectionChanged(candidate: "study+kitchen"), .regroup(on: "study+kitchen"))
     }
 
-    func testOneReceiverBecomesAGroupByAMoveAndAGroupLeavesForHereOrASpeakerByAMove() {
-        var rules = playingOnTheTV()
+    func testOneReceiverWithoutTheAnchorBecomesAGroupByAMoveAndAGroupLeavesForHereOrASpeakerByAMove() {
+        var rules = Rules()
+        rules.started(on: "oldtv")
         XCTAssertFalse(rules.grouped)
-        XCTAssertEqual(rules.selectionChanged(candidate: "tv+kitchen"), .start(on: "tv+kitchen", pinnedID: nil))
+        XCTAssertEqual(rules.selectionChanged(candidate: "oldtv+kitchen"), .start(on: "oldtv+kitchen", pinnedID: nil))
 
         var here = playingOnAGroup()
         XCTAssertEqual(here.selectionChanged(candidate: nil), .start(on: nil, pinnedID: nil), "deselected: here")
@@ -195,6 +197,59 @@ final class RouteRulesTests: XCTestCase {
         XCTAssertEqual(
             speaker.selectionChanged(candidate: "kitchen+living"), .start(on: "kitchen+living", pinnedID: nil),
             "a group with a speaker does not let it go in place")
+    }
+
+    func testOneReceiverPlayingAloneIsAdoptedIntoAGroupThatKeepsItThenRegroupsInPlace() {
+        var rules = playingOnTheTV()
+        XCTAssertEqual(rules.selectionChanged(candidate: "tv+kitchen"), .adopt(on: "tv+kitchen"))
+        XCTAssertEqual(rules.selectionChanged(candidate: "kitchen+tv"), .adopt(on: "kitchen+tv"), "in any order")
+        XCTAssertFalse(rules.grouped, "until the player says it was adopted")
+        rules.adopted(on: "tv+kitchen")
+        XCTAssertTrue(rules.grouped)
+        XCTAssertEqual(rules.active, .some("tv+kitchen"))
+        XCTAssertEqual(rules.moveIfNeeded(candidate: "tv+kitchen"), .none, "already there")
+        XCTAssertEqual(rules.selectionChanged(candidate: "tv+kitchen+study"), .regroup(on: "tv+kitchen+study"))
+        XCTAssertEqual(rules.selectionChanged(candidate: "kitchen"), .regroup(on: "kitchen"), "the adopted one leaves")
+
+        // An adoption the player could not carry out is a move: a group started afresh.
+        var moved = playingOnTheTV()
+        XCTAssertEqual(moved.selectionChanged(candidate: "tv+kitchen"), .adopt(on: "tv+kitchen"))
+        moved.started(on: "tv+kitchen")
+        XCTAssertTrue(moved.grouped)
+        XCTAssertEqual(moved.selectionChanged(candidate: "tv+kitchen+study"), .regroup(on: "tv+kitchen+study"))
+    }
+
+    func testWhatPlaysAloneIsNotAdoptedWhenTheRouteDropsItOrCannotBeAGroupOrItLacksTheAnchor() {
+        var rules = playingOnTheTV()
+        XCTAssertEqual(
+            rules.selectionChanged(candidate: "kitchen+living"), .start(on: "kitchen+living", pinnedID: nil),
+            "a route that drops the playing receiver")
+        XCTAssertEqual(
+            rules.selectionChanged(candidate: "tv+speaker patio"), .start(on: "tv+speaker patio", pinnedID: nil),
+            "a group cannot take an AirPlay speaker while it plays")
+        XCTAssertEqual(rules.selectionChanged(candidate: "kitchen"), .start(on: "kitchen", pinnedID: nil), "alone")
+
+        var old = Rules()
+        old.started(on: "oldtv")
+        XCTAssertEqual(
+            old.selectionChanged(candidate: "oldtv+kitchen"), .start(on: "oldtv+kitchen", pinnedID: nil),
+            "a receiver that does not tell its anchor")
+
+        var speaker = Rules()
+        speaker.started(on: "speaker patio")
+        XCTAssertEqual(
+            speaker.selectionChanged(candidate: "speaker patio+kitchen"),
+            .start(on: "speaker patio+kitchen", pinnedID: nil), "an AirPlay speaker playing alone")
+
+        var here = playingHere()
+        XCTAssertEqual(
+            here.selectionChanged(candidate: "tv+kitchen"), .start(on: "tv+kitchen", pinnedID: nil), "here → a group")
+
+        var reconnecting = playingOnTheTV()
+        _ = reconnecting.connectionBroken(receiverID: "key", retries: true, candidate: "tv", now: .zero)
+        XCTAssertEqual(
+            reconnecting.selectionChanged(candidate: "tv+kitchen"), .start(on: "tv+kitchen", pinnedID: nil),
+            "nothing plays while the receiver is retried")
     }
 
     func testAGroupWhoseEveryMemberIsLostPlaysHereAndIsNotTakenBackInPlace() {
@@ -221,11 +276,20 @@ final class RouteRulesTests: XCTestCase {
         XCTAssertTrue([tv, kitchen].canJoinGroup)
         XCTAssertFalse([tv, patio].canJoinGroup, "a speaker cannot join a playing group")
         XCTAssertFalse([ReceiverDescription]().canJoinGroup)
+        XCTAssertFalse([tv].canBeAdopted, "named by address: its features are not known")
+        var discovered = tv
+        discovered.record = ServiceRecord(id: "1", friendlyName: "TV", features: [.audio, .anchor], auth: .none)
+        XCTAssertTrue([discovered].canBeAdopted)
+        discovered.record?.features = [.audio, .video]
+        XCTAssertFalse([discovered].canBeAdopted, "a receiver that does not tell its anchor")
+        XCTAssertFalse([discovered, kitchen].canBeAdopted, "a group is not adopted")
+        XCTAssertTrue([kitchen, tv].keeps([tv]))
+        XCTAssertFalse([kitchen].keeps([tv]))
     }
 }
 
 /// A route of the tests: receivers' names joined by "+" ("tv", "kitchen+living"), a group when several; a name that
-/// begins with "speaker" is an AirPlay speaker.
+/// begins with "speaker" is an AirPlay speaker, one that begins with "old" a Cast receiver without the anchor.
 struct TestRoute: GroupableRoute, ExpressibleByStringLiteral, CustomStringConvertible {
     let names: [String]
 
@@ -233,5 +297,8 @@ struct TestRoute: GroupableRoute, ExpressibleByStringLiteral, CustomStringConver
 
     var isGroup: Bool { names.count > 1 }
     var canJoinGroup: Bool { !names.isEmpty && !names.contains { $0.hasPrefix("speaker") } }
+    /// One receiver that is not a speaker, nor "old" (a receiver that does not tell its anchor).
+    var canBeAdopted: Bool { names.count == 1 && canJoinGroup && !names[0].hasPrefix("old") }
+    func keeps(_ other: TestRoute) -> Bool { other.names.allSatisfy(names.contains) }
     var description: String { names.joined(separator: "+") }
 }

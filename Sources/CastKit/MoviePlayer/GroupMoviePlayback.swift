@@ -22,6 +22,11 @@ import Synchronization
 /// `GroupPlayback.add`) and removes the ones no longer selected (`GroupPlayback.remove`). A member's volume is its own
 /// (`setVolume(_:of:)`); `.volume` sets every member's.
 ///
+/// Adoption: a group made of what plays alone on one receiver (`init(adopting:)`, RouteRules' `.adopt`) takes that
+/// playback's session over (`RemoteMoviePlayback.handOver`) and makes it its first member without stopping it
+/// (`GroupPlayback.adopt`); the other receivers join in step as in `regroup(to:)`. When the session is not handed over,
+/// or the adoption throws, it reports `adoptionFailed` and the player starts the group afresh.
+///
 /// Thread-safety: what changes is in `state`, a `Mutex` under which nothing else is called (the group is driven, and
 /// reports are made, after it is released). The group is started, controlled and regrouped on `work` only.
 final class GroupMoviePlayback: MoviePlayback, Sendable {
@@ -31,6 +36,8 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     private let autoplay: Bool
     /// The group the last file played on, when it goes on with this one (a queue keeps one group).
     private let carried: CarriedGroup?
+    /// What plays alone and becomes this group's first member, playing on.
+    private let adopting: RemoteMoviePlayback?
     private let report: @Sendable (MoviePlaybackReport) -> Void
     private let work = DispatchQueue(label: "CastKit.GroupMoviePlayback")
     private let state: Mutex<State>
@@ -57,11 +64,30 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
         precondition(!receivers.isEmpty, "a group has at least one receiver")
         self.path = path
         self.carried = carried
+        adopting = nil
         self.configuration = configuration
         self.startTime = startTime
         self.autoplay = autoplay
         self.report = report
         state = Mutex(State(selection: receivers, playing: autoplay, settling: autoplay))
+    }
+
+    /// A group of `receivers` made of what plays on `adopting` (one of them), which plays on; `playing`: what the
+    /// player intends.
+    init(
+        path: String, receivers: [ReceiverDescription], configuration: CastKitConfiguration,
+        adopting: RemoteMoviePlayback, playing: Bool, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+    ) {
+        precondition(!receivers.isEmpty, "a group has at least one receiver")
+        self.path = path
+        self.configuration = configuration
+        self.adopting = adopting
+        carried = nil
+        startTime = 0
+        autoplay = playing
+        self.report = report
+        // Nothing starts: what plays goes on, and its state is already the player's.
+        state = Mutex(State(selection: receivers, playing: playing, settling: false))
     }
 
     /// The receiver that leads: the first member still in the group (before it started: the first asked for).
@@ -88,6 +114,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
                 guard let self else { throw CastError(.connectionLost, "the player is gone") }
                 return try reconnect(receiver)
             }
+            if let adopting { return adopt(adopting, reach: reach) }
             do throws(CastError) {
                 if let carried, !carried.carried.isEmpty {
                     // The same members go on with this file: their connections and clocks as they are.
@@ -111,29 +138,65 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
                 report(.routeLost(error))
                 return
             }
-            let kept = state.withLock { state in
-                if !state.stopped {
-                    state.group = group
-                    state.byID = byID
-                    state.speakers = receivers.filter { $0.kind == .speaker }
-                }
-                return !state.stopped
-            }
-            guard kept else {
-                try? group.control(.stop)
-                group.close()
-                return
-            }
-            startDetachedThread(name: "CastKit.group") { [self] in readEvents(from: group) }
+            run(group, byID: byID, speakers: receivers.filter { $0.kind == .speaker })
         }
+    }
+
+    /// Keeps `group` and reads its events; false when the player stopped meanwhile (the group is stopped then).
+    @discardableResult
+    private func run(
+        _ group: GroupPlayback, byID: [String: ReceiverDescription], speakers: [ReceiverDescription]
+    ) -> Bool {
+        let kept = state.withLock { state in
+            if !state.stopped {
+                state.group = group
+                state.byID = byID
+                state.speakers = speakers
+            }
+            return !state.stopped
+        }
+        guard kept else {
+            try? group.control(.stop)
+            group.close()
+            return false
+        }
+        startDetachedThread(name: "CastKit.group") { [self] in readEvents(from: group) }
+        return true
+    }
+
+    /// Makes a group of what plays on `playback`, which plays on, then adds the other receivers selected (on `work`).
+    private func adopt(_ playback: RemoteMoviePlayback, reach: @escaping GroupPlayback.ReachingAny) {
+        let media: GroupMedia
+        do throws(CastError) {
+            media = try self.media()
+        } catch {
+            // What plays alone is stopped for the player's move (it is no longer the player's).
+            playback.perform(.stop)
+            return report(.adoptionFailed(error))
+        }
+        guard let (session, snapshot) = playback.handOver() else {
+            playback.perform(.stop)
+            return report(.adoptionFailed(CastError(.connectionLost, "the receiver playing alone did not hand over")))
+        }
+        let group: GroupPlayback
+        do throws(CastError) {
+            group = try GroupPlayback.adopt(
+                session, playing: snapshot, media: media, configDirectory: configuration.configDirectory,
+                reach: reach, onMemberChange: { _ in })
+        } catch {
+            return report(.adoptionFailed(error))
+        }
+        // Its one member so far is the receiver that played alone.
+        var byID: [String: ReceiverDescription] = [:]
+        for id in group.receiverIDs { byID[id] = playback.route }
+        guard run(group, byID: byID, speakers: []) else { return }
+        join(state.withLock { $0.selection }, group)
     }
 
     /// What the group plays: an http(s) URL each Cast member opens itself (given the credentials stored for its server
     /// only when this sender paired it, as a single receiver is), or a file served to each.
     private func media() throws(CastError) -> GroupMedia {
-        guard let url = URL(string: path), url.scheme == "http" || url.scheme == "https" else {
-            return .file(try MediaFile.open(path))
-        }
+        guard Self.isURL(path), let url = URL(string: path) else { return .file(try MediaFile.open(path)) }
         let configuration = configuration
         return .url(path) { connection in
             let pinned =
@@ -254,25 +317,35 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
         state.withLock { $0.selection = receivers }
         work.async { [self] in
             guard let group = state.withLock({ $0.stopped ? nil : $0.group }) else { return }
-            let byID = state.withLock { $0.byID }
-            let present = group.receiverIDs
-            // Joins first, so that the group is never empty.
-            for receiver in receivers where !present.contains(where: { byID[$0] == receiver }) {
-                guard receiver.kind != .speaker else { continue }
-                do throws(CastError) {
-                    let connection = try ReceiverConnection.open(
-                        receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
-                    state.withLock { $0.byID[connection.welcome.id] = receiver }
-                    try group.add(connection)
-                } catch {
-                    continue
-                }
-            }
-            for id in group.receiverIDs {
-                guard let receiver = state.withLock({ $0.byID[id] }), !receivers.contains(receiver) else { continue }
-                try? group.remove(receiverID: id)
+            join(receivers, group)
+        }
+    }
+
+    /// Makes `group`'s members `receivers` (on `work`): joins first, so that the group is never empty.
+    private func join(_ receivers: [ReceiverDescription], _ group: GroupPlayback) {
+        let byID = state.withLock { $0.byID }
+        let present = group.receiverIDs
+        for receiver in receivers where !present.contains(where: { byID[$0] == receiver }) {
+            guard receiver.kind != .speaker else { continue }
+            do throws(CastError) {
+                let connection = try ReceiverConnection.open(
+                    receiver, configDirectory: configuration.configDirectory, senderName: configuration.senderName)
+                state.withLock { $0.byID[connection.welcome.id] = receiver }
+                try group.add(connection)
+            } catch {
+                continue
             }
         }
+        for id in group.receiverIDs {
+            guard let receiver = state.withLock({ $0.byID[id] }), !receivers.contains(receiver) else { continue }
+            try? group.remove(receiverID: id)
+        }
+    }
+
+    /// Whether `path` is an http(s) URL each receiver opens itself (rather than a file served to it).
+    static func isURL(_ path: String) -> Bool {
+        guard let url = URL(string: path) else { return false }
+        return url.scheme == "http" || url.scheme == "https"
     }
 
     /// Each member keeps its own level.
@@ -297,7 +370,11 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     private func stop() {
         state.withLock { $0.stopped = true }
         work.async { [self] in
-            guard let group = state.withLock({ $0.group }) else { return }
+            // Before an adoption (after one failed), what plays alone is still its own.
+            guard let group = state.withLock({ $0.group }) else {
+                adopting?.perform(.stop)
+                return
+            }
             try? group.control(.stop)
             group.close()
         }

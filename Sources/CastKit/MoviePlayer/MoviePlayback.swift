@@ -27,6 +27,13 @@ protocol MoviePlayback: PlaybackDriver {
     /// Makes `receivers` the ones it plays on while it plays (a group: the new ones join in step, the others leave);
     /// only a playback that `RouteRules` regroups (a group) is asked.
     func regroup(to receivers: [ReceiverDescription])
+    /// A playback of `receivers` (a group that keeps this playback's receiver) that takes over what this one plays
+    /// without stopping it, its events reported to `report`; started by the player in place of this one, which
+    /// reports nothing more. nil when this playback cannot play on into a group (the default: here, an AirPlay speaker,
+    /// a URL the receiver opens itself): the player moves instead.
+    func adopted(
+        into receivers: [ReceiverDescription], playing: Bool, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+    ) -> (any MoviePlayback)?
 }
 
 extension MoviePlayback {
@@ -37,6 +44,9 @@ extension MoviePlayback {
     func regroup(to receivers: [ReceiverDescription]) {
         preconditionFailure("the route rules regroup a group playback only")
     }
+    func adopted(
+        into receivers: [ReceiverDescription], playing: Bool, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+    ) -> (any MoviePlayback)? { nil }
 }
 
 /// What a playback reports to its player.
@@ -53,6 +63,9 @@ enum MoviePlaybackReport: Sendable {
     /// connections and clocks, `GroupPlayback.carryOver`), sent before the finish; the player hands it to the next
     /// group playback on the same selection, or closes it.
     case groupCarried(CarriedGroup)
+    /// What played alone could not be made a group without stopping (`MoviePlayback.adopted`): the receiver was lost
+    /// meanwhile, or did not hand its session over. The player starts the group afresh (a move).
+    case adoptionFailed(CastError)
 }
 
 /// A group's members as a file ends, for the next file on the same selection (`MoviePlaybackReport.groupCarried`).

@@ -129,6 +129,19 @@ extension MoviePlayerController {
             guard let playback = state.playback else { preconditionFailure("the route rules regroup a playback only") }
             playback.regroup(to: route)
             state.route.regrouped(on: route)
+        case .adopt(let route):
+            // What plays alone plays on into the group: the same generation, no load, no state change.
+            let generation = state.generation
+            let report: @Sendable (MoviePlaybackReport) -> Void = { [weak self] report in
+                self?.receive(report, generation: generation)
+            }
+            guard
+                let group = state.playback?.adopted(
+                    into: route, playing: state.intent == .playing, report: report)
+            else { return follow(.start(on: route, pinnedID: nil), in: &state) }
+            state.playback = group
+            group.start()
+            state.route.adopted(on: route)
         case .interruptAndReconnect(let route, let pinnedID):
             // The position stands where the receiver was until a playback's clock runs again.
             setPlaybackState(.interrupted, in: &state)
@@ -290,6 +303,9 @@ extension MoviePlayerController {
                 connectionBroken(receiverID: receiverID, in: &state)
             case .groupCarried:
                 break
+            case .adoptionFailed:
+                // What played alone stopped: the group starts afresh where it was, as a move.
+                follow(.start(on: wantedRoute(in: state), pinnedID: nil), in: &state)
             }
             return state.playback == nil
         }

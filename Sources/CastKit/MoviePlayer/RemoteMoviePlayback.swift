@@ -11,6 +11,10 @@ import Synchronization
 /// Controls given before the receiver's engine reports its first playback state are held and sent after it: the
 /// receiver ignores controls that reach a session whose engine has not started.
 ///
+/// A file playing on a Cast receiver can play on into a group (`adopted(into:)`): the group playback asks for the
+/// session (`handOver`), and the event reader gives it up at its next event, with what the events said so far; from
+/// there the group reads its events, and this playback reports nothing more and leaves the session open.
+///
 /// Thread-safety: what changes is in `state`, a `Mutex` under which nothing else is called (the receiver is reached,
 /// and reports are made, after it is released). Connecting and sending happen on `work` only, so controls reach the
 /// receiver in the order they were given.
@@ -34,7 +38,16 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
         /// The receiver's engine reported a playback state: controls go out at once.
         var ready = false
         var held: [PlaybackControl.Action] = []
+        /// The session when it plays a file on a Cast receiver: what a group can take over.
+        var adoptable: RemotePlayback?
+        /// A group asked for the session (`handOver`): the event reader gives it up at its next event.
+        var handOverAsked = false
+        /// What the reader gave up (the session and what its events said so far), until `handOver` takes it.
+        var given: (RemotePlayback, PlaybackSnapshot)?
     }
+
+    /// Signalled when the reader gave the session up, or ended, while a hand-over was asked.
+    private let handedOver = DispatchSemaphore(value: 0)
 
     init(
         path: String, receiver: ReceiverDescription, configuration: CastKitConfiguration, startTime: Double,
@@ -78,10 +91,12 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                         startTime: startTime > 0 ? startTime : nil, autoplay: autoplay)
                 } else {
                     let file = try MediaFile.open(path)
-                    playback = try RemotePlayback.start(
+                    let remote = try RemotePlayback.start(
                         file, on: receiver, configDirectory: configuration.configDirectory,
                         senderName: configuration.senderName, startTime: startTime > 0 ? startTime : nil,
                         autoplay: autoplay)
+                    state.withLock { $0.adoptable = remote }
+                    playback = remote
                 }
             } catch {
                 report(.routeLost(error))
@@ -112,6 +127,9 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
     /// video is expected back within the retry window, as after a kill).
     private func readEvents(from playback: any SenderPlayback) {
         var videoStopped = false
+        var snapshot = PlaybackSnapshot()
+        // However the reading ends, a hand-over asked meanwhile is not left waiting.
+        defer { handedOver.signal() }
         while true {
             let event: PlaybackEvent
             do {
@@ -122,6 +140,9 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                 playback.close()
                 return
             }
+            _ = snapshot.apply(event)
+            // The answer to the hand-over's nudge (`handOver`) is not the player's.
+            if case .accessLog = event, giveUp(snapshot) { return }
             switch event {
             case .videoActive(false):
                 videoStopped = true
@@ -151,6 +172,55 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                 playback.close()
                 return
             }
+            if giveUp(snapshot) { return }
+        }
+    }
+
+    /// Gives the session up to the group that asked for it (`handOver`), if one did: from here this playback reports
+    /// nothing, sends nothing and closes nothing.
+    private func giveUp(_ snapshot: PlaybackSnapshot) -> Bool {
+        state.withLock { state in
+            guard state.handOverAsked, !state.stopped, let remote = state.adoptable else { return false }
+            state.given = (remote, snapshot)
+            state.adoptable = nil
+            state.stopped = true
+            state.playback = nil
+            return true
+        }
+    }
+
+    /// A group playback of `receivers` that takes this one's session over, when it plays a file on a Cast receiver
+    /// (a URL the receiver opens itself is moved: the group's adoption takes files, as `cast`'s does).
+    func adopted(
+        into receivers: [ReceiverDescription], playing: Bool, report: @escaping @Sendable (MoviePlaybackReport) -> Void
+    ) -> (any MoviePlayback)? {
+        guard receiver.kind == .cast, !GroupMoviePlayback.isURL(path) else { return nil }
+        return GroupMoviePlayback(
+            path: path, receivers: receivers, configuration: configuration, adopting: self, playing: playing,
+            report: report)
+    }
+
+    /// The session and what its events said so far, given up by the event reader at its next event (the receiver is
+    /// asked for its access log so that one comes at once); nil when there is none to give (it did not start, it
+    /// ended, it plays no file) or none came within `timeout`. Blocks: called once, on the group's queue.
+    func handOver(within timeout: DispatchTimeInterval = .seconds(3)) -> (RemotePlayback, PlaybackSnapshot)? {
+        // After the start (on `work`): the session exists and its reader runs, or it never will.
+        let asked = work.sync {
+            let remote = state.withLock { state -> RemotePlayback? in
+                guard !state.stopped, !state.handOverAsked, let remote = state.adoptable else { return nil }
+                state.handOverAsked = true
+                return remote
+            }
+            try? remote?.control(.accessLog)
+            return remote != nil
+        }
+        guard asked else { return nil }
+        _ = handedOver.wait(timeout: .now() + timeout)
+        return state.withLock { state in
+            // Not given in time: the reader keeps it and reports on (the group stops it for the player's move).
+            state.handOverAsked = false
+            defer { state.given = nil }
+            return state.given
         }
     }
 

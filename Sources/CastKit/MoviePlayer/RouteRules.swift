@@ -52,6 +52,9 @@ struct RouteRules<Route: GroupableRoute>: Equatable {
         /// Keep the group playback and make its members `route`'s receivers (add the new ones, remove the others)
         /// while it plays; then `regrouped(on:)`.
         case regroup(on: Route)
+        /// Keep what plays alone on the active receiver, which plays on, and make it a group of `route`'s receivers
+        /// (the others join it in step); then `adopted(on:)`, or a `.start(on: route)` when it cannot be done.
+        case adopt(on: Route)
     }
 
     var policy = Policy()
@@ -89,6 +92,13 @@ struct RouteRules<Route: GroupableRoute>: Equatable {
         active = .some(route)
     }
 
+    /// What played alone became a group playback of `route`, as `.adopt` asked: it plays there now, as a group.
+    mutating func adopted(on route: Route) {
+        precondition(!grouped, "only what plays alone is adopted")
+        active = .some(route)
+        grouped = true
+    }
+
     /// The movie was unloaded or finished: no playback runs, nothing is retried.
     mutating func unloaded() {
         active = nil
@@ -111,6 +121,12 @@ struct RouteRules<Route: GroupableRoute>: Equatable {
         if active == route { return .none }
         // A group with a member it could not take while playing (an AirPlay speaker) cannot let it go in place either.
         if grouped, let route, route.canJoinGroup, active?.canJoinGroup ?? false { return .regroup(on: route) }
+        // What plays alone plays on into a group, unless a reconnection to it is in progress (nothing plays then).
+        if !grouped, reconnection == nil, let alone = active, alone.canBeAdopted, let route, route.isGroup,
+            route.canJoinGroup, route.keeps(alone)
+        {
+            return .adopt(on: route)
+        }
         return .start(on: route, pinnedID: nil)
     }
 
@@ -169,10 +185,21 @@ protocol GroupableRoute: Equatable {
     /// Whether a group playback can take this route's receivers while it plays (Cast receivers can join one; an
     /// AirPlay speaker cannot).
     var canJoinGroup: Bool { get }
+    /// Whether what plays alone on this route can become a group without stopping: one Cast receiver that tells where
+    /// its playback is anchored (`Features.anchor`).
+    var canBeAdopted: Bool { get }
+    /// Whether this route's receivers include every one of `other`'s.
+    func keeps(_ other: Self) -> Bool
 }
 
 /// The player's route: the selected receivers it plays on, in order.
 extension Array: GroupableRoute where Element == ReceiverDescription {
     var isGroup: Bool { count > 1 }
     var canJoinGroup: Bool { !isEmpty && allSatisfy { $0.kind != .speaker } }
+    /// Its features as discovered: a receiver named by address (no TXT record) is not known to have the anchor.
+    var canBeAdopted: Bool {
+        guard count == 1, let receiver = first, receiver.kind == .cast else { return false }
+        return receiver.record?.features.contains(.anchor) ?? false
+    }
+    func keeps(_ other: Self) -> Bool { other.allSatisfy(contains) }
 }

@@ -154,8 +154,49 @@ final class AirPlayConnection {
         case .reverse(let sessionID):
             reversedFor = sessionID
             return .reverse
+        case .photo(let photo):
+            return show(photo)
         }
     }
+
+    /// Carries out a `PUT /photo`: keeps the picture (`cacheOnly`), or shows it, or the one kept under its key
+    /// (`displayCached`; 412 when none is, as Kodi answers, and the client sends the picture again). A picture shown is
+    /// a session of this client's, like a `/play`'s; the answer waits until the picture is on screen (200), or until
+    /// the decoder worker could not decode it (415).
+    private func show(_ photo: AirPlayPhotoRequest) -> HTTPResponse {
+        let picture: [UInt8]
+        switch photo.action {
+        case .cache(let key, let bytes):
+            service.cachePicture(bytes, key: key, peer: client.peer)
+            return HTTPResponse(status: .ok)
+        case .showCached(let key):
+            guard let cached = service.cachedPicture(key: key, peer: client.peer) else {
+                return .refusal(HTTPRequestError(.preconditionFailed, "no picture is cached under that key"))
+            }
+            picture = cached
+        case .show(let bytes):
+            picture = bytes
+        }
+        guard let started = receiver.airPlayShowPicture(picture, sessionID: photo.sessionID, client: client) else {
+            return .refusal(HTTPRequestError(.serviceUnavailable, "\(receiver.name) is playing for another sender"))
+        }
+        session = started
+        if started.waitUntilShown(timeout: Self.pictureTimeout) { return HTTPResponse(status: .ok) }
+        if !started.isFinished {
+            logger.warning(
+                "AirPlay client \(client.peer)'s picture was not shown within \(Self.pictureTimeout); stopping")
+            started.end(with: .finished(reason: .playbackError, error: "the picture was not shown in time"))
+            return .refusal(HTTPRequestError(.serviceUnavailable, "the picture was not shown in time"))
+        }
+        if started.wasEndedByReceiver {
+            return .refusal(HTTPRequestError(.serviceUnavailable, "the picture was taken down before it was shown"))
+        }
+        logger.warning("AirPlay client \(client.peer)'s picture could not be decoded")
+        return .refusal(HTTPRequestError(.unsupportedMediaType, "the picture could not be decoded"))
+    }
+
+    /// The longest a picture may take to reach the screen (a decoder worker on a loaded box) before it is given up.
+    static let pictureTimeout: Duration = .seconds(20)
 
     /// The connection turned around for the events of `sessionID` (an iPhone's event channel): each event the
     /// session's state makes (`AirPlayEvent`: loading, playing, paused, stopped with why) is sent as a `POST /event`

@@ -101,7 +101,4 @@ public enum PictureFormat: String, Sendable, Equatable {
             return nil
         }
     }
-
-    /// A file name with the format's extension, for FFmpeg's probe.
-    public var nameHint: String { "photo.\(rawValue == "jpeg" ? "jpg" : rawValue)" }
 }

@@ -1,4 +1,3 @@
-import CastAirPlay
 import CastMedia
 import CastProtocol
 import Foundation
@@ -12,17 +11,18 @@ import Synchronization
 final class PictureSource: ServedMedia, Sendable {
     /// The picture's bytes, as the client sent them.
     let bytes: [UInt8]
-    let nameHint: String?
     private let position = Atomic<Int64>(0)
     private let cancelled = Atomic(false)
 
-    /// Serves `bytes`; `format` names the picture for FFmpeg's probe.
-    init(_ bytes: [UInt8], format: PictureFormat?) {
+    /// Serves `bytes`.
+    init(_ bytes: [UInt8]) {
         self.bytes = bytes
-        self.nameHint = format?.nameHint
     }
 
     var size: Int64? { Int64(bytes.count) }
+    /// None: a file name would make FFmpeg pick the image sequence demuxer (`image2`) by its extension, which the
+    /// engine refuses for a picture (`URLInput.pictureFormatWhitelist`); the bytes say what the picture is.
+    var nameHint: String? { nil }
     var isSeekable: Bool { true }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {

@@ -28,14 +28,13 @@ extension Receiver {
     /// decoder worker) like a sender's file; the engine holds the picture on screen until the session is stopped or
     /// replaced. Nil when the take-over policy refuses it.
     func airPlayShowPicture(_ bytes: [UInt8], sessionID: String, client: AirPlayClient) -> PlaybackSession? {
-        let format = PictureFormat(of: bytes)
+        let kind = PictureFormat(of: bytes).map { "a \($0.rawValue.uppercased()) photo" } ?? "a photo"
         let request = PlayRequest(
-            title: "a photo",
-            media: MediaDescriptor(size: Int64(bytes.count), seekable: true, nameHint: format?.nameHint))
+            title: kind, media: MediaDescriptor(size: Int64(bytes.count), seekable: true, nameHint: nil))
         guard
             let session = beginSession(
                 request, senderName: "AirPlay client \(client.peer)", owner: .airPlayClient(client),
-                airPlaySessionID: sessionID, picture: PictureSource(bytes, format: format))
+                airPlaySessionID: sessionID, picture: PictureSource(bytes))
         else { return nil }
         session.startPicture()
         return session

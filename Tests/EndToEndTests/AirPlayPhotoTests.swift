@@ -1,0 +1,188 @@
+import CastProtocol
+import CastTestSupport
+import Foundation
+import XCTest
+
+/// AirPlay photos (`PUT /photo`), as an iPhone's Photos app sends them, from a python client on the phone host (the lab
+/// has no iPhone), castd `--airplay-video` on the box recording its video output as framemd5: the picture castd shows
+/// is FFmpeg's own decode of the JPEG or PNG, decoded by the session's decoder worker, held until `/stop`, replaced by
+/// the next; `cacheOnly` keeps one for `displayCached`; what is not a picture gets a 4xx and castd goes on.
+final class AirPlayPhotoTests: LabTestCase {
+    override class var labPrefix: String { "ph" }
+
+    private static let sessionID = "9F3E5C2A-0000-4000-8000-00000000F070"
+
+    /// One connection, kept open (castd takes a picture down when the connection that showed it closes, as it stops a
+    /// video): each line of standard input is a request as JSON (`method`, `path`, `headers`, `body`: a file whose
+    /// bytes are sent, `length`: a Content-Length sent without a body), each answer printed as `answer CODE REASON`.
+    private static let client = """
+        import json, socket, sys
+        host, port = sys.argv[1], int(sys.argv[2])
+        c = socket.create_connection((host, port), timeout=60)
+        f = c.makefile("rb")
+        for line in sys.stdin:
+            step = json.loads(line)
+            body = open(step["body"], "rb").read() if step.get("body") else b""
+            length = step.get("length", len(body))
+            head = "%s %s HTTP/1.1\\r\\n" % (step["method"], step["path"])
+            for name, value in step.get("headers", {}).items(): head += "%s: %s\\r\\n" % (name, value)
+            c.sendall((head + "Content-Length: %d\\r\\n\\r\\n" % length).encode() + body)
+            status = f.readline().decode().strip()
+            answer_length = 0
+            while True:
+                header = f.readline().decode().strip()
+                if not header: break
+                if header.lower().startswith("content-length:"): answer_length = int(header.split(":")[1])
+            f.read(answer_length)
+            print("answer", status.split(" ", 1)[1] if status else "closed", flush=True)
+        """
+
+    private var receiver: Daemon!
+    private var port: UInt16 = 0
+    private var phone: Daemon!
+    private var answers = 0
+
+    /// castd with AirPlay video, and the client on the phone with its connection open.
+    private func startReceiverAndClient() throws {
+        (receiver, port, _) = try lab.startAirPlayReceiver(work: work)
+        phone = try lab.start(
+            on: .phone, ["python3", "-c", Self.client, lab.address(.box), String(port)], interactive: true)
+        answers = 0
+    }
+
+    /// Sends one request on the client's connection and returns castd's answer (`200 OK`, `412 …`).
+    private func send(
+        _ method: String = "PUT", _ path: String = "/photo", headers: [String: String] = [:], body: String? = nil,
+        length: Int? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> String {
+        var step: [String: Any] = ["method": method, "path": path, "headers": headers]
+        if let body { step["body"] = body }
+        if let length { step["length"] = length }
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: step), as: UTF8.self)
+        let before = phone.output.filter { $0.hasPrefix("answer ") }.count
+        phone.type(json)
+        // Generous: the worker of a loaded machine may take seconds to show the picture.
+        guard waitUntil(timeout: 40, { phone.output.filter { $0.hasPrefix("answer ") }.count > before }) else {
+            XCTFail(
+                "no answer to \(method) \(path): \(phone.output)\n\(receiver.output.suffix(10))", file: file, line: line
+            )
+            return ""
+        }
+        return String(phone.output.filter { $0.hasPrefix("answer ") }[before].dropFirst("answer ".count))
+    }
+
+    /// A `PUT /photo` of `picture` in the test's session, with `headers` besides the session ID.
+    private func put(
+        _ picture: String?, _ headers: [String: String] = [:], length: Int? = nil, line: UInt = #line
+    ) throws -> String {
+        var all = headers
+        all["X-Apple-Session-ID"] = Self.sessionID
+        return try send(headers: all, body: picture, length: length, line: line)
+    }
+
+    /// A picture made by FFmpeg from `source` (a lavfi graph) into `name` (its extension says the format).
+    private func picture(_ name: String, _ source: String) throws -> String {
+        let path = "\(work!)/\(name)"
+        let made = try runCommand(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", source, "-frames:v", "1", path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return path
+    }
+
+    /// What castd's video output holds now (its framemd5 file is opened afresh for each session).
+    private func shown() -> [String] {
+        Media.comparable((try? String(contentsOfFile: "\(work!)/frames.md5", encoding: .utf8)) ?? "")
+    }
+
+    private func events() -> [PlaybackEvent] {
+        let text = (try? String(contentsOfFile: "\(work!)/events.jsonl", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(PlaybackEvent.self, from: Data($0.utf8))
+        }
+    }
+
+    private func finishes() -> [FinishReason] {
+        events().compactMap { if case .finished(let reason, _, _) = $0 { reason } else { nil } }
+    }
+
+    /// A JPEG is shown as FFmpeg decodes it, by the session's worker (which holds the framemd5 file open; castd does
+    /// not), and stays until another picture replaces it; a PNG cached with `cacheOnly` is not shown until
+    /// `displayCached`; an unknown key is 412; `/stop` takes the picture down (`userExited`) and the worker exits.
+    func testAPhotoIsShownHeldReplacedCachedAndStopped() throws {
+        let first = try picture("first.jpg", "testsrc2=size=640x360")
+        let second = try picture("second.jpg", "smptebars=size=480x320")
+        let cached = try picture("cached.png", "rgbtestsrc=size=320x240")
+        try startReceiverAndClient()
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+
+        let asked = Date()
+        XCTAssertEqual(try put(first), "200 OK", "\(receiver.output.suffix(10))")
+        let seconds = Date().timeIntervalSince(asked)
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(first))
+        print(String(format: "a 640x360 JPEG shown, answered 200 after %.2f s: %@", seconds, shown().last ?? ""))
+        // The picture was decoded in the worker that shows it: the worker writes the video output, castd does not.
+        let workers = Processes.playingWorkers(of: castd)
+        XCTAssertEqual(workers.count, 1, "castd's children: \(Processes.children(of: castd))")
+        let worker = try XCTUnwrap(workers.first)
+        XCTAssertTrue(openFiles(of: worker).contains("\(work!)/frames.md5"), "\(openFiles(of: worker))")
+        XCTAssertFalse(openFiles(of: castd).contains("\(work!)/frames.md5"), "\(openFiles(of: castd))")
+
+        // Held: seconds later it is still on screen, its session unfinished, its worker there.
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(first))
+        XCTAssertEqual(finishes(), [], "\(receiver.output.suffix(10))")
+        XCTAssertEqual(Processes.playingWorkers(of: castd), [worker])
+
+        XCTAssertEqual(try put(second, ["X-Apple-Transition": "Dissolve"]), "200 OK")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(second))
+
+        XCTAssertEqual(try put(cached, ["X-Apple-AssetAction": "cacheOnly", "X-Apple-AssetKey": "K-1"]), "200 OK")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(second), "cacheOnly showed the picture")
+        XCTAssertEqual(finishes().count, 1, "cacheOnly ended the picture on screen")
+        XCTAssertEqual(
+            try put(nil, ["X-Apple-AssetAction": "displayCached", "X-Apple-AssetKey": "K-2"]),
+            "412 Precondition Failed")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(second))
+        XCTAssertEqual(try put(nil, ["X-Apple-AssetAction": "displayCached", "X-Apple-AssetKey": "K-1"]), "200 OK")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(cached))
+
+        let stopWorker = try XCTUnwrap(Processes.playingWorkers(of: castd).first)
+        XCTAssertEqual(try send("POST", "/stop", headers: ["X-Apple-Session-ID": Self.sessionID]), "200 OK")
+        XCTAssertTrue(waitUntil(timeout: 10) { finishes().count == 3 }, "\(finishes())")
+        // The first two were replaced (interrupted by the next); the last stopped by the client.
+        XCTAssertEqual(finishes(), [.playbackError, .playbackError, .userExited])
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { !Processes.workers(of: castd).contains(stopWorker) }, "the worker did not exit")
+    }
+
+    /// What is not a picture is refused with a 4xx and castd goes on serving: a body that does not start as a JPEG or
+    /// PNG (415 before anything runs), one that does but does not decode (415 once the worker failed), a missing
+    /// session ID (400), a Content-Length over 16 MiB (413, answered before a byte of the body is sent); then a good
+    /// picture is shown.
+    func testWhatIsNotAPictureIsRefusedAndCastdGoesOn() throws {
+        let good = try picture("good.jpg", "testsrc2=size=640x360")
+        let text = "\(work!)/text.jpg"
+        try Data("this is not a picture\n".utf8).write(to: URL(fileURLWithPath: text))
+        let broken = "\(work!)/broken.jpg"
+        // A JPEG's first bytes, then nothing a decoder can use.
+        try Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 4000)).write(to: URL(fileURLWithPath: broken))
+        try startReceiverAndClient()
+
+        XCTAssertEqual(try put(text), "415 Unsupported Media Type")
+        XCTAssertEqual(try put(broken), "415 Unsupported Media Type", "\(receiver.output.suffix(10))")
+        XCTAssertEqual(try send(headers: [:], body: good), "400 Bad Request")
+        XCTAssertEqual(try put(good), "200 OK", "\(receiver.output.suffix(10))")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(good))
+        // The answer comes with nothing of the body sent: castd refuses by the head, and closes.
+        XCTAssertEqual(
+            try put(nil, ["Content-Type": "image/jpeg"], length: 16 << 20 + 1), "413 Content Too Large")
+        XCTAssertTrue(receiver.isRunning, "\(receiver.output.suffix(10))")
+    }
+
+    /// The paths a process has open (its /proc fd links).
+    private func openFiles(of pid: Int32) -> [String] {
+        let folder = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") }
+    }
+}

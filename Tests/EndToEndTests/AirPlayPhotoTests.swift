@@ -15,13 +15,38 @@ final class AirPlayPhotoTests: LabTestCase {
     /// One connection, kept open (castd takes a picture down when the connection that showed it closes, as it stops a
     /// video): each line of standard input is a request as JSON (`method`, `path`, `headers`, `body`: a file whose
     /// bytes are sent, `length`: a Content-Length sent without a body), each answer printed as `answer CODE REASON`.
+    /// `{"reverse": SESSION}` opens an event channel on a connection of its own (`POST /reverse`), whose events are
+    /// printed as `event CATEGORY STATE REASON` and answered.
     private static let client = """
-        import json, socket, sys
+        import json, socket, sys, threading
         host, port = sys.argv[1], int(sys.argv[2])
         c = socket.create_connection((host, port), timeout=60)
         f = c.makefile("rb")
+        def head(stream):
+            first, length = stream.readline().decode().strip(), 0
+            while True:
+                header = stream.readline().decode().strip()
+                if not header: return first, length
+                if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
+        def listen(r, rf):
+            while True:
+                line, length = head(rf)
+                if not line: return
+                body = rf.read(length).decode()
+                word = lambda key: body.split("<key>%s</key><string>" % key)[1].split("<")[0] if key in body else "-"
+                print("event", word("category"), word("state"), word("reason"), flush=True)
+                r.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         for line in sys.stdin:
             step = json.loads(line)
+            if "reverse" in step:
+                r = socket.create_connection((host, port), timeout=None)
+                r.sendall(("POST /reverse HTTP/1.1\r\nUpgrade: PTTH/1.0\r\nConnection: Upgrade\r\n"
+                    "X-Apple-Purpose: event\r\nX-Apple-Session-ID: %s\r\nContent-Length: 0\r\n\r\n"
+                    % step["reverse"]).encode())
+                rf = r.makefile("rb")
+                print("answer", head(rf)[0].split(" ", 1)[1], flush=True)
+                threading.Thread(target=listen, args=(r, rf), daemon=True).start()
+                continue
             body = open(step["body"], "rb").read() if step.get("body") else b""
             length = step.get("length", len(body))
             head = "%s %s HTTP/1.1\\r\\n" % (step["method"], step["path"])
@@ -53,9 +78,10 @@ final class AirPlayPhotoTests: LabTestCase {
     /// Sends one request on the client's connection and returns castd's answer (`200 OK`, `412 …`).
     private func send(
         _ method: String = "PUT", _ path: String = "/photo", headers: [String: String] = [:], body: String? = nil,
-        length: Int? = nil, file: StaticString = #filePath, line: UInt = #line
+        length: Int? = nil, reverse: String? = nil, file: StaticString = #filePath, line: UInt = #line
     ) throws -> String {
         var step: [String: Any] = ["method": method, "path": path, "headers": headers]
+        if let reverse { step = ["reverse": reverse] }
         if let body { step["body"] = body }
         if let length { step["length"] = length }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: step), as: UTF8.self)
@@ -177,6 +203,21 @@ final class AirPlayPhotoTests: LabTestCase {
         XCTAssertEqual(
             try put(nil, ["Content-Type": "image/jpeg"], length: 16 << 20 + 1), "413 Content Too Large")
         XCTAssertTrue(receiver.isRunning, "\(receiver.output.suffix(10))")
+    }
+
+    /// An event channel for the session hears the picture as a `photo`: `playing` once it is on screen, `stopped`
+    /// with the reason when `/stop` takes it down.
+    func testTheEventChannelHearsThePhotoShownAndStopped() throws {
+        let photo = try picture("photo.jpg", "testsrc2=size=640x360")
+        try startReceiverAndClient()
+        XCTAssertEqual(try send(headers: [:], reverse: Self.sessionID), "101 Switching Protocols")
+        XCTAssertEqual(try put(photo), "200 OK")
+        XCTAssertNotNil(phone.waitForLine(containing: "event photo playing", timeout: 20), "\(phone.output)")
+        XCTAssertEqual(try send("POST", "/stop", headers: ["X-Apple-Session-ID": Self.sessionID]), "200 OK")
+        XCTAssertNotNil(phone.waitForLine(containing: "event photo stopped stopped", timeout: 20), "\(phone.output)")
+        // A stall or the wait before the picture may say loading; nothing says video.
+        let events = phone.output.filter { $0.hasPrefix("event ") && !$0.contains(" loading ") }
+        XCTAssertEqual(events, ["event photo playing -", "event photo stopped stopped"])
     }
 
     /// The paths a process has open (its /proc fd links).

@@ -22,7 +22,7 @@ final class AirPlayPhotoTests: LabTestCase {
         host, port = sys.argv[1], int(sys.argv[2])
         c = socket.create_connection((host, port), timeout=60)
         f = c.makefile("rb")
-        def head(stream):
+        def read_head(stream):
             first, length = stream.readline().decode().strip(), 0
             while True:
                 header = stream.readline().decode().strip()
@@ -30,21 +30,21 @@ final class AirPlayPhotoTests: LabTestCase {
                 if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
         def listen(r, rf):
             while True:
-                line, length = head(rf)
+                line, length = read_head(rf)
                 if not line: return
                 body = rf.read(length).decode()
                 word = lambda key: body.split("<key>%s</key><string>" % key)[1].split("<")[0] if key in body else "-"
                 print("event", word("category"), word("state"), word("reason"), flush=True)
-                r.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
         for line in sys.stdin:
             step = json.loads(line)
             if "reverse" in step:
                 r = socket.create_connection((host, port), timeout=None)
-                r.sendall(("POST /reverse HTTP/1.1\r\nUpgrade: PTTH/1.0\r\nConnection: Upgrade\r\n"
-                    "X-Apple-Purpose: event\r\nX-Apple-Session-ID: %s\r\nContent-Length: 0\r\n\r\n"
+                r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nConnection: Upgrade\\r\\n"
+                    "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n"
                     % step["reverse"]).encode())
                 rf = r.makefile("rb")
-                print("answer", head(rf)[0].split(" ", 1)[1], flush=True)
+                print("answer", read_head(rf)[0].split(" ", 1)[1], flush=True)
                 threading.Thread(target=listen, args=(r, rf), daemon=True).start()
                 continue
             body = open(step["body"], "rb").read() if step.get("body") else b""

@@ -12,89 +12,24 @@ final class AirPlayPhotoTests: LabTestCase {
 
     private static let sessionID = "9F3E5C2A-0000-4000-8000-00000000F070"
 
-    /// One connection, kept open (castd takes a picture down when the connection that showed it closes, as it stops a
-    /// video): each line of standard input is a request as JSON (`method`, `path`, `headers`, `body`: a file whose
-    /// bytes are sent, `length`: a Content-Length sent without a body), each answer printed as `answer CODE REASON`.
-    /// `{"reverse": SESSION}` opens an event channel on a connection of its own (`POST /reverse`), whose events are
-    /// printed as `event CATEGORY STATE REASON` and answered.
-    private static let client = """
-        import json, socket, sys, threading
-        host, port = sys.argv[1], int(sys.argv[2])
-        c = socket.create_connection((host, port), timeout=60)
-        f = c.makefile("rb")
-        def read_head(stream):
-            first, length = stream.readline().decode().strip(), 0
-            while True:
-                header = stream.readline().decode().strip()
-                if not header: return first, length
-                if header.lower().startswith("content-length:"): length = int(header.split(":")[1])
-        def listen(r, rf):
-            while True:
-                line, length = read_head(rf)
-                if not line: return
-                body = rf.read(length).decode()
-                word = lambda key: body.split("<key>%s</key><string>" % key)[1].split("<")[0] if key in body else "-"
-                print("event", word("category"), word("state"), word("reason"), flush=True)
-                r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
-        for line in sys.stdin:
-            step = json.loads(line)
-            if "reverse" in step:
-                r = socket.create_connection((host, port), timeout=None)
-                r.sendall(("POST /reverse HTTP/1.1\\r\\nUpgrade: PTTH/1.0\\r\\nConnection: Upgrade\\r\\n"
-                    "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n"
-                    % step["reverse"]).encode())
-                rf = r.makefile("rb")
-                print("answer", read_head(rf)[0].split(" ", 1)[1], flush=True)
-                threading.Thread(target=listen, args=(r, rf), daemon=True).start()
-                continue
-            body = open(step["body"], "rb").read() if step.get("body") else b""
-            length = step.get("length", len(body))
-            head = "%s %s HTTP/1.1\\r\\n" % (step["method"], step["path"])
-            for name, value in step.get("headers", {}).items(): head += "%s: %s\\r\\n" % (name, value)
-            c.sendall((head + "Content-Length: %d\\r\\n\\r\\n" % length).encode() + body)
-            status = f.readline().decode().strip()
-            answer_length = 0
-            while True:
-                header = f.readline().decode().strip()
-                if not header: break
-                if header.lower().startswith("content-length:"): answer_length = int(header.split(":")[1])
-            f.read(answer_length)
-            print("answer", status.split(" ", 1)[1] if status else "closed", flush=True)
-        """
-
     private var receiver: Daemon!
     private var port: UInt16 = 0
-    private var phone: Daemon!
-    private var answers = 0
+    private var phone: PhotoClient!
 
     /// castd with AirPlay video, and the client on the phone with its connection open.
     private func startReceiverAndClient() throws {
         (receiver, port, _) = try lab.startAirPlayReceiver(work: work)
-        phone = try lab.start(
-            on: .phone, ["python3", "-c", Self.client, lab.address(.box), String(port)], interactive: true)
-        answers = 0
+        phone = try PhotoClient(lab: lab, port: port)
     }
 
     /// Sends one request on the client's connection and returns castd's answer (`200 OK`, `412 …`).
     private func send(
         _ method: String = "PUT", _ path: String = "/photo", headers: [String: String] = [:], body: String? = nil,
-        length: Int? = nil, reverse: String? = nil, file: StaticString = #filePath, line: UInt = #line
+        length: Int? = nil, reverse: String? = nil, line: UInt = #line
     ) throws -> String {
-        var step: [String: Any] = ["method": method, "path": path, "headers": headers]
-        if let reverse { step = ["reverse": reverse] }
-        if let body { step["body"] = body }
-        if let length { step["length"] = length }
-        let json = String(decoding: try JSONSerialization.data(withJSONObject: step), as: UTF8.self)
-        let before = phone.output.filter { $0.hasPrefix("answer ") }.count
-        phone.type(json)
-        // Generous: the worker of a loaded machine may take seconds to show the picture.
-        guard waitUntil(timeout: 40, { phone.output.filter { $0.hasPrefix("answer ") }.count > before }) else {
-            XCTFail(
-                "no answer to \(method) \(path): \(phone.output)\n\(receiver.output.suffix(10))", file: file, line: line
-            )
-            return ""
-        }
-        return String(phone.output.filter { $0.hasPrefix("answer ") }[before].dropFirst("answer ".count))
+        let answer = try phone.send(method, path, headers: headers, body: body, length: length, reverse: reverse)
+        XCTAssertNotNil(answer, "no answer to \(method) \(path): \(receiver.output.suffix(10))", line: line)
+        return answer ?? ""
     }
 
     /// A `PUT /photo` of `picture` in the test's session, with `headers` besides the session ID.

@@ -5,7 +5,7 @@
 /// |---|---|
 /// | (no `X-Apple-AssetAction`) | show the body's picture now |
 /// | `X-Apple-AssetAction: cacheOnly`, `X-Apple-AssetKey: K` | keep the body's picture under K, show nothing |
-/// | `X-Apple-AssetAction: displayCached`, `X-Apple-AssetKey: K` | show the picture kept under K (the body is ignored) |
+/// | `X-Apple-AssetAction: displayCached`, `X-Apple-AssetKey: K` | show the picture kept under K (no body needed) |
 ///
 /// Every form needs `X-Apple-Session-ID`, as `/reverse` does. `X-Apple-Transition` (`Dissolve`, …) is accepted and
 /// ignored: the picture replaces the one on screen at once. The body must be a JPEG or a PNG (its first bytes say

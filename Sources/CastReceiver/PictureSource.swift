@@ -20,8 +20,7 @@ final class PictureSource: ServedMedia, Sendable {
     }
 
     var size: Int64? { Int64(bytes.count) }
-    /// None: a file name would make FFmpeg pick the image sequence demuxer (`image2`) by its extension, which the
-    /// engine refuses for a picture (`URLInput.pictureFormatWhitelist`); the bytes say what the picture is.
+    /// None: the bytes say what the picture is.
     var nameHint: String? { nil }
     var isSeekable: Bool { true }
 

@@ -32,8 +32,10 @@ final class Demuxer {
         // `concat` list) may only be opened over the protocols a URL may use, never `file:` on the receiver.
         av_dict_set(&options, "protocol_whitelist", URLInput.protocolWhitelist, 0)
         if let formats { av_dict_set(&options, "format_whitelist", formats, 0) }
+        // With a whitelist the bytes decide: a name would make FFmpeg pick a demuxer by its extension first (`image2`
+        // for `photo.jpg`), and fail on the whitelist instead of probing on.
         self.context = try Self.open(
-            source.nameHint ?? "", io: io, options: &options, interrupt: interrupt)
+            formats == nil ? source.nameHint ?? "" : "", io: io, options: &options, interrupt: interrupt)
         self.io = io
         self.interrupt = interrupt
         self.proxied = nil

@@ -8,8 +8,9 @@ import Glibc
 
 /// A session's engine in a worker process (castd re-executed with `--session-worker`): demux, decode and the
 /// outputs run there; castd keeps the network. It serves the worker's reads of served media from the session's
-/// `ServedMedia` (a `RemoteSource`, or a picture castd holds), forwards controls, and hands the worker's events, checked, to the session. A worker that dies
-/// or breaks the channel's rules ends the session with `playbackError` saying so; castd goes on.
+/// `ServedMedia` (a `RemoteSource`, or a picture castd holds), forwards controls, and hands the worker's events,
+/// checked, to the session. A worker that dies or breaks the channel's rules ends the session with `playbackError`
+/// saying so; castd goes on.
 ///
 /// A worker of a `window` or `fullscreen` session opens its own window (the same CastMedia renderer as castd's);
 /// castd's idle window (`idleWindow`) steps aside once the worker presents its first picture, and comes back when the

@@ -2,8 +2,8 @@ import CastProtocol
 import Foundation
 
 /// Answers a worker's reads of served media (`read` → `data` or `readFailed`) from the session's media connection (or
-/// the picture castd holds), seeking it when a read does not start where the last one ended. Session and thumbnail workers read alike; a mirror
-/// session's live stream is pushed instead (`push`).
+/// the picture castd holds), seeking it when a read does not start where the last one ended. Session and thumbnail
+/// workers read alike; a mirror session's live stream is pushed instead (`push`).
 ///
 /// Thread-safety: a value owned by one server thread.
 struct MediaReadServer {

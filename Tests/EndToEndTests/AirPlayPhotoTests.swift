@@ -140,6 +140,33 @@ final class AirPlayPhotoTests: LabTestCase {
         XCTAssertTrue(receiver.isRunning, "\(receiver.output.suffix(10))")
     }
 
+    /// A photo is a session like any other: a Cast sender's `send` takes the receiver over from it (the photo finishes
+    /// `playbackError`, the film plays to its end), and the client's own `/play` replaces the next photo it shows.
+    func testACastSenderOrAPlayTakesThePhotoDown() throws {
+        let photo = try picture("photo.jpg", "testsrc2=size=640x360")
+        let clip = try Media.clip("photo-takeover.mp4", seconds: 2)
+        try startReceiverAndClient()
+        XCTAssertEqual(try put(photo), "200 OK")
+        let sender = try lab.start(
+            on: .phone, [Paths.cast, "send", clip, "--to", "Living Room", "--json"],
+            environment: ["XDG_CONFIG_HOME": "\(work!)/sender"])
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, "\(sender.output.suffix(5))")
+        XCTAssertEqual(finishes(), [.playbackError, .playbackEnded], "\(receiver.output.suffix(10))")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(clip))
+
+        XCTAssertEqual(try put(photo), "200 OK", "castd shows photos after a send")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(photo))
+        let url = try lab.serveOnPhone() + "/" + URL(fileURLWithPath: clip).lastPathComponent
+        let body = "\(work!)/play.txt"
+        try Data("Content-Location: \(url)\nStart-Position: 0\n".utf8).write(to: URL(fileURLWithPath: body))
+        XCTAssertEqual(
+            try send(
+                "POST", "/play", headers: ["Content-Type": "text/parameters", "X-Apple-Session-ID": Self.sessionID],
+                body: body), "200 OK")
+        XCTAssertTrue(waitUntil(timeout: 30) { finishes().count == 4 }, "\(finishes()) \(receiver.output.suffix(10))")
+        XCTAssertEqual(finishes(), [.playbackError, .playbackEnded, .playbackError, .playbackEnded])
+    }
+
     /// An event channel for the session hears the picture as a `photo`: `playing` once it is on screen, `stopped`
     /// with the reason when `/stop` takes it down.
     func testTheEventChannelHearsThePhotoShownAndStopped() throws {

@@ -51,6 +51,10 @@ public struct HTTPRequestParser: Sendable {
         self.limits = limits
     }
 
+    /// The `Content-Length` of the request whose head has arrived and whose body has not, all of it; nil otherwise. A
+    /// server may refuse to wait for a large body (the parser would keep it all).
+    public var awaitedBodyLength: Int? { pending?.bodyLength }
+
     /// Whether part of a request has arrived but not all of it (a server times such a request out).
     public var hasPartialRequest: Bool { pending != nil || start < buffer.count }
 

@@ -114,6 +114,8 @@ final class AirPlayPhotoRequestTests: XCTestCase {
             accepting.feed(head("PUT", path, length: AirPlayPhotoRequest.maximumSize))
             XCTAssertNil(try accepting.nextRequest())
             XCTAssertTrue(accepting.hasPartialRequest)
+            // The server knows from the head how much it is asked to keep (castd bounds pictures arriving at once).
+            XCTAssertEqual(accepting.awaitedBodyLength, AirPlayPhotoRequest.maximumSize)
         }
         // Other methods and routes keep the small bound.
         for (method, path) in [("POST", "/photo"), ("POST", "/play"), ("PUT", "/play")] {

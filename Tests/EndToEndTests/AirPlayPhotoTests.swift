@@ -182,6 +182,49 @@ final class AirPlayPhotoTests: LabTestCase {
         XCTAssertEqual(events, ["event photo playing -", "event photo stopped stopped"])
     }
 
+    /// Large bodies arriving at once are bounded (64 MiB in all): four connections each sending a 16 MiB picture are
+    /// waited for, a fifth is refused `503` at once and closed; once the four have gone, a picture is waited for again.
+    func testPicturesArrivingAtOnceAreBounded() throws {
+        try startReceiverAndClient()
+        let script = """
+            import socket, sys, time
+            host, port = sys.argv[1], int(sys.argv[2])
+            head = (b"PUT /photo HTTP/1.1\\r\\nX-Apple-Session-ID: S\\r\\nContent-Length: 16777216\\r\\n\\r\\n"
+                + b"\\xff\\xd8\\xff" + bytes(40000))
+            def waiting(s):
+                s.settimeout(1.5)
+                try:
+                    return "answered " + s.recv(200).split(b"\\r\\n")[0].decode()
+                except socket.timeout:
+                    return "waiting"
+            held = []
+            for i in range(4):
+                s = socket.create_connection((host, port), timeout=10)
+                s.sendall(head)
+                held.append(s)
+            time.sleep(1)
+            fifth = socket.create_connection((host, port), timeout=10)
+            fifth.sendall(head)
+            print("fifth:", waiting(fifth))
+            print("held:", " ".join(waiting(s) for s in held))
+            for s in held: s.close()
+            time.sleep(2)
+            again = socket.create_connection((host, port), timeout=10)
+            again.sendall(head)
+            print("again:", waiting(again))
+            """
+        let result = try runCommand(
+            [Paths.lab, "exec", lab.name, "phone", "python3", "-c", script, lab.address(.box), String(port)],
+            timeout: 60)
+        print(result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("fifth: answered HTTP/1.1 503 Service Unavailable"),
+            "\(result.stdout)\(result.stderr)")
+        XCTAssertTrue(result.stdout.contains("held: waiting waiting waiting waiting"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("again: waiting"), "\(result.stdout)\(receiver.output.suffix(8))")
+        XCTAssertTrue(receiver.isRunning)
+    }
+
     /// The paths a process has open (its /proc fd links).
     private func openFiles(of pid: Int32) -> [String] {
         let folder = "/proc/\(pid)/fd"

@@ -37,7 +37,12 @@ final class AirPlayConnection {
         let limits = receiver.configuration.limits
         let clock = ContinuousClock()
         var requestDeadline: ContinuousClock.Instant?
-        defer { receiver.airPlayClientLost(client) }
+        // The bytes reserved for a large body (a picture) being received (`AirPlayVideoService.reserveBody`).
+        var reservedBody = 0
+        defer {
+            service.releaseBody(reservedBody)
+            receiver.airPlayClientLost(client)
+        }
         logger.info("AirPlay client connected from \(client.peer)")
         while true {
             // A request must arrive whole within its timeout; between requests the connection may idle, without
@@ -87,7 +92,20 @@ final class AirPlayConnection {
                 guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else {
                     return
                 }
+                // A picture's bytes count until it is answered (shown, or kept: then the cache bounds them).
+                service.releaseBody(reservedBody)
+                reservedBody = 0
                 if let sessionID = reversedFor { return runEvents(of: sessionID) }
+            }
+            if let awaited = parser.awaitedBodyLength, awaited > parser.limits.body, reservedBody == 0 {
+                guard service.reserveBody(awaited) else {
+                    logger.warning("AirPlay client \(client.peer): too many pictures arriving at once; refused")
+                    write(
+                        .refusal(HTTPRequestError(.serviceUnavailable, "too many pictures are arriving at once")),
+                        closing: true)
+                    return
+                }
+                reservedBody = awaited
             }
             requestDeadline =
                 parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil

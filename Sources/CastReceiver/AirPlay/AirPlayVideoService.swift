@@ -33,6 +33,28 @@ final class AirPlayVideoService: Sendable {
         var streams: [ObjectIdentifier: (stream: TCPStream, address: String)] = [:]
         /// The pictures clients keep here (`cacheOnly`), by address; an address's go when its last connection closes.
         var photos = PhotoCache()
+        /// The bytes of the large bodies (pictures) being received now, on all connections.
+        var bodyBytesInFlight = 0
+    }
+
+    /// The most bytes of large bodies (pictures) castd receives at once, on all connections: four 16 MiB pictures.
+    /// Without it, 16 connections sending 16 MiB each would make castd hold 256 MiB (twice that while each is copied).
+    static let maximumBodyBytesInFlight = 64 << 20
+
+    /// Reserves `count` bytes for a large body about to be received; false when that would pass
+    /// `maximumBodyBytesInFlight` (the request is then refused).
+    func reserveBody(_ count: Int) -> Bool {
+        state.withLock { state in
+            guard state.bodyBytesInFlight + count <= Self.maximumBodyBytesInFlight else { return false }
+            state.bodyBytesInFlight += count
+            return true
+        }
+    }
+
+    /// Returns bytes `reserveBody` reserved (the body arrived, or its connection ended).
+    func releaseBody(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.bodyBytesInFlight -= count }
     }
 
     init(receiver: Receiver, logger: Logger) {

@@ -12,20 +12,23 @@ final class StillPictureTests: XCTestCase {
         return path
     }
 
-    private func player(_ path: String, still: Bool, md5: String) throws -> (Player, EventLog) {
+    private func player(_ path: String, still: Bool, md5: String, readAhead: Bool = false) throws -> (Player, EventLog)
+    {
         let log = EventLog()
         var configuration = PlayerConfiguration(audio: .none, video: .framemd5(path: md5))
         configuration.still = still
-        let player = Player(source: try FileSource(path: path), configuration: configuration) { log.append($0) }
+        let file = try FileSource(path: path)
+        let source: any MediaSource = readAhead ? ReadAheadSource(file) : file
+        let player = Player(source: source, configuration: configuration) { log.append($0) }
         return (player, log)
     }
 
     func testAStillPictureIsHeldUntilStopped() throws {
         let folder = try Fixtures.folder()
-        for name in ["photo.jpg", "photo.png"] {
+        for (name, readAhead) in [("photo.jpg", false), ("photo.png", false), ("read-ahead.jpg", true)] {
             let path = try photo(name, in: folder)
             let md5 = folder.appendingPathComponent("\(name).framemd5").path
-            let (player, log) = try player(path, still: true, md5: md5)
+            let (player, log) = try player(path, still: true, md5: md5, readAhead: readAhead)
             player.start()
             XCTAssertNotNil(log.wait { $0 == .videoActive(true) }, "\(name): \(log.events)")
             Thread.sleep(forTimeInterval: 1.5)

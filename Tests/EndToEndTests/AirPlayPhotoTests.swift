@@ -16,9 +16,9 @@ final class AirPlayPhotoTests: LabTestCase {
     private var port: UInt16 = 0
     private var phone: PhotoClient!
 
-    /// castd with AirPlay video, and the client on the phone with its connection open.
-    private func startReceiverAndClient() throws {
-        (receiver, port, _) = try lab.startAirPlayReceiver(work: work)
+    /// castd with AirPlay video (and `extra` arguments), and the client on the phone with its connection open.
+    private func startReceiverAndClient(extra: [String] = []) throws {
+        (receiver, port, _) = try lab.startAirPlayReceiver(work: work, extra: extra)
         phone = try PhotoClient(lab: lab, port: port)
     }
 
@@ -165,6 +165,21 @@ final class AirPlayPhotoTests: LabTestCase {
                 body: body), "200 OK")
         XCTAssertTrue(waitUntil(timeout: 30) { finishes().count == 4 }, "\(finishes()) \(receiver.output.suffix(10))")
         XCTAssertEqual(finishes(), [.playbackError, .playbackEnded, .playbackError, .playbackEnded])
+    }
+
+    /// With decoder isolation off (debugging), castd decodes the picture itself, as it does every session's media then,
+    /// and holds it the same way.
+    func testWithoutIsolationCastdShowsThePictureItself() throws {
+        let photo = try picture("photo.png", "testsrc2=size=640x360")
+        try startReceiverAndClient(extra: ["--decoder-isolation", "off"])
+        XCTAssertEqual(try put(photo), "200 OK", "\(receiver.output.suffix(10))")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(photo))
+        let castd = try XCTUnwrap(Processes.castd(under: receiver.pid), "no castd under \(receiver.pid)")
+        XCTAssertTrue(openFiles(of: castd).contains("\(work!)/frames.md5"), "\(openFiles(of: castd))")
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(finishes(), [], "the picture did not stay: \(events())")
+        XCTAssertEqual(try send("POST", "/stop", headers: ["X-Apple-Session-ID": Self.sessionID]), "200 OK")
+        XCTAssertTrue(waitUntil(timeout: 10) { finishes() == [.userExited] }, "\(finishes())")
     }
 
     /// An event channel for the session hears the picture as a `photo`: `playing` once it is on screen, `stopped`

@@ -3,12 +3,13 @@ public struct AirPlayDevice: Sendable, Equatable {
     /// The DNS-SD service type AirPlay receivers advertise.
     public static let serviceType = "_airplay._tcp"
 
-    /// The feature bits: only bit 0, video (AirPlay 1 `/play`).
+    /// The feature bits: bit 0, video (AirPlay 1 `/play`), and bit 1, photo (`PUT /photo`). Bit 5 (slideshow) stays
+    /// clear: castd shows the pictures a client sends, one at a time, and runs no slideshows of its own.
     ///
     /// pyatv 0.18.0 (`pyatv/protocols/airplay/utils.py`) picks AirPlay 2 when bit 38 (unified media control) or
     /// bit 48 (CoreUtils pairing) is set, and bit 43 is system pairing: all three stay clear, so clients speak
     /// AirPlay 1 video without pairing. Bit 30 would make pyatv add a RAOP audio service: clear too.
-    public static let features: UInt64 = 0x1
+    public static let features: UInt64 = 0x3
     /// The model castd names (not an Apple model: pyatv treats `AppleTV…` as tvOS with a remote-control tunnel).
     public static let model = "Castd1,1"
     /// The AirPlay server version castd answers as: 220.68 is the Apple TV software whose AirPlay 1 video

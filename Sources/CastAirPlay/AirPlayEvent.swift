@@ -7,7 +7,17 @@ public import CastProtocol
 /// The request (docs/protocol.md, "AirPlay: events"): `POST /event HTTP/1.1` with `Content-Type:
 /// text/x-apple-plist+xml`, `X-Apple-Session-ID` (the session's), and an XML property list `{category: "video",
 /// state: "loading" | "playing" | "paused" | "stopped"}`, with `reason` (`ended`, `stopped`, `error`) when stopped.
+/// A picture's session (`PUT /photo`) says `category: "photo"`: `playing` once it is on screen, `stopped` when it is
+/// taken down.
 public struct AirPlayEvent: Sendable, Equatable {
+    /// What kind of session the event is about.
+    public enum Category: String, Sendable, Equatable {
+        /// A video (`/play`).
+        case video
+        /// A picture (`/photo`).
+        case photo
+    }
+
     /// The session's state, in the words an Apple TV uses.
     public enum State: String, Sendable, Equatable {
         case loading
@@ -19,21 +29,24 @@ public struct AirPlayEvent: Sendable, Equatable {
     public var state: State
     /// Why a session stopped: `ended` (the media's end), `stopped` (by a control), `error`; nil for the other states.
     public var reason: String?
+    /// A video's or a picture's.
+    public var category: Category
 
-    public init(state: State, reason: String? = nil) {
+    public init(state: State, reason: String? = nil, category: Category = .video) {
         self.state = state
         self.reason = reason
+        self.category = category
     }
 
     /// The event a playback event makes for the client, nil for those it is not told (positions, sizes, logs...).
     /// A stalled input, a seek and the wait before the first frame are `loading`, as an Apple TV reports them.
-    public init?(_ event: PlaybackEvent) {
+    public init?(_ event: PlaybackEvent, category: Category = .video) {
         switch event {
         case .playbackState(let state):
             switch state {
-            case .playing: self.init(state: .playing)
-            case .paused: self.init(state: .paused)
-            case .interrupted, .seekingForward, .seekingBackward: self.init(state: .loading)
+            case .playing: self.init(state: .playing, category: category)
+            case .paused: self.init(state: .paused, category: category)
+            case .interrupted, .seekingForward, .seekingBackward: self.init(state: .loading, category: category)
             case .stopped: return nil
             }
         case .finished(let reason, _, _):
@@ -43,7 +56,7 @@ public struct AirPlayEvent: Sendable, Equatable {
                 case .playbackError: "error"
                 case .userExited: "stopped"
                 }
-            self.init(state: .stopped, reason: why)
+            self.init(state: .stopped, reason: why, category: category)
         default:
             return nil
         }
@@ -52,7 +65,7 @@ public struct AirPlayEvent: Sendable, Equatable {
     /// The `POST /event` request for session `sessionID` (a checked `X-Apple-Session-ID`: printable ASCII).
     public func request(sessionID: String) -> [UInt8] {
         precondition(sessionID.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "a session ID with a blank or a control")
-        var entries = "<key>category</key><string>video</string>"
+        var entries = "<key>category</key><string>\(category.rawValue)</string>"
         if let reason { entries += "<key>reason</key><string>\(reason)</string>" }
         entries += "<key>state</key><string>\(state.rawValue)</string>"
         let body = Array(

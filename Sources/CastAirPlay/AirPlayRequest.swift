@@ -10,6 +10,7 @@
 /// | `POST /stop` | stop |
 /// | `GET /server-info` | the device's description as a property list |
 /// | `POST /reverse` | turn the connection around for events (`Upgrade: PTTH/1.0`; ``AirPlayEvent``) |
+/// | `PUT /photo` | show or cache a picture (``AirPlayPhotoRequest``) |
 ///
 /// Any other path is 404; a known path with another method is 405.
 public enum AirPlayRequest: Sendable, Equatable {
@@ -30,11 +31,13 @@ public enum AirPlayRequest: Sendable, Equatable {
     /// `POST /reverse` with `Upgrade: PTTH/1.0`: castd sends the events of the session `sessionID` on this connection
     /// from now on (`X-Apple-Purpose: event`; no other purpose is served).
     case reverse(sessionID: String)
+    /// `PUT /photo`: show a picture, or keep one for later.
+    case photo(AirPlayPhotoRequest)
 
     /// The methods each path answers to.
     public static let routes: [String: Set<String>] = [
         "/play": ["POST"], "/playback-info": ["GET"], "/rate": ["POST"], "/scrub": ["GET", "POST"],
-        "/stop": ["POST"], "/server-info": ["GET"], "/reverse": ["POST"],
+        "/stop": ["POST"], "/server-info": ["GET"], "/reverse": ["POST"], "/photo": ["PUT"],
     ]
 
     /// The rates the engine plays at besides 0 (pause).
@@ -42,7 +45,7 @@ public enum AirPlayRequest: Sendable, Equatable {
 
     /// Decodes `request`.
     /// - Throws: 404 (unknown path), 405 (wrong method), 400 (a missing or bad parameter), what
-    ///   ``AirPlayPlayRequest`` throws for `/play`.
+    ///   ``AirPlayPlayRequest`` throws for `/play` and ``AirPlayPhotoRequest`` for `/photo`.
     public init(_ request: HTTPRequest) throws(HTTPRequestError) {
         guard let methods = Self.routes[request.path] else {
             throw HTTPRequestError(.notFound, "no route \(request.path.prefix(200))")
@@ -87,6 +90,8 @@ public enum AirPlayRequest: Sendable, Equatable {
                 id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
             else { throw HTTPRequestError(.badRequest, "/reverse needs an X-Apple-Session-ID") }
             self = .reverse(sessionID: id)
+        case ("PUT", "/photo"):
+            self = .photo(try AirPlayPhotoRequest(request))
         default:
             preconditionFailure("a route in the table without a case: \(request.method) \(request.path)")
         }

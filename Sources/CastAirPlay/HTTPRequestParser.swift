@@ -21,6 +21,8 @@ public struct HTTPRequestParser: Sendable {
         public var headerCount = 64
         /// The largest body. A `/play` property list is a few hundred bytes.
         public var body = 64 * 1024
+        /// The largest body of a `PUT /photo`: the picture itself (``AirPlayPhotoRequest/maximumSize``).
+        public var photoBody = AirPlayPhotoRequest.maximumSize
         /// The defaults above.
         public init() {}
     }
@@ -48,6 +50,10 @@ public struct HTTPRequestParser: Sendable {
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }
+
+    /// The `Content-Length` of the request whose head has arrived and whose body has not, all of it; nil otherwise. A
+    /// server may refuse to wait for a large body (the parser would keep it all).
+    public var awaitedBodyLength: Int? { pending?.bodyLength }
 
     /// Whether part of a request has arrived but not all of it (a server times such a request out).
     public var hasPartialRequest: Bool { pending != nil || start < buffer.count }
@@ -179,12 +185,14 @@ public struct HTTPRequestParser: Sendable {
         }
         let lengths = request.headers.filter { $0.name.lowercased() == "content-length" }.map(\.value)
         var bodyLength = 0
+        // Only a picture may be large; the limit is known from the head, before a byte of the body is kept.
+        let limit = request.method == "PUT" && request.path == "/photo" ? limits.photoBody : limits.body
         if let text = lengths.first {
             guard Set(lengths).count == 1, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 throw HTTPRequestError(.badRequest, "a bad Content-Length")
             }
-            guard text.utf8.count <= 9, let value = Int(text), value <= limits.body else {
-                throw HTTPRequestError(.contentTooLarge, "the body is over \(limits.body) bytes")
+            guard text.utf8.count <= 9, let value = Int(text), value <= limit else {
+                throw HTTPRequestError(.contentTooLarge, "the body is over \(limit) bytes")
             }
             bodyLength = value
         }

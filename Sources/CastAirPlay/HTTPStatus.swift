@@ -27,11 +27,13 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let misdirectedRequest = HTTPStatus(421, "Misdirected Request")
     /// 411: a body without `Content-Length`.
     public static let lengthRequired = HTTPStatus(411, "Length Required")
+    /// 412: `displayCached` names a picture that is not cached (Kodi's answer; the client sends it again).
+    public static let preconditionFailed = HTTPStatus(412, "Precondition Failed")
     /// 413: the body is over the limit.
     public static let contentTooLarge = HTTPStatus(413, "Content Too Large")
     /// 414: the request line is over the limit.
     public static let uriTooLong = HTTPStatus(414, "URI Too Long")
-    /// 415: a `/play` body that is neither a property list nor text parameters.
+    /// 415: a `/play` body that is neither a property list nor text parameters; a `/photo` body that is not a picture.
     public static let unsupportedMediaType = HTTPStatus(415, "Unsupported Media Type")
     /// 431: too many header fields, or too long.
     public static let headerFieldsTooLarge = HTTPStatus(431, "Request Header Fields Too Large")

@@ -61,7 +61,9 @@ extension Player {
 
     private func demux() throws {
         let opening = Monotonic.now()
-        let demuxer = try Demuxer(input: input, interrupt: interrupt)
+        let demuxer = try Demuxer(
+            input: input, sourceFormats: configuration.still ? URLInput.pictureFormatWhitelist : nil,
+            interrupt: interrupt)
         let format = demuxer.context
         let seekable = source?.isSeekable ?? demuxer.isSeekable
         let size = source.map { $0.size } ?? demuxer.size

@@ -144,6 +144,8 @@ extension Player {
             switch item {
             case .superseded: throw Superseded()
             case .end:
+                // A still picture stays until playback is stopped (or a seek shows it again).
+                if configuration.still { try holdUntilStopped(serial: serial) }
                 // Hold the last frame for its duration, so video-only media play for their whole length.
                 try waitUntilDue(due + length, serial: serial)
                 return
@@ -186,6 +188,18 @@ extension Player {
                     mode: .hosted(view), scaling: configuration.scalingMode, streamName: streamName, caption: caption,
                     log: configuration.log)
             ]
+        }
+    }
+
+    /// Keeps the picture on screen until playback is stopped (throws `Stopped`) or a seek begins a newer segment than
+    /// `serial` (throws `Superseded`); pausing changes nothing.
+    private func holdUntilStopped(serial: Int) throws {
+        while true {
+            switch control.waitWhileShowing(serial: serial) {
+            case .stopping: throw Stopped()
+            case .superseded: throw Superseded()
+            case .playing, .paused: continue
+            }
         }
     }
 

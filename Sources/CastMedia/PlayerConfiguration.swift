@@ -100,6 +100,10 @@ public struct PlayerConfiguration: Sendable {
     /// MPMoviePlayerController.shouldAutoplay: true (the default) plays as soon as the first frames are ready;
     /// false loads, shows the first frame and reports `paused` (never `playing`) until `Player.resume()`.
     public var autoplay = true
+    /// The input is one still picture (an AirPlay client's photo): it is opened only as a JPEG or PNG
+    /// (`URLInput.pictureFormatWhitelist`), and its picture stays on screen until `Player.stop()`, where a video's
+    /// last frame would end playback (`playbackEnded`) after its duration.
+    public var still = false
     /// When playback was asked for (the receiver's play request), for the access log's start date and start-up
     /// time; nil: when `Player.start()` is called.
     public var requestDate: Date?

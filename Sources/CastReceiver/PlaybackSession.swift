@@ -21,6 +21,9 @@ final class PlaybackSession: Sendable {
     let startFraction: Double?
     /// The AirPlay client's `X-Apple-Session-ID`, when an AirPlay client started it with one.
     let airPlaySessionID: String?
+    /// The picture it shows (an AirPlay client's `/photo`), held here and served to the engine like a sender's file;
+    /// nil for media from a sender or a URL.
+    let picture: PictureSource?
     private let engine: PlayerConfiguration
     /// How the URL reaches the network: a paired sender's, or a stranger's through castd's checks.
     private let urlAccess: URLAccess
@@ -50,12 +53,16 @@ final class PlaybackSession: Sendable {
         var mediaPeer: String?
         /// Makes images of the media for thumbnail requests; opened on the first request.
         var thumbnailer: (any SessionThumbnails)?
+        /// Whether a picture was presented (`videoActive`).
+        var pictureShown = false
+        /// Whether `firstPicture` was left: a picture was presented, or the session finished without one.
+        var firstPictureTold = false
     }
 
     init(
         request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
         isolation: DecoderIsolation = .off, idleWindow: VideoWindow? = nil, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired,
+        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired, picture: PictureSource? = nil,
         onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {
@@ -67,7 +74,9 @@ final class PlaybackSession: Sendable {
         self.startFraction = startFraction
         self.airPlaySessionID = airPlaySessionID
         self.urlAccess = urlAccess
+        self.picture = picture
         var engine = engine
+        engine.still = picture != nil
         engine.startTime = request.startTime ?? 0
         engine.audioLanguage = request.audioLanguage
         engine.autoplay = request.autoplay ?? true
@@ -93,6 +102,20 @@ final class PlaybackSession: Sendable {
         group.enter()
         return group
     }()
+
+    /// Entered at creation, left once the first picture was presented or the session finished without one.
+    private let firstPicture: DispatchGroup = {
+        let group = DispatchGroup()
+        group.enter()
+        return group
+    }()
+
+    /// Blocks until the session presented its first picture (true), or finished without one or `timeout` passed
+    /// (false).
+    func waitUntilShown(timeout: Duration) -> Bool {
+        guard firstPicture.wait(timeout: .now() + timeout.timeInterval) == .success else { return false }
+        return state.withLock { $0.pictureShown }
+    }
 
     /// Blocks until the session has ended (its finish written to the sender, `onEnd` called) or `timeout` passed;
     /// true if it ended.
@@ -152,8 +175,17 @@ final class PlaybackSession: Sendable {
     /// go to FFmpeg in the URL's userinfo, percent-encoded; they are never logged.
     func startURL() {
         guard let url = request.url else { return }
-        let player = makeEngine(
-            source: nil, url: Self.engineURL(url, username: request.username, password: request.password))
+        run(makeEngine(source: nil, url: Self.engineURL(url, username: request.username, password: request.password)))
+    }
+
+    /// A picture's session: the engine shows the picture held here, at once (there is no media connection).
+    func startPicture() {
+        guard let picture else { return }
+        run(makeEngine(source: picture, url: nil))
+    }
+
+    /// Starts `player` at the receiver's level, unless the session ended or has an engine already.
+    private func run(_ player: any PlaybackDriver) {
         let start = state.withLock { state -> Bool in
             guard !state.finished, state.player == nil else { return false }
             state.player = player
@@ -166,12 +198,16 @@ final class PlaybackSession: Sendable {
         player.start()
     }
 
+    /// Whether the receiver ended the session for a reason of its own (a take-over, a stop, a lost sender) rather
+    /// than the engine.
+    var wasEndedByReceiver: Bool { state.withLock { $0.overrideFinish != nil } }
+
     /// The engine for served media (`source`) or a URL: in a worker process when decoder isolation is on (a window
     /// session's worker shows the video in a window of its own), otherwise here. The engine holds the session
     /// strongly on purpose: a session that another sender took over is no longer held by the receiver, yet must live
     /// to deliver its finish. The cycle (session → engine → its event closure → session) is broken when the finish
     /// arrives.
-    private func makeEngine(source: RemoteSource?, url: String?) -> any PlaybackDriver {
+    private func makeEngine(source: (any ServedMedia)?, url: String?) -> any PlaybackDriver {
         if case .on(let limits) = isolation {
             let volume = state.withLock { $0.volume }
             let media = source.map { WorkerStart.Media(size: $0.size, seekable: $0.isSeekable, nameHint: $0.nameHint) }
@@ -192,7 +228,7 @@ final class PlaybackSession: Sendable {
             var engine = engine
             // Decoding in castd (isolation off): the subtitle file is read here, whole, before the engine starts.
             engine.subtitleFile = request.subtitles.flatMap { file in
-                SubtitleFileReader.read(file, from: source.subtitleReader(file))
+                source.subtitles(file).flatMap { SubtitleFileReader.read(file, from: $0) }
             }
             // The network read happens on the read-ahead thread; the engine reads from its buffer.
             return Player(source: ReadAheadSource(source), configuration: engine) { event in self.handle(event) }
@@ -348,8 +384,16 @@ final class PlaybackSession: Sendable {
     private func handle(_ event: PlaybackEvent) {
         var event = event
         var errorLog: ErrorLogEntry?
+        var tellFirstPicture = false
+        var isFinish = false
+        if case .finished = event { isFinish = true }
         let (deliver, ended, source) = state.withLock { state -> (Bool, Bool, RemoteSource?) in
             guard !state.finished else { return (false, false, nil) }
+            if !state.firstPictureTold, event == .videoActive(true) || isFinish {
+                state.firstPictureTold = true
+                tellFirstPicture = true
+                state.pictureShown = event == .videoActive(true)
+            }
             switch event {
             case .accessLog(var entry):
                 entry.uri = request.url.map(URLInput.redacted) ?? request.title
@@ -382,6 +426,7 @@ final class PlaybackSession: Sendable {
             }
             return (true, false, nil)
         }
+        if tellFirstPicture { firstPicture.leave() }
         guard deliver else { return }
         if let errorLog {
             onEvent(self, .errorLog(errorLog))

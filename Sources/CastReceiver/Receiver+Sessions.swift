@@ -18,10 +18,11 @@ extension Receiver {
 
     /// Starts a session for `owner`, replacing the one that plays (whose owner sees `interrupted`, then the
     /// finish). Nil when the take-over policy is `deny` and a session of another owner runs. The policy is the
-    /// same whoever asks: a Cast sender or an AirPlay client.
+    /// same whoever asks: a Cast sender or an AirPlay client. A `picture` (an AirPlay photo) is the session's media,
+    /// held here: no media connection is awaited.
     func beginSession(
         _ request: PlayRequest, senderName: String, owner: SessionOwner, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired
+        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired, picture: PictureSource? = nil
     ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events
@@ -31,11 +32,14 @@ extension Receiver {
         let session = PlaybackSession(
             request: request, senderName: senderName, owner: owner, engine: engine,
             isolation: configuration.decoderIsolation, idleWindow: idleWindow, startFraction: startFraction,
-            airPlaySessionID: airPlaySessionID, urlAccess: urlAccess,
+            airPlaySessionID: airPlaySessionID, urlAccess: urlAccess, picture: picture,
             onEvent: { [weak self] session, event in
                 events?.write(event)
                 self?.watchers.tell(.event(event), except: session)
-                if let id = session.airPlaySessionID { self?.airPlayEvents.publish(event, sessionID: id) }
+                if let id = session.airPlaySessionID {
+                    self?.airPlayEvents.publish(
+                        event, sessionID: id, category: session.picture == nil ? .video : .photo)
+                }
                 if case .finished(let reason, let error, _) = event {
                     self?.state.withLock { $0.rules.finished(session.token) }
                     logger.info(
@@ -52,8 +56,8 @@ extension Receiver {
         let now = clockNow()
         let (previous, decision) = state.withLock { state -> (PlaybackSession?, Rules.Decision) in
             let decision = state.rules.request(
-                session.token, by: owner.identity, needsMedia: request.url == nil, watchesSender: owner.writer != nil,
-                now: now)
+                session.token, by: owner.identity, needsMedia: request.url == nil && picture == nil,
+                watchesSender: owner.writer != nil, now: now)
             let previous = state.session
             if case .start = decision { state.session = session }
             return (previous, decision)

@@ -69,6 +69,20 @@ final class AirPlayEventTests: XCTestCase {
         XCTAssertEqual(fields, ["category": "video", "state": "stopped", "reason": "ended"])
     }
 
+    /// A picture's session says `category: photo`, with the same states and reasons as a video's.
+    func testAPhotoSessionsEventsSayPhoto() throws {
+        let shown = try XCTUnwrap(AirPlayEvent(.playbackState(.playing), category: .photo))
+        XCTAssertEqual(shown, AirPlayEvent(state: .playing, category: .photo))
+        XCTAssertEqual(
+            AirPlayEvent(.finished(reason: .userExited, error: nil), category: .photo),
+            AirPlayEvent(state: .stopped, reason: "stopped", category: .photo))
+        var parser = HTTPRequestParser()
+        parser.feed(shown.request(sessionID: Self.sessionID))
+        let request = try XCTUnwrap(try parser.nextRequest())
+        let plist = try PropertyListSerialization.propertyList(from: Data(request.body), format: nil)
+        XCTAssertEqual(try XCTUnwrap(plist as? [String: String]), ["category": "photo", "state": "playing"])
+    }
+
     func testAnswersAreReadWholeAcrossReadsAndBounded() throws {
         var reader = AirPlayEventAnswerReader()
         let ok = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nDate: now\r\n\r\nhello".utf8)

@@ -68,17 +68,19 @@ final class AirPlayPlaybackTests: XCTestCase {
         // 0x01 → locally administered (bit 1 set), unicast (bit 0 clear): 0x02.
         XCTAssertEqual(device.deviceID, "02:23:45:67:89:AB")
         XCTAssertEqual(
-            device.txt, ["deviceid": "02:23:45:67:89:AB", "features": "0x1", "model": "Castd1,1", "srcvers": "220.68"])
+            device.txt, ["deviceid": "02:23:45:67:89:AB", "features": "0x3", "model": "Castd1,1", "srcvers": "220.68"])
         XCTAssertNil(device.txt["ft"])
         let features = try XCTUnwrap(UInt64(try XCTUnwrap(device.txt["features"]).dropFirst(2), radix: 16))
         for bit in [38, 43, 48, 30] { XCTAssertEqual(features & (1 << UInt64(bit)), 0, "bit \(bit)") }
+        // Video and photo; no slideshow (bit 5).
+        XCTAssertEqual(features & 0b10_0011, 0b11)
         XCTAssertEqual(AirPlayDevice(receiverID: "kitchen").deviceID.count, 17)
 
         let info = try XCTUnwrap(
             try PropertyListSerialization.propertyList(from: Data(device.serverInfoBody()), options: [], format: nil)
                 as? [String: Any])
         XCTAssertEqual(info["deviceid"] as? String, "02:23:45:67:89:AB")
-        XCTAssertEqual(PropertyList.number(info["features"]), 1)
+        XCTAssertEqual(PropertyList.number(info["features"]), 3)
         XCTAssertEqual(info["model"] as? String, "Castd1,1")
         XCTAssertEqual(info["protocolVersion"] as? String, "1.0")
         XCTAssertEqual(info["srcvers"] as? String, "220.68")

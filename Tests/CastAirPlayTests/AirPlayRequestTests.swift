@@ -106,7 +106,7 @@ final class AirPlayRequestTests: XCTestCase {
 
     func testUnknownRouteIs404AndWrongMethodIs405() {
         assertRefused(HTTPRequest(method: "PUT", path: "/slideshows/1"), .notFound)
-        assertRefused(HTTPRequest(method: "POST", path: "/photo"), .notFound)
+        assertRefused(HTTPRequest(method: "POST", path: "/photo"), .methodNotAllowed)
         assertRefused(HTTPRequest(method: "GET", path: "/play"), .methodNotAllowed)
         assertRefused(HTTPRequest(method: "GET", path: "/reverse"), .methodNotAllowed)
         assertRefused(HTTPRequest(method: "DELETE", path: "/stop"), .methodNotAllowed)

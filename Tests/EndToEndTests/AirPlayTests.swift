@@ -579,7 +579,7 @@ final class AirPlayTests: XCTestCase {
         // The record as avahi sees it: features without ft.
         let browse = try lab.run(on: .phone, ["avahi-browse", "-prt", "_airplay._tcp"], timeout: 20)
         let record = try XCTUnwrap(browse.stdout.split(separator: "\n").first { $0.hasPrefix("=") }, browse.stdout)
-        XCTAssertTrue(record.contains("\"features=0x1\""), String(record))
+        XCTAssertTrue(record.contains("\"features=0x3\""), String(record))
         XCTAssertTrue(record.contains("\"deviceid=\(deviceID)\""), String(record))
         XCTAssertFalse(record.contains("\"ft="), String(record))
         print(scan.stdout)

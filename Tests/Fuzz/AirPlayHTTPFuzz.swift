@@ -2,14 +2,16 @@
 // (AirPlayRequest, with the /play body's binary/XML property list or text parameters) on each request.
 //
 // Input: byte 0 = control (bit 0: small limits, so every bound is reached; bit 1: the rest is a /play body
-// rather than a stream); bytes 1... = the stream or the body. Piece sizes (0 to 2 KiB, mostly small) come from
+// rather than a stream; bit 2: the rest is a PUT /photo's asset action, key and body); bytes 1... = the stream or the
+// body. Piece sizes (0 to 2 KiB, mostly small) come from
 // a generator seeded with the input.
 //
 // Invariants: no trap; feeding in pieces gives exactly the requests (and the error) of feeding the whole stream
 // at once; an error is a 4xx/5xx and the parser stays failed; a request has an upper-case method of 1...16,
 // a path starting with "/" of printable ASCII, at most the header count, a body within the limit that matches
-// its Content-Length; a decoded route is one the table holds for that method, a /play URL passes the same check
-// as a Cast play.url and its start is in range, a rate is 0 or 0.5...2, a seek finite and >= 0; every answer
+// its Content-Length (a PUT /photo's within the picture limit); a decoded route is one the table holds for that method, a /play URL passes the same check
+// as a Cast play.url and its start is in range, a /photo has a session ID and a key of printable ASCII within their
+// bounds and a picture (shown or cached) that starts as a JPEG or PNG and is within its bound, a rate is 0 or 0.5...2, a seek finite and >= 0; every answer
 // (refusal or playback-info) encodes with a Content-Length equal to its body.
 
 private let small: HTTPRequestParser.Limits = {
@@ -18,6 +20,7 @@ private let small: HTTPRequestParser.Limits = {
     limits.head = 256
     limits.headerCount = 4
     limits.body = 128
+    limits.photoBody = 256
     return limits
 }()
 
@@ -82,7 +85,59 @@ private func checkRoute(_ request: HTTPRequest) {
         let event = try? parser.nextRequest()
         invariant(
             event?.path == "/event" && event?.header("X-Apple-Session-ID") == id, "an event that does not parse")
+    case .photo(let photo):
+        invariant(request.method == "PUT" && request.path == "/photo", "photo from \(request.method) \(request.path)")
+        invariant(isToken(photo.sessionID, 128), "photo in session \(photo.sessionID.debugDescription)")
+        switch photo.action {
+        case .show(let picture):
+            checkPicture(picture)
+        case .cache(let key, let picture):
+            invariant(isToken(key, AirPlayPhotoRequest.maximumKeyLength), "key \(key.debugDescription)")
+            checkPicture(picture)
+        case .showCached(let key):
+            invariant(isToken(key, AirPlayPhotoRequest.maximumKeyLength), "key \(key.debugDescription)")
+        }
+        // Its session's events (category photo) are requests our own parser reads back whole.
+        var parser = HTTPRequestParser()
+        parser.feed(AirPlayEvent(state: .playing, category: .photo).request(sessionID: photo.sessionID))
+        invariant((try? parser.nextRequest())?.path == "/event", "a photo event that does not parse")
     }
+}
+
+/// Printable ASCII without blanks, 1...`length` bytes.
+private func isToken(_ text: String, _ length: Int) -> Bool {
+    (1...length).contains(text.utf8.count) && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+}
+
+private func checkPicture(_ picture: [UInt8]) {
+    invariant(!picture.isEmpty && picture.count <= AirPlayPhotoRequest.maximumSize, "a picture of \(picture.count)")
+    invariant(PictureFormat(of: picture) != nil, "a picture that is not a JPEG or PNG")
+}
+
+/// A `PUT /photo` from `bytes`: the first says which asset action (none, cacheOnly, displayCached, or the next
+/// bytes up to a NUL as text), the next up to a NUL the key (none when empty), then the session ID up to a NUL, and the
+/// rest is the body.
+private func photoRequest(_ bytes: [UInt8]) -> HTTPRequest {
+    var rest = bytes[...]
+    func field() -> String {
+        let text = rest.prefix { $0 != 0 }
+        rest = rest.dropFirst(text.count + 1)
+        return String(decoding: text, as: UTF8.self)
+    }
+    var headers: [(name: String, value: String)] = []
+    let action = rest.popFirst() ?? 0
+    switch action % 4 {
+    case 1: headers.append(("X-Apple-AssetAction", "cacheOnly"))
+    case 2: headers.append(("X-Apple-AssetAction", "displayCached"))
+    case 3: headers.append(("X-Apple-AssetAction", field()))
+    default: break
+    }
+    let key = field()
+    if !key.isEmpty { headers.append(("X-Apple-AssetKey", key)) }
+    let session = field()
+    if !session.isEmpty { headers.append(("X-Apple-Session-ID", session)) }
+    if action & 0x80 != 0 { headers.append(("X-Apple-Transition", "Dissolve")) }
+    return HTTPRequest(method: "PUT", path: "/photo", headers: headers, body: Array(rest))
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -91,6 +146,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let control = input.first else { return 0 }
     let rest = Array(input.dropFirst())
     let limits = control & 1 == 1 ? small : HTTPRequestParser.Limits()
+
+    if control & 4 == 4 {
+        checkRoute(photoRequest(rest))
+        return 0
+    }
 
     if control & 2 == 2 {
         // The body of a /play, as the parser would hand it over (with a Content-Type: without one, it is refused
@@ -137,7 +197,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             request.path.hasPrefix("/") && request.path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F },
             "path \(request.path)")
         invariant(request.headers.count <= limits.headerCount, "\(request.headers.count) headers")
-        invariant(request.body.count <= limits.body, "body of \(request.body.count)")
+        let bodyLimit = request.method == "PUT" && request.path == "/photo" ? limits.photoBody : limits.body
+        invariant(request.body.count <= bodyLimit, "body of \(request.body.count)")
         invariant(
             request.body.count == Int(request.header("Content-Length") ?? "0"),
             "body length differs from Content-Length")

@@ -11,17 +11,19 @@ final class Demuxer {
     /// For a URL fetched through a proxy: what the context's `opaque` points to (see `proxiedOpen`), kept alive here.
     private let proxied: ProxiedOpening?
 
-    /// Opens and probes `input`; throws with FFmpeg's message (or the source's own failure).
-    convenience init(input: MediaInput, interrupt: Interrupt) throws {
+    /// Opens and probes `input`; throws with FFmpeg's message (or the source's own failure). `sourceFormats`: the
+    /// demuxers a source may be read with (FFmpeg's `format_whitelist`), nil for any.
+    convenience init(input: MediaInput, sourceFormats: String? = nil, interrupt: Interrupt) throws {
         switch input {
-        case .source(let source): try self.init(source: source, interrupt: interrupt)
+        case .source(let source): try self.init(source: source, formats: sourceFormats, interrupt: interrupt)
         case .url(let url, let proxy, let formats):
             try self.init(url: url, proxy: proxy, formats: formats, interrupt: interrupt)
         }
     }
 
-    /// Opens and probes the input; throws with FFmpeg's message (or the source's own failure).
-    init(source: any MediaSource, interrupt: Interrupt) throws {
+    /// Opens and probes the input, with one of the demuxers `formats` names (nil: any); throws with FFmpeg's message
+    /// (or the source's own failure).
+    init(source: any MediaSource, formats: String? = nil, interrupt: Interrupt) throws {
         FFmpegLog.install()
         let io = try SourceIO(source: source, interrupt: interrupt)
         var options: OpaquePointer?
@@ -29,8 +31,11 @@ final class Demuxer {
         // Served media is read through the source only; whatever it names (an HLS playlist's segments, a
         // `concat` list) may only be opened over the protocols a URL may use, never `file:` on the receiver.
         av_dict_set(&options, "protocol_whitelist", URLInput.protocolWhitelist, 0)
+        if let formats { av_dict_set(&options, "format_whitelist", formats, 0) }
+        // With a whitelist the bytes decide: a name would make FFmpeg pick a demuxer by its extension first (`image2`
+        // for `photo.jpg`), and fail on the whitelist instead of probing on.
         self.context = try Self.open(
-            source.nameHint ?? "", io: io, options: &options, interrupt: interrupt)
+            formats == nil ? source.nameHint ?? "" : "", io: io, options: &options, interrupt: interrupt)
         self.io = io
         self.interrupt = interrupt
         self.proxied = nil

@@ -161,6 +161,12 @@ final class PlaybackControl: Sendable {
         state.withLock(when: { $0.status(of: serial) != .paused }) { $0.status(of: serial) }
     }
 
+    /// Blocks while segment `serial` is playing or paused (a still picture on screen); returns the status that ended
+    /// the wait: stopping or superseded.
+    func waitWhileShowing(serial: Int) -> Status {
+        state.withLock(when: { [.stopping, .superseded].contains($0.status(of: serial)) }) { $0.status(of: serial) }
+    }
+
     /// Wakes the sleepers of `sleep(untilDue:on:)`: the clock they sleep towards changed (the player's
     /// `PlaybackClock` calls it on every change).
     func clockChanged() { state.withLock { $0.changed() } }

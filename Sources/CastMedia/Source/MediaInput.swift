@@ -35,6 +35,10 @@ public enum URLInput {
     public static let strangerFormatWhitelist =
         "mov,mp4,m4a,hls,mpegts,aac,ac3,eac3,webvtt,mp3,matroska,webm,flac,ogg,wav"
 
+    /// The only demuxers a still picture (`PlayerConfiguration.still`) may be read with: one JPEG or PNG, read from
+    /// its source; no image sequence demuxer (`image2`), which opens files by name.
+    public static let pictureFormatWhitelist = "jpeg_pipe,png_pipe"
+
     /// The whitelist of a URL fetched through a proxy: https reaches it over `httpproxy` (a CONNECT tunnel), which
     /// nothing may name itself (see `mayOpenThroughProxy`).
     static let proxiedProtocolWhitelist = protocolWhitelist + ",httpproxy"

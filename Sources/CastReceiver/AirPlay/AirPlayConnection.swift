@@ -37,7 +37,12 @@ final class AirPlayConnection {
         let limits = receiver.configuration.limits
         let clock = ContinuousClock()
         var requestDeadline: ContinuousClock.Instant?
-        defer { receiver.airPlayClientLost(client) }
+        // The bytes reserved for a large body (a picture) being received (`AirPlayVideoService.reserveBody`).
+        var reservedBody = 0
+        defer {
+            service.releaseBody(reservedBody)
+            receiver.airPlayClientLost(client)
+        }
         logger.info("AirPlay client connected from \(client.peer)")
         while true {
             // A request must arrive whole within its timeout; between requests the connection may idle, without
@@ -87,7 +92,20 @@ final class AirPlayConnection {
                 guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else {
                     return
                 }
+                // A picture's bytes count until it is answered (shown, or kept: then the cache bounds them).
+                service.releaseBody(reservedBody)
+                reservedBody = 0
                 if let sessionID = reversedFor { return runEvents(of: sessionID) }
+            }
+            if let awaited = parser.awaitedBodyLength, awaited > parser.limits.body, reservedBody == 0 {
+                guard service.reserveBody(awaited) else {
+                    logger.warning("AirPlay client \(client.peer): too many pictures arriving at once; refused")
+                    write(
+                        .refusal(HTTPRequestError(.serviceUnavailable, "too many pictures are arriving at once")),
+                        closing: true)
+                    return
+                }
+                reservedBody = awaited
             }
             requestDeadline =
                 parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil
@@ -154,8 +172,49 @@ final class AirPlayConnection {
         case .reverse(let sessionID):
             reversedFor = sessionID
             return .reverse
+        case .photo(let photo):
+            return show(photo)
         }
     }
+
+    /// Carries out a `PUT /photo`: keeps the picture (`cacheOnly`), or shows it, or the one kept under its key
+    /// (`displayCached`; 412 when none is, as Kodi answers, and the client sends the picture again). A picture shown is
+    /// a session of this client's, like a `/play`'s; the answer waits until the picture is on screen (200), or until
+    /// the decoder worker could not decode it (415).
+    private func show(_ photo: AirPlayPhotoRequest) -> HTTPResponse {
+        let picture: [UInt8]
+        switch photo.action {
+        case .cache(let key, let bytes):
+            service.cachePicture(bytes, key: key, peer: client.peer)
+            return HTTPResponse(status: .ok)
+        case .showCached(let key):
+            guard let cached = service.cachedPicture(key: key, peer: client.peer) else {
+                return .refusal(HTTPRequestError(.preconditionFailed, "no picture is cached under that key"))
+            }
+            picture = cached
+        case .show(let bytes):
+            picture = bytes
+        }
+        guard let started = receiver.airPlayShowPicture(picture, sessionID: photo.sessionID, client: client) else {
+            return .refusal(HTTPRequestError(.serviceUnavailable, "\(receiver.name) is playing for another sender"))
+        }
+        session = started
+        if started.waitUntilShown(timeout: Self.pictureTimeout) { return HTTPResponse(status: .ok) }
+        if !started.isFinished {
+            logger.warning(
+                "AirPlay client \(client.peer)'s picture was not shown within \(Self.pictureTimeout); stopping")
+            started.end(with: .finished(reason: .playbackError, error: "the picture was not shown in time"))
+            return .refusal(HTTPRequestError(.serviceUnavailable, "the picture was not shown in time"))
+        }
+        if started.wasEndedByReceiver {
+            return .refusal(HTTPRequestError(.serviceUnavailable, "the picture was taken down before it was shown"))
+        }
+        logger.warning("AirPlay client \(client.peer)'s picture could not be decoded")
+        return .refusal(HTTPRequestError(.unsupportedMediaType, "the picture could not be decoded"))
+    }
+
+    /// The longest a picture may take to reach the screen (a decoder worker on a loaded box) before it is given up.
+    static let pictureTimeout: Duration = .seconds(20)
 
     /// The connection turned around for the events of `sessionID` (an iPhone's event channel): each event the
     /// session's state makes (`AirPlayEvent`: loading, playing, paused, stopped with why) is sent as a `POST /event`

@@ -57,9 +57,10 @@ final class AirPlayEventChannels: Sendable {
         channels.withLock { $0.removeAll { $0 === channel } }
     }
 
-    /// Tells the channels of `sessionID` what `event` means to an AirPlay client, if anything.
-    func publish(_ event: PlaybackEvent, sessionID: String) {
-        guard let event = AirPlayEvent(event) else { return }
+    /// Tells the channels of `sessionID` what `event` of a video's or a picture's session (`category`) means to an
+    /// AirPlay client, if anything.
+    func publish(_ event: PlaybackEvent, sessionID: String, category: AirPlayEvent.Category = .video) {
+        guard let event = AirPlayEvent(event, category: category) else { return }
         for channel in channels.withLock({ $0 }) where channel.sessionID == sessionID { channel.add(event) }
     }
 

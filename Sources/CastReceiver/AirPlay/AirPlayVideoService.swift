@@ -31,6 +31,30 @@ final class AirPlayVideoService: Sendable {
         /// Open connections and the address each came from, so that `stop` can wake their threads and each address
         /// keeps to its share.
         var streams: [ObjectIdentifier: (stream: TCPStream, address: String)] = [:]
+        /// The pictures clients keep here (`cacheOnly`), by address; an address's go when its last connection closes.
+        var photos = PhotoCache()
+        /// The bytes of the large bodies (pictures) being received now, on all connections.
+        var bodyBytesInFlight = 0
+    }
+
+    /// The most bytes of large bodies (pictures) castd receives at once, on all connections: four 16 MiB pictures.
+    /// Without it, 16 connections sending 16 MiB each would make castd hold 256 MiB (twice that while each is copied).
+    static let maximumBodyBytesInFlight = 64 << 20
+
+    /// Reserves `count` bytes for a large body about to be received; false when that would pass
+    /// `maximumBodyBytesInFlight` (the request is then refused).
+    func reserveBody(_ count: Int) -> Bool {
+        state.withLock { state in
+            guard state.bodyBytesInFlight + count <= Self.maximumBodyBytesInFlight else { return false }
+            state.bodyBytesInFlight += count
+            return true
+        }
+    }
+
+    /// Returns bytes `reserveBody` reserved (the body arrived, or its connection ended).
+    func releaseBody(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.bodyBytesInFlight -= count }
     }
 
     init(receiver: Receiver, logger: Logger) {
@@ -50,6 +74,18 @@ final class AirPlayVideoService: Sendable {
         return .stranger(sharedProxy: proxy.withLock { $0?.url }) { refusal in
             logger.warning("an AirPlay client's URL was refused a connection to \(refusal)")
         }
+    }
+
+    /// Keeps `picture` under `key` for the client at `peer`'s address (`PUT /photo`, `cacheOnly`).
+    func cachePicture(_ picture: [UInt8], key: String, peer: String) {
+        let address = String(AirPlayHost.hostPart(of: peer))
+        state.withLock { $0.photos.store(picture, key: key, client: address) }
+    }
+
+    /// The picture the client at `peer`'s address keeps under `key`, nil when it is not (or no longer) kept.
+    func cachedPicture(key: String, peer: String) -> [UInt8]? {
+        let address = String(AirPlayHost.hostPart(of: peer))
+        return state.withLock { $0.photos.picture(key: key, client: address) }
     }
 
     /// The bound port, once started.
@@ -111,7 +147,12 @@ final class AirPlayVideoService: Sendable {
             }
             startDetachedThread(name: "castd airplay connection") { [self] in
                 AirPlayConnection(stream: stream, peer: accepted.peer, service: self, logger: logger).run()
-                state.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+                state.withLock { state in
+                    state.streams.removeValue(forKey: ObjectIdentifier(stream))
+                    if !state.streams.values.contains(where: { $0.address == address }) {
+                        state.photos.forget(client: address)
+                    }
+                }
                 stream.close()
             }
         }

@@ -23,6 +23,23 @@ extension Receiver {
         return session
     }
 
+    /// Shows an AirPlay client's picture (`PUT /photo`) in session `sessionID`: a session like a `/play`'s, under the
+    /// same take-over policy, whose media is the picture held in castd's memory and served to the engine (in the
+    /// decoder worker) like a sender's file; the engine holds the picture on screen until the session is stopped or
+    /// replaced. Nil when the take-over policy refuses it.
+    func airPlayShowPicture(_ bytes: [UInt8], sessionID: String, client: AirPlayClient) -> PlaybackSession? {
+        let kind = PictureFormat(of: bytes).map { "a \($0.rawValue.uppercased()) photo" } ?? "a photo"
+        let request = PlayRequest(
+            title: kind, media: MediaDescriptor(size: Int64(bytes.count), seekable: true, nameHint: nil))
+        guard
+            let session = beginSession(
+                request, senderName: "AirPlay client \(client.peer)", owner: .airPlayClient(client),
+                airPlaySessionID: sessionID, picture: PictureSource(bytes))
+        else { return nil }
+        session.startPicture()
+        return session
+    }
+
     /// The AirPlay session started with `X-Apple-Session-ID` `id`, if it is the one that plays.
     func airPlaySession(withID id: String) -> PlaybackSession? {
         guard let session = currentSession, session.airPlaySessionID == id,

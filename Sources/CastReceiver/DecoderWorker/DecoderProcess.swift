@@ -8,8 +8,9 @@ import Glibc
 
 /// A session's engine in a worker process (castd re-executed with `--session-worker`): demux, decode and the
 /// outputs run there; castd keeps the network. It serves the worker's reads of served media from the session's
-/// `RemoteSource`, forwards controls, and hands the worker's events, checked, to the session. A worker that dies
-/// or breaks the channel's rules ends the session with `playbackError` saying so; castd goes on.
+/// `ServedMedia` (a `RemoteSource`, or a picture castd holds), forwards controls, and hands the worker's events,
+/// checked, to the session. A worker that dies or breaks the channel's rules ends the session with `playbackError`
+/// saying so; castd goes on.
 ///
 /// A worker of a `window` or `fullscreen` session opens its own window (the same CastMedia renderer as castd's);
 /// castd's idle window (`idleWindow`) steps aside once the worker presents its first picture, and comes back when the
@@ -23,7 +24,7 @@ import Glibc
 /// Thread-safety: the mutable state is in a `Monitor` (the server waits on it for reads); the channel is thread-safe
 /// for sending.
 final class DecoderProcess: PlaybackDriver, Sendable {
-    private let source: RemoteSource?
+    private let source: (any ServedMedia)?
     /// How the worker's URL, if any, reaches the network.
     private let urlAccess: URLAccess
     private let onEvent: @Sendable (PlaybackEvent) -> Void
@@ -55,7 +56,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     /// An engine for `start`'s media, read from `source` when served (nil for a URL, which reaches the network as
     /// `urlAccess` says). `idleWindow` steps aside while the worker shows video in a window.
     init(
-        start: WorkerStart, source: RemoteSource?, urlAccess: URLAccess = .paired, idleWindow: VideoWindow? = nil,
+        start: WorkerStart, source: (any ServedMedia)?, urlAccess: URLAccess = .paired, idleWindow: VideoWindow? = nil,
         logger: Logger = .standardError(),
         onEvent: @escaping @Sendable (PlaybackEvent) -> Void
     ) {
@@ -260,7 +261,7 @@ final class DecoderProcess: PlaybackDriver, Sendable {
     /// Serves the worker's reads from the sender's media, one at a time, in order.
     private func runServer(_ channel: WorkerChannel) {
         guard let source else { return }
-        let subtitles = state.withLock { $0.startMessage.subtitles }.map { source.subtitleReader($0) }
+        let subtitles = state.withLock { $0.startMessage.subtitles }.flatMap { source.subtitles($0) }
         var server = MediaReadServer(source: source, position: 0, subtitles: subtitles)
         while true {
             let next = state.withLock(when: { !$0.reads.isEmpty || $0.closed }) { state -> MediaRead? in

@@ -1,20 +1,20 @@
 import CastProtocol
 import Foundation
 
-/// Answers a worker's reads of served media (`read` → `data` or `readFailed`) from the session's media connection,
-/// seeking it when a read does not start where the last one ended. Session and thumbnail workers read alike; a mirror
-/// session's live stream is pushed instead (`push`).
+/// Answers a worker's reads of served media (`read` → `data` or `readFailed`) from the session's media connection (or
+/// the picture castd holds), seeking it when a read does not start where the last one ended. Session and thumbnail
+/// workers read alike; a mirror session's live stream is pushed instead (`push`).
 ///
 /// Thread-safety: a value owned by one server thread.
 struct MediaReadServer {
-    private let source: RemoteSource
+    private let source: any ServedMedia
     /// Where the next read of `source` starts; -1 when unknown (another reader may have moved it).
     private var position: Int64
     /// The play request's subtitle file (reads of `MediaRead.subtitles`), if it has one, and where it stands.
-    private var subtitles: (source: RemoteSource, position: Int64)?
+    private var subtitles: (source: any ServedMedia, position: Int64)?
 
     /// `position` is where `source` stands now, or -1 when that is unknown (then the first read seeks, if it can).
-    init(source: RemoteSource, position: Int64, subtitles: RemoteSource? = nil) {
+    init(source: any ServedMedia, position: Int64, subtitles: (any ServedMedia)? = nil) {
         self.source = source
         self.position = position
         self.subtitles = subtitles.map { ($0, 0) }
@@ -39,7 +39,7 @@ struct MediaReadServer {
     /// (`PushedStreamSource` takes them); an empty piece at the stream's end; `readFailed` when the sender's media
     /// fails, and nothing after it. The sender is asked for the next piece before one is passed on (`RemoteSource`).
     /// - Throws: when the channel cannot take a piece (the worker is gone, or took none for the channel's timeout).
-    static func push(_ source: RemoteSource, on channel: WorkerChannel) throws {
+    static func push(_ source: any ServedMedia, on channel: WorkerChannel) throws {
         struct ChannelFailure: Error { let error: any Error }
         var position: Int64 = 0
         while true {
@@ -66,7 +66,7 @@ struct MediaReadServer {
     /// Reads `read` from `source`, which stands at `position` (seeking it when the read starts elsewhere), and sends
     /// the bytes or the failure on `channel`.
     private static func answer(
-        _ read: MediaRead, from source: RemoteSource, at position: inout Int64, on channel: WorkerChannel
+        _ read: MediaRead, from source: any ServedMedia, at position: inout Int64, on channel: WorkerChannel
     ) throws {
         // Thrown by the channel (the worker is gone), not by the media.
         struct ChannelFailure: Error { let error: any Error }

@@ -26,7 +26,7 @@ enum SubtitleFileReader {
     }
 
     /// Over the media connection (castd decoding itself).
-    static func read(_ file: SubtitleFile, from source: RemoteSource) -> [UInt8]? {
+    static func read(_ file: SubtitleFile, from source: any ServedMedia) -> [UInt8]? {
         read(file) { offset, length in
             try source.seek(to: offset)
             return try [UInt8](unsafeUninitializedCapacity: length) { buffer, count in

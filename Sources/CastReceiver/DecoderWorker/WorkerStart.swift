@@ -49,6 +49,9 @@ struct WorkerStart: Codable, Sendable, Equatable {
     var limits: DecoderLimits
     /// true: a mirror session (`PlayRequest.mirror`): the worker shows the stream with `MirrorPlayer`, not the engine.
     var mirror: Bool?
+    /// true: the media is one still picture (`PlayerConfiguration.still`: opened as a JPEG or PNG only, and held on
+    /// screen until stopped).
+    var still: Bool?
     /// true: the worker makes thumbnails of the media (`ThumbnailWorker`) instead of playing it; no outputs.
     var thumbnails: Bool?
 
@@ -90,6 +93,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         self.volume = volume
         self.muted = muted
         self.limits = limits
+        still = configuration.still ? true : nil
     }
 
     /// The engine configuration in the worker.
@@ -109,6 +113,7 @@ struct WorkerStart: Codable, Sendable, Equatable {
         configuration.audioClock = audioClock.flatMap(AudioClock.init(rawValue:)) ?? .auto
         configuration.audioLanguage = audioLanguage
         configuration.subtitleLanguage = subtitleLanguage
+        configuration.still = still == true
         // castd's logs: the worker's standard error is castd's.
         configuration.log = .standardError
         return configuration

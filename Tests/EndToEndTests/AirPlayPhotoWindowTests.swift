@@ -4,33 +4,12 @@ import XCTest
 
 /// An AirPlay photo on castd's full-screen window (Xvfb, read back with x11grab): fitted as a video frame is, aspect
 /// kept, and still there seconds later; `/stop` gives the screen back to the idle screen.
-final class AirPlayPhotoWindowTests: LabTestCase {
+final class AirPlayPhotoWindowTests: ScreenLabTestCase {
     override class var labPrefix: String { "phw" }
 
-    private var display: VirtualDisplay?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        display = try VirtualDisplay.start()
-    }
-
-    override func tearDown() {
-        // castd first (it holds the X connection), then the X server, each by pid.
-        lab?.tearDown()
-        display?.stop()
-        super.tearDown()
-    }
-
     func testAPhotoFillsTheScreenAspectKeptUntilStopped() throws {
-        let display = try XCTUnwrap(display)
-        let receiver = try lab.start(
-            on: .box,
-            [
-                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state",
-                "--video-out", "fullscreen", "--audio-device", "none", "--auth", "none", "--airplay-video",
-                "--airplay-port", "0",
-            ],
-            environment: ["DISPLAY": display.display])
+        let display = try startDisplay()
+        let receiver = try startFullscreenReceiver(screen: display, ["--airplay-video", "--airplay-port", "0"])
         let line = try XCTUnwrap(receiver.waitForLine(containing: "AirPlay video on port"), "\(receiver.output)")
         let port = try XCTUnwrap(
             line.split(separator: " ").drop { $0 != "port" }.dropFirst().first.flatMap { UInt16($0) }, line)
@@ -50,12 +29,8 @@ final class AirPlayPhotoWindowTests: LabTestCase {
             let (left, right) = (screen.pixel(400, 360), screen.pixel(880, 360))
             return left.r > 180 && left.b < 80 && right.b > 180 && right.r < 80
         }
-        var screen = try display.capture()
-        XCTAssertTrue(
-            waitUntil(timeout: 10) {
-                screen = (try? display.capture()) ?? screen
-                return isThePhoto(screen)
-            })
+        let screen = try capture(display, timeout: 10, until: isThePhoto)
+        XCTAssertTrue(isThePhoto(screen), "the photo is not on the screen")
         for x in [100, 1180] {
             XCTAssertTrue(Screenshot.Colour.black.matches(screen.pixel(x, 360)), "bar at \(x): \(screen.pixel(x, 360))")
         }

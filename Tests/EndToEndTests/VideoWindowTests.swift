@@ -5,34 +5,12 @@ import XCTest
 /// What castd's full-screen window shows of a phone video and of an HDR clip, read back from the screen (Xvfb,
 /// x11grab): the phone video stands upright (portrait, with bars either side, the right way up), and a PQ grey is
 /// tone-mapped to the SDR grey the ffmpeg tool's zscale/tonemap chain makes, not shown as raw PQ code values.
-final class VideoWindowTests: LabTestCase {
+final class VideoWindowTests: ScreenLabTestCase {
     override class var labPrefix: String { "e2vw" }
 
-    private var display: VirtualDisplay?
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        display = try VirtualDisplay.start()
-    }
-
-    override func tearDown() {
-        // castd first (it holds the X connection), then the X server, each by pid.
-        lab?.tearDown()
-        display?.stop()
-        super.tearDown()
-    }
-
     func testAPhoneVideoStandsUprightAndPQIsToneMappedOnTheScreen() throws {
-        let display = try XCTUnwrap(display)
-        let receiver = try lab.start(
-            on: .box,
-            [
-                Paths.castd, "--name", "Living Room", "--port", "0", "--state-dir", "\(work!)/state",
-                "--video-out",
-                "fullscreen", "--audio-device", "none", "--auth", "none",
-            ],
-            environment: ["DISPLAY": display.display])
-        XCTAssertNotNil(receiver.waitForLine(containing: "advertised as"), "\(receiver.output)")
+        let display = try startDisplay()
+        let receiver = try startFullscreenReceiver(screen: display)
 
         // A landscape picture, red on the left and blue on the right, stored with a quarter turn.
         let landscape = "\(work!)/landscape.mp4"
@@ -117,12 +95,7 @@ final class VideoWindowTests: LabTestCase {
             on: .phone, [Paths.cast, "send", path, "--to", "Living Room", "--json"], environment: sender)
         XCTAssertNotNil(
             send.waitForLine(containing: #""state":"playing""#, timeout: 20), "\(send.output)")
-        let deadline = Date().addingTimeInterval(30)
-        var screen = try display.capture()
-        while !ready(screen) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.3)
-            screen = try display.capture()
-        }
+        let screen = try capture(display, until: ready)
         _ = try lab.run(on: .phone, [Paths.cast, "stop", "Living Room"], environment: sender)
         _ = send.waitForExit(timeout: 20)
         return screen

@@ -58,13 +58,18 @@ final class MirrorAudioTests: SenderAndReceiverScreensTestCase {
     private func playsTheTone(codec: String?) throws -> Daemon {
         let (receiver, mirror, capture, source) = try startMirroring(codec: codec)
         defer { source.stop() }
-        // The tone starts now; castd's output must carry it within a generous hang bound.
-        let toneStart = source.startTone(at: MonotonicClock.nanoseconds())
+        // The tone starts half a second from now, after silence castd has played: the units that arrive while castd
+        // opens its device come late and are cut (it catches up rather than drift), and a tone that began then would
+        // begin castd's output with no silence before it to find its onset by. castd's output must carry it within a
+        // generous hang bound.
+        let toneStart = source.startTone(at: MonotonicClock.nanoseconds() + 500_000_000)
         XCTAssertTrue(
             waitUntil(timeout: 20) {
                 Capture.beepOnset(in: capture.bytes, from: 0) != nil && capture.total > 48000 * 4 * 2
             },
-            "castd wrote \(capture.total) bytes: \(receiver.output.suffix(12))")
+            "castd wrote \(capture.total) bytes, loudest \(Capture.peak(capture.bytes, 0..<capture.total)); "
+                + "the source: \(source.failure ?? "wrote on"); castd: \(receiver.output.suffix(12)); "
+                + "cast mirror: \(mirror.output.suffix(6))")
         let bytes = capture.bytes
         let onset = try XCTUnwrap(Capture.beepOnset(in: bytes, from: 0), "the tone's onset in castd's output")
         let reads = capture.reads
@@ -146,7 +151,7 @@ final class MirrorAudioTests: SenderAndReceiverScreensTestCase {
         XCTAssertGreaterThanOrEqual(
             soundDelays.count, 4,
             "castd wrote \(capture.total) bytes, \(capture.total - from) in the test, loudest "
-                + "\(Capture.peak(bytes, from..<bytes.count))")
+                + "\(Capture.peak(bytes, from..<bytes.count)); cast mirror: \(mirror.output.suffix(6))")
         guard pictureDelays.count >= 4, soundDelays.count >= 4 else { return }
         let figures = { (values: [Double]) in values.map { String(format: "%.0f", $0) }.joined(separator: " ") }
         print("lip sync: pictures took \(figures(pictureDelays)) ms, sound \(figures(soundDelays)) ms")

@@ -94,7 +94,7 @@ extension Playlist {
         _ other: String, from playback: any FollowedPlayback, source: String, snapshot: PlaybackSnapshot,
         features: Features?, live: Bool
     ) -> Adoption {
-        guard let remote = playback as? RemotePlayback, features?.contains(.anchor) == true, !Self.isURL(source)
+        guard let remote = playback as? RemotePlayback, features?.contains(.anchor) == true, !GroupMedia.isURL(source)
         else { return .restart }
         func refuse(_ why: String) {
             writeError("\(live ? "\r\u{1B}[2K" : "")cast: cannot add \(printable(other)): \(why)\n")
@@ -151,7 +151,7 @@ extension Playlist {
 
     /// Why what plays alone cannot become a group (what `checkGroup` refuses for several `--to`), nil when it can.
     private func groupRefusal() -> String? {
-        if sources.contains(where: Self.isURL) || sources.contains("-") {
+        if sources.contains(where: GroupMedia.isURL) || sources.contains("-") {
             return "a group plays files, not URLs or standard input (yet)"
         }
         if ["subtitles", "audio-lang", "sub-lang"].contains(where: { arguments.options[$0] != nil }) {

@@ -116,7 +116,7 @@ extension Playlist {
     ) throws(CastError) -> (any FollowedPlayback, String) {
         if !group.members.isEmpty {
             let (media, title): (GroupMedia, String)
-            if Self.isURL(source) {
+            if GroupMedia.isURL(source) {
                 // Each member opens it, given what `--user` says (or the URL's own userinfo, which goes out of it).
                 media = .url(source) { _ in credentials }
                 title = RemotePlayback.splitCredentials(source).url
@@ -135,7 +135,7 @@ extension Playlist {
             let speaker = try SpeakerPlayback.start(path: source, on: receiver, volume: volume)
             if let startTime, startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
             playback = speaker
-        } else if Self.isURL(source) {
+        } else if GroupMedia.isURL(source) {
             title = RemotePlayback.splitCredentials(source).url
             let (username, password) = (credentials?.username, credentials?.password)
             if let connection {

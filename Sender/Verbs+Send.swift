@@ -34,7 +34,7 @@ func queue(_ arguments: ParsedArguments) throws(CastError) {
         throw CastError(.usage, "cast queue takes at most \(Playlist.maximumTracks) sources")
     }
     guard !sources.contains("-") else { throw CastError(.usage, "cast queue plays files and URLs, not standard input") }
-    for source in sources where !Playlist.isURL(source) && !FileManager.default.isReadableFile(atPath: source) {
+    for source in sources where !GroupMedia.isURL(source) && !FileManager.default.isReadableFile(atPath: source) {
         throw CastError(.usage, "cannot read \(source)")
     }
     let repeats: PlayingOrder.Repeat
@@ -92,11 +92,6 @@ final class Playlist: Sendable {
             Controls(now: LiveViewRules.Now(state: .stopped, position: 0, duration: nil, volume: 1, isQueue: isQueue)))
     }
 
-    static func isURL(_ source: String) -> Bool {
-        let lowered = source.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
-    }
-
     func run() throws(CastError) {
         let credentials = try self.credentials()
         let startTime = try number("start", "--start must be a number of seconds ≥ 0") { $0 >= 0 }
@@ -113,14 +108,14 @@ final class Playlist: Sendable {
         let subtitles = try arguments.options["subtitles"].map { path throws(CastError) in
             try MediaFile.openSubtitles(path)
         }
-        if subtitles != nil, sources.contains(where: Self.isURL) {
+        if subtitles != nil, sources.contains(where: GroupMedia.isURL) {
             throw CastError(.usage, "--subtitles goes with a file or standard input, not a URL the receiver opens")
         }
-        for source in sources where Self.isURL(source) {
+        for source in sources where GroupMedia.isURL(source) {
             let split = RemotePlayback.splitCredentials(source)
             if let problem = PlayRequest.problem(withURL: split.url) { throw CastError(.usage, "the URL \(problem)") }
         }
-        if credentials != nil && !sources.contains(where: Self.isURL) {
+        if credentials != nil && !sources.contains(where: GroupMedia.isURL) {
             throw CastError(.usage, "--user goes only with an http(s) URL")
         }
         let shuffle = arguments.has("shuffle")
@@ -129,7 +124,7 @@ final class Playlist: Sendable {
         var playing = PlayingOrder(
             count: sources.count, repeats: repeats, order: reshuffle?(Array(sources.indices)), reshuffle: reshuffle)
         // A first file that cannot be opened is a usage error before any receiver is reached.
-        if let first = playing.current.map({ sources[$0] }), !Self.isURL(first) { _ = try MediaFile.open(first) }
+        if let first = playing.current.map({ sources[$0] }), !GroupMedia.isURL(first) { _ = try MediaFile.open(first) }
         let firstReceiver: ReceiverDescription
         // The connection made while finding the receiver serves the first source; later ones connect afresh.
         var reached: ReceiverConnection?
@@ -169,7 +164,7 @@ final class Playlist: Sendable {
         let speakers = receiver.kind == .speaker || members.contains { $0.kind == .speaker }
         if receiver.kind == .speaker || members.contains(where: { $0.kind == .speaker }) {
             // An AirPlay speaker: the audio of local files is decoded and streamed from here.
-            if sources.contains(where: Self.isURL) {
+            if sources.contains(where: GroupMedia.isURL) {
                 throw CastError(.usage, "an AirPlay speaker plays local files, not URLs (yet)")
             }
             if sources.contains("-") {

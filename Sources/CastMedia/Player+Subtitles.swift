@@ -1,7 +1,6 @@
 internal import CFFmpeg
 import CastProtocol
 import Foundation
-import Synchronization
 
 /// The embedded subtitle track being drawn: its stream, its decoder (used by the demux thread only) and the overlay
 /// the video output thread draws from.
@@ -212,7 +211,7 @@ extension Player {
     /// seeks need nothing. nil when the file holds no subtitle stream FFmpeg can decode (reported, never fatal).
     func openSidecar(_ bytes: [UInt8]) -> (overlay: SubtitleOverlay, codec: String)? {
         do {
-            let file = SubtitleMemory(bytes: Array(bytes.prefix(SubtitleMemory.maximumSize)))
+            let file = MemorySource(bytes: Array(bytes.prefix(Int(SubtitleFile.maximumSize))))
             let demuxer = try Demuxer(source: file, interrupt: interrupt)
             guard let stream = demuxer.subtitleStream(language: nil) ?? demuxer.firstSubtitleStream else {
                 throw MediaError.ffmpeg("the subtitle file has no subtitle stream", status: cast_averror(ENOSYS))
@@ -244,34 +243,4 @@ extension Demuxer {
                 && avcodec_find_decoder($0.pointee.codecpar.pointee.codec_id) != nil
         }
     }
-}
-
-/// A sidecar subtitle file in memory, read by FFmpeg as any input.
-final class SubtitleMemory: MediaSource, Sendable {
-    private let bytes: [UInt8]
-    /// Moved by the demux thread only (opened, read and dropped there); an atomic all the same.
-    private let position = Atomic(0)
-
-    /// The most bytes looked at (`SubtitleFile.maximumSize`, 8 MB).
-    static let maximumSize = 8 << 20
-
-    init(bytes: [UInt8]) { self.bytes = bytes }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let start = position.load(ordering: .relaxed)
-        let count = min(buffer.count, bytes.count - start)
-        guard count > 0 else { return 0 }
-        bytes.withUnsafeBytes {
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<start + count]))
-        }
-        position.store(start + count, ordering: .relaxed)
-        return count
-    }
-
-    func seek(to offset: Int64) throws {
-        position.store(Int(min(max(offset, 0), Int64(bytes.count))), ordering: .relaxed)
-    }
-    var size: Int64? { Int64(bytes.count) }
-    var isSeekable: Bool { true }
-    var nameHint: String? { nil }
 }

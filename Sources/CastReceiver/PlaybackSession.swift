@@ -23,7 +23,7 @@ final class PlaybackSession: Sendable {
     let airPlaySessionID: String?
     /// The picture it shows (an AirPlay client's `/photo`), held here and served to the engine like a sender's file;
     /// nil for media from a sender or a URL.
-    let picture: PictureSource?
+    let picture: MemorySource?
     private let engine: PlayerConfiguration
     /// How the URL reaches the network: a paired sender's, or a stranger's through castd's checks.
     private let urlAccess: URLAccess
@@ -62,7 +62,7 @@ final class PlaybackSession: Sendable {
     init(
         request: PlayRequest, senderName: String, owner: SessionOwner, engine: PlayerConfiguration,
         isolation: DecoderIsolation = .off, idleWindow: VideoWindow? = nil, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired, picture: PictureSource? = nil,
+        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired, picture: MemorySource? = nil,
         onEvent: @escaping @Sendable (PlaybackSession, PlaybackEvent) -> Void,
         onEnd: @escaping @Sendable (PlaybackSession) -> Void
     ) {

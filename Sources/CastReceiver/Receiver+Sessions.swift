@@ -22,7 +22,7 @@ extension Receiver {
     /// held here: no media connection is awaited.
     func beginSession(
         _ request: PlayRequest, senderName: String, owner: SessionOwner, startFraction: Double? = nil,
-        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired, picture: PictureSource? = nil
+        airPlaySessionID: String? = nil, urlAccess: URLAccess = .paired, picture: MemorySource? = nil
     ) -> PlaybackSession? {
         let logger = self.logger
         let events = configuration.events

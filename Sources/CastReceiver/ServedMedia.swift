@@ -2,7 +2,7 @@ import CastMedia
 import CastProtocol
 
 /// Media castd serves to the engine's reads, in a decoder worker (`MediaReadServer`) or in castd: a sender's file over
-/// its media connection (`RemoteSource`), or a picture an AirPlay client sent, held in memory (`PictureSource`).
+/// its media connection (`RemoteSource`), or a picture an AirPlay client sent, held in memory (`MemorySource`).
 ///
 /// Thread-safety: as `MediaSource`: one reader thread reads and seeks; `cancel` may come from any thread.
 protocol ServedMedia: MediaSource {
@@ -16,4 +16,9 @@ protocol ServedMedia: MediaSource {
 
 extension RemoteSource: ServedMedia {
     func subtitles(_ file: SubtitleFile) -> (any ServedMedia)? { subtitleReader(file) }
+}
+
+extension MemorySource: ServedMedia {
+    /// A picture has no subtitle file.
+    func subtitles(_ file: SubtitleFile) -> (any ServedMedia)? { nil }
 }

@@ -12,6 +12,13 @@ public enum GroupMedia: Sendable {
         String,
         credentials: @Sendable (_ member: ReceiverConnection) -> (username: String, password: String)? = { _ in nil })
 
+    /// Whether `source` (what a user or a program named to play) is an http(s) URL a receiver opens itself, `.url`'s
+    /// kind, rather than a file this process serves.
+    public static func isURL(_ source: String) -> Bool {
+        let lowered = source.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
     /// Asks the receiver at the other end of `connection` to load it paused at `startTime` in a group of `group`
     /// (`autoplay` false: the group's schedule starts it). The playback owns the connection, and closes it on failure.
     func start(

@@ -196,7 +196,7 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
     /// What the group plays: an http(s) URL each Cast member opens itself (given the credentials stored for its server
     /// only when this sender paired it, as a single receiver is), or a file served to each.
     private func media() throws(CastError) -> GroupMedia {
-        guard Self.isURL(path), let url = URL(string: path) else { return .file(try MediaFile.open(path)) }
+        guard GroupMedia.isURL(path), let url = URL(string: path) else { return .file(try MediaFile.open(path)) }
         let configuration = configuration
         return .url(path) { connection in
             let pinned =
@@ -340,12 +340,6 @@ final class GroupMoviePlayback: MoviePlayback, Sendable {
             guard let receiver = state.withLock({ $0.byID[id] }), !receivers.contains(receiver) else { continue }
             try? group.remove(receiverID: id)
         }
-    }
-
-    /// Whether `path` is an http(s) URL each receiver opens itself (rather than a file served to it).
-    static func isURL(_ path: String) -> Bool {
-        guard let url = URL(string: path) else { return false }
-        return url.scheme == "http" || url.scheme == "https"
     }
 
     /// Each member keeps its own level.

@@ -74,7 +74,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
                     let speaker = try SpeakerPlayback.start(decodingInProcess: path, on: receiver)
                     if startTime > 0 { try speaker.control(.seek(position: startTime, exact: true)) }
                     playback = speaker
-                } else if let url = URL(string: path), url.scheme == "http" || url.scheme == "https" {
+                } else if GroupMedia.isURL(path), let url = URL(string: path) {
                     // The receiver opens a URL itself, with the credentials stored for its server (if any), once its
                     // connection proved a key this sender pinned (`StoredCredentials.mayGo`).
                     let connection = try ReceiverConnection.open(
@@ -194,7 +194,7 @@ final class RemoteMoviePlayback: MoviePlayback, Sendable {
     func adopted(
         into receivers: [ReceiverDescription], playing: Bool, report: @escaping @Sendable (MoviePlaybackReport) -> Void
     ) -> (any MoviePlayback)? {
-        guard receiver.kind == .cast, !GroupMoviePlayback.isURL(path) else { return nil }
+        guard receiver.kind == .cast, !GroupMedia.isURL(path) else { return nil }
         return GroupMoviePlayback(
             path: path, receivers: receivers, configuration: configuration, adopting: self, playing: playing,
             report: report)

@@ -1,4 +1,5 @@
 import CastAirPlay
+import CastMedia
 import CastProtocol
 
 extension Receiver {
@@ -34,7 +35,7 @@ extension Receiver {
         guard
             let session = beginSession(
                 request, senderName: "AirPlay client \(client.peer)", owner: .airPlayClient(client),
-                airPlaySessionID: sessionID, picture: PictureSource(bytes))
+                airPlaySessionID: sessionID, picture: MemorySource(bytes: bytes))
         else { return nil }
         session.startPicture()
         return session

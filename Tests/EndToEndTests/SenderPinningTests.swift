@@ -53,6 +53,26 @@ final class SenderPinningTests: LabTestCase {
         XCTAssertNotNil(resolved, "the phone's avahi never resolved \"\(name)\": \(browse.output)")
     }
 
+    /// Stops `daemon`, advertised as `name`, and waits (at most 15 s) until the phone's avahi has dropped it. A
+    /// receiver withdrawn says goodbye, and the phone's avahi forgets it a second later (RFC 6762's 1 s for a record
+    /// of TTL 0); a receiver started meanwhile and already resolved would be seen beside it, and "Living Room" then
+    /// matches both "Living Room " and the "Living Room 2" stopped a moment before (CI: exit 3, several match)
+    /// instead of being refused. The browse is started first, and the daemon seen in it, so that its removal is
+    /// seen.
+    private func stop(_ daemon: Daemon, advertisedAs name: String) throws {
+        let browse = try lab.start(on: .phone, ["avahi-browse", "-p", "_castd._tcp"])
+        defer { browse.stop() }
+        let named = { (line: String, event: String) in
+            line.hasPrefix(event)
+                && line.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first.map(self.unescaped)
+                    == name
+        }
+        XCTAssertNotNil(browse.waitForLine(timeout: 15) { named($0, "+") }, "\(name) not in sight: \(browse.output)")
+        daemon.stop()
+        XCTAssertNotNil(
+            browse.waitForLine(timeout: 15) { named($0, "-") }, "\(name) still in sight: \(browse.output)")
+    }
+
     /// avahi-browse's escaping undone: `\DDD` is the byte DDD (decimal), `\c` the character c.
     private func unescaped(_ text: Substring) -> String {
         var bytes: [UInt8] = []
@@ -96,7 +116,7 @@ final class SenderPinningTests: LabTestCase {
         try pair(with: real)
         // Reached by address once, as the real one: admitted (the address now leads to it).
         XCTAssertEqual(try cast(["status", "\(box):7100"]).status, 0)
-        real.stop()
+        try stop(real, advertisedAs: "Living Room")
 
         // A name that only begins like the paired one, and one that differs by a trailing space.
         for (index, name) in ["Living Room 2", "Living Room "].enumerated() {
@@ -109,13 +129,13 @@ final class SenderPinningTests: LabTestCase {
                 state: state, "\(name) URL")
             assertRefused(try cast(["status", "Living Room"]), by: impostor, state: state, "\(name) status")
             XCTAssertFalse(impostor.output.contains { $0.contains("secret") }, "\(impostor.output)")
-            impostor.stop()
+            try stop(impostor, advertisedAs: name)
         }
         // The impostor named "Living Room " is the only one in sight: no --to at all is refused too.
         let spaced = try startCastd("Living Room ", port: 7101, state: "impostor-spaced", extra: ["--auth", "none"])
         try waitUntilResolved("Living Room ")
         assertRefused(try cast(["send", clip]), by: spaced, state: "impostor-spaced", "only one in sight")
-        spaced.stop()
+        try stop(spaced, advertisedAs: "Living Room ")
 
         // Another name altogether, at the paired receiver's address and port, reached by that address.
         let atAddress = try startCastd("Den", port: 7100, state: "impostor-address", extra: ["--auth", "none"])

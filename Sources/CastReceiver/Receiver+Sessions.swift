@@ -56,7 +56,8 @@ extension Receiver {
         let now = clockNow()
         let (previous, decision) = state.withLock { state -> (PlaybackSession?, Rules.Decision) in
             let decision = state.rules.request(
-                session.token, by: owner.identity, needsMedia: request.url == nil && picture == nil,
+                session.token, by: owner.identity(airPlaySessionID: airPlaySessionID),
+                needsMedia: request.url == nil && picture == nil,
                 watchesSender: owner.writer != nil, now: now)
             let previous = state.session
             if case .start = decision { state.session = session }

@@ -23,8 +23,8 @@ import Synchronization
 public final class Receiver: Sendable {
     /// The configuration it runs with.
     public let configuration: ReceiverConfiguration
-    /// The session rules, owners named by their connection and sessions by their token.
-    typealias Rules = SessionRules<ObjectIdentifier, String>
+    /// The session rules, owners named by their connection (an AirPlay client by its session) and sessions by token.
+    typealias Rules = SessionRules<SessionOwner.Identity, String>
     /// Where the receiver's monotonic time (`clockNow()`) counts from.
     private let epoch = ContinuousClock.now
     /// The receiver's id: the fingerprint of its public key.

@@ -13,11 +13,22 @@ enum SessionOwner: Sendable {
         if case .castSender(let writer) = self { writer } else { nil }
     }
 
-    /// The connection's identity: equal for the same Cast sender's connection or the same AirPlay client.
-    var identity: ObjectIdentifier {
+    /// Who asks, for the take-over policy: "the same sender" may replace its own session under `deny`.
+    enum Identity: Hashable, Sendable {
+        /// One connection: a Cast sender's control connection, or an AirPlay client's that named no session.
+        case connection(ObjectIdentifier)
+        /// An AirPlay client's session (`X-Apple-Session-ID`), whichever of its connections it asks on: an
+        /// iPhone keeps one for its events and may show a photo or start a video on another, naming the session on
+        /// each (the id that already lets any of them control the session, as on an Apple TV).
+        case airPlaySession(String)
+    }
+
+    /// The identity of whoever asks for a session, naming AirPlay session `airPlaySessionID` (nil: none).
+    func identity(airPlaySessionID: String?) -> Identity {
         switch self {
-        case .castSender(let writer): ObjectIdentifier(writer)
-        case .airPlayClient(let client): ObjectIdentifier(client)
+        case .castSender(let writer): .connection(ObjectIdentifier(writer))
+        case .airPlayClient(let client):
+            airPlaySessionID.map(Identity.airPlaySession) ?? .connection(ObjectIdentifier(client))
         }
     }
 

@@ -167,6 +167,37 @@ final class AirPlayPhotoTests: LabTestCase {
         XCTAssertEqual(finishes(), [.playbackError, .playbackEnded, .playbackError, .playbackEnded])
     }
 
+    /// Under `--takeover deny` an AirPlay client is its session, not one connection: a picture sent on a second
+    /// connection naming the session shown replaces it (an iPhone asks on several), one naming another session is
+    /// refused `503` and nothing changes; the picture is the connection's that sent it, and stays when the first
+    /// connection closes, goes when its own does.
+    func testUnderDenyTheSessionShownMayReplaceItsPictureFromAnotherConnection() throws {
+        let first = try picture("first.jpg", "testsrc2=size=640x360")
+        let second = try picture("second.png", "smptebars=size=640x360")
+        try startReceiverAndClient(extra: ["--takeover", "deny"])
+        XCTAssertEqual(try put(first), "200 OK")
+        let again = try PhotoClient(lab: lab, port: port)
+        defer { again.daemon.stop() }
+        XCTAssertEqual(
+            try again.send(headers: ["X-Apple-Session-ID": Self.sessionID], body: second), "200 OK",
+            "\(receiver.output.suffix(10))")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(second))
+        let stranger = try PhotoClient(lab: lab, port: port)
+        defer { stranger.daemon.stop() }
+        XCTAssertEqual(
+            try stranger.send(headers: ["X-Apple-Session-ID": "0E1D2C3B-0000-4000-8000-00000000BAD0"], body: first),
+            "503 Service Unavailable")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(second))
+        XCTAssertEqual(finishes(), [.playbackError], "only the first picture was replaced: \(events())")
+
+        phone.daemon.stop()
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(finishes(), [.playbackError], "the first connection's close took the picture down: \(events())")
+        again.daemon.stop()
+        XCTAssertTrue(waitUntil(timeout: 10) { finishes().count == 2 }, "\(events())")
+        XCTAssertEqual(finishes(), [.playbackError, .playbackError])
+    }
+
     /// With decoder isolation off (debugging), castd decodes the picture itself, as it does every session's media then,
     /// and holds it the same way.
     func testWithoutIsolationCastdShowsThePictureItself() throws {

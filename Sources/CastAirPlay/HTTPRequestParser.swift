@@ -55,6 +55,9 @@ public struct HTTPRequestParser: Sendable {
     /// server may refuse to wait for a large body (the parser would keep it all).
     public var awaitedBodyLength: Int? { pending?.bodyLength }
 
+    /// The bytes of that body that have arrived; nil when no head awaits its body.
+    public var receivedBodyLength: Int? { pending.map { min(buffer.count - start, $0.bodyLength) } }
+
     /// Whether part of a request has arrived but not all of it (a server times such a request out).
     public var hasPartialRequest: Bool { pending != nil || start < buffer.count }
 

@@ -1,3 +1,4 @@
+public import CastAirPlay
 public import CastMedia
 public import CastProtocol
 
@@ -67,8 +68,9 @@ public struct ReceiverConfiguration: Sendable {
         public var maximumAirPlayConnections: Int = 16
         /// AirPlay connections served at once from one address, so that one device cannot take every place.
         public var maximumAirPlayConnectionsPerAddress: Int = 8
-        /// Time an AirPlay client may take from the first to the last byte of one request.
-        public var airPlayRequestTimeout: Duration = .seconds(10)
+        /// Time an AirPlay client may take from the first to the last byte of one request: 10 s, and a second more
+        /// for every 128 KiB of a body (a picture) that arrived.
+        public var airPlayRequestTimeout = RequestTimeout()
         /// Silence after which an AirPlay connection is closed, unless a session it started still runs
         /// (then TCP keepalive finds a vanished client).
         public var airPlayIdleTimeout: Duration = .seconds(60)

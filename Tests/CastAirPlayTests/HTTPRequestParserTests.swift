@@ -59,11 +59,28 @@ final class HTTPRequestParserTests: XCTestCase {
 
     func testPartialRequestWaits() throws {
         var parser = HTTPRequestParser()
-        parser.feed(Array("POST /play HTTP/1.1\r\nContent-Length: 10\r\n\r\n12345".utf8))
+        parser.feed(Array("POST /play HTTP/1.1\r\nContent-Length: 10\r\n".utf8))
+        XCTAssertNil(try parser.nextRequest())
+        XCTAssertNil(parser.receivedBodyLength, "no head yet")
+        parser.feed(Array("\r\n12345".utf8))
         XCTAssertNil(try parser.nextRequest())
         XCTAssertTrue(parser.hasPartialRequest)
-        parser.feed(Array("67890".utf8))
+        XCTAssertEqual(parser.receivedBodyLength, 5)
+        parser.feed(Array("67890GET /next".utf8))
         XCTAssertEqual(try parser.nextRequest()?.body, Array("1234567890".utf8))
+        XCTAssertNil(parser.receivedBodyLength, "the next request's head has not ended")
+        XCTAssertTrue(parser.hasPartialRequest)
+    }
+
+    /// The request timeout grows with the body that arrived (a second per 128 KiB), never with a head: a 16 MiB
+    /// picture arriving at 1 Mbit/s has 138 s, a request with no body (or none of it yet) 10 s.
+    func testTheRequestTimeoutGrowsWithTheBodyThatArrived() {
+        let timeout = RequestTimeout()
+        XCTAssertEqual(timeout.allowed(bodyReceived: 0), .seconds(10))
+        XCTAssertEqual(timeout.allowed(bodyReceived: 64 * 1024), .milliseconds(10_500))
+        XCTAssertEqual(timeout.allowed(bodyReceived: 16 * 1024 * 1024), .seconds(138))
+        XCTAssertEqual(
+            RequestTimeout(base: .seconds(2), bodyRate: 1000).allowed(bodyReceived: 1500), .milliseconds(3500))
     }
 
     /// Empty lines before a request line are bytes of that request: a peer streaming CR LF makes a partial request

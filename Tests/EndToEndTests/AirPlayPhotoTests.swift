@@ -167,6 +167,30 @@ final class AirPlayPhotoTests: LabTestCase {
         XCTAssertEqual(finishes(), [.playbackError, .playbackEnded, .playbackError, .playbackEnded])
     }
 
+    /// A picture over a slow link takes longer than the request's 10 s: it is waited for while its body keeps coming
+    /// at 128 KiB/s or faster (a second more for every 128 KiB that arrived: 2 MiB at 160 KiB/s, 13 s, is shown);
+    /// a body that trickles in slower (8 KiB/s) is cut off with `408` at about 10.7 s, nothing shown.
+    func testASlowPictureIsWaitedForWhileItKeepsComing() throws {
+        let slow = try picture("slow.png", "color=size=1280x960,noise=alls=100:allf=t")
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: slow)[.size] as? Int)
+        XCTAssertGreaterThan(size, 12 * 160 * 1024, "the picture takes longer than the 10 s at 160 KiB/s")
+        try startReceiverAndClient()
+        let began = Date()
+        let trickled = try phone.send(headers: ["X-Apple-Session-ID": Self.sessionID], body: slow, pace: 8 * 1024)
+        let waited = Date().timeIntervalSince(began)
+        XCTAssertTrue(["408 Request Timeout", "closed"].contains(trickled), "\(String(describing: trickled))")
+        XCTAssertTrue(waited < 30, "cut off after \(waited) s")
+        XCTAssertNotNil(
+            receiver.waitForLine(containing: "no whole request within"), "\(receiver.output.suffix(5))")
+        XCTAssertEqual(events(), [], "nothing was shown")
+
+        phone = try PhotoClient(lab: lab, port: port)
+        XCTAssertEqual(
+            try phone.send(headers: ["X-Apple-Session-ID": Self.sessionID], body: slow, pace: 160 * 1024), "200 OK",
+            "\(receiver.output.suffix(5))")
+        XCTAssertEqual(shown(), try Media.ffmpegFrameMD5(slow))
+    }
+
     /// Under `--takeover deny` an AirPlay client is its session, not one connection: a picture sent on a second
     /// connection naming the session shown replaces it (an iPhone asks on several), one naming another session is
     /// refused `503` and nothing changes; the picture is the connection's that sent it, and stays when the first

@@ -36,6 +36,8 @@ final class AirPlayConnection {
     func run() {
         let limits = receiver.configuration.limits
         let clock = ContinuousClock()
+        // When the request that is arriving began, and its deadline (`RequestTimeout`: later as its body arrives).
+        var requestStart: ContinuousClock.Instant?
         var requestDeadline: ContinuousClock.Instant?
         // The bytes reserved for a large body (a picture) being received (`AirPlayVideoService.reserveBody`).
         var reservedBody = 0
@@ -60,9 +62,8 @@ final class AirPlayConnection {
                 bytes = try stream.read(maxCount: 16 * 1024, timeout: timeout)
             } catch let error as SecurityError where error.kind == .timedOut {
                 if requestDeadline != nil {
-                    logger.warning(
-                        "AirPlay client \(client.peer): no whole request within \(limits.airPlayRequestTimeout); closing"
-                    )
+                    let waited = requestStart.map { clock.now - $0 } ?? .zero
+                    logger.warning("AirPlay client \(client.peer): no whole request within \(waited); closing")
                     write(.refusal(HTTPRequestError(.requestTimeout, "the request took too long")), closing: true)
                 } else {
                     logger.info("AirPlay client \(client.peer) idle for \(limits.airPlayIdleTimeout); closing")
@@ -88,6 +89,8 @@ final class AirPlayConnection {
                     write(.refusal(error), closing: true)
                     return
                 }
+                // The next request's time counts from now, if its first bytes came with this one's.
+                requestStart = nil
                 let response = respond(to: request)
                 guard write(response, closing: !request.keepsConnectionOpen), request.keepsConnectionOpen else {
                     return
@@ -107,8 +110,15 @@ final class AirPlayConnection {
                 }
                 reservedBody = awaited
             }
-            requestDeadline =
-                parser.hasPartialRequest ? (requestDeadline ?? clock.now + limits.airPlayRequestTimeout) : nil
+            if parser.hasPartialRequest {
+                let start = requestStart ?? clock.now
+                requestStart = start
+                let allowed = limits.airPlayRequestTimeout.allowed(bodyReceived: parser.receivedBodyLength ?? 0)
+                requestDeadline = start + allowed
+            } else {
+                requestStart = nil
+                requestDeadline = nil
+            }
         }
     }
 

@@ -6,11 +6,12 @@ import XCTest
 final class PhotoClient {
     /// One connection, kept open (castd takes a picture down when the connection that showed it closes, as it stops a
     /// video): each line of standard input is a request as JSON (`method`, `path`, `headers`, `body`: a file whose
-    /// bytes are sent, `length`: a Content-Length sent without a body), each answer printed as `answer CODE REASON`.
+    /// bytes are sent, `length`: a Content-Length sent without a body, `pace`: the body's bytes a second, sent a tenth
+    /// at a time), each answer printed as `answer CODE REASON` (`answer closed` when castd closed the connection).
     /// `{"reverse": SESSION}` opens an event channel on a connection of its own (`POST /reverse`), whose events are
     /// printed as `event CATEGORY STATE REASON` and answered.
     static let script = """
-        import json, socket, sys, threading
+        import json, socket, sys, threading, time
         host, port = sys.argv[1], int(sys.argv[2])
         c = socket.create_connection((host, port), timeout=60)
         f = c.makefile("rb")
@@ -43,10 +44,20 @@ final class PhotoClient {
             length = step.get("length", len(body))
             head = "%s %s HTTP/1.1\\r\\n" % (step["method"], step["path"])
             for name, value in step.get("headers", {}).items(): head += "%s: %s\\r\\n" % (name, value)
-            c.sendall((head + "Content-Length: %d\\r\\n\\r\\n" % length).encode() + body)
-            status = f.readline().decode().strip()
+            pace = step.get("pace")
+            try:
+                c.sendall((head + "Content-Length: %d\\r\\n\\r\\n" % length).encode() + (b"" if pace else body))
+                for start in range(0, len(body) if pace else 0, max(1, (pace or 1) // 10)):
+                    c.sendall(body[start:start + max(1, pace // 10)])
+                    time.sleep(0.1)
+            except OSError:
+                pass
+            try:
+                status = f.readline().decode().strip()
+            except OSError:
+                status = ""
             answer_length = 0
-            while True:
+            while status:
                 header = f.readline().decode().strip()
                 if not header: break
                 if header.lower().startswith("content-length:"): answer_length = int(header.split(":")[1])
@@ -70,15 +81,17 @@ final class PhotoClient {
         daemon.waitForLine(containing: text, timeout: timeout)
     }
 
-    /// Sends one request (`body`: a file whose bytes are sent; `length`: a Content-Length sent without a body), or opens
+    /// Sends one request (`body`: a file whose bytes are sent; `length`: a Content-Length sent without a body; `pace`:
+    /// the body's bytes a second), or opens
     /// an event channel for session `reverse`, and returns castd's answer (`200 OK`, `412 Precondition Failed`, …);
     /// nil when none came within 40 s (generous: the worker of a loaded machine may take seconds to show a picture).
     func send(
         _ method: String = "PUT", _ path: String = "/photo", headers: [String: String] = [:], body: String? = nil,
-        length: Int? = nil, reverse: String? = nil
+        length: Int? = nil, pace: Int? = nil, reverse: String? = nil
     ) throws -> String? {
         var step: [String: Any] = ["method": method, "path": path, "headers": headers]
         if let body { step["body"] = body }
+        if let pace { step["pace"] = pace }
         if let length { step["length"] = length }
         if let reverse { step = ["reverse": reverse] }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: step), as: UTF8.self)

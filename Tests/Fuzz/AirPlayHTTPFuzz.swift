@@ -34,6 +34,10 @@ private func run(_ pieces: [[UInt8]], limits: HTTPRequestParser.Limits) -> (
         parser.feed(piece)
         do {
             while let request = try parser.nextRequest() { requests.append(request) }
+            // What the request timeout counts: never more of a body than it awaits, and only while it awaits one.
+            let received = parser.receivedBodyLength
+            invariant((received == nil) == (parser.awaitedBodyLength == nil), "a body counted without its head")
+            invariant(received.map { $0 >= 0 && $0 < parser.awaitedBodyLength! } ?? true, "a body counted past its end")
         } catch {
             return (requests, error, parser)
         }

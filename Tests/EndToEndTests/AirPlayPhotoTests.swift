@@ -168,7 +168,7 @@ final class AirPlayPhotoTests: LabTestCase {
     }
 
     /// A picture over a slow link takes longer than the request's 10 s: it is waited for while its body keeps coming
-    /// at 128 KiB/s or faster (a second more for every 128 KiB that arrived: 2 MiB at 160 KiB/s, 13 s, is shown);
+    /// at 128 KiB/s or faster (a second more for every 128 KiB that arrived: 2.5 MiB at 160 KiB/s, 16 s, is shown);
     /// a body that trickles in slower (8 KiB/s) is cut off with `408` at about 10.7 s, nothing shown.
     func testASlowPictureIsWaitedForWhileItKeepsComing() throws {
         let slow = try picture("slow.png", "color=size=1280x960,noise=alls=100:allf=t")

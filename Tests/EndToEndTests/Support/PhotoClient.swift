@@ -14,6 +14,13 @@ final class PhotoClient {
         import json, socket, sys, threading, time
         host, port = sys.argv[1], int(sys.argv[2])
         c = socket.create_connection((host, port), timeout=60)
+        printing = threading.Lock()
+        def say(*words):
+            # One whole line at a time: print() writes its words and the newline apart, and the event listener's
+            # thread and this one would interleave them ("answerevent photo playing -" hid an answer once).
+            with printing:
+                sys.stdout.write(" ".join(words) + "\\n")
+                sys.stdout.flush()
         f = c.makefile("rb")
         def read_head(stream):
             first, length = stream.readline().decode().strip(), 0
@@ -27,7 +34,7 @@ final class PhotoClient {
                 if not line: return
                 body = rf.read(length).decode()
                 word = lambda key: body.split("<key>%s</key><string>" % key)[1].split("<")[0] if key in body else "-"
-                print("event", word("category"), word("state"), word("reason"), flush=True)
+                say("event", word("category"), word("state"), word("reason"))
                 r.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n")
         for line in sys.stdin:
             step = json.loads(line)
@@ -37,7 +44,7 @@ final class PhotoClient {
                     "X-Apple-Purpose: event\\r\\nX-Apple-Session-ID: %s\\r\\nContent-Length: 0\\r\\n\\r\\n"
                     % step["reverse"]).encode())
                 rf = r.makefile("rb")
-                print("answer", read_head(rf)[0].split(" ", 1)[1], flush=True)
+                say("answer", read_head(rf)[0].split(" ", 1)[1])
                 threading.Thread(target=listen, args=(r, rf), daemon=True).start()
                 continue
             body = open(step["body"], "rb").read() if step.get("body") else b""
@@ -62,7 +69,7 @@ final class PhotoClient {
                 if not header: break
                 if header.lower().startswith("content-length:"): answer_length = int(header.split(":")[1])
             f.read(answer_length)
-            print("answer", status.split(" ", 1)[1] if status else "closed", flush=True)
+            say("answer", status.split(" ", 1)[1] if status else "closed")
         """
 
     /// The client's process; its output holds the answers and events.

@@ -152,32 +152,14 @@ struct BrowsedService: Equatable {
         // =;lab0;IPv4;Living\032Room;_castd._tcp;local;HOST.local;10.77.1.1;7000;"a=b" "c=d"
         let fields = line.split(separator: ";", maxSplits: 9, omittingEmptySubsequences: false)
         guard fields.count == 10, fields[0] == "=", let port = UInt16(fields[8]) else { return nil }
-        name = Self.unescape(String(fields[3]))
+        name = AvahiBrowseLine.unescape(fields[3])
         host = String(fields[6])
         address = String(fields[7])
         self.port = port
         txt = Set(
             fields[9].split(separator: "\" \"").map {
-                Self.unescape(String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+                AvahiBrowseLine.unescape(String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
             }.filter { !$0.isEmpty })
-    }
-
-    /// avahi-browse writes unusual bytes of a name or TXT item as `\DDD` (decimal), e.g. a space in a name as `\032`.
-    private static func unescape(_ escaped: String) -> String {
-        var bytes: [UInt8] = []
-        var rest = Substring(escaped).utf8[...]
-        while let byte = rest.first {
-            rest = rest.dropFirst()
-            if byte == UInt8(ascii: "\\"), rest.count >= 3,
-                let code = UInt8(String(decoding: rest.prefix(3), as: UTF8.self))
-            {
-                bytes.append(code)
-                rest = rest.dropFirst(3)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

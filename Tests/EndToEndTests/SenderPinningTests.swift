@@ -1,3 +1,4 @@
+import CastTestSupport
 import Foundation
 import XCTest
 
@@ -45,11 +46,7 @@ final class SenderPinningTests: LabTestCase {
     private func waitUntilResolved(_ name: String) throws {
         let browse = try lab.start(on: .phone, ["avahi-browse", "-p", "-r", "_castd._tcp"])
         defer { browse.stop() }
-        let resolved = browse.waitForLine(timeout: 15) { line in
-            line.hasPrefix("=")
-                && line.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first.map(unescaped)
-                    == name
-        }
+        let resolved = browse.waitForLine(timeout: 15) { AvahiBrowseLine.line($0, is: "=", for: name) }
         XCTAssertNotNil(resolved, "the phone's avahi never resolved \"\(name)\": \(browse.output)")
     }
 
@@ -62,37 +59,13 @@ final class SenderPinningTests: LabTestCase {
     private func stop(_ daemon: Daemon, advertisedAs name: String) throws {
         let browse = try lab.start(on: .phone, ["avahi-browse", "-p", "_castd._tcp"])
         defer { browse.stop() }
-        let named = { (line: String, event: String) in
-            line.hasPrefix(event)
-                && line.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first.map(self.unescaped)
-                    == name
-        }
-        XCTAssertNotNil(browse.waitForLine(timeout: 15) { named($0, "+") }, "\(name) not in sight: \(browse.output)")
+        XCTAssertNotNil(
+            browse.waitForLine(timeout: 15) { AvahiBrowseLine.line($0, is: "+", for: name) },
+            "\(name) not in sight: \(browse.output)")
         daemon.stop()
         XCTAssertNotNil(
-            browse.waitForLine(timeout: 15) { named($0, "-") }, "\(name) still in sight: \(browse.output)")
-    }
-
-    /// avahi-browse's escaping undone: `\DDD` is the byte DDD (decimal), `\c` the character c.
-    private func unescaped(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var rest = Array(text.utf8)[...]
-        while let byte = rest.popFirst() {
-            guard byte == UInt8(ascii: "\\"), !rest.isEmpty else {
-                bytes.append(byte)
-                continue
-            }
-            let digits = rest.prefix(3)
-            if digits.count == 3, digits.allSatisfy({ (48...57).contains($0) }),
-                let value = UInt8(String(decoding: digits, as: UTF8.self))
-            {
-                bytes.append(value)
-                rest = rest.dropFirst(3)
-            } else {
-                bytes.append(rest.removeFirst())
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+            browse.waitForLine(timeout: 15) { AvahiBrowseLine.line($0, is: "-", for: name) },
+            "\(name) still in sight: \(browse.output)")
     }
 
     /// Asserts that `result` is the impersonation refusal, and that `impostor` neither played nor heard a hello.

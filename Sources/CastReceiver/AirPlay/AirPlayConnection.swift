@@ -36,9 +36,8 @@ final class AirPlayConnection {
     func run() {
         let limits = receiver.configuration.limits
         let clock = ContinuousClock()
-        // When the request that is arriving began, and its deadline (`RequestTimeout`: later as its body arrives).
+        // When the request that is arriving began (nil between requests).
         var requestStart: ContinuousClock.Instant?
-        var requestDeadline: ContinuousClock.Instant?
         // The bytes reserved for a large body (a picture) being received (`AirPlayVideoService.reserveBody`).
         var reservedBody = 0
         defer {
@@ -47,11 +46,13 @@ final class AirPlayConnection {
         }
         logger.info("AirPlay client connected from \(client.peer)")
         while true {
-            // A request must arrive whole within its timeout; between requests the connection may idle, without
-            // bound while a session it started plays (TCP keepalive finds a client that vanished).
+            // A request must arrive whole within its timeout (`RequestTimeout`: longer as its body arrives); between
+            // requests the connection may idle, without bound while a session it started plays (TCP keepalive finds a
+            // client that vanished).
             let timeout: Duration?
-            if let requestDeadline {
-                timeout = max(.zero, requestDeadline - clock.now)
+            if let requestStart {
+                let allowed = limits.airPlayRequestTimeout.allowed(bodyReceived: parser.receivedBodyLength ?? 0)
+                timeout = max(.zero, requestStart + allowed - clock.now)
             } else if let session, !session.isFinished {
                 timeout = nil
             } else {
@@ -61,9 +62,9 @@ final class AirPlayConnection {
             do {
                 bytes = try stream.read(maxCount: 16 * 1024, timeout: timeout)
             } catch let error as SecurityError where error.kind == .timedOut {
-                if requestDeadline != nil {
-                    let waited = requestStart.map { clock.now - $0 } ?? .zero
-                    logger.warning("AirPlay client \(client.peer): no whole request within \(waited); closing")
+                if let requestStart {
+                    logger.warning(
+                        "AirPlay client \(client.peer): no whole request within \(clock.now - requestStart); closing")
                     write(.refusal(HTTPRequestError(.requestTimeout, "the request took too long")), closing: true)
                 } else {
                     logger.info("AirPlay client \(client.peer) idle for \(limits.airPlayIdleTimeout); closing")
@@ -110,15 +111,7 @@ final class AirPlayConnection {
                 }
                 reservedBody = awaited
             }
-            if parser.hasPartialRequest {
-                let start = requestStart ?? clock.now
-                requestStart = start
-                let allowed = limits.airPlayRequestTimeout.allowed(bodyReceived: parser.receivedBodyLength ?? 0)
-                requestDeadline = start + allowed
-            } else {
-                requestStart = nil
-                requestDeadline = nil
-            }
+            requestStart = parser.hasPartialRequest ? (requestStart ?? clock.now) : nil
         }
     }
 
